@@ -1,0 +1,228 @@
+"""The query service: resolve the context, route, then fan out to each selected scope.
+
+``route_question`` and ``ask`` are what the CLI and the MCP server call; both
+return plain result objects the renderers and ``to_json`` turn into output.
+A ``Session`` keeps loaded artifacts for a long-lived process (MCP, eval).
+"""
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from loci import grammar
+from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
+from loci.lexical import LexicalIndex, load_lexical
+from loci.registry import Registry, load_registry
+from loci.router import Context, RouteResult, question_tokens, route
+from loci.search import EpisodeHit, search_scope
+from loci.store import RoutingIndex, StoreError, load_routing, read_manifest
+from loci.tokens import tokenize
+
+MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
+EPISODE_TEXT_CHARS = 1500
+
+
+class UsageError(ValueError):
+    """Bad arguments: unknown scope or group, empty question. Exit code 2."""
+
+
+@dataclass
+class Block:
+    scope: str
+    episodes: list[EpisodeHit] = field(default_factory=list)
+    structure: list[dict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"scope": self.scope, "episodes": [e.to_json() for e in self.episodes],
+                "structure": list(self.structure)}
+
+
+@dataclass
+class AskResult:
+    route: RouteResult
+    blocks: list[Block]
+
+    def to_json(self) -> dict:
+        out = self.route.to_json()
+        out["blocks"] = [b.to_json() for b in self.blocks]
+        return out
+
+
+@dataclass
+class Session:
+    """Artifacts loaded once per process; a one-shot command makes a fresh one."""
+
+    layout: Layout
+    params: Params = DEFAULT_PARAMS
+    keep_full_index: bool = False
+    _manifest: dict | None = None
+    _registry: Registry | None = None
+    _routing: RoutingIndex | None = None
+    _lexical: dict[str, Any] = field(default_factory=dict)
+    _meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def manifest(self) -> dict:
+        if self._manifest is None:
+            self._manifest = read_manifest(self.layout)
+        return self._manifest
+
+    @property
+    def registry(self) -> Registry:
+        if self._registry is None:
+            self._registry = load_registry(self.layout)
+        return self._registry
+
+    def indexed(self) -> list[str]:
+        return sorted(self.manifest.get("scopes", {}))
+
+    def aliases(self) -> dict[str, list[str]]:
+        names = set(self.indexed())
+        out = {}
+        for s in self.registry.scopes:
+            if s.name in names:
+                out[s.name] = sorted({s.name, s.name.split("/")[-1], *s.aliases}, key=str.lower)
+        return out
+
+    def routing_for(self, question: str) -> RoutingIndex:
+        if self.keep_full_index:
+            if self._routing is None:
+                self._routing = load_routing(self.layout, None, self.manifest)
+            return self._routing
+        toks = set(tokenize(question))
+        for names in self.aliases().values():
+            for a in names:
+                toks.update(tokenize(a)[:1])
+        return load_routing(self.layout, toks, self.manifest)
+
+    def lexical(self, scope: str) -> LexicalIndex | None:
+        if scope not in self._lexical:
+            self._lexical[scope] = load_lexical(self.layout.rankers(scope))
+        return self._lexical[scope]
+
+    def chunk_meta(self, scope: str):
+        if scope not in self._meta:
+            import pyarrow.parquet as pq
+            try:
+                t = pq.read_table(self.layout.chunks(scope), columns=["kind", "path_kind"])
+                self._meta[scope] = (t.column("kind").to_pylist(), t.column("path_kind").to_pylist())
+            except FileNotFoundError:
+                self._meta[scope] = None
+        return self._meta[scope]
+
+
+def _clean_question(question: str) -> str:
+    q = (question or "").strip()
+    if not q:
+        raise UsageError("the question is empty; ask something, e.g. loci ask \"how are retries configured?\"")
+    return q[:MAX_QUESTION_CHARS]
+
+
+def context_for(session: Session, cwd: str | os.PathLike | None, group: str | None) -> Context:
+    """The cwd's scope (deepest containing) and the group confinement, as a router Context."""
+    from loci.groups import GroupError, confinement, effective_groups, load_policy
+
+    indexed = set(session.indexed())
+    cwd_scope = None
+    if cwd is not None:
+        hit = session.registry.containing(cwd)
+        cwd_scope = hit.name if hit is not None and hit.name in indexed else None
+    policy = load_policy(session.layout)
+    groups_of = effective_groups(session.registry, policy)
+    try:
+        conf = confinement(group, cwd_scope, groups_of, policy)
+    except GroupError as exc:
+        raise UsageError(str(exc)) from None
+    return Context(cwd_scope=cwd_scope, eligible=conf.eligible, demoted=conf.demoted or frozenset(),
+                   strict=conf.strict, group=conf.group)
+
+
+def route_question(session: Session, question: str, *, cwd=None, group: str | None = None) -> RouteResult:
+    q = _clean_question(question)
+    ctx = context_for(session, cwd, group)
+    return route(q, session.routing_for(q), ctx, session.aliases(), session.params)
+
+
+def _forced_route(session: Session, scope: str) -> RouteResult:
+    if scope not in session.indexed():
+        known = ", ".join(session.indexed()) or "none (run `loci setup DIR`)"
+        raise UsageError(f"unknown scope {scope!r}; known scopes: {known}")
+    return RouteResult("routed", [scope], None, [], {scope: 0.0}, gate="--scope")
+
+
+def search_block(session: Session, scope: str, question: str, *, k: int, gate: bool,
+                 prefer_project_docs: bool) -> Block:
+    block = Block(scope)
+    lex = session.lexical(scope)
+    meta = session.chunk_meta(scope)
+    if lex is None or meta is None:
+        block.notes.append("no episode store for this scope: run `loci index`")
+    else:
+        q_tokens = question_tokens(question, grammar.is_enumerative(question))
+        hits = search_scope(question, q_tokens, lex, meta, k=k, gate=gate,
+                            prefer_project_docs=prefer_project_docs, params=session.params)
+        block.episodes = _materialise(session, scope, hits, k)
+    block.structure = _structure(session, scope, question, k)
+    return block
+
+
+def _materialise(session: Session, scope: str, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
+    if not hits:
+        return []
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(session.layout.chunks(scope), columns=["kind", "path", "line", "heading", "text"])
+    rows = table.take([i for i, _ in hits]).to_pylist()
+    out, seen = [], set()
+    for row, (_i, score) in zip(rows, hits):
+        key = (row["path"], row["line"])
+        if key in seen:
+            continue
+        seen.add(key)
+        text = row["text"]
+        if len(text) > EPISODE_TEXT_CHARS:
+            text = text[:EPISODE_TEXT_CHARS] + " …"
+        out.append(EpisodeHit(text=text, source=row["path"], line=int(row["line"]), kind=row["kind"],
+                              score=score, heading=row["heading"]))
+        if len(out) >= k:
+            break
+    return out
+
+
+def _structure(session: Session, scope: str, question: str, k: int) -> list[dict]:
+    try:
+        from loci.structure import load_structure, query
+    except ImportError:
+        return []
+    store = load_structure(session.layout, scope)
+    if store is None:
+        return []
+    hits = query(store, question, k=k, params=session.params)
+    return [h.to_json() if hasattr(h, "to_json") else dict(h.__dict__) for h in hits]
+
+
+def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
+        group: str | None = None, k: int = 5) -> AskResult:
+    """Route (or take ``scope``), then search each selected scope in parallel."""
+    q = _clean_question(question)
+    if scope:
+        result = _forced_route(session, scope)
+    else:
+        result = route_question(session, q, cwd=cwd, group=group)
+    if result.outcome == "abstained":
+        return AskResult(result, [])
+    cwd_scope = result.details and next((d.scope for d in result.details if d.cwd), None)
+    prefer_docs = bool(grammar.deixis(q)) or bool(cwd_scope)
+    gate = scope is None
+    with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
+        blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate,
+                                                      prefer_project_docs=prefer_docs), result.scopes))
+    return AskResult(result, blocks)
+
+
+def open_session(home: str | os.PathLike | None = None, **kw) -> Session:
+    return Session(make_layout(Path(home) if home else None), **kw)

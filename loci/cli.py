@@ -1,0 +1,398 @@
+"""The `loci` command line: parse, call one function, render. No logic of its own."""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from loci.config import layout as make_layout
+
+app = typer.Typer(
+    help="Scoped memory for coding agents: route a question to the right repositories, "
+         "then answer from their code structure and their prose.",
+    no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+)
+groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> from git (`groups infer`).",
+                         invoke_without_command=True)
+group_app = typer.Typer(help="Edit one group: its mode, or one scope's membership.", no_args_is_help=True)
+app.add_typer(groups_app, name="groups")
+app.add_typer(group_app, name="group")
+
+
+def _err(msg: str) -> None:
+    typer.echo(f"loci: {msg}", err=True)
+
+
+def handled(fn):
+    """Turn the project's expected errors into one line on stderr and a non-zero exit."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from loci.ask import UsageError
+        from loci.groups import GroupError
+        from loci.registry import RegistryError
+        from loci.store import StoreError
+        from pipeline.atomic import LockHeld
+        try:
+            return fn(*args, **kwargs)
+        except UsageError as exc:
+            _err(str(exc))
+            raise typer.Exit(2)
+        except (StoreError, RegistryError, GroupError, LockHeld) as exc:
+            _err(str(exc))
+            raise typer.Exit(1)
+        except PermissionError as exc:
+            _err(f"permission denied: {exc.filename or exc}; set LOCI_HOME to a writable directory")
+            raise typer.Exit(1)
+    return wrapper
+
+
+def _writable_home():
+    layout = make_layout()
+    try:
+        layout.home.mkdir(parents=True, exist_ok=True)
+        probe = layout.home / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        _err(f"cannot write to {layout.home} ({exc.strerror or exc}); "
+             "set LOCI_HOME to a writable directory")
+        raise typer.Exit(1)
+    return layout
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+# ---------------------------------------------------------------- build side
+
+def _do_scan(dirs: List[Path], split: bool, quiet: bool) -> None:
+    from loci.registry import load_registry, save_registry
+    from pipeline.scan import scan
+
+    layout = _writable_home()
+    prior = load_registry(layout)
+    result = scan(dirs, split=split, prior=prior)
+    save_registry(layout, result.registry)
+    for p in result.problems:
+        _err(p)
+    if not quiet:
+        by_owner: dict[str, list[str]] = {}
+        for name, owner in sorted(result.owners.items()):
+            by_owner.setdefault(owner, []).append(name)
+        typer.echo(f"registered {len(result.found)} scope(s) under {', '.join(map(str, dirs))}")
+        for owner, names in sorted(by_owner.items()):
+            typer.echo(f"  {owner}: {', '.join(names)}")
+        for name in result.missing:
+            typer.echo(f"  missing on disk (kept, not removed): {name}")
+
+
+@app.command()
+@handled
+def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git repositories."),
+         split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
+         quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """Find git repositories under DIRS and register each as a scope (scopes.json is rewritten whole)."""
+    _do_scan(dirs, split, quiet)
+
+
+@app.command()
+@handled
+def add(path: Path = typer.Argument(..., help="The directory to register."),
+        alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
+        glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
+    """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
+    from loci.registry import load_registry, save_registry
+    from pipeline.scan import ScanError, add_scope
+
+    layout = _writable_home()
+    try:
+        reg = add_scope(load_registry(layout), path, alias=alias, glob=glob)
+    except ScanError as exc:
+        _err(str(exc))
+        raise typer.Exit(1)
+    save_registry(layout, reg)
+    scope = reg.at_path(path)
+    typer.echo(f"registered {scope.name if scope else path}; run `loci index` to index it")
+
+
+def _progress_run(targets: list[str], force: bool, quiet: bool, label: str):
+    from pipeline.runner import run_tasks
+
+    layout = _writable_home()
+    if quiet or not sys.stderr.isatty():
+        return run_tasks(layout, targets, force=force)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("{task.description}"),
+                  TimeElapsedColumn(), transient=True) as prog:
+        bar = prog.add_task("", total=None)
+
+        def on_event(kind: str, name: str) -> None:
+            if kind == "total":
+                prog.update(bar, total=int(name))
+            elif kind == "start":
+                prog.update(bar, description=name.split(":", 1)[-1])
+            elif kind == "done":
+                prog.advance(bar)
+
+        return run_tasks(layout, targets, force=force, on_event=on_event)
+
+
+def _do_index(force: bool, quiet: bool) -> int:
+    import json
+
+    from pipeline.index import meta_path
+    from pipeline.tasks import error_path
+
+    layout = make_layout()
+    report = _progress_run(["index", "routing"], force, quiet, "indexing")
+    rebuilt = [n.split(":", 1)[1] for n in report.executed if n.startswith("index:")]
+    failed = []
+    for name in rebuilt:
+        ep = error_path(layout, name)
+        if ep.exists():
+            failed.append((name, json.loads(ep.read_text()).get("error", "failed")))
+    if not quiet:
+        fresh = [n.split(":", 1)[1] for n in report.uptodate if n.startswith("index:")]
+        typer.echo(f"indexed {len(rebuilt) - len(failed)} scope(s), {len(fresh)} unchanged")
+        for name in rebuilt:
+            try:
+                meta = json.loads(meta_path(layout, name).read_text())
+            except (OSError, ValueError):
+                continue
+            red = meta.get("redactions") or {}
+            red_s = ", ".join(f"{k} x{v}" for k, v in sorted(red.items()))
+            st = meta.get("stats", {})
+            skipped = {k: v for k, v in st.items() if k.startswith("skipped") and v}
+            line = f"  {name}: {meta['chunks']} chunks, {meta['vocab_tokens']} routing tokens"
+            if red_s:
+                line += f"; redacted {red_s}"
+            if skipped:
+                line += "; " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items())
+            typer.echo(line)
+    for name, msg in failed:
+        _err(f"{name}: {msg} (previous artifacts kept; fix and re-run `loci index`)")
+    for name, msg in report.failed.items():
+        if not name.startswith("index:"):
+            _err(f"{name}: {msg.strip().splitlines()[-1] if msg.strip() else 'failed'}")
+    return 1 if failed or report.failed or report.code not in (0,) else 0
+
+
+@app.command()
+@handled
+def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
+          quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no report.")):
+    """Build the episode store and routing index for every scope whose fingerprint moved."""
+    from loci.registry import load_registry
+
+    if not load_registry(make_layout()).scopes:
+        _err("no scopes registered yet: run `loci scan DIR` (or `loci setup DIR`) first")
+        raise typer.Exit(1)
+    raise typer.Exit(_do_index(force, quiet))
+
+
+@app.command()
+@handled
+def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your repositories (default: asked, or the cwd)."),
+          yes: bool = typer.Option(False, "-y", "--yes", help="Take every default without asking."),
+          split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
+          quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """First run: scan DIRS, then index everything (prompts only on a terminal; -y takes defaults)."""
+    if not dirs:
+        default = str(Path.cwd())
+        if _interactive() and not yes:
+            answer = typer.prompt("Which folder holds your projects?", default=default)
+            dirs = [Path(answer)]
+        else:
+            dirs = [Path(default)]
+    _do_scan(list(dirs), split, quiet)
+    from loci.registry import load_registry
+    if not load_registry(make_layout()).scopes:
+        _err("nothing to index: no git repositories were found")
+        raise typer.Exit(1)
+    raise typer.Exit(_do_index(False, quiet))
+
+
+@app.command()
+@handled
+def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (added to the remembered roots)."),
+           no_scan: bool = typer.Option(False, "--no-scan", help="Do not rescan the roots."),
+           force: bool = typer.Option(False, "--force"),
+           quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """Rescan the remembered roots (and DIRS), then rebuild whatever changed."""
+    from loci.registry import load_registry
+
+    layout = _writable_home()
+    reg = load_registry(layout)
+    if not no_scan:
+        roots = [Path(r) for r in reg.roots] + list(dirs or [])
+        if roots:
+            _do_scan(roots, False, True)
+    if not load_registry(layout).scopes:
+        _err("nothing registered: run `loci setup DIR` first")
+        raise typer.Exit(1)
+    raise typer.Exit(_do_index(force, quiet))
+
+
+@app.command()
+@handled
+def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only members of this group."),
+           as_json: bool = typer.Option(False, "--json")):
+    """List registered scopes with their path, owner and groups."""
+    from loci.groups import effective_groups, load_policy
+    from loci.registry import load_registry
+    from loci.render import dump_json
+
+    layout = make_layout()
+    reg = load_registry(layout)
+    gof = effective_groups(reg, load_policy(layout))
+    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
+    if group and not rows:
+        known = sorted({g for gs in gof.values() for g in gs})
+        _err(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
+        raise typer.Exit(2)
+    if as_json:
+        dump_json([{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
+                    "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
+                    "exists": Path(s.path).is_dir()} for s in rows])
+        return
+    if not rows:
+        typer.echo("no scopes registered: run `loci setup DIR`")
+    for s in rows:
+        gone = "" if Path(s.path).is_dir() else "  [missing on disk]"
+        typer.echo(f"{s.name:<28} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
+
+
+# ---------------------------------------------------------------- read side
+
+def _cwd_arg(cwd: Optional[Path], no_cwd: bool):
+    if no_cwd:
+        return None
+    return cwd if cwd is not None else Path.cwd()
+
+
+@app.command()
+@handled
+def route(question: str = typer.Argument(..., help="The question, in plain words."),
+          explain: bool = typer.Option(False, "--explain", help="Show every scope's score parts and the deciding gate."),
+          group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
+          cwd: Optional[Path] = typer.Option(None, "--cwd", help="Route as if asked from this directory."),
+          no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
+          as_json: bool = typer.Option(False, "--json")):
+    """Show which scopes a question routes to (or why it abstains), without searching them."""
+    from loci.ask import open_session, route_question
+    from loci.render import dump_json, route_lines
+
+    result = route_question(open_session(), question, cwd=_cwd_arg(cwd, no_cwd), group=group)
+    if as_json:
+        dump_json(result.to_json())
+    else:
+        typer.echo("\n".join(route_lines(result, explain)))
+
+
+@app.command()
+@handled
+def ask(question: str = typer.Argument(..., help="The question, in plain words."),
+        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
+        group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
+        k: int = typer.Option(5, "--k", min=1, max=50, help="Results per scope."),
+        fast: bool = typer.Option(False, "--fast", help="Lexical ranking only (no embeddings)."),
+        rerank: bool = typer.Option(False, "--rerank", help="Accepted for compatibility; no reranker yet."),
+        cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
+        no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
+        as_json: bool = typer.Option(False, "--json")):
+    """Route the question, then answer from each selected scope's stores with citations."""
+    from loci.ask import ask as run_ask, open_session
+    from loci.render import ask_lines, dump_json
+
+    result = run_ask(open_session(), question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k)
+    if as_json:
+        dump_json(result.to_json())
+    else:
+        typer.echo("\n".join(ask_lines(result)))
+
+
+# ---------------------------------------------------------------- groups
+
+@groups_app.callback()
+@handled
+def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")):
+    """List groups, their mode, and how many scopes each holds."""
+    if ctx.invoked_subcommand:
+        return
+    from loci.groups import list_groups, load_policy
+    from loci.registry import load_registry
+    from loci.render import dump_json
+
+    layout = make_layout()
+    rows = list_groups(load_registry(layout), load_policy(layout))
+    if as_json:
+        dump_json([{"group": r.group, "mode": r.mode, "count": r.count} for r in rows])
+        return
+    if not rows:
+        typer.echo("no groups yet: `loci scan` labels scopes me / vendor:<org>")
+    for r in rows:
+        typer.echo(f"{r.group:<28} {r.mode:<9} {r.count}")
+
+
+@groups_app.command("infer")
+@handled
+def groups_infer():
+    """Label every scope `me` or `vendor:<org>` from git provenance."""
+    from loci.registry import load_registry, save_registry
+    from pipeline.scan import relabel
+
+    layout = _writable_home()
+    result = relabel(load_registry(layout))
+    save_registry(layout, result.registry)
+    for name, owner in sorted(result.owners.items()):
+        typer.echo(f"{name:<28} {owner}")
+
+
+@group_app.command("set")
+@handled
+def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
+    """Set how much GROUP confines: explicit, soft (default) or hard."""
+    from loci.groups import load_policy, save_policy, set_mode
+    from loci.registry import load_registry
+
+    layout = _writable_home()
+    save_policy(layout, set_mode(load_policy(layout), load_registry(layout), group, mode))
+    typer.echo(f"{group}: {mode}")
+
+
+@group_app.command("add")
+@handled
+def group_add(scope: str, group: str):
+    """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
+    from loci.groups import add_member, load_policy, save_policy
+    from loci.registry import load_registry
+
+    layout = _writable_home()
+    save_policy(layout, add_member(load_policy(layout), load_registry(layout), scope, group))
+    typer.echo(f"{scope} is in {group}")
+
+
+@group_app.command("rm")
+@handled
+def group_rm(scope: str, group: str):
+    """Take SCOPE out of GROUP."""
+    from loci.groups import load_policy, remove_member, save_policy
+    from loci.registry import load_registry
+
+    layout = _writable_home()
+    save_policy(layout, remove_member(load_policy(layout), load_registry(layout), scope, group))
+    typer.echo(f"{scope} is no longer in {group}")
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

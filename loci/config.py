@@ -1,0 +1,137 @@
+"""Paths under $LOCI_HOME, the schema version and the one frozen Params object.
+
+Every threshold and weight the build or the query side uses lives in Params;
+artifacts record ``params_signature()`` so that changing a rule rebuilds what
+it touches.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+
+
+def loci_home() -> Path:
+    """The artifact directory: $LOCI_HOME, else ~/.loci."""
+    env = os.environ.get("LOCI_HOME")
+    return Path(env).expanduser() if env else Path.home() / ".loci"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where each artifact lives inside one home directory."""
+
+    home: Path
+
+    @property
+    def scopes(self) -> Path:
+        return self.home / "scopes.json"
+
+    @property
+    def groups(self) -> Path:
+        return self.home / "groups.json"
+
+    @property
+    def manifest(self) -> Path:
+        return self.home / "manifest.json"
+
+    @property
+    def calibration(self) -> Path:
+        return self.home / "calibration.json"
+
+    @property
+    def routing(self) -> Path:
+        return self.home / "routing.parquet"
+
+    @property
+    def lock(self) -> Path:
+        return self.home / ".build.lock"
+
+    @property
+    def doit_db(self) -> Path:
+        return self.home / ".doit.db"
+
+    def chunks(self, scope: str) -> Path:
+        return self.home / "chunks" / f"{safe_name(scope)}.parquet"
+
+    def vocab(self, scope: str) -> Path:
+        return self.home / "vocab" / f"{safe_name(scope)}.parquet"
+
+    def rankers(self, scope: str) -> Path:
+        return self.home / "rankers" / f"{safe_name(scope)}.npz"
+
+    def graph_dir(self, scope: str) -> Path:
+        return self.home / "graphs" / safe_name(scope)
+
+    def symbols(self, scope: str) -> Path:
+        return self.home / "symbols" / f"{safe_name(scope)}.parquet"
+
+    def calls(self, scope: str) -> Path:
+        return self.home / "calls" / f"{safe_name(scope)}.parquet"
+
+    def vectors(self, model: str, scope: str) -> Path:
+        return self.home / "vectors" / safe_name(model) / f"{safe_name(scope)}.parquet"
+
+
+def layout(home: Path | None = None) -> Layout:
+    return Layout(Path(home) if home is not None else loci_home())
+
+
+def safe_name(name: str) -> str:
+    """A scope or model name made safe as one file name (``a/b`` -> ``a__b``)."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name.replace("/", "__"))
+
+
+@dataclass(frozen=True)
+class Params:
+    """Every threshold and weight, frozen. Defaults are the shipped values."""
+
+    # --- collection
+    max_file_bytes: int = 1_000_000
+    max_commits: int = 400
+    chunk_max_chars: int = 4000
+    # how much a token seen in each kind of path counts toward routing
+    path_weights: tuple[tuple[str, float], ...] = (
+        ("source", 1.0), ("docs", 1.0), ("generated", 0.1), ("test", 0.25),
+        ("fixture", 0.1), ("example", 0.35), ("vendored", 0.0),
+    )
+    # --- routing signals
+    alias_boost: float = 6.0
+    soft_alias_boost: float = 2.5
+    cwd_boost: float = 4.0
+    recency_boost: float = 0.15
+    size_prior: float = 0.15
+    bm25_k: float = 1.2
+    soft_group_factor: float = 0.5
+    smoothing: float = 0.05
+    length_norm: float = 0.0
+    # --- gates
+    evidence_floor: float = 2.2
+    min_matched_tokens: int = 4
+    concentrated_max_scopes: int = 2
+    concentrated_min_evidence: float = 1.0
+    distinctive_max_share: float = 0.5
+    # --- selection
+    select_ratio: float = 0.85
+    select_max: int = 3
+    enum_floor_factor: float = 0.8
+    enum_max: int = 8
+    enum_min_share: float = 0.0
+    # --- episode search
+    k: int = 5
+    chargram_min: int = 3
+    chargram_max: int = 5
+
+    def path_weight(self, kind: str) -> float:
+        return dict(self.path_weights).get(kind, 1.0)
+
+    def signature(self) -> str:
+        blob = json.dumps(asdict(self), sort_keys=True, default=list)
+        return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+
+DEFAULT_PARAMS = Params()

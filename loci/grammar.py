@@ -1,0 +1,90 @@
+"""Closed word classes the router reads grammatically: enumeration, deixis, exclusion, naming.
+
+No thresholds here: a question either carries one of these markers or not.
+"""
+from __future__ import annotations
+
+import re
+
+# questions that ask for a SET of projects
+_ENUM = re.compile(
+    r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
+    r"(\w+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
+    r"|\bwhere\s+else\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
+    r"|\bacross\s+(all\s+)?(my|our)\b|\bany\s+of\s+(my|our)\b|\bwhich\s+ones\b|\bother\s+(projects|repos)\b",
+    re.I,
+)
+# the scaffolding words of an enumerative question; stripped before vocabulary evidence
+ENUM_FRAME = frozenset("""project projects repo repos repository repositories codebase codebases package
+    packages library libraries scope scopes tool tools my our which ones any all else ever other""".split())
+
+# pointing words: the question refers to a subject it never names
+_DEICTIC_STRONG = re.compile(
+    r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
+    r"package|library|tool|cli|crate|module|service|program)\b(?!\s*['’]s)|"
+    r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
+    re.I,
+)
+_DEICTIC_WEAK = re.compile(r"\b(it|its|it's)\b", re.I)
+
+# "besides X", "not counting X", "other than X", "except X", "apart from X", "excluding X"
+EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s+for)?",
+                   r"apart\s+from", r"excluding", r"aside\s+from", r"but\s+not", r"ignoring")
+
+NAME_FOLLOWERS = ("library", "package", "project", "module", "crate", "repo", "repository",
+                  "framework", "codebase", "cli", "docs", "documentation", "source", "api")
+NAME_PREFIXES = ("in", "with", "using", "use", "from", "for", "via", "into", "about", "of")
+
+
+def is_enumerative(question: str) -> bool:
+    return bool(_ENUM.search(question))
+
+
+def deixis(question: str) -> str | None:
+    """'strong' for this/here/the project..., 'weak' for a bare it/its, else None."""
+    if _DEICTIC_STRONG.search(question):
+        return "strong"
+    if _DEICTIC_WEAK.search(question):
+        return "weak"
+    return None
+
+
+def _alias_pattern(alias: str) -> str:
+    return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
+
+
+def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
+    """Count (strong, bare, excluded) uses of ``alias`` in ``question``.
+
+    A use is strong when it reads as a name: code-formatted or quoted, capitalised
+    against a lower-case alias, at the head of the question followed by ':' or ',',
+    after 'in/with/using/for...', before 'library/package/...', or as "X's".
+    ``excluded`` is True when the name follows 'besides', 'not counting', ...
+    """
+    strong = bare = 0
+    excluded = False
+    pat = re.compile(_alias_pattern(alias), re.I)
+    for m in pat.finditer(question):
+        a, b = m.span()
+        before = question[:a]
+        after = question[b:]
+        surface = m.group(0)
+        prev_words = re.findall(r"[\w']+", before.lower())[-3:]
+        prev = prev_words[-1] if prev_words else ""
+        nxt = re.match(r"\s*([\w']+)", after)
+        nxt_word = nxt.group(1).lower() if nxt else ""
+        if re.search(r"(?:" + "|".join(EXCLUDE_MARKERS) + r")\s+(?:the\s+)?['\"`]?$", before, re.I):
+            excluded = True
+            continue
+        quoted = before[-1:] in "`'\"" and after[:1] in "`'\""
+        capitalised = surface != alias.lower() and alias == alias.lower() and surface[:1].isupper()
+        at_head = not before.strip() and after[:1] in (":", ",")
+        possessive = after[:2] in ("'s", "’s")
+        prefix = prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
+        follower = nxt_word in NAME_FOLLOWERS
+        sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
+        if quoted or possessive or follower or at_head or prefix or (capitalised and not sentence_start):
+            strong += 1
+        else:
+            bare += 1
+    return strong, bare, excluded

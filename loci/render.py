@@ -1,0 +1,71 @@
+"""Text rendering of result objects; `--json` output goes through each result's to_json()."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def dump_json(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+REASONS = {
+    "deictic": "the question points at a project (this/here/it) without naming one",
+    "no_evidence": "not enough of the question exists in any project",
+    "out_of_group": "the best answer lies outside the group",
+}
+FIXES = {
+    "deictic": "re-run from inside the project directory, or with --scope <name>",
+    "no_evidence": "re-run with --scope <name>, or from inside the project directory",
+    "out_of_group": "re-run without --group, or with --scope <name>",
+}
+
+
+def route_lines(result, explain: bool = False) -> list[str]:
+    lines: list[str] = []
+    if result.outcome == "abstained":
+        lines.append(f"ABSTAINED - {REASONS.get(result.reason, result.reason)}.")
+        if result.candidates:
+            parts = [f"{c['scope']} ({', '.join(c['terms'])})" for c in result.candidates]
+            lines.append("  candidates: " + "; ".join(parts))
+        else:
+            lines.append("  no project holds a distinctive term from this question; "
+                         "`loci doctor` shows what is not indexed.")
+        lines.append("  " + FIXES.get(result.reason, "re-run with --scope <name>"))
+    else:
+        word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
+        lines.append(f"{word} -> {', '.join(result.scopes)}")
+    if explain:
+        lines.append(f"  decided by: {result.gate}")
+        lines.append(f"  tokens: {' '.join(result.tokens[:40])}")
+        if result.excluded:
+            lines.append(f"  excluded by the question: {', '.join(result.excluded)}")
+        lines.append(f"  {'scope':<24} {'total':>7} {'evid':>7} {'name':>5} {'cwd':>5} {'rec':>5}  matched")
+        for d in result.details[:12]:
+            matched = ", ".join(f"{t}={v:.2f}" for t, v in sorted(d.matched.items(), key=lambda kv: -kv[1])[:6])
+            flag = " (demoted)" if d.demoted else ""
+            lines.append(f"  {d.scope:<24} {d.total:7.3f} {d.evidence:7.3f} {d.alias:5.1f} {d.cwd:5.1f} "
+                         f"{d.recency:5.2f}  {matched}{flag}")
+    return lines
+
+
+def ask_lines(result) -> list[str]:
+    lines = route_lines(result.route)
+    for block in result.blocks:
+        lines.append("")
+        lines.append(f"== {block.scope}")
+        if not block.episodes and not block.structure:
+            lines.append("  no evidence in this scope")
+        for hit in block.structure:
+            lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
+                         f"{hit['source_file']}:{hit['line']}")
+        for ep in block.episodes:
+            cite = ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}"
+            head = f" - {ep.heading}" if ep.heading else ""
+            lines.append(f"  [{ep.kind}] {cite}{head}")
+            snippet = " ".join(ep.text.split())
+            lines.append(f"      {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+        for note in block.notes:
+            lines.append(f"  ({note})")
+    return lines

@@ -1,0 +1,244 @@
+"""The routing decision: a pure function of question, routing index, context and Params.
+
+Signals: a scope named as a name (not merely a word that happens to be its
+name), the cwd's scope, vocabulary evidence, recency as a tie-break. Gates in
+order: out of group, forced (name or cwd), enumeration, deixis, evidence.
+Abstention is a RouteResult with a reason and a shortlist, never an exception.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from loci import grammar
+from loci.config import DEFAULT_PARAMS, Params
+from loci.store import RoutingIndex
+from loci.tokens import surface_forms, tokenize
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where the question comes from: the cwd's scope and the group confinement."""
+
+    cwd_scope: str | None = None
+    eligible: frozenset[str] | None = None   # None: every scope is eligible
+    demoted: frozenset[str] = frozenset()    # soft group reached through the cwd
+    strict: bool = False                     # abstain when the best answer is outside
+    group: str | None = None
+
+
+@dataclass
+class ScopeScore:
+    scope: str
+    evidence: float = 0.0
+    alias: float = 0.0
+    cwd: float = 0.0
+    recency: float = 0.0
+    demoted: bool = False
+    matched: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        return self.evidence + self.alias + self.cwd + self.recency
+
+
+@dataclass
+class RouteResult:
+    outcome: str                       # routed | abstained | enumerated
+    scopes: list[str]
+    reason: str | None                 # None | deictic | no_evidence | out_of_group
+    candidates: list[dict]
+    scores: dict[str, float]
+    gate: str = ""                     # which gate decided, for --explain
+    details: list[ScopeScore] = field(default_factory=list)
+    tokens: list[str] = field(default_factory=list)
+    excluded: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
+                "candidates": self.candidates, "scores": dict(self.scores)}
+
+
+def question_tokens(question: str, enumerative: bool) -> list[str]:
+    seen: dict[str, None] = {}
+    for tok in tokenize(question):
+        if enumerative and tok in grammar.ENUM_FRAME:
+            continue
+        seen.setdefault(tok, None)
+    return list(seen)
+
+
+def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int, float]:
+    """Per-scope evidence of one token: log of the scope's smoothed share over the mean share.
+
+    A scope that uses the token more than the average scope does earns evidence; a
+    broad scope spreads its mass thin and earns little; Dirichlet smoothing keeps a
+    tiny scope's single mention from counting as prominence.
+    """
+    rows = index.get(token)
+    if not rows:
+        return {}
+    n = len(index.scopes)
+    mean_share = sum(w / index.size[i] for i, w in rows.items()) / n
+    if mean_share <= 0:
+        return {}
+    mu = params.smoothing * index.median_size
+    out = {}
+    for i, w in rows.items():
+        p = (w + mu * mean_share) / (index.size[i] + mu)
+        ev = math.log(p / mean_share)
+        if ev > 0:
+            out[i] = ev
+    return out
+
+
+def _recency(index: RoutingIndex) -> list[float]:
+    dated = sorted((d, i) for i, d in enumerate(index.updated) if d)
+    out = [0.0] * len(index.scopes)
+    for rank, (_d, i) in enumerate(dated):
+        out[i] = (rank + 1) / len(dated)
+    return out
+
+
+def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: RoutingIndex,
+              enumerative: bool) -> tuple[dict[str, int], set[str]]:
+    """Scopes the question names (strong uses), and scopes it excludes ("besides X")."""
+    named: dict[str, int] = {}
+    excluded: set[str] = set()
+    lowered = question.lower()
+    for scope, names in aliases.items():
+        for alias in names:
+            if len(alias) < 2 or alias.lower() not in lowered:
+                continue
+            strong, bare, excl = grammar.name_uses(question, alias)
+            if excl:
+                excluded.add(scope)
+            if strong:
+                named[scope] = named.get(scope, 0) + strong
+            elif bare and not _is_ordinary_word(alias, scope, index):
+                named[scope] = named.get(scope, 0) + bare
+    return named, excluded
+
+
+def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
+    """An alias is an ordinary word when other scopes use it as vocabulary too."""
+    toks = tokenize(alias)
+    if not toks:
+        return True
+    own = index.position.get(scope, -1)
+    holders = {i for t in toks[:1] for i in index.get(t)}
+    return bool(holders - {own}) or alias.isalpha() and len(alias) <= 4
+
+
+def route(question: str, index: RoutingIndex, context: Context = Context(),
+          aliases: Mapping[str, Sequence[str]] | None = None,
+          params: Params = DEFAULT_PARAMS) -> RouteResult:
+    """Decide which scopes ``question`` belongs to, or abstain with a shortlist."""
+    aliases = aliases or {}
+    n = len(index.scopes)
+    enumerative = grammar.is_enumerative(question)
+    toks = question_tokens(question, enumerative)
+    named, excluded = name_hits(question, aliases, index, enumerative)
+    recency = _recency(index)
+
+    scores = [ScopeScore(s) for s in index.scopes]
+    holders: dict[str, set[int]] = {}
+    for tok in toks:
+        rows = index.get(tok)
+        if rows:
+            holders[tok] = set(rows)
+        for i, ev in token_evidence(index, tok, params).items():
+            scores[i].matched[tok] = ev
+    norm = max(1.0, len(toks)) ** params.length_norm
+    for sc in scores:
+        sc.evidence = sum(sc.matched.values()) / norm
+        if sc.scope in context.demoted:
+            sc.demoted = True
+            sc.evidence *= params.soft_group_factor
+        sc.recency = params.recency_boost * recency[index.position[sc.scope]]
+        if not enumerative:
+            if sc.scope in named:
+                sc.alias = params.alias_boost
+            if sc.scope == context.cwd_scope:
+                sc.cwd = params.cwd_boost
+
+    def eligible(sc: ScopeScore) -> bool:
+        if sc.scope in excluded:
+            return False
+        return context.eligible is None or sc.scope in context.eligible
+
+    distinct_cap = max(1, int(n * params.distinctive_max_share))
+    concentrated = {t for t, h in holders.items() if len(h) <= params.concentrated_max_scopes}
+
+    def has_concentrated(sc: ScopeScore) -> list[str]:
+        return [t for t in sc.matched if t in concentrated
+                and sc.matched[t] >= params.concentrated_min_evidence]
+
+    def distinctive_terms(sc: ScopeScore) -> list[str]:
+        return [t for t in sc.matched if len(holders.get(t, ())) <= distinct_cap]
+
+    def held_distinctive(sc: ScopeScore) -> list[str]:
+        i = index.position[sc.scope]
+        terms = [t for t, h in holders.items() if i in h and len(h) <= distinct_cap]
+        return sorted(terms, key=lambda t: -sc.matched.get(t, 0.0))
+
+    def routable(sc: ScopeScore, floor: float) -> bool:
+        return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
+                or bool(has_concentrated(sc)))
+
+    ranked = sorted(scores, key=lambda s: (-s.total, s.scope))
+    elig = [s for s in ranked if eligible(s)]
+    top = elig[0] if elig else None
+    top_all = ranked[0] if ranked else None
+    scores_out = {s.scope: round(s.total, 4) for s in ranked if s.total > 0}
+
+    def result(outcome, chosen, reason, gate):
+        cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)
+        if cands:
+            forms = surface_forms(question)
+            cands = [{"scope": c["scope"], "terms": [forms.get(t, t) for t in c["terms"]]} for c in cands]
+        return RouteResult(outcome, [s.scope for s in chosen], reason, cands, scores_out, gate,
+                           ranked, toks, sorted(excluded))
+
+    if top is None:
+        return result("abstained", [], "out_of_group" if context.eligible is not None else "no_evidence",
+                      "no eligible scope")
+    # 1. out of group: judged against the corpus-wide winner, and only if it would route itself
+    if context.strict and top_all is not None and not eligible(top_all):
+        if top_all.alias or top_all.cwd or routable(top_all, params.evidence_floor):
+            return result("abstained", [], "out_of_group", "out_of_group")
+    # 2. enumeration: a set question, asked of every scope in turn
+    if enumerative:
+        floor = params.enum_floor_factor * params.evidence_floor
+        chosen = [s for s in elig if s.evidence >= floor and distinctive_terms(s)
+                  and s.evidence >= params.enum_min_share * top.evidence][: params.enum_max]
+        if not chosen:
+            return result("abstained", [], "no_evidence", "enumeration found no scope")
+        return result("enumerated", chosen, None, "enumeration")
+    # 3. forced: a name or the cwd identifies the subject
+    forced = bool(top.alias or top.cwd)
+    if not forced:
+        kind = grammar.deixis(question)
+        if kind == "strong" or (kind == "weak" and not has_concentrated(top)):
+            return result("abstained", [], "deictic", "deixis")
+        if not routable(top, params.evidence_floor):
+            return result("abstained", [], "no_evidence", "evidence")
+    chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
+    chosen = chosen[: params.select_max]
+    for s in elig:  # every holder of a concentrated token comes back, demoted or not
+        if s not in chosen and has_concentrated(s) and len(chosen) < params.select_max + 2:
+            chosen.append(s)
+    return result("routed", chosen, None, "forced" if forced else "evidence")
+
+
+def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: int = 5) -> list[dict]:
+    """The scopes holding a distinctive matched term, with the terms that put each there."""
+    out = []
+    for sc in ranked:
+        terms = distinctive_terms(sc)
+        if terms and eligible(sc):
+            out.append({"scope": sc.scope, "terms": terms[:6]})
+        if len(out) >= limit:
+            break
+    return out

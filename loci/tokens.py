@@ -1,0 +1,118 @@
+"""The one tokenizer: the build side and the query side both call ``tokenize``.
+
+A token stream keeps qualified and compound identifiers whole *and* split:
+``Session.send`` yields ``session.send``, ``session``, ``send``;
+``SessionRedirectMixin`` yields ``sessionredirectmixin``, ``session``,
+``redirect``, ``mixin``. Plain words are lower-cased and lightly stemmed.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from functools import lru_cache
+from pathlib import Path
+
+# an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils)
+_TOKEN = re.compile(r"[^\W\d][\w]*(?:(?:\.|::|-)[^\W\d][\w]*)*|\d{2,}")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+
+STOPWORDS = frozenset(
+    """a about above after again against all also am an and any are aren as at be because been
+    before being below between both but by can cannot could couldn did didn do does doesn doing
+    don down during each etc few for from further get gets got had has hasn have haven having he
+    her here hers herself him himself his how however i if in into is isn it its itself just
+    let like ll me might more most much must my myself no nor not now of off on once one only or
+    other our ours ourselves out over own per re same shall she should shouldn so some such than
+    that the their theirs them themselves then there these they this those through to too under
+    until up upon us use used uses using ve very via want was wasn way we well were weren what
+    when where whether which while who whom whose why will with within without won would wouldn
+    yes yet you your yours yourself yourselves s t d m o y e g eg ie instead something anything
+    thing things make makes made need needs needed able really still even""".split()
+)
+
+
+def _stem(word: str) -> str:
+    """A deliberately small plural/inflection folder; it only has to be consistent.
+
+    ``cookie``/``cookies`` -> ``cooki``, ``dependency``/``dependencies`` -> ``dependenci``.
+    """
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "i"
+    elif word.endswith(("ss", "us", "is", "ous")):
+        return word
+    elif word.endswith("es") and word[-3] in "sxz" or word.endswith(("ches", "shes")):
+        word = word[:-2]
+    elif word.endswith("s"):
+        word = word[:-1]
+    if word.endswith("ie") and len(word) > 4:
+        word = word[:-1]
+    elif word.endswith("y") and len(word) > 3:
+        word = word[:-1] + "i"
+    return word
+
+
+def identifier_parts(name: str) -> list[str]:
+    """``run_agent_turn`` -> [run, agent, turn]; ``HTTPAdapter`` -> [http, adapter]."""
+    parts: list[str] = []
+    for piece in re.split(r"[_\W]+", name):
+        if piece:
+            parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+    return parts
+
+
+def _is_compound(word: str) -> bool:
+    return "_" in word.strip("_") or any(c.isupper() for c in word[1:]) and not word.isupper()
+
+
+def _emit_word(word: str, out: list[str]) -> None:
+    lower = word.lower()
+    if _is_compound(word):
+        out.append(lower.strip("_"))
+        for part in identifier_parts(word):
+            if len(part) > 1 and part not in STOPWORDS:
+                out.append(_stem(part))
+        return
+    if len(lower) > 1 and lower not in STOPWORDS:
+        out.append(_stem(lower))
+
+
+def tokenize(text: str) -> list[str]:
+    """Every routing/search token of ``text``, in order, qualified names kept whole."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text):
+        raw = match.group(0)
+        if len(raw) > 80:  # a blob, not a word
+            continue
+        if "." in raw or "::" in raw or "-" in raw:
+            pieces = re.split(r"\.|::|-", raw)
+            if all(len(p) > 1 for p in pieces) or "." in raw or "::" in raw:
+                whole = ".".join(p.lower() for p in pieces) if "-" not in raw else raw.lower()
+                out.append(whole)
+            for piece in pieces:
+                _emit_word(piece, out)
+        else:
+            _emit_word(raw, out)
+    return out
+
+
+def surface_forms(text: str) -> dict[str, str]:
+    """token -> the first word of ``text`` it came from, for showing tokens to people."""
+    out: dict[str, str] = {}
+    for match in _TOKEN.finditer(text):
+        raw = match.group(0)
+        for tok in tokenize(raw):
+            out.setdefault(tok, raw if tok == raw.lower() or "." in tok or len(tokenize(raw)) == 1 else tok)
+    return out
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased surface words (no stemming, no stopword removal), for grammatical gates."""
+    return re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.lower())
+
+
+@lru_cache(maxsize=1)
+def signature() -> str:
+    """Changes whenever the tokenizer's rules change (the hash of this module)."""
+    return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:12]

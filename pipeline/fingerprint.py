@@ -1,0 +1,83 @@
+"""What a scope's artifacts were built from, as one comparable string.
+
+Git HEAD, the working tree (an edited tracked file counts, by mtime and size),
+added globs, the graph's mtime, the tokenizer's and parameters' signatures and
+the schema version. One ``git status`` call per scope keeps this cheap enough
+for a no-change rebuild to finish in well under a second.
+"""
+from __future__ import annotations
+
+import glob as globlib
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+from typing import Sequence
+
+from loci import tokens
+from loci.config import SCHEMA_VERSION, Params
+
+
+def git_state(root: Path) -> str:
+    """HEAD plus a digest of every changed or untracked file's path, mtime and size."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
+            capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "nogit:" + _tree_digest(root)
+    if out.returncode != 0:
+        return "nogit:" + _tree_digest(root)
+    head = "none"
+    digest = hashlib.sha1()
+    for rec in out.stdout.split(b"\0"):
+        if rec.startswith(b"# branch.oid "):
+            head = rec.split()[-1].decode()
+        elif rec and not rec.startswith(b"#"):
+            path = rec.rsplit(b" ", 1)[-1] if rec[:1] in b"12u" else rec[2:]
+            digest.update(rec)
+            try:
+                st = os.stat(Path(root) / path.decode("utf-8", "replace"))
+                digest.update(f"{st.st_mtime_ns}:{st.st_size}".encode())
+            except OSError:
+                digest.update(b"gone")
+    return f"{head}:{digest.hexdigest()[:16]}"
+
+
+def _tree_digest(root: Path) -> str:
+    digest = hashlib.sha1()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+        for name in sorted(filenames):
+            try:
+                st = os.stat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            digest.update(f"{dirpath}/{name}:{st.st_mtime_ns}:{st.st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+def globs_state(root: Path, patterns: Sequence[str]) -> str:
+    digest = hashlib.sha1()
+    for pattern in patterns:
+        full = pattern if os.path.isabs(pattern) else str(Path(root) / pattern)
+        digest.update(pattern.encode())
+        for hit in sorted(globlib.glob(full, recursive=True)):
+            try:
+                st = os.stat(hit)
+            except OSError:
+                continue
+            digest.update(f"{hit}:{st.st_mtime_ns}:{st.st_size}".encode())
+    return digest.hexdigest()[:16]
+
+
+def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequence[str] = (),
+                      graph_mtime: float | None = None, params: Params, extra: str = "") -> str:
+    parts = [
+        f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.signature()}",
+        f"git={git_state(root)}", f"excl={','.join(sorted(excludes))}",
+        f"globs={globs_state(root, globs) if globs else ''}",
+        f"graph={graph_mtime or 0:.6f}", f"extra={extra}",
+    ]
+    return hashlib.sha1("|".join(parts).encode()).hexdigest()

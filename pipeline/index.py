@@ -1,0 +1,144 @@
+"""Index one scope: chunks, routing vocabulary and fitted lexical rankers.
+
+Then merge every scope's vocabulary into ``routing.parquet`` and write the
+manifest last, so a reader never trusts a scope whose data is not on disk.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from loci.config import SCHEMA_VERSION, Layout, Params, safe_name
+from loci import tokens
+from pipeline.atomic import write_json, write_with
+from pipeline.chunks import Chunk
+from pipeline.lexical_fit import fit_and_write
+from pipeline.paths import path_kind
+
+CHUNK_SCHEMA = pa.schema([
+    ("id", pa.int32()), ("scope", pa.string()), ("kind", pa.string()), ("path", pa.string()),
+    ("line", pa.int32()), ("heading", pa.string()), ("text", pa.string()),
+    ("path_kind", pa.string()), ("hash", pa.string()), ("author", pa.string()), ("date", pa.string()),
+])
+VOCAB_SCHEMA = pa.schema([("token", pa.string()), ("weight", pa.float32())])
+
+# how much each source of routing vocabulary counts, before the path-kind weight
+DEFINITION_WEIGHT = 1.0
+PATH_WEIGHT = 0.5
+PROSE_WEIGHT = 0.35
+ROUTING_PROSE_KINDS = ("readme", "doc")
+
+
+@dataclass
+class ScopeMeta:
+    name: str
+    fingerprint: str
+    chunks: int
+    vocab_tokens: int
+    vocab_weight: float
+    updated: str                 # ISO date of the newest commit, "" if none
+    has_graph: bool
+    redactions: dict
+    stats: dict
+    built_at: float = field(default_factory=time.time)
+
+
+def meta_path(layout: Layout, name: str) -> Path:
+    return layout.home / "meta" / f"{safe_name(name)}.json"
+
+
+def chunk_table(chunks: Sequence[Chunk]) -> pa.Table:
+    cols = {name: [] for name in CHUNK_SCHEMA.names}
+    for i, c in enumerate(chunks):
+        cols["id"].append(i)
+        for name in CHUNK_SCHEMA.names[1:]:
+            cols[name].append(getattr(c, name))
+    return pa.table(cols, schema=CHUNK_SCHEMA)
+
+
+def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
+                       paths: Iterable[tuple[str, str]], chunks: Sequence[Chunk],
+                       params: Params, symbol_vocab: Counter | None = None) -> Counter:
+    """Token -> weight from what the code defines, file paths and README/docs prose.
+
+    Docstrings, comments and commits never feed routing; each token is weighted
+    by the kind of path it came from (a fixture counts far less than source).
+    """
+    vocab: Counter = Counter()
+    if symbol_vocab is not None:
+        vocab.update(symbol_vocab)
+    else:
+        for name, _kind, relpath, _line in definitions:
+            w = DEFINITION_WEIGHT * params.path_weight(path_kind(relpath))
+            if w:
+                for tok in tokens.tokenize(name):
+                    vocab[tok] += w
+    for relpath, kind in paths:
+        w = PATH_WEIGHT * params.path_weight(kind)
+        if w:
+            for tok in tokens.tokenize(relpath.replace("/", " ").replace(".", " ")):
+                vocab[tok] += w
+    for c in chunks:
+        if c.kind in ROUTING_PROSE_KINDS:
+            w = PROSE_WEIGHT * params.path_weight(c.path_kind)
+            if w:
+                for tok in tokens.tokenize(c.heading + "\n" + c.text):
+                    vocab[tok] += w
+    return vocab
+
+
+def write_table(path: Path, table: pa.Table) -> None:
+    write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+
+
+def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Counter,
+                params: Params) -> None:
+    """Write the scope's chunks, vocabulary and rankers (data files; the manifest comes later)."""
+    write_table(layout.chunks(name), chunk_table(chunks))
+    items = sorted(vocab.items())
+    write_table(layout.vocab(name), pa.table(
+        {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
+    docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]
+    texts = [(c.heading + "\n" + c.text)[:4000] for c in chunks]
+    fit_and_write(layout.rankers(name), docs_tokens, texts, params.chargram_min, params.chargram_max)
+
+
+def newest_commit_date(chunks: Sequence[Chunk]) -> str:
+    return max((c.date for c in chunks if c.kind == "commit" and c.date), default="")
+
+
+def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
+    """Concatenate every scope's vocabulary into routing.parquet; then write the manifest."""
+    tables, metas = [], {}
+    for name in names:
+        mp = meta_path(layout, name)
+        try:
+            meta = json.loads(mp.read_text())
+            vocab = pq.read_table(layout.vocab(name))
+        except (FileNotFoundError, ValueError, OSError, pa.ArrowException):
+            continue
+        metas[name] = meta
+        tables.append(vocab.append_column("scope", pa.array([name] * vocab.num_rows, pa.string())))
+    if tables:
+        table = pa.concat_tables(tables)
+    else:
+        table = pa.table({"token": pa.array([], pa.string()), "weight": pa.array([], pa.float32()),
+                          "scope": pa.array([], pa.string())})
+    table = table.sort_by([("token", "ascending")])
+    table = table.set_column(2, "scope", table.column("scope").dictionary_encode())
+    write_table(layout.routing, table)
+    manifest = {
+        "schema_version": SCHEMA_VERSION,
+        "tokenizer": tokens.signature(),
+        "scopes": metas,
+        "written_at": time.time(),
+    }
+    write_json(layout.manifest, manifest)
+    return metas

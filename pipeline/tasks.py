@@ -1,0 +1,158 @@
+"""doit task creators: ``scan`` and ``index`` (one subtask per scope), then ``routing``.
+
+The same creators serve ``doit`` run from a checkout (dodo.py imports them) and
+the CLI, which runs them in-process through ``run_tasks``. Non-file inputs
+enter through ``uptodate``: a scope's fingerprint (pipeline.fingerprint).
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict
+from pathlib import Path
+from typing import Callable, Sequence
+
+from doit.tools import config_changed
+
+from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout, safe_name
+from pipeline import buildlock
+from pipeline.atomic import write_json
+from pipeline.fingerprint import scope_fingerprint
+from pipeline.index import ScopeMeta, merge_routing, meta_path, newest_commit_date, routing_vocabulary, write_scope
+
+
+def _layout() -> Layout:
+    return make_layout()
+
+
+def error_path(layout: Layout, name: str) -> Path:
+    return layout.home / "errors" / f"{safe_name(name)}.json"
+
+
+def _registry(layout: Layout):
+    from loci.registry import load_registry
+    return load_registry(layout)
+
+
+def _graph_mtime(layout: Layout, scope) -> float | None:
+    try:
+        from pipeline.graphs import graph_source
+    except ImportError:
+        return None
+    try:
+        src = graph_source(scope.name, Path(scope.path), layout)
+    except Exception:  # a broken graph must not stop indexing
+        return None
+    return src.stat().st_mtime if src is not None else None
+
+
+def _symbol_vocab(layout: Layout, scope, params: Params):
+    """Write the scope's structure tables from its graph; return their routing vocabulary."""
+    try:
+        from pipeline.graphs import graph_source
+        from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
+    except ImportError:
+        return None, []
+    src = graph_source(scope.name, Path(scope.path), layout)
+    if src is None:
+        return None, []
+    tables = graph_tables(src, Path(scope.path))
+    if tables.symbols.num_rows == 0:
+        return None, list(tables.problems)
+    write_structure(scope.name, tables, layout)
+    return symbol_vocabulary(tables.symbols, params), list(tables.problems)
+
+
+def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
+    """Collect, redact and write one scope; record failures instead of raising."""
+    from pipeline.collect import collect_scope
+
+    layout = _layout()
+    err = error_path(layout, name)
+    try:
+        scope = _registry(layout).get(name)
+        if scope is None:
+            raise RuntimeError(f"scope {name!r} is no longer registered")
+        collected = collect_scope(scope.name, Path(scope.path), exclude=scope.excludes,
+                                  globs=scope.globs, params=params)
+        symbol_vocab, problems = _symbol_vocab(layout, scope, params)
+        vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
+                                   params, symbol_vocab)
+        write_scope(layout, name, collected.chunks, vocab, params)
+        meta = ScopeMeta(
+            name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
+            vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
+            updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
+            redactions=dict(collected.redactions),
+            stats={**dict(collected.stats), "graph_problems": problems},
+        )
+        write_json(meta_path(layout, name), asdict(meta))
+        if err.exists():
+            err.unlink()
+        return {"chunks": meta.chunks, "redactions": meta.redactions}
+    except Exception as exc:  # recorded, reported by the CLI, retried next run
+        write_json(err, {"scope": name, "error": f"{type(exc).__name__}: {exc}",
+                         "trace": traceback.format_exc(limit=5), "at": time.time()})
+        return {"error": str(exc)}
+
+
+def _no_error(layout: Layout, name: str) -> Callable[[], bool]:
+    return lambda: not error_path(layout, name).exists()
+
+
+def task_scan():
+    """Rescan the roots remembered in scopes.json (registers new repositories)."""
+    def rescan():
+        from loci.registry import load_registry, save_registry
+        from pipeline.scan import scan
+
+        layout = _layout()
+        prior = load_registry(layout)
+        if not prior.roots:
+            return True
+        result = scan([Path(r) for r in prior.roots], prior=prior)
+        save_registry(layout, result.registry)
+        return True
+
+    return {"actions": [rescan], "uptodate": [False], "verbosity": 0}
+
+
+def task_index():
+    """Index every registered scope whose fingerprint moved."""
+    layout = _layout()
+    buildlock.hold(layout)
+    params = DEFAULT_PARAMS
+    registry = _registry(layout)
+    yield {"name": None, "doc": "build the episode store and routing vocabulary, one subtask per scope"}
+    for scope in registry.scopes:
+        if not Path(scope.path).is_dir():
+            continue
+        fp = scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
+                               graph_mtime=_graph_mtime(layout, scope), params=params)
+        yield {
+            "name": scope.name,
+            "actions": [(index_scope, [scope.name, fp])],
+            "uptodate": [config_changed(fp), _no_error(layout, scope.name)],
+            "targets": [str(layout.chunks(scope.name)), str(layout.vocab(scope.name)),
+                        str(layout.rankers(scope.name)), str(meta_path(layout, scope.name))],
+            "verbosity": 0,
+        }
+
+
+def task_routing():
+    """Merge every scope's vocabulary into routing.parquet and write the manifest last."""
+    layout = _layout()
+    registry = _registry(layout)
+    names = [s.name for s in registry.scopes]
+    metas = [str(meta_path(layout, n)) for n in names if meta_path(layout, n).exists()]
+    return {
+        "actions": [lambda: bool(merge_routing(layout, names)) or True],
+        "task_dep": ["index"],
+        "file_dep": metas,
+        "uptodate": [config_changed(",".join(names))],
+        "targets": [str(layout.routing), str(layout.manifest)],
+        "verbosity": 0,
+    }

@@ -1,0 +1,66 @@
+"""The query-side rankers must agree with the libraries they were fitted with."""
+import numpy as np
+import pytest
+
+from loci.lexical import char_wb_ngrams, load_lexical
+from loci.tokens import tokenize
+from pipeline.lexical_fit import fit_and_write
+
+DOCS = [
+    "Sessions keep cookies across requests with a Session object.",
+    "Use HTTPAdapter(max_retries=Retry(total=3)) to retry failed connections.",
+    "The SameSite cookie attribute controls cross-site sending.",
+    "Stream a large download with iter_content and stream=True.",
+]
+
+
+def test_char_ngrams_match_scikit_learn_char_wb():
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    analyzer = CountVectorizer(analyzer="char_wb", ngram_range=(3, 5)).build_analyzer()
+    for text in DOCS + ["a  b", "x", "Déjà Vu!"]:
+        assert char_wb_ngrams(text) == analyzer(text)
+
+
+@pytest.fixture
+def fitted(tmp_path):
+    path = tmp_path / "r.npz"
+    fit_and_write(path, [tokenize(d) for d in DOCS], DOCS, 3, 5)
+    return load_lexical(path)
+
+
+def test_bm25_scores_equal_rank_bm25(fitted):
+    from rank_bm25 import BM25Okapi
+
+    model = BM25Okapi([tokenize(d) for d in DOCS], k1=1.5, b=0.75)
+    q = tokenize("retry failed connections with a session")
+    np.testing.assert_allclose(fitted.bm25_scores(q), model.get_scores(q), rtol=1e-5)
+
+
+def test_chargram_scores_equal_scikit_learn_cosine(fitted):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+    x = vec.fit_transform(DOCS)
+    q = "samesite cookies"
+    expected = (x @ vec.transform([q]).T).toarray().ravel()
+    np.testing.assert_allclose(fitted.gram_scores(q), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_unknown_words_score_nothing(fitted):
+    assert fitted.bm25_scores(["zzzqqq"]) is None
+    assert fitted.gram_scores("qqq") is None
+
+
+def test_query_side_does_not_import_scikit_learn(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.npz"
+    fit_and_write(path, [tokenize(d) for d in DOCS], DOCS, 3, 5)
+    code = ("import sys; from loci.lexical import load_lexical; l = load_lexical(sys.argv[1]); "
+            "l.gram_scores('cookie'); l.bm25_scores(['cookie']); "
+            "bad = [m for m in sys.modules if m.startswith(('sklearn', 'scipy', 'rank_bm25'))]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr

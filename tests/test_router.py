@@ -1,0 +1,140 @@
+"""The routing decision on small in-memory indexes (no disk)."""
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from loci.config import Params
+from loci.router import Context, route
+from loci.store import RoutingIndex
+from loci.tokens import tokenize
+
+
+def build_index(vocab_text: dict[str, str], updated: dict[str, str] | None = None) -> RoutingIndex:
+    scopes = sorted(vocab_text)
+    postings: dict[str, dict[int, float]] = {}
+    sizes = []
+    for i, s in enumerate(scopes):
+        c = Counter(tokenize(vocab_text[s]))
+        sizes.append(float(sum(c.values())))
+        for t, w in c.items():
+            postings.setdefault(t, {})[i] = float(w)
+    upd = [(updated or {}).get(s, "") for s in scopes]
+    return RoutingIndex(scopes, np.asarray(sizes), upd, postings, complete=True)
+
+
+FILLER = "module function class value return config default option error test file data " * 3
+CORPUS = {
+    "alpha": FILLER + "gizmo sprocket calibration parser " * 4 + "alpha",
+    "beta": FILLER + "widget toolbar render canvas " * 4 + "calibration",
+    "gamma": FILLER + "cookie session redirect header " * 5 + "request " * 6,
+    "delta": FILLER + "tree walk directory symlink descend " * 4,
+    "click": FILLER + "option argument command group prompt envvar " * 5 + "click " * 3,
+}
+ALIASES = {s: [s] for s in CORPUS}
+P = Params(evidence_floor=1.5)
+
+
+@pytest.fixture
+def index():
+    return build_index(CORPUS)
+
+
+def test_routes_on_distinctive_vocabulary(index):
+    r = route("how does the sprocket calibration parser work", index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "alpha"
+
+
+def test_abstains_on_nonsense_with_no_shortlist(index):
+    r = route("frimble the zanzibar flux until it snorps", index, Context(), ALIASES, P)
+    assert r.outcome == "abstained" and r.reason in ("no_evidence", "deictic")
+    assert r.candidates == []
+
+
+def test_abstains_on_a_deictic_question_without_cwd(index):
+    r = route("how do I run the tests for this project?", index, Context(), ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "deictic"
+
+
+def test_deictic_question_with_cwd_routes_to_the_cwd_scope(index):
+    r = route("how do I run the tests for this project?", index, Context(cwd_scope="delta"), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "delta"
+
+
+def test_a_name_used_as_a_name_forces_the_scope(index):
+    r = route("In click, how do I render a canvas?", index, Context(), ALIASES, P)
+    assert r.scopes[0] == "click"
+
+
+def test_an_ordinary_word_that_is_a_scope_name_is_not_a_name(index):
+    # "click" also occurs as vocabulary elsewhere: a bare lowercase use is just a word
+    idx = build_index({**CORPUS, "beta": CORPUS["beta"] + " click click"})
+    r = route("double click event on the widget toolbar canvas", idx, Context(), ALIASES, P)
+    assert r.scopes[0] == "beta"
+
+
+def test_enumeration_returns_every_holder_and_drops_an_excluded_name(index):
+    idx = build_index({**CORPUS, "beta": CORPUS["beta"] + " sprocket gizmo calibration parser" * 3})
+    r = route("which of my projects use sprocket gizmo?", idx, Context(), ALIASES, P)
+    assert r.outcome == "enumerated" and set(r.scopes) == {"alpha", "beta"}
+    r2 = route("which of my projects use sprocket gizmo besides alpha?", idx, Context(), ALIASES, P)
+    assert "alpha" not in r2.scopes and "beta" in r2.scopes
+
+
+def test_abstention_shortlist_names_scopes_holding_a_distinctive_term(index):
+    r = route("what is calibration", index, Context(), ALIASES, Params(evidence_floor=50, min_matched_tokens=9,
+                                                                    concentrated_min_evidence=99))
+    assert r.outcome == "abstained" and r.reason == "no_evidence"
+    assert {c["scope"] for c in r.candidates} == {"alpha", "beta"}
+    assert all(c["terms"] == ["calibration"] for c in r.candidates)
+
+
+def test_group_flag_confines_to_members(index):
+    ctx = Context(eligible=frozenset({"alpha", "beta"}))
+    r = route("cookie session redirect header request", index, ctx, ALIASES, P)
+    assert r.outcome == "routed" and set(r.scopes) <= {"alpha", "beta"} or r.outcome == "abstained"
+    assert "gamma" not in r.scopes
+
+
+def test_hard_group_abstains_when_the_best_answer_is_outside(index):
+    ctx = Context(eligible=frozenset({"alpha", "beta"}), strict=True)
+    r = route("cookie session redirect header request", index, ctx, ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "out_of_group"
+
+
+def test_hard_group_does_not_claim_out_of_group_for_nonsense(index):
+    ctx = Context(eligible=frozenset({"alpha", "beta"}), strict=True)
+    r = route("frimble zanzibar snorps", index, ctx, ALIASES, P)
+    assert r.reason == "no_evidence"
+
+
+def test_soft_group_demotes_but_does_not_exclude(index):
+    ctx = Context(cwd_scope="alpha", demoted=frozenset({"gamma", "delta", "click", "beta"}))
+    r = route("cookie session redirect header request", index, ctx, ALIASES, P)
+    gamma = next(d for d in r.details if d.scope == "gamma")
+    assert gamma.demoted and "gamma" in r.scopes
+
+
+def test_a_long_random_question_answers_quickly_and_does_not_name_a_scope():
+    import random
+    index = build_index({**CORPUS, "beta": CORPUS["beta"] + " click"})
+    import time
+
+    rng = random.Random(0)
+    q = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(100_000)) + " click"
+    t = time.perf_counter()
+    r = route(q, index, Context(), ALIASES, P)
+    assert time.perf_counter() - t < 1.0
+    assert not any(d.alias for d in r.details)
+
+
+def test_dotted_symbol_routes_to_its_only_holder():
+    idx = build_index({**CORPUS, "gamma": CORPUS["gamma"] + " Session.send Session.send",
+                       "beta": CORPUS["beta"] + " session send send"})
+    r = route("what does Session.send do", idx, Context(), ALIASES, P)
+    assert r.scopes[0] == "gamma"
+
+
+def test_json_contract_has_exactly_the_documented_fields(index):
+    r = route("sprocket calibration parser", index, Context(), ALIASES, P)
+    assert set(r.to_json()) == {"outcome", "scopes", "reason", "candidates", "scores"}

@@ -1,0 +1,35 @@
+from loci.tokens import identifier_parts, signature, surface_forms, tokenize
+
+
+def test_qualified_symbol_is_kept_whole_and_split():
+    toks = tokenize("How does Session.send work?")
+    assert "session.send" in toks and "session" in toks and "send" in toks
+
+
+def test_compound_identifiers_are_kept_whole_and_split():
+    toks = tokenize("SessionRedirectMixin calls run_agent_turn")
+    assert {"sessionredirectmixin", "session", "redirect", "mixin"} <= set(toks)
+    assert {"run_agent_turn", "run", "agent", "turn"} <= set(toks)
+
+
+def test_identifier_parts_split_acronyms():
+    assert identifier_parts("HTTPAdapter") == ["http", "adapter"]
+
+
+def test_stopwords_and_plurals_are_normalised():
+    assert tokenize("How do I keep the cookies?") == tokenize("keep cookie")
+    assert tokenize("dependencies") == tokenize("dependency")
+
+
+def test_non_latin_text_does_not_crash_and_keeps_words():
+    assert "дерево" in tokenize("как обойти дерево каталогов?")
+    assert tokenize("") == []
+
+
+def test_signature_is_stable_within_a_process():
+    assert signature() == signature() and len(signature()) == 12
+
+
+def test_surface_forms_show_the_question_word_for_a_folded_token():
+    forms = surface_forms("keep the cookies")
+    assert forms[tokenize("cookies")[0]] == "cookies"
