@@ -390,6 +390,29 @@ def group_rm(scope: str, group: str):
     typer.echo(f"{scope} is no longer in {group}")
 
 
+@app.command()
+@handled
+def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the example (default: a temp dir).")):
+    """Lay out three tiny example projects, index them in their own home, and ask a few questions."""
+    import tempfile
+
+    from loci.ask import ask as run_ask, open_session
+    from loci.demo import QUESTIONS, make_demo
+    from loci.render import ask_lines
+
+    dest = dest or Path(tempfile.mkdtemp(prefix="loci-demo-"))
+    projects = make_demo(dest)
+    os.environ["LOCI_HOME"] = str(Path(dest) / "loci-home")
+    typer.echo(f"example projects in {projects}; index in {os.environ['LOCI_HOME']}")
+    _do_scan([projects], False, False)
+    code = _do_index(False, False)
+    session = open_session()
+    for q in QUESTIONS:
+        typer.echo(f"\n$ loci ask --no-cwd {q!r}")
+        typer.echo("\n".join(ask_lines(run_ask(session, q, cwd=None, k=2))))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     app()
 
