@@ -70,7 +70,7 @@ def _interactive() -> bool:
 
 # ---------------------------------------------------------------- build side
 
-def _do_scan(dirs: List[Path], split: bool, quiet: bool) -> None:
+def _do_scan(dirs: List[Path], split: Optional[bool], quiet: bool) -> None:
     from loci.registry import load_registry, save_registry
     from pipeline.scan import scan
 
@@ -232,7 +232,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     if not no_scan:
         roots = [Path(r) for r in reg.roots] + list(dirs or [])
         if roots:
-            _do_scan(roots, False, True)
+            _do_scan(roots, None, True)
     if not load_registry(layout).scopes:
         _err("nothing registered: run `loci setup DIR` first")
         raise typer.Exit(1)

@@ -1,0 +1,131 @@
+"""The scope registry: what is registered, where it lives, and what it is called.
+
+``scopes.json`` is machine-managed: every scan rewrites it whole. It is read
+here (the query side) and written only through ``save_registry`` (the build
+side). A missing file is an empty registry; a damaged one is an error that
+names the file, and the file is left as it was.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from loci.config import SCHEMA_VERSION, Layout
+
+SCOPE_KINDS = ("repo", "subscope", "added")
+
+
+class RegistryError(ValueError):
+    """scopes.json cannot be read; the message names the file and the fix."""
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One registered scope. ``aliases`` already include ``user_aliases``."""
+
+    name: str
+    path: str
+    aliases: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    kind: str = "repo"
+    parent: str | None = None
+    excludes: tuple[str, ...] = ()
+    globs: tuple[str, ...] = ()
+    owner: str = "unknown"
+    user_aliases: tuple[str, ...] = ()
+
+
+@dataclass
+class Registry:
+    """Every scope, plus the roots scans were pointed at (for ``loci update``)."""
+
+    scopes: list[Scope] = field(default_factory=list)
+    roots: list[str] = field(default_factory=list)
+
+    def get(self, name: str) -> Scope | None:
+        return next((s for s in self.scopes if s.name == name), None)
+
+    def names(self) -> list[str]:
+        return [s.name for s in self.scopes]
+
+    def at_path(self, path: str | Path) -> Scope | None:
+        """The scope registered at exactly this (resolved) path."""
+        target = str(Path(path).expanduser().resolve())
+        return next((s for s in self.scopes if s.path == target), None)
+
+    def containing(self, path: str | Path) -> Scope | None:
+        """The deepest scope whose directory holds ``path``; a sub-scope beats its parent."""
+        target = Path(path).expanduser().resolve()
+        best: Scope | None = None
+        for scope in self.scopes:
+            root = Path(scope.path)
+            if target == root or root in target.parents:
+                if best is None or len(root.parts) > len(Path(best.path).parts):
+                    best = scope
+        return best
+
+
+def _fix(path: Path) -> str:
+    return f"run `loci scan DIR` to rebuild it, or restore it ({path})"
+
+
+def registry_from_json(obj: object, source: Path) -> Registry:
+    """Validate the decoded contents of scopes.json; raise RegistryError naming ``source``."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("scopes", []), list):
+        raise RegistryError(f"{source} does not hold a scope registry; {_fix(source)}")
+    version = obj.get("schema_version", SCHEMA_VERSION)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise RegistryError(
+            f"{source} was written by a newer loci (schema {version}, this one reads "
+            f"{SCHEMA_VERSION}); upgrade loci, or {_fix(source)}"
+        )
+    scopes = []
+    known = set(Scope.__dataclass_fields__)
+    for i, raw in enumerate(obj.get("scopes", [])):
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) \
+                or not isinstance(raw.get("path"), str):
+            raise RegistryError(f"{source}: scope entry {i} has no name or path; {_fix(source)}")
+        try:
+            fields = {k: (tuple(v) if isinstance(v, list) else v)
+                      for k, v in raw.items() if k in known}
+            scopes.append(Scope(**fields))
+        except TypeError as exc:
+            raise RegistryError(f"{source}: scope entry {i} is malformed ({exc}); {_fix(source)}") from None
+    roots = obj.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) for r in roots):
+        raise RegistryError(f"{source}: `roots` must be a list of paths; {_fix(source)}")
+    return Registry(scopes=scopes, roots=list(roots))
+
+
+def registry_to_json(registry: Registry) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "roots": list(registry.roots),
+        "scopes": [asdict(s) for s in registry.scopes],
+    }
+
+
+def load_registry(layout: Layout) -> Registry:
+    """Read scopes.json; a missing file is an empty registry, a damaged one an error."""
+    path = layout.scopes
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Registry()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RegistryError(f"cannot read {path} ({exc}); {_fix(path)}") from None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RegistryError(
+            f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); {_fix(path)}"
+        ) from None
+    return registry_from_json(obj, path)
+
+
+def save_registry(layout: Layout, registry: Registry) -> None:
+    """Write scopes.json whole and atomically, with the schema version."""
+    from pipeline.atomic import write_json  # the build side's writer; imported only when saving
+
+    write_json(layout.scopes, registry_to_json(registry))
