@@ -1,0 +1,408 @@
+"""Redaction: every kind is caught in prose, code and commit messages; near-misses survive.
+
+All secrets below are fabricated: right prefix, length and alphabet, filled with the
+repeating pattern FAKE0 so that none can be a live credential.
+
+Decisions recorded by the tables (over-redaction bias, with these exceptions):
+- an assigned value shorter than 8 characters, a template slot (``${ENV}``, ``{{ x }}``,
+  ``<your-token>``), a mask (``xxx``, ``****``), an env lookup (``os.environ[...]``,
+  ``getenv(...)``), ``None``/``null``/``""`` or a stock word (``password``, ``changeme``,
+  anything with ``your``/``example``/``placeholder``) is not a secret;
+- a bare (unquoted) assigned value must also look random (letters with digits or
+  symbols) and must not be an attribute path or snake_case name; a quoted one only
+  needs 8+ non-space characters, so ``token = "<UUID>"`` is redacted;
+- a git sha, a UUID in prose and base64 image data in a docs URL are not secrets;
+- ``Authorization: Basic <b64>`` and ``Authorization: token <tok>`` count as bearer-token;
+- a BEGIN PRIVATE KEY header with no END is redacted with the base64 lines after it.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+
+import pytest
+
+from pipeline.chunks import make_chunk
+from pipeline.redact import KINDS, is_secret_file, redact
+
+
+def fill(prefix: str, length: int, pattern: str = "FAKE0") -> str:
+    """``prefix`` padded with a repeating obviously-fake pattern to exactly ``length``."""
+    return (prefix + pattern * length)[:length]
+
+
+AWS_ID = fill("AKIA", 20)
+AWS_SECRET = fill("", 40, "Fake0Key/Test+")
+GH = fill("ghp_", 40)
+SLACK = "xoxb-000000000000-000000000000-" + fill("", 24)
+GOOGLE = fill("AIza", 39)
+STRIPE = fill("sk_test_", 32)
+OPENAI = fill("sk-proj-", 64)
+ANTHROPIC = fill("sk-ant-api03-", 108)
+PEM_BODY = fill("", 64, "FAKE0key0body0")
+PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n-----END RSA PRIVATE KEY-----"
+JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJmYWtlLXVzZXItZm9yLXRlc3RzIn0."
+       + fill("", 43))
+URL_PW = "Fak3Passw0rd4Tests"
+URL = f"postgres://app:{URL_PW}@db.internal:5432/app"
+BEARER = fill("", 32)
+SA = "Fake0ClientSecret0Value0For0Tests"
+SETTINGS = ("prose", "code", "commit")
+
+
+def case(kind, setting, text, secret="", *survivors):
+    return pytest.param(kind, text, secret, survivors, id=f"{kind}-{setting}")
+
+
+POSITIVES = [
+    case("aws-access-key", "prose", f"If you see {AWS_ID} in a log, rotate it at once.",
+         AWS_ID, "If you see ", " in a log, rotate it at once."),
+    case("aws-access-key", "code", f'AWS_ACCESS_KEY_ID = "{AWS_ID}"', AWS_ID, 'AWS_ACCESS_KEY_ID = "'),
+    case("aws-access-key", "commit",
+         f"Remove hard-coded deploy key\n\nThe key {AWS_ID} was committed by mistake.\n",
+         AWS_ID, "Remove hard-coded deploy key\n\nThe key ", " was committed by mistake."),
+    case("aws-secret-key", "prose", f"The AWS secret access key is {AWS_SECRET} for the sandbox.",
+         AWS_SECRET, "The AWS secret access key is ", " for the sandbox."),
+    case("aws-secret-key", "code", f"[default]\naws_secret_access_key = {AWS_SECRET}\n",
+         AWS_SECRET, "aws_secret_access_key = "),
+    case("aws-secret-key", "commit",
+         f'Fix boto session setup\n\nIt passed "SecretAccessKey": "{AWS_SECRET}" inline.',
+         AWS_SECRET, '"SecretAccessKey": "', '" inline.'),
+    case("github-token", "prose", f"Use {GH} only in CI; it was made for the demo.",
+         GH, "Use ", " only in CI;"),
+    case("github-token", "code", f"const octokit = new Octokit({{ auth: '{GH}' }});",
+         GH, "new Octokit({ auth: '", "' });"),
+    case("github-token", "commit", f"Rotate CI token\n\nGITHUB_TOKEN={GH} leaked in build logs.",
+         GH, "Rotate CI token", "GITHUB_TOKEN=", " leaked in build logs."),
+    case("slack-token", "prose", f"The bot posts with {SLACK} to the ops channel.",
+         SLACK, "The bot posts with ", " to the ops channel."),
+    case("slack-token", "code", f"slack:\n  bot_token: {SLACK}\n", SLACK, "slack:\n  bot_token: "),
+    case("slack-token", "commit", f"Move alerts to env\n\nThe old token {SLACK} is revoked.",
+         SLACK, "Move alerts to env", " is revoked."),
+    case("google-api-key", "prose", f"Maps requests use {GOOGLE} during development.",
+         GOOGLE, "Maps requests use ", " during development."),
+    case("google-api-key", "code",
+         f"const src = `https://maps.googleapis.com/maps/api/js?key={GOOGLE}`;",
+         GOOGLE, "https://maps.googleapis.com/maps/api/js?key=", "`;"),
+    case("google-api-key", "commit", f"Restrict the maps key\n\n{GOOGLE} now only serves our domain.",
+         GOOGLE, "Restrict the maps key", " now only serves our domain."),
+    case("stripe-key", "prose", f"Test payments with {STRIPE} against the sandbox.",
+         STRIPE, "Test payments with ", " against the sandbox."),
+    case("stripe-key", "code", f'stripe.api_key = "{STRIPE}"', STRIPE, 'stripe.api_key = "'),
+    case("stripe-key", "commit", f"Use test mode in CI\n\nSTRIPE_KEY: {STRIPE}\n",
+         STRIPE, "Use test mode in CI", "STRIPE_KEY: "),
+    case("openai-key", "prose", f"My key {OPENAI} stopped working after billing changed.",
+         OPENAI, "My key ", " stopped working"),
+    case("openai-key", "code", f'client = OpenAI(api_key="{OPENAI}")', OPENAI,
+         'client = OpenAI(api_key="', '")'),
+    case("openai-key", "commit", f"Drop inline key\n\nThe notebook hard-coded {OPENAI}; use env.",
+         OPENAI, "Drop inline key", "; use env."),
+    case("anthropic-key", "prose", f"Claude calls failed with {ANTHROPIC} revoked.",
+         ANTHROPIC, "Claude calls failed with ", " revoked."),
+    case("anthropic-key", "code", f"ANTHROPIC_API_KEY={ANTHROPIC}\n", ANTHROPIC, "ANTHROPIC_API_KEY="),
+    case("anthropic-key", "commit", f"Scrub key from fixture\n\nReplaced {ANTHROPIC} with a stub.",
+         ANTHROPIC, "Scrub key from fixture", " with a stub."),
+    case("private-key-block", "prose", f"Here is the deploy key:\n\n{PEM}\n\nDo not share it.",
+         PEM_BODY, "Here is the deploy key:\n\n", "\n\nDo not share it."),
+    case("private-key-block", "code",
+         '{"type": "service_account", "private_key": "' + PEM.replace("\n", "\\n") + '\\n"}',
+         PEM_BODY, '"private_key": "', '\\n"}'),
+    case("private-key-block", "commit", f"Add staging host key\n\n{PEM}\n",
+         PEM_BODY, "Add staging host key\n\n"),
+    case("jwt", "prose", f"Paste the token {JWT} into a decoder to inspect it.",
+         JWT, "Paste the token ", " into a decoder"),
+    case("jwt", "code", f'curl -H "Authorization: Bearer {JWT}" https://api.internal/me',
+         JWT, '-H "Authorization: Bearer ', '" https://api.internal/me'),
+    case("jwt", "commit", f"Reproduce the 403\n\nSession {JWT} is rejected after refresh.",
+         JWT, "Reproduce the 403", " is rejected after refresh."),
+    case("url-credentials", "prose", f"Connect with {URL} from the bastion host.",
+         URL_PW, "Connect with postgres://app:", "@db.internal:5432/app from the bastion"),
+    case("url-credentials", "code", f'DATABASE_URL = "{URL}"',
+         URL_PW, 'DATABASE_URL = "postgres://app:', '@db.internal:5432/app"'),
+    case("url-credentials", "commit",
+         f"Point workers at the new broker\n\nBROKER=amqp://worker:{URL_PW}@mq.internal:5672// in prod.",
+         URL_PW, "BROKER=amqp://worker:", "@mq.internal:5672// in prod."),
+    case("bearer-token", "prose", f"Send `Authorization: Bearer {BEARER}` with every request.",
+         BEARER, "Send `Authorization: Bearer ", "` with every request."),
+    case("bearer-token", "code", f"headers = {{'Authorization': 'Bearer {BEARER}'}}",
+         BEARER, "headers = {'Authorization': 'Bearer ", "'}"),
+    case("bearer-token", "commit", f"Debug 401s\n\nThe client sent bearer {BEARER} after it expired.",
+         BEARER, "Debug 401s", "sent bearer ", " after it expired."),
+    case("secret-assignment", "prose", f'Set client_secret = "{SA}" in settings.py first.',
+         SA, 'Set client_secret = "', '" in settings.py first.'),
+    case("secret-assignment", "code", f"database:\n  host: db\n  password: {SA}\n",
+         SA, "database:\n  host: db\n  password: "),
+    case("secret-assignment", "commit",
+         f"Configure OAuth app\n\nexport CLIENT_SECRET={SA}\nwas in the runbook; moved to vault.",
+         SA, "Configure OAuth app", "export CLIENT_SECRET=", "\nwas in the runbook"),
+]
+
+NEGATIVES = [
+    case("aws-access-key", "prose", "Access key IDs start with AKIA and are twenty characters."),
+    case("aws-access-key", "code", 'if key_id.startswith("AKIA"):  # long-term keys'),
+    case("aws-access-key", "commit", "Reject short ids\n\nAKIA1234 is too short to be an access key."),
+    case("aws-secret-key", "prose", "Keep aws_secret_access_key in ~/.aws/credentials, never in code."),
+    case("aws-secret-key", "code", 'aws_secret_access_key = os.environ["AWS_SECRET_ACCESS_KEY"]'),
+    case("aws-secret-key", "commit",
+         "Revert 3f786850e387550fdab836ed7e6dc881de23001b\n\nThe secret access key is read via getenv now."),
+    case("github-token", "prose", "Classic tokens start with ghp_ and fine-grained ones with github_pat_."),
+    case("github-token", "code", 'if token.startswith(("ghp_", "github_pat_")):'),
+    case("github-token", "commit", "Accept ghp_ tokens\n\nThe ghp_short check is case-sensitive now."),
+    case("slack-token", "prose", "Bot tokens look like xoxb-your-bot-token."),
+    case("slack-token", "code", 'SLACK_BOT_TOKEN = os.getenv("SLACK_BOT_TOKEN")'),
+    case("slack-token", "commit", "Support xapp- tokens\n\nSocket mode needs an xapp-level token."),
+    case("google-api-key", "prose", "Google API keys begin with AIza and are 39 characters long."),
+    case("google-api-key", "code", 'assert key.startswith("AIza"), "not a browser key"'),
+    case("google-api-key", "commit", "Validate AIza keys\n\nAIzaShort is rejected by the checker."),
+    case("stripe-key", "prose", "Use sk_test_ keys in development and sk_live_ keys in production."),
+    case("stripe-key", "code", 'LIVE_PREFIX = "sk_live_"'),
+    case("stripe-key", "commit", "Warn on live keys\n\nsk_live_short in a test run now raises."),
+    case("openai-key", "prose", "The sk-proj prefix marks project keys; sk-learn is a typo of a package."),
+    case("openai-key", "code", 'OPENAI_API_KEY = "sk-..."'),
+    case("openai-key", "commit", "Document key format\n\nKeys look like sk-<project>-<random>."),
+    case("anthropic-key", "prose", "Anthropic keys start with sk-ant- followed by a version."),
+    case("anthropic-key", "code", 'if key.startswith("sk-ant-"):'),
+    case("anthropic-key", "commit", "Detect sk-ant-api03 keys\n\nOlder sk-ant- keys still load."),
+    case("private-key-block", "prose",
+         "Paste the -----BEGIN PUBLIC KEY----- block here, never the private one."),
+    case("private-key-block", "code",
+         'CERT = """-----BEGIN CERTIFICATE-----\nMIIBFAKE0cert\n-----END CERTIFICATE-----"""'),
+    case("private-key-block", "commit",
+         "Load PRIVATE KEY files lazily\n\nThe loader no longer reads BEGIN lines eagerly."),
+    case("jwt", "prose", "The header eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0 has only two segments."),
+    case("jwt", "code", 'HEADER = "eyJhbGciOiJIUzI1NiJ9"'),
+    case("jwt", "commit", "Reject unsigned tokens\n\neyJhbGciOiJub25lIn0.eyJzdWIiOiIxIn0. has no signature."),
+    case("url-credentials", "prose", "Clone https://user@example.com/repo.git with your SSH key."),
+    case("url-credentials", "code", 'DATABASE_URL = "postgres://app:${DB_PASSWORD}@db.internal/app"'),
+    case("url-credentials", "commit", "Log the cache URL\n\nredis://localhost:6379/0 holds no credentials."),
+    case("bearer-token", "prose", "The bearer of the token must present it in a header."),
+    case("bearer-token", "code", 'headers = {"Authorization": f"Bearer {token}"}'),
+    case("bearer-token", "commit", "Send Bearer tokens over TLS\n\nBearer authentication is required."),
+    case("secret-assignment", "prose", "Keep the password in a manager; token_count = 42 is unrelated."),
+    case("secret-assignment", "code", "password_field = models.CharField(max_length=128)"),
+    case("secret-assignment", "commit",
+         'Rename token_count\n\npassword = "<your-password>" in the docs is a placeholder.'),
+]
+
+# The near-misses the brief names, and the decisions taken on the doubtful ones.
+NEAR_MISSES = [
+    "tokenizer = AutoTokenizer.from_pretrained(name)",
+    "token_count = 42",
+    "max_tokens = 4096",
+    "password_field = models.CharField(max_length=128)",
+    "Merged 3f786850e387550fdab836ed7e6dc881de23001b into main.",
+    "Request 123e4567-e89b-12d3-a456-426614174000 failed twice.",
+    "See https://user@example.com/path for the mirror.",
+    "The bearer of this message is trusted.",
+    "sk-learn is not a package name",
+    "AKIA is the prefix of long-term access key ids.",
+    "![logo](data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhf"
+    "DwAChwGA60e6kgAAAABJRU5ErkJggg==)",
+    'password = "changeme"',
+    'api_key = "<your-token>"',
+    "token: xxx",
+    "TOKEN=${GITHUB_TOKEN}",
+    'password = os.environ["DB_PASSWORD"]',
+    'secret = os.getenv("APP_SECRET")',
+    "token = None",
+    "password: null",
+    'password = ""',
+    'password = "hunter"',
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "apiKey: process.env.API_KEY,",
+    "password=self._password",
+    "access_token=token_from_env,",
+    "key = 'sort-order-column-name-1'",
+    "password: str",
+    "postgres://user:password@localhost/db",
+    'app.secret_key = "secret_key"',
+    "<key>sort-order-column</key>",
+]
+
+
+@pytest.mark.parametrize("kind,text,secret,survivors", POSITIVES)
+def test_redacts_each_kind_and_keeps_the_surrounding_words(kind, text, secret, survivors):
+    out, found = redact(text)
+    assert secret not in out
+    assert f"[REDACTED:{kind}]" in out
+    for words in survivors:
+        assert words in out
+    assert found == Counter({kind: 1})
+
+
+@pytest.mark.parametrize("kind,text,secret,survivors", NEGATIVES)
+def test_leaves_near_misses_of_each_kind_untouched(kind, text, secret, survivors):
+    assert redact(text) == (text, Counter())
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_leaves_named_near_misses_untouched(text):
+    assert redact(text) == (text, Counter())
+
+
+def test_tables_cover_every_kind_in_every_setting():
+    for table in (POSITIVES, NEGATIVES):
+        covered = {p.id for p in table}
+        assert covered == {f"{k}-{s}" for k in KINDS for s in SETTINGS}
+
+
+@pytest.mark.parametrize("text,kept", [
+    (f'{{"api_key": "{SA}"}}', '{"api_key": "'),
+    (f"SECRET_KEY = '{SA}'", "SECRET_KEY = '"),
+    (f'auth_token = "{SA}"\n', 'auth_token = "'),
+    (f"  clientSecret: '{SA}',", "  clientSecret: '"),
+    (f"'password' => '{SA}',", "'password' => '"),
+    (f'password: str = "{SA}"', 'password: str = "'),
+    (f'DB_PASSWORD := "{SA}"', 'DB_PASSWORD := "'),
+    (f"token = b'{SA}'", "token = b'"),
+    (f"secret_key_base: {SA}", "secret_key_base: "),
+    (f'x-api-key: {SA}', "x-api-key: "),
+    ('password = "hunter2hunter2"', 'password = "'),
+    ('token = "123e4567-e89b-12d3-a456-426614174000"', 'token = "'),
+    (f"<password>{SA}</password>", "<password>"),
+    (f"https://api.internal/v1?token={SA}&format=json", "https://api.internal/v1?token="),
+    (f"//registry.npmjs.org/:_authToken={SA}", "//registry.npmjs.org/:_authToken="),
+    (f"docker run -e POSTGRES_PASSWORD={SA} postgres", "docker run -e POSTGRES_PASSWORD="),
+])
+def test_secret_assignment_keeps_key_name_and_quotes(text, kept):
+    out, found = redact(text)
+    assert out.startswith(kept + "[REDACTED:secret-assignment]")
+    assert found == Counter({"secret-assignment": 1})
+
+
+def test_bare_value_keeps_sentence_punctuation():
+    out, _ = redact("Then set password: Fake0pass0word99.")
+    assert out == "Then set password: [REDACTED:secret-assignment]."
+
+
+def test_vendor_token_assigned_to_a_secret_name_counts_once_as_its_vendor_kind():
+    out, found = redact(f'GITHUB_TOKEN = "{GH}"')
+    assert out == 'GITHUB_TOKEN = "[REDACTED:github-token]"'
+    assert found == Counter({"github-token": 1})
+
+
+def test_a_prefix_glued_to_a_longer_word_is_not_a_token():
+    text = f"the cupbearer {BEARER} and x{AWS_ID} stay"
+    assert redact(text) == (text, Counter())
+
+
+def test_a_token_after_a_hyphen_is_still_a_token():
+    out, found = redact(f"disk-{OPENAI}")
+    assert out == "disk-[REDACTED:openai-key]"
+    assert found == Counter({"openai-key": 1})
+
+
+def test_counts_every_occurrence_by_kind():
+    text = f"{GH}\n{GH}\n{AWS_ID} and {URL}\n"
+    out, found = redact(text)
+    assert found == Counter({"github-token": 2, "aws-access-key": 1, "url-credentials": 1})
+    assert out.count("[REDACTED:github-token]") == 2
+
+
+def test_redaction_is_idempotent():
+    text = "\n".join(p.values[1] for p in POSITIVES)
+    once, found = redact(text)
+    assert sum(found.values()) == len(POSITIVES)
+    assert redact(once) == (once, Counter())
+
+
+def test_private_key_block_becomes_one_marker():
+    out, found = redact(f"before\n{PEM}\nafter")
+    assert out == "before\n[REDACTED:private-key-block]\nafter"
+    assert found == Counter({"private-key-block": 1})
+
+
+def test_private_key_header_without_end_redacts_the_base64_lines_after_it():
+    out, found = redact(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n(truncated)")
+    assert out == "[REDACTED:private-key-block]\n(truncated)"
+    assert found == Counter({"private-key-block": 1})
+
+
+def test_url_password_containing_at_sign_is_redacted_whole():
+    out, _ = redact("mysql://root:Fake@0pass@db:3306/app")
+    assert out == "mysql://root:[REDACTED:url-credentials]@db:3306/app"
+
+
+def test_authorization_basic_credentials_keep_the_scheme_word():
+    out, found = redact("Authorization: Basic ZmFrZTp1c2VyMDpwYXNzMA==")
+    assert out == "Authorization: Basic [REDACTED:bearer-token]"
+    assert found == Counter({"bearer-token": 1})
+
+
+def test_offsets_hold_when_lower_casing_changes_length():
+    text = f"İstanbul office: password = {SA} and {GH}"     # "İ".lower() is two characters
+    out, found = redact(text)
+    assert out == "İstanbul office: password = [REDACTED:secret-assignment] and [REDACTED:github-token]"
+    assert found == Counter({"secret-assignment": 1, "github-token": 1})
+
+
+def test_empty_text_is_returned_unchanged():
+    assert redact("") == ("", Counter())
+
+
+@pytest.mark.parametrize("line", [
+    "a" * 100_000,
+    "password=" * 11_000,
+    "password:" * 11_000,
+    'token="' + "a" * 100_000,
+    "x://" * 25_000,
+    "http://a:" + "b@" * 50_000,
+    "eyJ" + "a" * 100_000 + ".",
+    "eyJaaaaaaaaa." * 8_000,
+    "sk-" * 33_000,
+    "Bearer " * 14_000,
+    "-----BEGIN RSA PRIVATE KEY-----" * 3_200,
+    "secret_access_key = " * 5_000,
+    "a." * 50_000,
+])
+def test_pathological_100kb_line_is_fast(line):
+    start = time.perf_counter()
+    redact(line)
+    assert time.perf_counter() - start < 1.0
+
+
+def test_one_megabyte_is_redacted_within_a_second():
+    block = ("def handler(request):\n    token_count = len(tokens)  # see docs/api.md\n"
+             f"    client = Client(api_key=\"{SA}\")\n"
+             "The cache layer stores each key under its scope; see the README for details.\n")
+    text = block * (1_000_000 // len(block))
+    start = time.perf_counter()
+    out, found = redact(text)
+    assert time.perf_counter() - start < 1.0
+    assert found == Counter({"secret-assignment": text.count(SA)})
+    assert SA not in out
+
+
+def test_make_chunk_redacts_text_and_heading_and_reports_counts():
+    chunk = make_chunk("demo", "readme", "README.md", 3, f"Use `{GH}` for CI.\nAWS: {AWS_ID}",
+                       heading=f"Rotating {AWS_ID}")
+    assert GH not in chunk.text and AWS_ID not in chunk.text and AWS_ID not in chunk.heading
+    assert chunk.heading == "Rotating [REDACTED:aws-access-key]"
+    assert chunk.redactions == Counter({"github-token": 1, "aws-access-key": 2})
+    assert chunk.hash == hashlib.sha1(chunk.text.encode()).hexdigest()
+
+
+def test_make_chunk_reports_nothing_for_clean_text():
+    chunk = make_chunk("demo", "commit", "commit:" + "0" * 40, 0, "Fix tokenizer\n\nNo secrets.")
+    assert chunk.text == "Fix tokenizer\n\nNo secrets."
+    assert chunk.redactions == Counter()
+
+
+@pytest.mark.parametrize("path", [
+    ".env", ".env.local", ".env.production", ".env.example", "config/.ENV.test", "deploy/prod.env",
+    ".dev.vars", "certs/server.pem", "tls/Private.KEY", "home/.ssh/id_rsa", "id_rsa.pub", "id_dsa",
+    "keys/id_ecdsa", "id_ed25519", "config/secrets.yaml", "secrets.json", "app/credentials.json",
+    "store.p12", "client.pfx", ".netrc", "home/.pgpass", "C:\\Users\\me\\.env",
+])
+def test_secret_files_are_recognised_at_any_depth(path):
+    assert is_secret_file(path)
+
+
+@pytest.mark.parametrize("path", [
+    "README.md", "env.py", "src/environment.py", "docs/secrets-management.md", "keys.py",
+    "monkey.py", "pem.py", "tokenizer.json", "credentials.py", "docs/credentials.json.md",
+    "src/secret_santa.py", "my_id_rsa_notes.txt",
+])
+def test_ordinary_files_are_not_secret_files(path):
+    assert not is_secret_file(path)
