@@ -94,6 +94,7 @@ class Session:
                 self._routing = load_routing(self.layout, None, self.manifest)
             return self._routing
         toks = set(tokenize(question))
+        toks |= {"fact:" + t for t in toks}
         for names in self.aliases().values():
             for a in names:
                 toks.update(tokenize(a)[:1])

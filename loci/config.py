@@ -102,25 +102,29 @@ class Params:
     # --- routing signals
     alias_boost: float = 6.0
     soft_alias_boost: float = 2.5
+    soft_alias_min: float = 0.3
     cwd_boost: float = 4.0
     recency_boost: float = 0.15
     size_prior: float = 0.15
     bm25_k: float = 1.2
     soft_group_factor: float = 0.5
     smoothing: float = 0.05
+    prominence_k: float = 0.5
     length_norm: float = 0.0
     # --- gates
-    evidence_floor: float = 2.2
+    evidence_floor: float = 2.5
     min_matched_tokens: int = 4
     concentrated_max_scopes: int = 2
-    concentrated_min_evidence: float = 1.0
+    concentrated_min_evidence: float = 1.2
     distinctive_max_share: float = 0.5
     # --- selection
     select_ratio: float = 0.85
     select_max: int = 3
-    enum_floor_factor: float = 0.8
+    enum_floor: float = 0.5
+    fact_evidence: float = 1.0
+    negation_hold: float = 3.0
     enum_max: int = 8
-    enum_min_share: float = 0.0
+    enum_min_share: float = 0.3
     # --- episode search
     k: int = 5
     chargram_min: int = 3

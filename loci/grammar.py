@@ -21,7 +21,8 @@ ENUM_FRAME = frozenset("""project projects repo repos repository repositories co
 # pointing words: the question refers to a subject it never names
 _DEICTIC_STRONG = re.compile(
     r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
-    r"package|library|tool|cli|crate|module|service|program)\b(?!\s*['’]s)|"
+    r"package|library|tool|cli|crate|module|service|program)\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
+    r"have|uses?|in|on|for|to|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))|"
     r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
     re.I,
 )
@@ -88,3 +89,20 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
         else:
             bare += 1
     return strong, bare, excluded
+
+
+_NEGATION = re.compile(
+    r"\b(?:aren't|are\s+not|isn't|is\s+not|not|don't|do\s+not|doesn't|does\s+not|never|without|"
+    r"no\s+longer)\s+(?:(?:written|built|made|implemented|based|coded|using|use|uses|in|on|with|"
+    r"depend|depending|rely|relying|a|an|the)\s+){0,3}([\w.+#-]+)", re.I)
+
+
+def negated_words(question: str) -> list[str]:
+    """Words a question asks to be absent: "aren't written in Python" -> ["Python"]."""
+    return [m.group(1) for m in _NEGATION.finditer(question)]
+
+
+def next_words(question: str, alias: str) -> list[str]:
+    """The word right after each bare use of ``alias``."""
+    pat = re.compile(_alias_pattern(alias) + r"\s+([\w-]+)", re.I)
+    return [m.group(1) for m in pat.finditer(question)]

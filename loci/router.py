@@ -69,12 +69,23 @@ def question_tokens(question: str, enumerative: bool) -> list[str]:
     return list(seen)
 
 
+FACT = "fact:"
+
+
+def rarity(n_scopes: int, n_holders: int) -> float:
+    """1 for a token one scope holds, falling toward ~0.3 for one every scope holds."""
+    if n_scopes <= 1 or n_holders <= 0:
+        return 1.0
+    return math.log(1 + n_scopes / n_holders) / math.log(1 + n_scopes)
+
+
 def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int, float]:
     """Per-scope evidence of one token: log of the scope's smoothed share over the mean share.
 
     A scope that uses the token more than the average scope does earns evidence; a
     broad scope spreads its mass thin and earns little; Dirichlet smoothing keeps a
-    tiny scope's single mention from counting as prominence.
+    tiny scope's share honest, and the saturating factor w / (w + k) keeps a word
+    mentioned once or twice in a big scope's prose from counting as prominent there.
     """
     rows = index.get(token)
     if not rows:
@@ -84,10 +95,11 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
     if mean_share <= 0:
         return {}
     mu = params.smoothing * index.median_size
-    out = {}
+    rare = rarity(n, len(rows))  # a token most scopes hold is weak evidence whoever uses it most
+    out: dict[int, float] = {}
     for i, w in rows.items():
         p = (w + mu * mean_share) / (index.size[i] + mu)
-        ev = math.log(p / mean_share)
+        ev = math.log(p / mean_share) * (w / (w + params.prominence_k)) * rare
         if ev > 0:
             out[i] = ev
     return out
@@ -102,8 +114,10 @@ def _recency(index: RoutingIndex) -> list[float]:
 
 
 def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: RoutingIndex,
-              enumerative: bool) -> tuple[dict[str, int], set[str]]:
-    """Scopes the question names (strong uses), and scopes it excludes ("besides X")."""
+              enumerative: bool) -> tuple[dict[str, int], set[str], dict[str, list[str]]]:
+    """Scopes the question names (strong uses), scopes it excludes ("besides X"), and
+    scopes whose ordinary-word name appears bare, with the words that follow it."""
+    soft: dict[str, list[str]] = {}
     named: dict[str, int] = {}
     excluded: set[str] = set()
     lowered = question.lower()
@@ -118,7 +132,9 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
                 named[scope] = named.get(scope, 0) + strong
             elif bare and not _is_ordinary_word(alias, scope, index):
                 named[scope] = named.get(scope, 0) + bare
-    return named, excluded
+            elif bare:
+                soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
+    return named, excluded, soft
 
 
 def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
@@ -139,16 +155,21 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
     n = len(index.scopes)
     enumerative = grammar.is_enumerative(question)
     toks = question_tokens(question, enumerative)
-    named, excluded = name_hits(question, aliases, index, enumerative)
+    named, excluded, soft = name_hits(question, aliases, index, enumerative)
     recency = _recency(index)
 
     scores = [ScopeScore(s) for s in index.scopes]
     holders: dict[str, set[int]] = {}
+    negated = {t for w in grammar.negated_words(question) for t in tokenize(w)[:1]} if enumerative else set()
+    toks = [t for t in toks if t not in negated]
     for tok in toks:
-        rows = index.get(tok)
-        if rows:
-            holders[tok] = set(rows)
-        for i, ev in token_evidence(index, tok, params).items():
+        rows, facts = index.get(tok), index.get(FACT + tok)
+        if rows or facts:
+            holders[tok] = set(rows) | set(facts)
+        evidence = token_evidence(index, tok, params)
+        for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
+            evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
+        for i, ev in evidence.items():
             scores[i].matched[tok] = ev
     norm = max(1.0, len(toks)) ** params.length_norm
     for sc in scores:
@@ -160,6 +181,10 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         if not enumerative:
             if sc.scope in named:
                 sc.alias = params.alias_boost
+            elif any(sc.matched.get(t, 0.0) >= params.soft_alias_min
+                     for w in soft.get(sc.scope, ()) for t in tokenize(w)[:1]):
+                # "a click option": the bare name modifies a word that scope is known for
+                sc.alias = params.soft_alias_boost
             if sc.scope == context.cwd_scope:
                 sc.cwd = params.cwd_boost
 
@@ -206,24 +231,30 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
                       "no eligible scope")
     # 1. out of group: judged against the corpus-wide winner, and only if it would route itself
     if context.strict and top_all is not None and not eligible(top_all):
-        if top_all.alias or top_all.cwd or routable(top_all, params.evidence_floor):
+        if top_all.alias >= params.alias_boost or top_all.cwd or routable(top_all, params.evidence_floor):
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        floor = params.enum_floor_factor * params.evidence_floor
-        chosen = [s for s in elig if s.evidence >= floor and distinctive_terms(s)
-                  and s.evidence >= params.enum_min_share * top.evidence][: params.enum_max]
+        chosen = [s for s in elig if s.evidence >= params.enum_floor and distinctive_terms(s)
+                  and s.evidence >= params.enum_min_share * top.evidence]
+        if negated:
+            lacking = [s for s in elig if not any(
+                index.position[s.scope] in index.get(FACT + t) or
+                index.get(t).get(index.position[s.scope], 0.0) >= params.negation_hold for t in negated)]
+            chosen = [s for s in (chosen if chosen and toks else lacking) if s in lacking]
+        chosen = chosen[: params.enum_max]
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         return result("enumerated", chosen, None, "enumeration")
     # 3. forced: a name or the cwd identifies the subject
-    forced = bool(top.alias or top.cwd)
+    forced = bool(top.alias >= params.alias_boost or top.cwd)
     if not forced:
         kind = grammar.deixis(question)
-        if kind == "strong" or (kind == "weak" and not has_concentrated(top)):
+        if kind == "strong":
             return result("abstained", [], "deictic", "deixis")
         if not routable(top, params.evidence_floor):
-            return result("abstained", [], "no_evidence", "evidence")
+            # a bare "it" is anaphora when the question has content; it names the cause only here
+            return result("abstained", [], "deictic" if kind else "no_evidence", "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     chosen = chosen[: params.select_max]
     for s in elig:  # every holder of a concentrated token comes back, demoted or not

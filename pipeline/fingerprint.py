@@ -72,10 +72,26 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
+_BUILD_MODULES = ("collect", "comments", "chunks", "redact", "paths", "facts", "index", "lexical_fit")
+
+
+def build_signature() -> str:
+    """Changes whenever the code that turns a repository into artifacts changes."""
+    digest = hashlib.sha1()
+    here = Path(__file__).parent
+    for name in _BUILD_MODULES:
+        try:
+            digest.update((here / f"{name}.py").read_bytes())
+        except OSError:
+            pass
+    return digest.hexdigest()[:12]
+
+
 def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequence[str] = (),
                       graph_mtime: float | None = None, params: Params, extra: str = "") -> str:
     parts = [
         f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.signature()}",
+        f"build={build_signature()}",
         f"git={git_state(root)}", f"excl={','.join(sorted(excludes))}",
         f"globs={globs_state(root, globs) if globs else ''}",
         f"graph={graph_mtime or 0:.6f}", f"extra={extra}",

@@ -6,6 +6,7 @@ manifest last, so a reader never trusts a scope whose data is not on disk.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +35,8 @@ DEFINITION_WEIGHT = 1.0
 PATH_WEIGHT = 0.5
 PROSE_WEIGHT = 0.35
 ROUTING_PROSE_KINDS = ("readme", "doc")
+# release notes are full of generic verbs ("fixed", "replaced", "deprecated"): retrieval only
+CHANGELOG = re.compile(r"(?i)^(changes|changelog|history|news|release[-_ ]?notes)")
 
 
 @dataclass
@@ -83,10 +86,10 @@ def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
     for relpath, kind in paths:
         w = PATH_WEIGHT * params.path_weight(kind)
         if w:
-            for tok in tokens.tokenize(relpath.replace("/", " ").replace(".", " ")):
+            for tok in tokens.tokenize(relpath.replace("/", " ")):
                 vocab[tok] += w
     for c in chunks:
-        if c.kind in ROUTING_PROSE_KINDS:
+        if c.kind in ROUTING_PROSE_KINDS and not CHANGELOG.match(c.path.rsplit("/", 1)[-1]):
             w = PROSE_WEIGHT * params.path_weight(c.path_kind)
             if w:
                 for tok in tokens.tokenize(c.heading + "\n" + c.text):

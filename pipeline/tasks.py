@@ -20,6 +20,7 @@ from doit.tools import config_changed
 from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout, safe_name
 from pipeline import buildlock
 from pipeline.atomic import write_json
+from pipeline.facts import fact_vocabulary
 from pipeline.fingerprint import scope_fingerprint
 from pipeline.index import ScopeMeta, merge_routing, meta_path, newest_commit_date, routing_vocabulary, write_scope
 
@@ -81,6 +82,7 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
         symbol_vocab, problems = _symbol_vocab(layout, scope, params)
         vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
                                    params, symbol_vocab)
+        vocab.update(fact_vocabulary(Path(scope.path), [p for p, _k in collected.paths]))
         write_scope(layout, name, collected.chunks, vocab, params)
         meta = ScopeMeta(
             name=name, fingerprint=fingerprint, chunks=len(collected.chunks),

@@ -1,0 +1,418 @@
+"""Collect one scope: list its files, read the ones worth reading, and return episode chunks
+plus the raw vocabulary for routing (definitions and file paths).
+
+Listing prunes dependency, build and dot directories instead of filtering after a full
+walk, never follows symlinks, and never opens a file that exists to hold secrets.
+Files that are not valid UTF-8 are decoded with replacement characters and counted
+(``non_utf8_replaced``), not skipped. A leading license header comment is skipped.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from loci.config import DEFAULT_PARAMS, Params
+from pipeline import comments
+from pipeline.chunks import Chunk, make_chunk
+from pipeline.paths import path_kind
+from pipeline.redact import is_secret_file
+
+COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
+
+PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
+                         "dist", "build", "target", "_build", "_site", "out", "__pycache__",
+                         ".venv", "venv"})
+KEPT_DOT_DIR = ".github"          # top-level only, its files only: SECURITY.md and friends
+PROSE_EXTS = {"md": "md", "markdown": "md", "mdx": "md", "rst": "rst", "adoc": "adoc",
+              "asciidoc": "adoc"}
+MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "package.json", "cargo.toml",
+                       "go.mod", "tox.ini", "makefile"})
+_NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|contributing|security|"
+                        r"code_of_conduct|support)([.\-_].*)?")
+_CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
+NOTE_MAX_PIECES = 3               # a note file contributes at most this many chunks
+SNIFF_BYTES = 8192
+GIT_TIMEOUT = 60
+
+
+@dataclass
+class Collected:
+    chunks: list[Chunk] = field(default_factory=list)
+    definitions: list[tuple[str, str, str, int]] = field(default_factory=list)
+    paths: list[tuple[str, str]] = field(default_factory=list)
+    stats: Counter = field(default_factory=Counter)
+    redactions: Counter = field(default_factory=Counter)
+
+
+# --- listing --------------------------------------------------------------------------
+
+
+# what `git rev-parse --local-env-vars` prints: set inside a hook, they would point git at
+# the hook's repository instead of root
+_GIT_LOCAL_VARS = frozenset(
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_CONFIG GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT "
+    "GIT_OBJECT_DIRECTORY GIT_DIR GIT_WORK_TREE GIT_IMPLICIT_WORK_TREE GIT_GRAFT_FILE "
+    "GIT_INDEX_FILE GIT_NO_REPLACE_OBJECTS GIT_REPLACE_REF_BASE GIT_PREFIX "
+    "GIT_INTERNAL_SUPER_PREFIX GIT_SHALLOW_FILE GIT_COMMON_DIR".split())
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    """stdout of a git command run in root, or None if git is missing or fails.
+
+    Repository-locating variables are dropped so a hook's GIT_DIR cannot redirect it."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCAL_VARS}
+    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, env=env,
+                             timeout=GIT_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout if out.returncode == 0 else None
+
+
+def _pruned(name: str, top_level: bool) -> bool:
+    if name in PRUNED_DIRS:
+        return True
+    return name.startswith(".") and not (top_level and name == KEPT_DOT_DIR)
+
+
+def _norm_excludes(root: Path, exclude: Sequence[str]) -> tuple[str, ...]:
+    out = []
+    for e in exclude:
+        e = str(e).replace("\\", "/")
+        if os.path.isabs(e):
+            e = os.path.relpath(e, root).replace("\\", "/")
+            if e.startswith(".."):
+                continue
+        e = e.strip("/")
+        while e.startswith("./"):
+            e = e[2:]
+        if e and e != ".":
+            out.append(e)
+    return tuple(out)
+
+
+def _excluded(rel: str, exclude: tuple[str, ...]) -> bool:
+    return any(rel == e or rel.startswith(e + "/") for e in exclude)
+
+
+def _git_candidates(root: Path, exclude: tuple[str, ...]) -> list[str] | None:
+    out = _git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    if out is None:
+        return None
+    names = [n for n in dict.fromkeys(out.decode("utf-8", "replace").split("\0")) if n]
+    venvs = {n[: -len("pyvenv.cfg")] for n in names if n.endswith("/pyvenv.cfg")}
+    keep = []
+    for rel in names:
+        parts = rel.split("/")
+        if rel.endswith("/") or _excluded(rel, exclude):
+            continue                                   # a nested repository, or a sub-scope
+        if any(_pruned(d, k == 0) for k, d in enumerate(parts[:-1])):
+            continue
+        if parts[0] == KEPT_DOT_DIR and len(parts) > 2:
+            continue
+        if venvs and any(rel.startswith(v) for v in venvs):
+            continue
+        keep.append(rel)
+    return keep
+
+
+def _walk_candidates(root: Path, exclude: tuple[str, ...]) -> tuple[list[str], int]:
+    """os.walk that removes pruned directories from dirnames before descending."""
+    out: list[str] = []
+    links = 0
+    for dirpath, dirnames, filenames in os.walk(root, topdown=True, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir
+        kept = []
+        for d in dirnames:
+            rel = f"{rel_dir}/{d}" if rel_dir else d
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                links += 1
+            elif not (_pruned(d, not rel_dir) or _excluded(rel, exclude)
+                      or rel_dir == KEPT_DOT_DIR
+                      or os.path.exists(os.path.join(full, "pyvenv.cfg"))     # a virtualenv
+                      or os.path.exists(os.path.join(full, ".git"))):         # its own scope
+                kept.append(d)
+        dirnames[:] = sorted(kept)
+        out.extend(f"{rel_dir}/{f}" if rel_dir else f for f in filenames)
+    return [r for r in out if not _excluded(r, exclude)], links
+
+
+@dataclass
+class _Listing:
+    files: list[str]
+    sizes: dict[str, int]
+    symlinks: int
+    in_git: bool
+
+
+def _list(root: Path, exclude: tuple[str, ...]) -> _Listing:
+    candidates = _git_candidates(root, exclude)
+    in_git = candidates is not None
+    links = 0
+    if not candidates:                          # not a work tree, git failed, or nothing listed
+        candidates, links = _walk_candidates(root, exclude)
+    sizes: dict[str, int] = {}
+    for rel in candidates:
+        try:
+            rel.encode("utf-8")
+        except UnicodeEncodeError:
+            continue                            # an undecodable file name cannot be stored
+        try:
+            st = os.lstat(root / rel)
+        except OSError:
+            continue                            # listed by git but deleted from the tree
+        if stat.S_ISLNK(st.st_mode):
+            links += 1
+        elif stat.S_ISREG(st.st_mode):
+            sizes[rel] = st.st_size
+    return _Listing(sorted(sizes), sizes, links, in_git)
+
+
+def list_files(root: Path, exclude: Sequence[str] = ()) -> list[str]:
+    """Regular files of a scope as sorted '/'-separated relpaths, pruned and without symlinks."""
+    root = Path(root)
+    return _list(root, _norm_excludes(root, exclude)).files
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def _read_bytes(path: str | Path, limit: int) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f:
+        return f.read(limit + 1)
+
+
+def read_text(path: str | Path, size: int, params: Params, stats: Counter) -> str | None:
+    """The file's text, or None (counted in stats) when too large, binary or unreadable."""
+    if size > params.max_file_bytes:
+        stats["skipped_large"] += 1
+        return None
+    try:
+        data = _read_bytes(path, params.max_file_bytes)
+    except OSError:
+        stats["skipped_unreadable"] += 1
+        return None
+    if len(data) > params.max_file_bytes:
+        stats["skipped_large"] += 1
+        return None
+    if b"\0" in data[:SNIFF_BYTES]:
+        stats["skipped_binary"] += 1
+        return None
+    stats["files_read"] += 1
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        stats["non_utf8_replaced"] += 1
+        return data.decode("utf-8", "replace")
+
+
+# --- what each file is read for -------------------------------------------------------
+
+
+def _ext(name: str) -> str:
+    return name.rsplit(".", 1)[-1].lower() if "." in name.strip(".") else ""
+
+
+def _is_note_name(name: str) -> bool:
+    return _NOTE_NAME.fullmatch(name) is not None and comments.language(name) is None
+
+
+def prose_role(rel: str) -> tuple[str, str] | None:
+    """(chunk kind, prose format) when the file is read as prose, else None."""
+    parts = rel.split("/")
+    name, low, ext = parts[-1], parts[-1].lower(), _ext(parts[-1])
+    fmt = PROSE_EXTS.get(ext, "plain" if ext and ext != "txt" else "md")
+    top = len(parts) == 1 or (len(parts) == 2 and parts[0] == KEPT_DOT_DIR)
+    if parts[0] == KEPT_DOT_DIR:
+        return ("note", fmt) if top and _is_note_name(name) else None
+    if low.startswith("readme") and fmt != "plain":
+        return "readme", fmt
+    if top and (low in MANIFESTS or _is_note_name(name)):
+        return "note", fmt if ext in PROSE_EXTS else "plain"
+    if _CHANGELOG.fullmatch(name) and fmt != "plain":
+        return "doc", fmt
+    if ext in PROSE_EXTS or (ext == "txt" and parts[0] in ("docs", "doc")):
+        return "doc", fmt
+    return None
+
+
+def _prose_chunks(scope: str, rel: str, text: str, role: tuple[str, str], params: Params,
+                  limit: int | None = None) -> list[Chunk]:
+    kind, fmt = role
+    pieces = comments.sections(text, fmt, params.chunk_max_chars, rel.rsplit("/", 1)[-1])
+    return [make_chunk(scope, kind, rel, line, piece, heading=heading)
+            for line, heading, piece in pieces[:limit]]
+
+
+def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Collected) -> None:
+    episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars)
+    out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
+                      for kind, line, heading, piece in episodes)
+    out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)
+
+
+# --- commits --------------------------------------------------------------------------
+
+_LOG_FORMAT = "%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1e"
+
+
+def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits: int
+                  ) -> list[Chunk]:
+    """One chunk per recent commit touching root (minus excluded sub-paths); [] without history."""
+    if max_commits <= 0:
+        return []
+    out = _git(root, "log", f"-n{max_commits}", f"--format={_LOG_FORMAT}", "--no-color",
+               "--encoding=UTF-8", "--", ".", *(f":(exclude){e}" for e in exclude))
+    chunks = []
+    for record in (out or b"").decode("utf-8", "replace").split("\x1e"):
+        fields = record.lstrip("\n").split("\x1f", 4)
+        if len(fields) != 5 or not re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
+            continue
+        sha, author, date, subject, body = fields
+        text = subject + ("\n\n" + body.strip() if body.strip() else "")
+        chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=subject,
+                                 author=author, date=date))
+    return chunks
+
+
+# --- extra globs ----------------------------------------------------------------------
+
+
+def _glob_regex(parts: list[str]) -> re.Pattern[str]:
+    rx = ""
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        if part == "**":
+            rx += ".*" if last else "(?:[^/]+/)*"
+            continue
+        i = 0
+        while i < len(part):
+            c = part[i]
+            if c == "*":
+                rx += "[^/]*"
+            elif c == "?":
+                rx += "[^/]"
+            elif c == "[" and "]" in part[i + 2:]:
+                j = part.index("]", i + 2)
+                inner = part[i + 1:j].replace("\\", "\\\\")
+                if inner[:1] in "!^":
+                    inner = "^" + inner[1:] if inner[0] == "!" else "\\" + inner
+                rx += f"[{inner}]"
+                i = j
+            else:
+                rx += re.escape(c)
+            i += 1
+        rx += "" if last else "/"
+    return re.compile(rx)
+
+
+def glob_files(root: Path, pattern: str) -> list[str]:
+    """Absolute paths of files matching pattern (relative to root, or absolute; a directory
+    means every file below it).
+
+    ``**`` spans directories; the walk below the pattern's literal prefix is pruned like
+    a scope's and never follows a symlinked directory."""
+    full = os.path.abspath(os.path.join(root, os.path.expanduser(pattern)))
+    parts = full.replace(os.sep, "/").split("/")
+    if os.path.isdir(full):
+        parts.append("**")                      # a directory stands for everything below it
+    magic = next((k for k, p in enumerate(parts) if any(c in p for c in "*?[")), None)
+    if magic is None:
+        return [full] if os.path.isfile(full) else []
+    base = "/".join(parts[:magic]) or "/"
+    rx = _glob_regex(parts[magic:])
+    hits = []
+    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not _pruned(d, False)
+                             and not os.path.islink(os.path.join(dirpath, d)))
+        rel_dir = os.path.relpath(dirpath, base).replace(os.sep, "/")
+        for f in filenames:
+            rel = f if rel_dir == "." else f"{rel_dir}/{f}"
+            if rx.fullmatch(rel):
+                hits.append(os.path.join(dirpath, f))
+    return sorted(hits)
+
+
+def _glob_notes(name: str, root: Path, globs: Sequence[str], seen: set[str], params: Params,
+                out: Collected) -> None:
+    root_abs = os.path.abspath(root)
+    for pattern in globs:
+        for hit in glob_files(root, pattern):
+            rel = os.path.relpath(hit, root_abs).replace(os.sep, "/")
+            shown = hit if rel.startswith("../") or rel == ".." else rel
+            if shown in seen:
+                continue
+            seen.add(shown)
+            if is_secret_file(shown):
+                out.stats["secret_files"] += 1
+                continue
+            try:
+                st = os.lstat(hit)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                out.stats["symlinks_skipped"] += stat.S_ISLNK(st.st_mode)
+                continue
+            out.paths.append((shown, path_kind(shown)))
+            text = read_text(hit, st.st_size, params, out.stats)
+            if text is not None:
+                fmt = PROSE_EXTS.get(_ext(hit), "md" if _ext(hit) in ("", "txt") else "plain")
+                out.chunks.extend(_prose_chunks(name, shown, text, ("note", fmt), params))
+
+
+# --- the entry point ------------------------------------------------------------------
+
+
+def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
+                  globs: Sequence[str] = (), params: Params = DEFAULT_PARAMS) -> Collected:
+    """Chunks, definitions, paths and counts for the scope rooted at root.
+
+    Raises NotADirectoryError with a readable message when root is not a directory."""
+    root = Path(root)
+    if not root.is_dir():
+        raise NotADirectoryError(f"scope {name!r}: {root} is not a directory")
+    ex = _norm_excludes(root, exclude)
+    listing = _list(root, ex)
+    out = Collected()
+    out.stats.update(files_listed=len(listing.files), files_read=0, commits=0,
+                     symlinks_skipped=listing.symlinks)
+    seen: set[str] = set()
+    for rel in listing.files:
+        if is_secret_file(rel):
+            out.stats["secret_files"] += 1
+            continue
+        out.paths.append((rel, path_kind(rel)))
+        prose = prose_role(rel)
+        ext = comments.language(rel)
+        if prose is None and ext is None:
+            continue
+        seen.add(rel)
+        text = read_text(root / rel, listing.sizes[rel], params, out.stats)
+        if text is None:
+            continue
+        if prose is not None:
+            limit = NOTE_MAX_PIECES if prose[0] == "note" else None
+            out.chunks.extend(_prose_chunks(name, rel, text, prose, params, limit))
+            if ext is not None:                    # setup.py: a manifest that also defines
+                _, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars)
+                out.definitions.extend((n, k, rel, line) for n, k, line in defs)
+        else:
+            _source(name, rel, text, ext, params, out)
+    if listing.in_git:
+        commits = commit_chunks(name, root, ex, params.max_commits)
+        out.stats["commits"] = len(commits)
+        out.chunks.extend(commits)
+    _glob_notes(name, root, globs, seen, params, out)
+    for chunk in out.chunks:
+        out.redactions.update(chunk.redactions)
+    return out
