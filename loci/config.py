@@ -101,8 +101,8 @@ class Params:
     )
     # --- routing signals
     alias_boost: float = 6.0
-    soft_alias_boost: float = 2.5
-    soft_alias_min: float = 0.3
+    soft_alias_boost: float = 3.0
+    soft_alias_min: float = 0.15
     cwd_boost: float = 4.0
     recency_boost: float = 0.15
     size_prior: float = 0.15
@@ -112,16 +112,16 @@ class Params:
     prominence_k: float = 0.5
     length_norm: float = 0.0
     # --- gates
-    evidence_floor: float = 2.5
+    evidence_floor: float = 1.0
     min_matched_tokens: int = 4
     concentrated_max_scopes: int = 2
-    concentrated_min_evidence: float = 1.2
+    concentrated_min_evidence: float = 0.6
     distinctive_max_share: float = 0.5
     # --- selection
     select_ratio: float = 0.85
     select_max: int = 3
-    enum_floor: float = 0.5
-    fact_evidence: float = 1.0
+    enum_floor: float = 0.3
+    fact_evidence: float = 0.5
     negation_hold: float = 3.0
     enum_max: int = 8
     enum_min_share: float = 0.3

@@ -95,11 +95,12 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
     if mean_share <= 0:
         return {}
     mu = params.smoothing * index.median_size
+    scale = math.log(max(n, 2))  # evidence on one scale whatever the number of scopes
     rare = rarity(n, len(rows))  # a token most scopes hold is weak evidence whoever uses it most
     out: dict[int, float] = {}
     for i, w in rows.items():
         p = (w + mu * mean_share) / (index.size[i] + mu)
-        ev = math.log(p / mean_share) * (w / (w + params.prominence_k)) * rare
+        ev = math.log(p / mean_share) / scale * (w / (w + params.prominence_k)) * rare
         if ev > 0:
             out[i] = ev
     return out

@@ -149,12 +149,24 @@ def task_routing():
     layout = _layout()
     registry = _registry(layout)
     names = [s.name for s in registry.scopes]
-    metas = [str(meta_path(layout, n)) for n in names if meta_path(layout, n).exists()]
+
+    def state() -> str:  # evaluated when doit checks the task, i.e. after the index subtasks ran
+        parts = []
+        for n in names:
+            try:
+                parts.append(f"{n}={meta_path(layout, n).stat().st_mtime_ns}")
+            except OSError:
+                parts.append(f"{n}=none")
+        return ";".join(parts)
+
+    def merge() -> dict:
+        merge_routing(layout, names)
+        return {"state": state()}
+
     return {
-        "actions": [lambda: bool(merge_routing(layout, names)) or True],
+        "actions": [merge],
         "task_dep": ["index"],
-        "file_dep": metas,
-        "uptodate": [config_changed(",".join(names))],
+        "uptodate": [lambda task, values: values.get("state") == state()],
         "targets": [str(layout.routing), str(layout.manifest)],
         "verbosity": 0,
     }

@@ -1,0 +1,140 @@
+"""The command line, end to end on tiny repositories."""
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_repo
+from loci.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def corpus(tmp_path, loci_home):
+    make_repo(tmp_path / "code" / "gizmo", {
+        "README.md": "# gizmo\n\nA sprocket calibration toolkit.\n\n## Install\n\npip install gizmo\n",
+        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass SprocketGauge:\n    pass\n",
+    })
+    make_repo(tmp_path / "code" / "webby", {
+        "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects.\n",
+        "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
+    })
+    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet"])
+    assert res.exit_code == 0, res.output
+    return tmp_path / "code"
+
+
+def test_route_json_follows_the_contract(corpus):
+    res = runner.invoke(app, ["route", "--json", "--no-cwd", "how do I calibrate a sprocket gauge?"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert set(out) == {"outcome", "scopes", "reason", "candidates", "scores"}
+    assert out["outcome"] == "routed" and out["scopes"][0] == "gizmo"
+
+
+def test_ask_json_has_one_block_per_scope_with_cited_episodes(corpus):
+    res = runner.invoke(app, ["ask", "--json", "--no-cwd", "how do I calibrate a sprocket gauge?"])
+    out = json.loads(res.output)
+    block = out["blocks"][0]
+    assert block["scope"] == "gizmo" and block["episodes"]
+    ep = block["episodes"][0]
+    assert set(ep) == {"text", "source", "line", "kind", "score"} and ep["line"] >= 0
+
+
+def test_cwd_inside_a_scope_routes_a_deictic_question_there(corpus):
+    res = runner.invoke(app, ["route", "--json", "--cwd", str(corpus / "webby" / "webby"), "how do I install it?"])
+    assert json.loads(res.output)["scopes"][0] == "webby"
+
+
+def test_abstention_text_names_the_cause_and_the_fix(corpus):
+    res = runner.invoke(app, ["ask", "--no-cwd", "how do I install this project?"])
+    assert res.exit_code == 0
+    assert "ABSTAINED" in res.output and "--scope" in res.output
+
+
+def test_empty_question_is_a_usage_error(corpus):
+    res = runner.invoke(app, ["ask", "   "])
+    assert res.exit_code == 2 and "empty" in res.output
+
+
+def test_unknown_scope_lists_the_known_ones(corpus):
+    res = runner.invoke(app, ["ask", "--scope", "nope", "anything"])
+    assert res.exit_code == 2 and "gizmo" in res.output and "webby" in res.output
+
+
+def test_unknown_group_lists_the_known_ones(corpus):
+    res = runner.invoke(app, ["route", "--group", "nope", "anything"])
+    assert res.exit_code == 2 and "unknown group" in res.output
+
+
+def test_scope_flag_skips_routing_and_the_gate(corpus):
+    res = runner.invoke(app, ["ask", "--json", "--scope", "webby", "sprocket calibration"])
+    out = json.loads(res.output)
+    assert out["scopes"] == ["webby"] and out["outcome"] == "routed"
+
+
+def test_no_index_yet_says_to_run_setup(tmp_path, loci_home):
+    res = runner.invoke(app, ["route", "anything"])
+    assert res.exit_code == 1 and "loci setup" in res.output
+
+
+def test_corrupted_registry_is_named_and_left_untouched(tmp_path, loci_home):
+    loci_home.mkdir(parents=True)
+    (loci_home / "scopes.json").write_text("{not json")
+    res = runner.invoke(app, ["index"])
+    assert res.exit_code == 1 and "scopes.json" in res.output
+    assert (loci_home / "scopes.json").read_text() == "{not json"
+
+
+def test_unwritable_home_is_a_clear_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    monkeypatch.setenv("LOCI_HOME", str(blocker / "home"))
+    res = runner.invoke(app, ["scan", str(tmp_path)])
+    assert res.exit_code == 1 and "LOCI_HOME" in res.output
+
+
+def test_a_huge_question_answers(corpus):
+    res = runner.invoke(app, ["route", "--json", "--no-cwd", "sprocket " * 20000])
+    assert res.exit_code == 0 and json.loads(res.output)["outcome"] in ("routed", "abstained")
+
+
+def test_mixed_scripts_do_not_crash(corpus):
+    res = runner.invoke(app, ["ask", "--json", "--no-cwd", "如何 calibrate спрокет ∑ 🚀?"])
+    assert res.exit_code == 0
+
+
+def test_index_reports_redactions_per_scope(tmp_path, loci_home):
+    make_repo(tmp_path / "code" / "leaky", {
+        "README.md": "# leaky\n\nexport AWS_ACCESS_KEY_ID=AKIAABCDEFGHIJKLMNOP\n",
+    })
+    runner.invoke(app, ["scan", str(tmp_path / "code"), "--quiet"])
+    res = runner.invoke(app, ["index"])
+    assert res.exit_code == 0 and "redacted aws-access-key x1" in res.output
+
+
+def test_update_registers_a_repository_created_since_the_last_scan(corpus):
+    make_repo(corpus / "newbie", {"README.md": "# newbie\n\nflux capacitor\n"})
+    res = runner.invoke(app, ["update", "--quiet"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["scopes", "--json"])
+    assert "newbie" in {s["name"] for s in json.loads(res.output)}
+
+
+def test_groups_and_modes_survive_a_rescan(corpus):
+    assert runner.invoke(app, ["group", "add", "gizmo", "client:acme"]).exit_code == 0
+    assert runner.invoke(app, ["group", "set", "client:acme", "--mode", "hard"]).exit_code == 0
+    runner.invoke(app, ["scan", str(corpus), "--quiet"])
+    res = runner.invoke(app, ["groups", "--json"])
+    rows = {r["group"]: r for r in json.loads(res.output)}
+    assert rows["client:acme"]["mode"] == "hard" and rows["client:acme"]["count"] == 1
+
+
+def test_hard_group_flag_abstains_out_of_group(corpus):
+    runner.invoke(app, ["group", "add", "gizmo", "team"])
+    runner.invoke(app, ["group", "set", "team", "--mode", "hard"])
+    res = runner.invoke(app, ["route", "--json", "--no-cwd", "--group", "team",
+                              "SessionCookieJar redirect cookies sessions"])
+    out = json.loads(res.output)
+    assert out["outcome"] == "abstained" and out["reason"] == "out_of_group"
