@@ -3,7 +3,7 @@
 The tasks are the ones the `loci` CLI runs; state lives in $LOCI_HOME/.doit.db.
 """
 from loci.config import loci_home
-from pipeline.tasks import task_index, task_routing, task_scan  # noqa: F401
+from pipeline.tasks import task_graphs, task_index, task_routing, task_scan  # noqa: F401
 
 DOIT_CONFIG = {
     "dep_file": str(loci_home() / ".doit.db"),

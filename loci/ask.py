@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from loci import grammar
+from loci.errors import UsageError
 from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.lexical import LexicalIndex, load_lexical
 from loci.registry import Registry, load_registry
@@ -24,9 +25,6 @@ from loci.tokens import tokenize
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 EPISODE_TEXT_CHARS = 1500
 
-
-class UsageError(ValueError):
-    """Bad arguments: unknown scope or group, empty question. Exit code 2."""
 
 
 @dataclass
@@ -64,6 +62,7 @@ class Session:
     _routing: RoutingIndex | None = None
     _lexical: dict[str, Any] = field(default_factory=dict)
     _meta: dict[str, Any] = field(default_factory=dict)
+    _structure: dict[str, Any] = field(default_factory=dict)
 
     @property
     def manifest(self) -> dict:
@@ -194,16 +193,23 @@ def _materialise(session: Session, scope: str, hits: list[tuple[int, float]], k:
     return out
 
 
+STRUCTURE_MIN_SCORE = 1.0   # an open question shows structure only on a near-exact symbol match
+
+
 def _structure(session: Session, scope: str, question: str, k: int) -> list[dict]:
-    try:
-        from loci.structure import load_structure, query
-    except ImportError:
-        return []
-    store = load_structure(session.layout, scope)
+    from dataclasses import asdict
+
+    from loci.structure import load_structure, query, question_shape
+
+    if scope not in session._structure:
+        session._structure[scope] = load_structure(session.layout, scope)
+    store = session._structure[scope]
     if store is None:
         return []
     hits = query(store, question, k=k, params=session.params)
-    return [h.to_json() if hasattr(h, "to_json") else dict(h.__dict__) for h in hits]
+    if not question_shape(question).open or not hits:
+        return [asdict(h) for h in hits]
+    return [asdict(h) for h in hits if h.score >= STRUCTURE_MIN_SCORE]
 
 
 def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,

@@ -31,10 +31,9 @@ def handled(fn):
     """Turn the project's expected errors into one line on stderr and a non-zero exit."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from loci.ask import UsageError
+        from loci.errors import StoreError, UsageError
         from loci.groups import GroupError
         from loci.registry import RegistryError
-        from loci.store import StoreError
         from pipeline.atomic import LockHeld
         try:
             return fn(*args, **kwargs)
@@ -120,7 +119,7 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
     typer.echo(f"registered {scope.name if scope else path}; run `loci index` to index it")
 
 
-def _progress_run(targets: list[str], force: bool, quiet: bool, label: str):
+def _progress_run(targets: list[str], force: bool, quiet: bool, label: str, kind: str = "index"):
     from pipeline.runner import run_tasks
 
     layout = _writable_home()
@@ -146,15 +145,13 @@ def _progress_run(targets: list[str], force: bool, quiet: bool, label: str):
 def _do_index(force: bool, quiet: bool) -> int:
     import json
 
-    from pipeline.index import meta_path
-    from pipeline.tasks import error_path
 
     layout = make_layout()
     report = _progress_run(["index", "routing"], force, quiet, "indexing")
     rebuilt = [n.split(":", 1)[1] for n in report.executed if n.startswith("index:")]
     failed = []
     for name in rebuilt:
-        ep = error_path(layout, name)
+        ep = layout.error(name)
         if ep.exists():
             failed.append((name, json.loads(ep.read_text()).get("error", "failed")))
     if not quiet:
@@ -162,7 +159,7 @@ def _do_index(force: bool, quiet: bool) -> int:
         typer.echo(f"indexed {len(rebuilt) - len(failed)} scope(s), {len(fresh)} unchanged")
         for name in rebuilt:
             try:
-                meta = json.loads(meta_path(layout, name).read_text())
+                meta = json.loads(layout.meta(name).read_text())
             except (OSError, ValueError):
                 continue
             red = meta.get("redactions") or {}
@@ -183,6 +180,57 @@ def _do_index(force: bool, quiet: bool) -> int:
     return 1 if failed or report.failed or report.code not in (0,) else 0
 
 
+def _do_graphs(names: list[str], force: bool, quiet: bool) -> int:
+    """Build code graphs through the doit `graphs` task; returns an exit code."""
+    from pipeline.graphs import graphify_available
+
+    if not graphify_available():
+        _err("code graphs need the `graph` extra: pip install 'loci-mem[graph]' (indexing continues from prose)")
+        return 0 if quiet else 1
+    targets = [f"graphs:{n}" for n in names] if names else ["graphs"]
+    report = _progress_run(targets, force, quiet, "graphs", kind="graphs")
+    import json as _json
+    bad = 0
+    for name, values in report.values.items():
+        if not name.startswith("graphs:"):
+            continue
+        status = values.get("status")
+        if status == "failed":
+            bad += 1
+            _err(f"{name[7:]}: {values.get('message')}")
+        elif not quiet and status in ("built", "unsupported", "user_graph"):
+            typer.echo(f"  {values.get('message')}")
+    if not quiet:
+        n = len([k for k in report.values if k.startswith("graphs:")])
+        typer.echo(f"graphs: {n} scope(s) checked, {bad} failed")
+    return 1 if bad or report.failed else 0
+
+
+@app.command()
+@handled
+def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope)."),
+           all_: bool = typer.Option(False, "--all", help="Every registered scope (the default)."),
+           force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
+           quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
+    from loci.registry import load_registry
+
+    reg = load_registry(make_layout())
+    unknown = [n for n in names or [] if reg.get(n) is None]
+    if unknown:
+        raise_usage(f"unknown scope {unknown[0]!r}; known scopes: {', '.join(reg.names()) or 'none'}")
+    code = _do_graphs([] if all_ else list(names or []), force, quiet)
+    if code == 0 and not quiet:
+        typer.echo("run `loci index` to fold the graphs into routing and the structure store")
+    raise typer.Exit(code)
+
+
+def raise_usage(msg: str):
+    from loci.errors import UsageError
+
+    raise UsageError(msg)
+
+
 @app.command()
 @handled
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
@@ -201,8 +249,9 @@ def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope
 def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your repositories (default: asked, or the cwd)."),
           yes: bool = typer.Option(False, "-y", "--yes", help="Take every default without asking."),
           split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
+          no_graphs: bool = typer.Option(False, "--no-graphs", help="Skip code graphs (prose-only routing)."),
           quiet: bool = typer.Option(False, "--quiet", "-q")):
-    """First run: scan DIRS, then index everything (prompts only on a terminal; -y takes defaults)."""
+    """First run: scan DIRS, build code graphs, then index (prompts only on a terminal; -y takes defaults)."""
     if not dirs:
         default = str(Path.cwd())
         if _interactive() and not yes:
@@ -215,6 +264,10 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
     if not load_registry(make_layout()).scopes:
         _err("nothing to index: no git repositories were found")
         raise typer.Exit(1)
+    if not no_graphs and _interactive() and not yes:
+        no_graphs = not typer.confirm("Extract code graphs with graphify (local, no LLM)?", default=True)
+    if not no_graphs:
+        _do_graphs([], False, quiet)
     raise typer.Exit(_do_index(False, quiet))
 
 
@@ -222,6 +275,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 @handled
 def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (added to the remembered roots)."),
            no_scan: bool = typer.Option(False, "--no-scan", help="Do not rescan the roots."),
+           no_graphs: bool = typer.Option(False, "--no-graphs", help="Do not refresh code graphs."),
            force: bool = typer.Option(False, "--force"),
            quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed."""
@@ -236,6 +290,9 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     if not load_registry(layout).scopes:
         _err("nothing registered: run `loci setup DIR` first")
         raise typer.Exit(1)
+    from pipeline.graphs import graphify_available
+    if not no_graphs and graphify_available():
+        _do_graphs([], False, True)  # unchanged code is skipped, so this costs little
     raise typer.Exit(_do_index(force, quiet))
 
 

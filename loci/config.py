@@ -73,6 +73,12 @@ class Layout:
     def calls(self, scope: str) -> Path:
         return self.home / "calls" / f"{safe_name(scope)}.parquet"
 
+    def meta(self, scope: str) -> Path:
+        return self.home / "meta" / f"{safe_name(scope)}.json"
+
+    def error(self, scope: str) -> Path:
+        return self.home / "errors" / f"{safe_name(scope)}.json"
+
     def vectors(self, model: str, scope: str) -> Path:
         return self.home / "vectors" / safe_name(model) / f"{safe_name(scope)}.parquet"
 

@@ -14,10 +14,8 @@ from typing import Iterable
 import numpy as np
 
 from loci.config import SCHEMA_VERSION, Layout
+from loci.errors import StoreError  # noqa: F401  (re-exported)
 
-
-class StoreError(RuntimeError):
-    """An artifact is missing or unreadable; the message names the file and the fix."""
 
 
 @dataclass

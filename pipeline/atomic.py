@@ -16,6 +16,10 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 
+_UMASK = os.umask(0)
+os.umask(_UMASK)
+
+
 class LockHeld(RuntimeError):
     """Another live process holds the build lock."""
 
@@ -27,6 +31,7 @@ def atomic_path(target: Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
+    os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600; artifacts get the usual mode
     try:
         yield Path(tmp)
         os.replace(tmp, target)

@@ -54,7 +54,7 @@ class ScopeMeta:
 
 
 def meta_path(layout: Layout, name: str) -> Path:
-    return layout.home / "meta" / f"{safe_name(name)}.json"
+    return layout.meta(name)
 
 
 def chunk_table(chunks: Sequence[Chunk]) -> pa.Table:

@@ -62,25 +62,16 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
         return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32), np.zeros(0, np.float32)
     vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(lo, hi), sublinear_tf=True,
                           dtype=np.float32, lowercase=True)
-    x = vec.fit_transform(texts).tocsc()
-    x.sort_indices()
-    vocab = vec.vocabulary_
-    terms_by_col = [""] * len(vocab)
-    for gram, col in vocab.items():
+    x = vec.fit_transform(texts)
+    terms_by_col = np.empty(len(vec.vocabulary_), dtype=object)
+    for gram, col in vec.vocabulary_.items():
         terms_by_col[col] = gram
-    order = np.argsort(np.asarray(terms_by_col, dtype=object), kind="stable")
-    ptr = [0]
-    docs, weights = [], []
-    for col in order:
-        a, b = x.indptr[col], x.indptr[col + 1]
-        docs.append(x.indices[a:b])
-        weights.append(x.data[a:b])
-        ptr.append(ptr[-1] + (b - a))
-    terms = [terms_by_col[c] for c in order]
+    order = np.argsort(terms_by_col.astype(str), kind="stable")
+    x = x.tocsc()[:, order]
+    x.sort_indices()
     idf = vec.idf_.astype(np.float32)[order]
-    return (terms, np.asarray(ptr, np.int64),
-            np.concatenate(docs).astype(np.int32) if docs else np.zeros(0, np.int32),
-            np.concatenate(weights).astype(np.float32) if weights else np.zeros(0, np.float32), idf)
+    return (terms_by_col[order].tolist(), x.indptr.astype(np.int64), x.indices.astype(np.int32),
+            x.data.astype(np.float32), idf)
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int) -> None:

@@ -17,6 +17,7 @@ class RunReport:
     executed: list[str] = field(default_factory=list)
     uptodate: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    values: dict[str, dict] = field(default_factory=dict)
     code: int = 0
 
 
@@ -42,6 +43,8 @@ def _reporter_class(report: RunReport, on_event: Callable[[str, str], None] | No
         def add_success(self, task):
             if ":" in task.name or task.actions:
                 report.executed.append(task.name)
+            if task.values:
+                report.values[task.name] = dict(task.values)
             if on_event and ":" in task.name:
                 on_event("done", task.name)
 
@@ -73,13 +76,21 @@ def _reporter_class(report: RunReport, on_event: Callable[[str, str], None] | No
     return Reporter
 
 
-def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False,
+def default_jobs() -> int:
+    import os
+
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
               on_event: Callable[[str, str], None] | None = None) -> RunReport:
     """Run doit ``targets`` (e.g. ["index", "routing"]) against ``layout.home``."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
     import pipeline.tasks as tasks_module
+
+    tasks_module.forget_fingerprints()  # the working trees may have moved since the last run
 
     layout.home.mkdir(parents=True, exist_ok=True)
     report = RunReport()
@@ -89,6 +100,13 @@ def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False,
         "reporter": _reporter_class(report, on_event), "verbosity": 0,
     }
     args = ["run", "--continue"]
+    if jobs is None:  # worker processes pay off only when several scopes need work
+        from pipeline.tasks import stale_scopes
+
+        many = any(t.startswith("graphs") for t in targets) or len(stale_scopes(layout)) > 1
+        jobs = default_jobs() if force or many else 1
+    if jobs > 1:
+        args += ["-n", str(jobs), "-P", "process"]
     if force:
         args.append("--always-execute")
     args.extend(targets)

@@ -22,7 +22,6 @@ from pipeline import buildlock
 from pipeline.atomic import write_json
 from pipeline.facts import fact_vocabulary
 from pipeline.fingerprint import scope_fingerprint
-from pipeline.index import ScopeMeta, merge_routing, meta_path, newest_commit_date, routing_vocabulary, write_scope
 
 
 def _layout() -> Layout:
@@ -30,7 +29,11 @@ def _layout() -> Layout:
 
 
 def error_path(layout: Layout, name: str) -> Path:
-    return layout.home / "errors" / f"{safe_name(name)}.json"
+    return layout.error(name)
+
+
+def meta_path(layout: Layout, name: str) -> Path:
+    return layout.meta(name)
 
 
 def _registry(layout: Layout):
@@ -60,16 +63,17 @@ def _symbol_vocab(layout: Layout, scope, params: Params):
     src = graph_source(scope.name, Path(scope.path), layout)
     if src is None:
         return None, []
-    tables = graph_tables(src, Path(scope.path))
+    tables = graph_tables(src, Path(scope.path), scope=scope.name)
+    write_structure(scope.name, tables, layout)  # even when empty: no stale store survives
     if tables.symbols.num_rows == 0:
         return None, list(tables.problems)
-    write_structure(scope.name, tables, layout)
     return symbol_vocabulary(tables.symbols, params), list(tables.problems)
 
 
 def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
     """Collect, redact and write one scope; record failures instead of raising."""
     from pipeline.collect import collect_scope
+    from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
 
     layout = _layout()
     err = error_path(layout, name)
@@ -122,6 +126,61 @@ def task_scan():
     return {"actions": [rescan], "uptodate": [False], "verbosity": 0}
 
 
+_FINGERPRINTS: dict[tuple[str, str], str] = {}
+
+
+def fingerprint_of(layout: Layout, scope, params: Params = DEFAULT_PARAMS) -> str:
+    """The scope's build fingerprint, computed once per process."""
+    key = (str(layout.home), scope.name)
+    if key not in _FINGERPRINTS:
+        _FINGERPRINTS[key] = scope_fingerprint(
+            Path(scope.path), excludes=scope.excludes, globs=scope.globs,
+            graph_mtime=_graph_mtime(layout, scope), params=params)
+    return _FINGERPRINTS[key]
+
+
+def forget_fingerprints() -> None:
+    _FINGERPRINTS.clear()
+
+
+def stale_scopes(layout: Layout) -> list[str]:
+    """Registered scopes whose last successful build used another fingerprint."""
+    out = []
+    for scope in _registry(layout).scopes:
+        if not Path(scope.path).is_dir():
+            continue
+        try:
+            built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint")
+        except (OSError, ValueError):
+            built = None
+        if built != fingerprint_of(layout, scope) or layout.error(scope.name).exists():
+            out.append(scope.name)
+    return out
+
+
+def build_graph_action(name: str, force: bool = False) -> dict:
+    """Extract one scope's code graph (graphify decides nothing changed in ~10 ms)."""
+    from pipeline.graphs import build_graph
+
+    layout = _layout()
+    scope = _registry(layout).get(name)
+    if scope is None:
+        return {"status": "failed", "message": f"scope {name!r} is no longer registered"}
+    r = build_graph(scope.name, Path(scope.path), layout, excludes=scope.excludes, force=force)
+    return {"status": r.status, "message": r.message}
+
+
+def task_graphs():
+    """Build or refresh every scope's code graph under $LOCI_HOME/graphs (nothing in the repos)."""
+    layout = _layout()
+    buildlock.hold(layout)
+    yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
+    for scope in _registry(layout).scopes:
+        if Path(scope.path).is_dir():
+            yield {"name": scope.name, "actions": [(build_graph_action, [scope.name])],
+                   "uptodate": [False], "verbosity": 0}
+
+
 def task_index():
     """Index every registered scope whose fingerprint moved."""
     layout = _layout()
@@ -132,8 +191,7 @@ def task_index():
     for scope in registry.scopes:
         if not Path(scope.path).is_dir():
             continue
-        fp = scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
-                               graph_mtime=_graph_mtime(layout, scope), params=params)
+        fp = fingerprint_of(layout, scope, params)
         yield {
             "name": scope.name,
             "actions": [(index_scope, [scope.name, fp])],
@@ -160,6 +218,8 @@ def task_routing():
         return ";".join(parts)
 
     def merge() -> dict:
+        from pipeline.index import merge_routing
+
         merge_routing(layout, names)
         return {"state": state()}
 

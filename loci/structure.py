@@ -1,0 +1,378 @@
+"""The structure store, read side: which symbol a question names, and what calls what, with file:line.
+
+``load_structure`` reads a scope's symbols and calls tables (written at index
+time from its graphify graph); ``query`` maps a question to symbols of that
+scope only and answers "where is X defined", "what calls X", "what does X
+call", or, for an open question, a small ranked neighbourhood. It returns []
+when the scope holds nothing the question names. Imports no graphify.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from loci.config import DEFAULT_PARAMS, Layout, Params
+from loci.tokens import STOPWORDS, tokenize
+
+CALL_RELATIONS = {"calls": 1.0, "indirect_call": 0.8}
+NEIGHBOUR_RELATIONS = ("method", "contains", "inherits", "implements", "uses")
+_KIND_FACTOR = {"function": 1.0, "method": 1.0, "class": 1.0, "symbol": 0.7, "file": 0.5}
+
+# match strengths (a question word against a symbol) and hit weights per question shape
+EXACT_IDENTIFIER, EXACT_QUALIFIED, EXACT_WORD = 3.0, 3.5, 1.2
+BARE_OF_QUALIFIED = 2.0            # `send` of `Session.send`: below ANCHOR_RATIO of a qualified match
+FOCUS, ASIDE = 1.0, 0.55           # a hit of the shape asked for, and one of another shape
+CHAIN_FACTOR = 0.6                 # a caller's caller, for "call chain" questions
+NEIGHBOUR_FACTOR = 0.4
+SINGLE_PART, EXPANDED, PREFIX = 0.6, 0.8, 4
+# an anchor must score MIN_SCORE (a plain word naming a test-only symbol does not) and be
+# within ANCHOR_RATIO of the best anchor; at most MAX_ANCHORS are answered for
+MIN_SCORE, ANCHOR_RATIO, MAX_ANCHORS = 0.8, 0.6, 4
+
+_WORD = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
+_CALLERS = re.compile(
+    r"\b(?:what|who|which(?:\s+\w+){0,2})\s+(?:calls?|uses?|invokes?|reach(?:es)?|triggers?)\b"
+    r"|\bcalled\s+(?:from|by|in)\b|\bcallers?\b|\bcall[\s-]*(?:sites?|chain)\b|\bused\s+(?:by|in|from)\b"
+    r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:called|used|invoked)\b|\binvoked\s+(?:from|by)\b")
+_CALLEES = re.compile(
+    r"\bwhat\s+(?:\w+\s+)?(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
+    r"|\bwhich\s+\w+\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
+    r"|\bcallees?\b|\bcalls\s+made\s+by\b|\bwhat\s+[\w.]+\(\)\s+calls\b")
+_DEFINE = re.compile(
+    r"\bdefin(?:ed|es|ition)\b|\bdeclared?\b|\bimplemented\b|\blocated\b"
+    r"|\bwhere\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+live\b|\bwhere\s+(?:is|are)\b(?!.*\b(?:called|used|invoked)\b)")
+# words that give a question its shape, never the symbol it is about
+_SHAPE_WORDS = frozenset(
+    """where defined define defines definition declared declare call calls called calling caller
+    callers callee callees invoke invokes invoked use uses used reach reaches reached chain site
+    sites live lives located implemented method methods function functions class classes what
+    which who""".split())
+
+
+@dataclass(frozen=True)
+class StructureHit:
+    label: str
+    kind: str
+    source_file: str
+    line: int
+    relation: str   # defines | calls | called_by | neighbour
+    score: float
+
+
+@dataclass(frozen=True)
+class Shape:
+    define: bool = False
+    callers: bool = False
+    callees: bool = False
+
+    @property
+    def open(self) -> bool:
+        return not (self.define or self.callers or self.callees)
+
+
+def question_shape(question: str) -> Shape:
+    """Which of the three structural questions (any number of them) the wording asks."""
+    q = question.lower()
+    return Shape(define=bool(_DEFINE.search(q)), callers=bool(_CALLERS.search(q)),
+                 callees=bool(_CALLEES.search(q)))
+
+
+class StructureStore:
+    """One scope's symbols and edges; lookups are built on the first query."""
+
+    def __init__(self, name: str, symbols: pa.Table, calls: pa.Table):
+        self.name = name
+        self.symbols = symbols
+        self.calls = calls
+        self._factors: dict[Params, np.ndarray] = {}
+
+    def __len__(self) -> int:
+        return self.symbols.num_rows
+
+    @cached_property
+    def _cols(self) -> dict:
+        cols = self.symbols.to_pydict()
+        n = len(cols["id"])
+        cols.setdefault("path_kind", ["source"] * n)
+        cols["name"] = [bare_name(lbl, kind) for lbl, kind in zip(cols["label"], cols["kind"])]
+        if "parts" in cols:
+            cols["parts"] = [tuple(p.split()) for p in cols["parts"]]
+        else:
+            cols["parts"] = [name_parts(name) for name in cols["name"]]
+        return cols
+
+    @cached_property
+    def _position(self) -> dict[str, int]:
+        return {sid: i for i, sid in enumerate(self._cols["id"])}
+
+    def _edges(self, relations) -> list[tuple[int, int, str, str, int]]:
+        """Edges of the given relations as (src row, dst row, relation, path, line)."""
+        table = self.calls.filter(pc.is_in(self.calls["relation"], pa.array(list(relations), pa.string())))
+        pos, cols = self._position, table.to_pydict()
+        out = []
+        for src, dst, rel, path, line in zip(cols["src"], cols["dst"], cols["relation"], cols["path"], cols["line"]):
+            i, j = pos.get(src), pos.get(dst)
+            if i is not None and j is not None and i != j:
+                out.append((i, j, rel, path, line))
+        out.sort(key=lambda e: (e[3], e[4]))
+        return out
+
+    @cached_property
+    def _call_edges(self) -> list[tuple[int, int, str, str, int]]:
+        return self._edges(CALL_RELATIONS)
+
+    @cached_property
+    def callers(self) -> dict[int, list[tuple[int, int, str, str, int]]]:
+        return _group(self._call_edges, 1)
+
+    @cached_property
+    def callees(self) -> dict[int, list[tuple[int, int, str, str, int]]]:
+        return _group(self._call_edges, 0)
+
+    @cached_property
+    def neighbours(self) -> dict[int, list[int]]:
+        out: dict[int, list[int]] = {}
+        for i, j, _rel, _p, _l in self._edges(NEIGHBOUR_RELATIONS):
+            out.setdefault(i, []).append(j)
+            out.setdefault(j, []).append(i)
+        return out
+
+    @cached_property
+    def by_name(self) -> dict[str, list[int]]:
+        """Lower-cased bare names, qualified labels and file names/stems -> symbol rows."""
+        out: dict[str, list[int]] = {}
+        for i, (label, name) in enumerate(zip(self._cols["label"], self._cols["name"])):
+            keys = {label.lower(), name.lower()}
+            if self._cols["kind"][i] == "file":
+                keys.add(label.rsplit("/", 1)[-1].lower())
+            for key in keys:
+                out.setdefault(key, []).append(i)
+        return out
+
+    @cached_property
+    def by_part(self) -> dict[str, np.ndarray]:
+        """Split name words (in the tokenizer's form) -> symbol rows."""
+        out: dict[str, list[int]] = {}
+        for i, parts in enumerate(self._cols["parts"]):
+            for part in parts:
+                out.setdefault(part, []).append(i)
+        return {part: np.array(rows, dtype=np.int64) for part, rows in out.items()}
+
+    @cached_property
+    def by_prefix(self) -> dict[str, list[str]]:
+        """First PREFIX letters -> the scope's name parts that start with them (for near forms)."""
+        out: dict[str, list[str]] = {}
+        for part in self.by_part:
+            if len(part) >= PREFIX and part.isalpha():
+                out.setdefault(part[:PREFIX], []).append(part)
+        return out
+
+    @cached_property
+    def idf(self) -> dict[str, float]:
+        n = len(self)
+        return {part: math.log(1.0 + n / len(rows)) for part, rows in self.by_part.items()}
+
+    @cached_property
+    def part_totals(self) -> np.ndarray:
+        """Per symbol, the idf mass of its name's parts (never 0)."""
+        idf = self.idf
+        return np.array([sum(idf[p] for p in ps) or 1.0 for ps in self._cols["parts"]], dtype=float)
+
+    def factors(self, params: Params) -> np.ndarray:
+        """Every symbol's kind and path weight under ``params`` (cached per params)."""
+        cached = self._factors.get(params)
+        if cached is None:
+            pairs = list(zip(self._cols["kind"], self._cols["path_kind"]))
+            weight = {pair: self.factor_of(*pair, params) for pair in set(pairs)}
+            cached = np.array([weight[pair] for pair in pairs], dtype=float)
+            self._factors[params] = cached
+        return cached
+
+    def hit(self, i: int, relation: str, score: float, path: str | None = None,
+            line: int | None = None) -> StructureHit:
+        c = self._cols
+        return StructureHit(c["label"][i], c["kind"][i], path or c["path"][i],
+                            int(line if line is not None else c["line"][i]), relation, round(score, 4))
+
+    def factor(self, i: int, params: Params) -> float:
+        """Kind and path weight of one symbol: test and fixture code rank below shipped code."""
+        return self.factor_of(self._cols["kind"][i], self._cols["path_kind"][i], params)
+
+    @staticmethod
+    def factor_of(kind: str, path_kind: str, params: Params) -> float:
+        return _KIND_FACTOR.get(kind, 0.7) * (0.4 + 0.6 * params.path_weight(path_kind))
+
+
+def load_structure(layout: Layout, name: str) -> StructureStore | None:
+    """The scope's structure store, or None when it has none or its files cannot be read."""
+    try:
+        symbols = pq.ParquetFile(layout.symbols(name)).read()
+        calls = pq.ParquetFile(layout.calls(name)).read()
+    except (OSError, pa.ArrowException):
+        return None
+    if not {"id", "label", "kind", "path", "line"} <= set(symbols.column_names) or \
+            not {"src", "dst", "relation", "path", "line"} <= set(calls.column_names):
+        return None
+    return StructureStore(name, symbols, calls)
+
+
+def structure_problem(layout: Layout, name: str) -> str | None:
+    """Why a scope has no usable structure store, with the fix; None when it has one."""
+    if not layout.symbols(name).exists():
+        return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"
+    if load_structure(layout, name) is None:
+        return f"{name}'s structure store is unreadable: run `loci graphs {name}`, then `loci index`"
+    return None
+
+
+def query(store: StructureStore, question: str, *, k: int = 5,
+          params: Params = DEFAULT_PARAMS) -> list[StructureHit]:
+    """Up to ``k`` ranked, de-duplicated hits of the scope's symbols for ``question``; [] if none match."""
+    if store is None or not len(store) or k <= 0:
+        return []
+    anchors = find_anchors(store, question, params)
+    if not anchors:
+        return []
+    shape = question_shape(question)
+    hits: list[StructureHit] = []
+    for i, score in anchors:
+        hits.extend(_answer(store, i, score, shape, params))
+    return _rank(hits, k)
+
+
+def find_anchors(store: StructureStore, question: str, params: Params = DEFAULT_PARAMS,
+                 *, ratio: float = ANCHOR_RATIO, limit: int = MAX_ANCHORS,
+                 floor: float = MIN_SCORE) -> list[tuple[int, float]]:
+    """The symbols the question names, best first: exact identifiers, then split-word matches."""
+    n, scope = len(store), store.name.lower()
+    if not n:
+        return []
+    exact = np.zeros(n)
+    for raw in _WORD.findall(question):
+        for key, strength in _name_keys(raw):
+            if key == scope or key in STOPWORDS or key in _SHAPE_WORDS:
+                continue
+            rows = store.by_name.get(key)
+            if rows is not None:
+                exact[rows] = np.maximum(exact[rows], strength)
+    split = _split_matches(store, question)
+    combined = (np.maximum(exact, split) + 0.1 * np.minimum(exact, split)) * store.factors(params)
+    best = float(combined.max())
+    if best < floor:
+        return []
+    rows = np.flatnonzero(combined >= ratio * best)
+    if len(rows) > 4 * limit:
+        rows = rows[np.argsort(-combined[rows], kind="stable")[: 4 * limit]]
+    chosen = sorted(rows.tolist(), key=lambda i: (-combined[i], -len(store.callers.get(i, ())), i))
+    return [(i, float(combined[i])) for i in chosen[:limit]]
+
+
+def _split_matches(store: StructureStore, question: str) -> np.ndarray:
+    """Per symbol, how much of its name the question's words cover (idf-weighted, this scope's parts only).
+
+    A name matched on one word scores SINGLE_PART of its coverage: one shared word is weak evidence.
+    """
+    qparts = question_parts(store, question)
+    covered, count = np.zeros(len(store)), np.zeros(len(store))
+    for part, weight in qparts.items():
+        rows = store.by_part[part]
+        covered[rows] += weight * store.idf[part]
+        count[rows] += 1
+    return covered / store.part_totals * np.where(count >= 2, 1.0, SINGLE_PART)
+
+
+def question_parts(store: StructureStore, question: str) -> dict[str, float]:
+    """The question's words as this scope's name parts, weighted 1 where the scope has the word
+    and EXPANDED for its near forms (``stripped`` -> ``strip``, ``config`` -> ``configure``)."""
+    out: dict[str, float] = {}
+    for tok in tokenize(question):
+        if tok in _SHAPE_WORDS or tok == store.name.lower() or "." in tok:
+            continue
+        if tok in store.by_part:
+            out[tok] = 1.0
+        for part in store.by_prefix.get(tok[:PREFIX], ()):
+            short, long_ = sorted((tok, part), key=len)
+            if long_.startswith(short) and len(long_) - len(short) <= 3:
+                out.setdefault(part, EXPANDED)
+    return out
+
+
+def _answer(store: StructureStore, i: int, score: float, shape: Shape, params: Params) -> list[StructureHit]:
+    w_define = 1.05 if shape.define or shape.open else ASIDE
+    w_callers = FOCUS if shape.callers else ASIDE
+    w_callees = FOCUS if shape.callees else ASIDE * 0.9
+    hits = [store.hit(i, "defines", score * w_define)]
+    for src, _dst, rel, path, line in store.callers.get(i, ()):
+        s = score * w_callers * CALL_RELATIONS[rel] * store.factor(src, params)
+        hits.append(store.hit(src, "called_by", s, path, line))
+        if shape.callers:
+            for src2, _d, rel2, path2, line2 in store.callers.get(src, ()):
+                s2 = s * CHAIN_FACTOR * CALL_RELATIONS[rel2] * store.factor(src2, params)
+                hits.append(store.hit(src2, "called_by", s2, path2, line2))
+    for _src, dst, rel, path, line in store.callees.get(i, ()):
+        s = score * w_callees * CALL_RELATIONS[rel] * store.factor(dst, params)
+        hits.append(store.hit(dst, "calls", s, path, line))
+    if shape.open:
+        for j in store.neighbours.get(i, ()):
+            hits.append(store.hit(j, "neighbour", score * NEIGHBOUR_FACTOR * store.factor(j, params)))
+    return hits
+
+
+def _rank(hits: list[StructureHit], k: int) -> list[StructureHit]:
+    best: dict[tuple, StructureHit] = {}
+    for h in hits:
+        key = (h.label, h.source_file, h.line)
+        if key not in best or h.score > best[key].score:
+            best[key] = h
+    ordered = sorted(best.values(), key=lambda h: (-h.score, h.source_file, h.line, h.label))
+    return ordered[:k]
+
+
+def _group(edges, end: int) -> dict[int, list]:
+    out: dict[int, list] = {}
+    for e in edges:
+        out.setdefault(e[end], []).append(e)
+    return out
+
+
+def bare_name(label: str, kind: str) -> str:
+    """The name a question would use: ``Session.send`` -> ``send``; ``src/a/b.py`` -> ``b``."""
+    if kind == "file":
+        return label.rsplit("/", 1)[-1].split(".", 1)[0]
+    return label.rsplit(".", 1)[-1]
+
+
+def name_parts(name: str) -> tuple[str, ...]:
+    """A name's split words in the tokenizer's form (``should_strip_auth`` -> strip, auth)."""
+    toks = tokenize(name)
+    whole = name.lower().strip("_")
+    parts = tuple(dict.fromkeys(t for t in toks if t != whole))
+    return parts or tuple(dict.fromkeys(toks))
+
+
+def _name_keys(raw: str) -> list[tuple[str, float]]:
+    """Lookup keys for one question word, strongest first: ``pkg.Session.send`` is tried whole,
+    as ``session.send`` and, weaker than any qualified match, as the bare ``send``."""
+    word = raw[:-2] if raw.endswith("()") else raw
+    key = word.lower().replace("::", ".")
+    if "." not in key:
+        if not _is_identifier(raw) and len(key) < 3:
+            return []
+        return [(key, EXACT_IDENTIFIER if _is_identifier(raw) else EXACT_WORD)]
+    segments = key.split(".")
+    keys = [(key, EXACT_QUALIFIED), (".".join(segments[-2:]), EXACT_QUALIFIED)]
+    return keys + [(segments[-1], BARE_OF_QUALIFIED)]
+
+
+def _is_identifier(raw: str) -> bool:
+    """Shaped like code rather than English: snake_case, camelCase, qualified, or called with ()."""
+    word = raw[:-2] if raw.endswith("()") else raw
+    return (raw.endswith("()") or "_" in word or "." in word or "::" in word
+            or any(c.isupper() for c in word[1:]) and not word.isupper())

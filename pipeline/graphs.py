@@ -1,0 +1,267 @@
+"""The graphify adapter: build one scope's code graph under $LOCI_HOME, never inside the repository.
+
+graphify (extra ``graph``) runs as ``python -m graphify extract ROOT --code-only
+--no-cluster --out DIR``: AST only, no LLM, offline. A scope is up to date when
+the fingerprint of its code files (index hashes at HEAD plus the working tree)
+matches the one recorded at the last build; then nothing runs and graph.json
+keeps its mtime, so the index step downstream sees no change either.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Sequence
+
+from loci.config import Layout
+from pipeline.atomic import write_bytes, write_json
+
+STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
+INSTALL_HINT = "pip install 'loci-mem[graph]'"
+RECIPE = "extract --code-only --no-cluster v1"  # bump to force every graph to rebuild
+TIMEOUT_SECONDS = 1800
+USER_GRAPH = PurePosixPath("graphify-out") / "graph.json"
+
+# files whose edits cannot change a code graph; everything else tracked counts as code
+_NOT_CODE = {".md", ".mdx", ".rst", ".txt", ".adoc", ".html", ".htm", ".pdf", ".png", ".jpg",
+             ".jpeg", ".gif", ".webp", ".svg", ".ico", ".mp4", ".mov", ".mp3", ".wav", ".docx",
+             ".xlsx", ".csv", ".tsv", ".lock", ".zip", ".gz", ".tar", ".whl", ".woff", ".woff2",
+             ".ttf", ".eot", ".bin", ".pyc", ".so", ".dll", ".exe", ".jar", ".class", ".o", ".a"}
+_SKIP_DIRS = {".git", "graphify-out", "node_modules", ".venv", "venv", "__pycache__", "target",
+              "dist", "build", ".tox", ".mypy_cache", ".pytest_cache"}
+
+
+@dataclass(frozen=True)
+class GraphResult:
+    name: str
+    status: str           # one of STATUSES
+    graph: Path | None    # the graph a reader should use, if any
+    message: str
+    seconds: float
+
+
+def graph_path(name: str, layout: Layout) -> Path:
+    return layout.graph_dir(name) / "graph.json"
+
+
+def fingerprint_path(name: str, layout: Layout) -> Path:
+    return layout.graph_dir(name) / "fingerprint.json"
+
+
+def graph_source(name: str, root: Path, layout: Layout) -> Path | None:
+    """The graph to read: the user's ``<root>/graphify-out/graph.json`` if newer than loci's, else loci's."""
+    ours, theirs = graph_path(name, layout), Path(root) / USER_GRAPH
+    ours_m, theirs_m = _mtime(ours), _mtime(theirs)
+    if theirs_m is not None and (ours_m is None or theirs_m > ours_m):
+        return theirs
+    return ours if ours_m is not None else None
+
+
+def last_status(name: str, layout: Layout) -> str | None:
+    """What the last build of this scope's graph found ("built" or "unsupported"), None if never built."""
+    return _read_record(name, layout).get("status")
+
+
+def graphify_available() -> bool:
+    """True when the ``graph`` extra (graphify) is installed for this interpreter."""
+    try:
+        return importlib.util.find_spec("graphify") is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def build_graph(name: str, root: Path, layout: Layout, *, excludes: Sequence[str] = (),
+                force: bool = False) -> GraphResult:
+    """Extract (or skip, when nothing changed) the code graph of one scope; never raises."""
+    start = time.perf_counter()
+
+    def done(status: str, message: str, graph: Path | None = None) -> GraphResult:
+        return GraphResult(name, status, graph, message, round(time.perf_counter() - start, 3))
+
+    root = Path(root)
+    if not root.is_dir():
+        return done("failed", f"{name}: {root} is not a directory; re-register the scope or remove it")
+    if not graphify_available():
+        return done("no_extra", f"code graphs need graphify: {INSTALL_HINT}")
+    if not force:
+        user = Path(root) / USER_GRAPH
+        if graph_source(name, root, layout) == user:
+            return done("user_graph", f"{name}: reading your own {USER_GRAPH} (newer than loci's)", user)
+    try:
+        fingerprint, code_files = code_fingerprint(root, excludes)
+    except OSError as exc:
+        return done("failed", f"{name}: cannot read {root}: {exc}")
+    ours, record = graph_path(name, layout), _read_record(name, layout)
+    if not force and record.get("fingerprint") == fingerprint:
+        if record.get("status") == "unsupported":
+            return done("unsupported", _unsupported(name))
+        if ours.exists():
+            return done("uptodate", f"{name}: code unchanged since the last graph", ours)
+    # a new recipe, graphify version or exclude list: graphify's own incremental cache cannot know
+    full = force or record.get("setup") != _setup(excludes)
+    try:
+        if code_files == 0:
+            return _finish_unsupported(name, layout, fingerprint, done, excludes)
+        return _extract(name, root, layout, excludes, fingerprint, full, done)
+    except OSError as exc:
+        return done("failed", f"{name}: cannot write under {layout.graph_dir(name)}: {exc}")
+
+
+def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResult:
+    work = layout.graph_dir(name) / "work"
+    work.mkdir(parents=True, exist_ok=True)
+    cmd = graphify_command(root, work, excludes, full)
+    env = {**os.environ, "PYTHONHASHSEED": "0"}  # graphify re-execs itself without it
+    try:
+        proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
+                              timeout=TIMEOUT_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return done("failed", f"{name}: graphify ran over {TIMEOUT_SECONDS} s; exclude generated "
+                              f"or vendored code, then run `loci graphs {name}`")
+    except OSError as exc:
+        return done("failed", f"{name}: could not start graphify: {exc}")
+    produced = work / "graphify-out" / "graph.json"
+    if proc.returncode != 0 or not produced.exists():
+        tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
+        return done("failed", f"{name}: graphify failed (exit {proc.returncode}): {tail[0][:200]}; "
+                              f"run `loci graphs {name}` to retry")
+    if _symbol_count(produced, root) == 0:
+        return _finish_unsupported(name, layout, fingerprint, done, excludes)
+    ours = graph_path(name, layout)
+    data = produced.read_bytes()
+    changed = not ours.exists() or _digest(ours.read_bytes()) != _digest(data)
+    if changed:
+        write_bytes(ours, data)  # identical output keeps the old mtime: no reindex downstream
+    _write_record(name, layout, fingerprint, "built", excludes)
+    return done("built", f"{name}: graph built" if changed else f"{name}: graph re-extracted, unchanged", ours)
+
+
+def graphify_command(root: Path, out: Path, excludes: Sequence[str] = (), full: bool = False) -> list[str]:
+    """graphify's AST-only extraction of ``root`` into ``out``/graphify-out (``full``: skip its cache)."""
+    cmd = [sys.executable, "-m", "graphify", "extract", str(Path(root).resolve()), "--code-only",
+           "--no-cluster", "--out", str(out)]
+    for pattern in excludes:
+        cmd += ["--exclude", pattern]
+    return cmd + ["--force"] if full else cmd
+
+
+def _finish_unsupported(name, layout, fingerprint, done, excludes=()) -> GraphResult:
+    stale = graph_path(name, layout)
+    if stale.exists():
+        stale.unlink()
+    _write_record(name, layout, fingerprint, "unsupported", excludes)
+    return done("unsupported", _unsupported(name))
+
+
+def _unsupported(name: str) -> str:
+    return f"{name}: no language graphify knows; the scope stays indexed from its prose"
+
+
+def _symbol_count(graph: Path, root: Path) -> int:
+    from pipeline.structure_tables import graph_tables
+
+    kinds = graph_tables(graph, root).symbols.column("kind").to_pylist()
+    return sum(k in ("class", "function", "method") for k in kinds)
+
+
+def code_fingerprint(root: Path, excludes: Sequence[str] = ()) -> tuple[str, int]:
+    """A digest of the code files' content at HEAD and in the working tree, and how many there are."""
+    digest = hashlib.sha1(_setup(excludes).encode())
+    listed = _git(root, ["ls-files", "-s", "-z"])
+    if listed is None:
+        return _walk_fingerprint(root, digest)
+    count = 0
+    for rec in listed.split(b"\0"):
+        if rec and _is_code(rec.split(b"\t", 1)[-1].decode("utf-8", "replace")):
+            digest.update(rec + b"\n")
+            count += 1
+    # porcelain paths are relative to the repository's top, whatever directory the scope is
+    prefix = (_git(root, ["rev-parse", "--show-prefix"]) or b"").strip().decode("utf-8", "replace")
+    status = _git(root, ["--no-optional-locks", "status", "--porcelain=v1", "-z",
+                         "--untracked-files=all", "--ignore-submodules", "--", "."]) or b""
+    for rec in status.split(b"\0"):
+        path = rec[3:].decode("utf-8", "replace")
+        path = path[len(prefix):] if path.startswith(prefix) else path
+        if len(rec) > 3 and _is_code(path):
+            digest.update(rec + b"|" + _stat_key(root / path) + b"\n")
+            count += rec[:2] == b"??"
+    return digest.hexdigest(), count
+
+
+def _walk_fingerprint(root: Path, digest) -> tuple[str, int]:
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+        for fname in sorted(filenames):
+            rel = os.path.relpath(os.path.join(dirpath, fname), root).replace(os.sep, "/")
+            if _is_code(rel):
+                digest.update(rel.encode() + b"|" + _stat_key(Path(dirpath) / fname) + b"\n")
+                count += 1
+    return digest.hexdigest(), count
+
+
+def _is_code(relpath: str) -> bool:
+    pure = PurePosixPath(relpath)
+    if not pure.suffix or pure.parts[:1] == ("graphify-out",):
+        return False
+    return pure.suffix.lower() not in _NOT_CODE
+
+
+def _stat_key(path: Path) -> bytes:
+    try:
+        st = path.stat()
+    except OSError:
+        return b"gone"
+    return f"{st.st_mtime_ns}:{st.st_size}".encode()
+
+
+def _git(root: Path, args: list[str]) -> bytes | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=120,
+                              check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def _graphify_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("graphifyy")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def _read_record(name: str, layout: Layout) -> dict:
+    try:
+        record = json.loads(fingerprint_path(name, layout).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _setup(excludes: Sequence[str]) -> str:
+    return f"{RECIPE}|graphify {_graphify_version()}|excludes {sorted(excludes)}"
+
+
+def _write_record(name: str, layout: Layout, fingerprint: str, status: str, excludes: Sequence[str]) -> None:
+    write_json(fingerprint_path(name, layout), {"fingerprint": fingerprint, "status": status,
+                                                "setup": _setup(excludes), "built_at": time.time()})
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
