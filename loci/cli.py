@@ -470,6 +470,21 @@ def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the 
     raise typer.Exit(code)
 
 
+def _register_more_commands() -> None:
+    """Commands that live in their own modules register themselves on ``app``."""
+    import importlib
+
+    for module in ("loci.cli_diag", "loci.cli_mcp", "loci.cli_embed"):
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+
+
+_register_more_commands()
+
+
 def main() -> None:
     app()
 

@@ -99,7 +99,7 @@ class Params:
     # --- collection
     max_file_bytes: int = 1_000_000
     max_commits: int = 400
-    chunk_max_chars: int = 4000
+    chunk_max_chars: int = 1500
     # how much a token seen in each kind of path counts toward routing
     path_weights: tuple[tuple[str, float], ...] = (
         ("source", 1.0), ("docs", 1.0), ("generated", 0.1), ("test", 0.25),
