@@ -138,3 +138,41 @@ def test_hard_group_flag_abstains_out_of_group(corpus):
                               "SessionCookieJar redirect cookies sessions"])
     out = json.loads(res.output)
     assert out["outcome"] == "abstained" and out["reason"] == "out_of_group"
+
+
+@pytest.fixture
+def mixed(tmp_path, loci_home):
+    make_repo(tmp_path / "code" / "handbook", {
+        "README.md": "# handbook\n\nOnboarding guide: expense reports, vacation policy and laptop provisioning.\n",
+        "docs/expenses.md": "# Expenses\n\nSubmit expense reports with receipts within thirty days.\n",
+    })
+    make_repo(tmp_path / "code" / "app", {
+        "README.md": "# app\n\nA small service.\n",
+        "CONTRIBUTING.md": "# Contributing\n\n## Running the tests\n\nRun `make test` from the repository root.\n",
+        "app/main.py": "def serve():\n    '''Serve the tests of the service.'''\n    pass\n",
+        "tests/test_main.py": "def test_serve():\n    '''run the tests here and there'''\n    pass\n",
+        "vendor/sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
+    })
+    make_repo(tmp_path / "code" / "sprocketlib", {
+        "README.md": "# sprocketlib\n\nCalibrate sprocket gauges.\n",
+        "sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
+    })
+    assert runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs"]).exit_code == 0
+    return tmp_path / "code"
+
+
+def test_a_documentation_only_repository_routes_on_its_prose(mixed):
+    out = json.loads(runner.invoke(app, ["route", "--json", "--no-cwd", "how do I submit expense reports?"]).output)
+    assert out["scopes"][:1] == ["handbook"]
+
+
+def test_vendored_code_does_not_attract_the_vendored_projects_questions(mixed):
+    out = json.loads(runner.invoke(app, ["route", "--json", "--no-cwd", "calibrate_sprocket_gauge"]).output)
+    assert out["scopes"][:1] == ["sprocketlib"] and "app" not in out["scopes"]
+
+
+def test_a_question_asked_from_inside_a_repo_finds_its_project_docs_first(mixed):
+    out = json.loads(runner.invoke(app, ["ask", "--json", "--cwd", str(mixed / "app"),
+                                         "How do I run the tests here?"]).output)
+    assert out["scopes"][0] == "app"
+    assert out["blocks"][0]["episodes"][0]["source"] == "CONTRIBUTING.md"

@@ -138,3 +138,36 @@ def test_dotted_symbol_routes_to_its_only_holder():
 def test_json_contract_has_exactly_the_documented_fields(index):
     r = route("sprocket calibration parser", index, Context(), ALIASES, P)
     assert set(r.to_json()) == {"outcome", "scopes", "reason", "candidates", "scores"}
+
+
+def test_a_scope_with_very_broad_vocabulary_does_not_win_other_scopes_questions():
+    import random
+
+    rng = random.Random(7)
+    words = [f"w{i:03d}x" for i in range(600)]
+    corpus = {}
+    for s in range(14):
+        own = words[s * 40:(s + 1) * 40]
+        corpus[f"s{s:02d}"] = " ".join(own * 3) + " " + FILLER
+    # one scope holds nearly the whole corpus vocabulary, a few times each, plus lots of its own
+    corpus["broad"] = " ".join(w for w in words[:560] for _ in range(4)) + " " + FILLER * 40
+    idx = build_index(corpus)
+    wrong = 0
+    for s in range(14):
+        q = " ".join(rng.sample(words[s * 40:(s + 1) * 40], 3))
+        r = route(q, idx, Context(), {}, P)
+        wrong += r.scopes[:1] != [f"s{s:02d}"]
+    assert wrong == 0
+
+
+def test_with_project_comma_reads_as_naming_the_project(index):
+    r = route("With click, how do I render a canvas?", index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "click"
+
+
+def test_negated_enumeration_returns_the_scopes_lacking_the_fact():
+    idx = build_index(CORPUS)
+    for tok, scopes in {"fact:python": ["alpha", "beta", "gamma"], "fact:rust": ["delta"]}.items():
+        idx.postings[tok] = {idx.position[s]: 1.0 for s in scopes}
+    r = route("Which of my projects aren't written in Python?", idx, Context(), ALIASES, P)
+    assert r.outcome == "enumerated" and set(r.scopes) == {"click", "delta"}
