@@ -81,27 +81,31 @@ def _emit_word(word: str, out: list[str]) -> None:
 def tokenize(text: str) -> list[str]:
     """Every routing/search token of ``text``, in order, qualified names kept whole."""
     out: list[str] = []
-    for match in _TOKEN.finditer(text):
-        raw = match.group(0)
-        if len(raw) > 80:  # a blob, not a word
-            continue
-        if "." in raw or "::" in raw or "-" in raw:
-            pieces = re.split(r"\.|::|-", raw)
-            if all(len(p) > 1 for p in pieces) or "." in raw or "::" in raw:
-                whole = ".".join(p.lower() for p in pieces) if "-" not in raw else raw.lower()
-                out.append(whole)
-            for piece in pieces:
-                _emit_word(piece, out)
-        else:
-            _emit_word(raw, out)
+    for raw in _TOKEN.findall(text):
+        if len(raw) <= 80:  # longer is a blob, not a word
+            out.extend(_raw_tokens(raw))
     return out
+
+
+@lru_cache(maxsize=1 << 17)
+def _raw_tokens(raw: str) -> tuple[str, ...]:
+    """The tokens of one matched word (words repeat, so this is cached)."""
+    out: list[str] = []
+    if "." in raw or "::" in raw or "-" in raw:
+        pieces = re.split(r"\.|::|-", raw)
+        if all(len(p) > 1 for p in pieces) or "." in raw or "::" in raw:
+            out.append(".".join(p.lower() for p in pieces) if "-" not in raw else raw.lower())
+        for piece in pieces:
+            _emit_word(piece, out)
+    else:
+        _emit_word(raw, out)
+    return tuple(out)
 
 
 def surface_forms(text: str) -> dict[str, str]:
     """token -> the first word of ``text`` it came from, for showing tokens to people."""
     out: dict[str, str] = {}
-    for match in _TOKEN.finditer(text):
-        raw = match.group(0)
+    for raw in _TOKEN.findall(text):
         for tok in tokenize(raw):
             out.setdefault(tok, raw if tok == raw.lower() or "." in tok or len(tokenize(raw)) == 1 else tok)
     return out

@@ -108,7 +108,7 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
     items = sorted(vocab.items())
     write_table(layout.vocab(name), pa.table(
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
-    docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]
+    docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
     texts = [(c.heading + "\n" + c.text)[:4000] for c in chunks]
     fit_and_write(layout.rankers(name), docs_tokens, texts, params.chargram_min, params.chargram_max)
 
