@@ -61,7 +61,6 @@ class Session:
     _registry: Registry | None = None
     _routing: RoutingIndex | None = None
     _lexical: dict[str, Any] = field(default_factory=dict)
-    _meta: dict[str, Any] = field(default_factory=dict)
     _structure: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -101,18 +100,8 @@ class Session:
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         if scope not in self._lexical:
-            self._lexical[scope] = load_lexical(self.layout.rankers(scope))
+            self._lexical[scope] = load_lexical(self.layout.query_db(scope))
         return self._lexical[scope]
-
-    def chunk_meta(self, scope: str):
-        if scope not in self._meta:
-            import pyarrow.parquet as pq
-            try:
-                t = pq.read_table(self.layout.chunks(scope), columns=["kind", "path_kind"])
-                self._meta[scope] = (t.column("kind").to_pylist(), t.column("path_kind").to_pylist())
-            except FileNotFoundError:
-                self._meta[scope] = None
-        return self._meta[scope]
 
 
 def _clean_question(question: str) -> str:
@@ -158,27 +147,24 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
                  prefer_project_docs: bool) -> Block:
     block = Block(scope)
     lex = session.lexical(scope)
-    meta = session.chunk_meta(scope)
-    if lex is None or meta is None:
+    if lex is None:
         block.notes.append("no episode store for this scope: run `loci index`")
     else:
         q_tokens = question_tokens(question, grammar.is_enumerative(question))
-        hits = search_scope(question, q_tokens, lex, meta, k=k, gate=gate,
+        hits = search_scope(question, q_tokens, lex, k=k, gate=gate,
                             prefer_project_docs=prefer_project_docs, params=session.params)
-        block.episodes = _materialise(session, scope, hits, k)
+        block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block
 
 
-def _materialise(session: Session, scope: str, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
-    if not hits:
-        return []
-    import pyarrow.parquet as pq
-
-    table = pq.read_table(session.layout.chunks(scope), columns=["kind", "path", "line", "heading", "text"])
-    rows = table.take([i for i, _ in hits]).to_pylist()
+def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
+    rows = lex.chunks([i for i, _ in hits])
     out, seen = [], set()
-    for row, (_i, score) in zip(rows, hits):
+    for i, score in hits:
+        row = rows.get(i)
+        if row is None:
+            continue
         key = (row["path"], row["line"])
         if key in seen:
             continue
@@ -232,4 +218,9 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:
-    return Session(make_layout(Path(home) if home else None), **kw)
+    """A Session on ``home``; without ``params``, the shipped defaults with calibration.json applied."""
+    layout = make_layout(Path(home) if home else None)
+    if "params" not in kw:
+        from loci.calibration import calibrated_params
+        kw["params"] = calibrated_params(layout, DEFAULT_PARAMS)
+    return Session(layout, **kw)

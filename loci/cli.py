@@ -7,9 +7,12 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
-import typer
+# one-shot commands do little linear algebra; a single BLAS thread starts numpy ~2x faster
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from loci.config import layout as make_layout
+import typer  # noqa: E402
+
+from loci.config import layout as make_layout  # noqa: E402
 
 app = typer.Typer(
     help="Scoped memory for coding agents: route a question to the right repositories, "

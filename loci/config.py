@@ -61,8 +61,13 @@ class Layout:
     def vocab(self, scope: str) -> Path:
         return self.home / "vocab" / f"{safe_name(scope)}.parquet"
 
-    def rankers(self, scope: str) -> Path:
-        return self.home / "rankers" / f"{safe_name(scope)}.npz"
+    @property
+    def routing_db(self) -> Path:
+        return self.home / "routing.sqlite"
+
+    def query_db(self, scope: str) -> Path:
+        """The scope's query-side file: lexical postings, chunk rows, structure tables."""
+        return self.home / "query" / f"{safe_name(scope)}.sqlite"
 
     def graph_dir(self, scope: str) -> Path:
         return self.home / "graphs" / safe_name(scope)

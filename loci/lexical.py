@@ -1,22 +1,20 @@
-"""Query-time lexical rankers: BM25 and char 3-5 gram TF-IDF, scored with numpy.
+"""Query-time lexical rankers over one scope's SQLite query file, in pure Python.
 
-The fit happens at index time (pipeline/lexical_fit.py); this module only
-loads the stored arrays and scores a query, so a one-shot command never
-imports scikit-learn or scipy. ``char_wb_ngrams`` reproduces scikit-learn's
-``char_wb`` analyzer exactly (a test holds the two together).
+BM25 and char 3-5 gram TF-IDF were fitted at index time (pipeline/lexical_fit.py)
+and stored as per-term postings; a query fetches only its own terms' postings
+and accumulates sparse scores, so a one-shot command imports neither
+scikit-learn nor numpy. ``char_wb_ngrams`` reproduces scikit-learn's ``char_wb``
+analyzer exactly (a test holds the two together).
 """
 from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
+import sqlite3
+from array import array
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
-
-from loci.tokens import tokenize
+from typing import Iterable
 
 _WS = re.compile(r"\s\s+")
 
@@ -39,76 +37,93 @@ def char_wb_ngrams(text: str, lo: int = 3, hi: int = 5) -> list[str]:
     return grams
 
 
-@dataclass
-class Postings:
-    """A term -> (doc ids, weights) inverted index over one scope's chunks."""
+def open_readonly(path: Path) -> sqlite3.Connection | None:
+    """A read-only connection, or None when the file does not exist."""
+    if not Path(path).exists():
+        return None
+    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, check_same_thread=False)
+    return con
 
-    terms: list[str]        # sorted
-    ptr: np.ndarray         # int64, len(terms)+1
-    docs: np.ndarray        # int32
-    weights: np.ndarray     # float32
 
-    def lookup(self, term: str) -> int:
-        i = bisect_left(self.terms, term)
-        return i if i < len(self.terms) and self.terms[i] == term else -1
+def _unpack(blob: bytes, code: str) -> array:
+    a = array(code)
+    a.frombytes(blob)
+    return a
 
-    def accumulate(self, term_weights: dict[int, float], n_docs: int) -> np.ndarray:
-        scores = np.zeros(n_docs, dtype=np.float32)
-        for i, w in term_weights.items():
-            a, b = self.ptr[i], self.ptr[i + 1]
-            np.add.at(scores, self.docs[a:b], self.weights[a:b] * np.float32(w))
+
+class LexicalIndex:
+    """One scope's fitted rankers, read term by term from its query file."""
+
+    def __init__(self, con: sqlite3.Connection):
+        self.con = con
+        meta = dict(con.execute("SELECT key, value FROM meta"))
+        self.n_docs = int(meta["n_docs"])
+        self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
+
+    def _fetch(self, table: str, terms: Iterable[str]) -> list[tuple]:
+        terms = list(dict.fromkeys(terms))
+        out: list[tuple] = []
+        for i in range(0, len(terms), 500):
+            batch = terms[i:i + 500]
+            cols = "term, idf, docs, weights" if table == "grams" else "term, docs, weights"
+            out.extend(self.con.execute(
+                f"SELECT {cols} FROM {table} WHERE term IN ({','.join('?' * len(batch))})", batch))
+        return out
+
+    def held(self, tokens: Iterable[str]) -> list[str]:
+        """The tokens this scope's chunks contain, in the given order."""
+        tokens = list(tokens)
+        have = {row[0] for row in self._fetch("bm25", tokens)}
+        return [t for t in tokens if t in have]
+
+    def bm25_scores(self, tokens: Iterable[str]) -> dict[int, float] | None:
+        scores: dict[int, float] = {}
+        for _term, docs, weights in self._fetch("bm25", set(tokens)):
+            for d, w in zip(_unpack(docs, "i"), _unpack(weights, "f")):
+                scores[d] = scores.get(d, 0.0) + w
+        return scores or None
+
+    def gram_scores(self, text: str) -> dict[int, float] | None:
+        counts = Counter(char_wb_ngrams(text, self.lo, self.hi))
+        rows = self._fetch("grams", counts)
+        if not rows:
+            return None
+        # like scikit-learn's transform: unknown grams have no column, so the query
+        # vector is normalised over the grams the scope knows
+        q = {term: (1.0 + math.log(counts[term])) * idf for term, idf, _d, _w in rows}
+        norm = math.sqrt(sum(v * v for v in q.values())) or 1.0
+        scores: dict[int, float] = {}
+        for term, _idf, docs, weights in rows:
+            qw = q[term] / norm
+            for d, w in zip(_unpack(docs, "i"), _unpack(weights, "f")):
+                scores[d] = scores.get(d, 0.0) + w * qw
         return scores
 
+    def chunk_kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+        ids = list(ids)
+        out: dict[int, tuple[str, str]] = {}
+        for i in range(0, len(ids), 900):
+            batch = ids[i:i + 900]
+            for row in self.con.execute(
+                    f"SELECT id, kind, path_kind FROM chunks WHERE id IN ({','.join('?' * len(batch))})", batch):
+                out[row[0]] = (row[1], row[2])
+        return out
 
-@dataclass
-class LexicalIndex:
-    n_docs: int
-    bm25: Postings
-    grams: Postings
-    gram_idf: np.ndarray    # float32, aligned with grams.terms
-    lo: int = 3
-    hi: int = 5
-
-    def holds(self, token: str) -> bool:
-        return self.bm25.lookup(token) >= 0
-
-    def bm25_scores(self, tokens: list[str]) -> np.ndarray | None:
-        ids = {i: 1.0 for t in set(tokens) if (i := self.bm25.lookup(t)) >= 0}
+    def chunks(self, ids: list[int]) -> dict[int, dict]:
         if not ids:
-            return None
-        return self.bm25.accumulate(ids, self.n_docs)
-
-    def gram_scores(self, text: str) -> np.ndarray | None:
-        counts = Counter(char_wb_ngrams(text, self.lo, self.hi))
-        q: dict[int, float] = {}
-        for gram, tf in counts.items():
-            i = self.grams.lookup(gram)
-            if i >= 0:
-                q[i] = (1.0 + math.log(tf)) * float(self.gram_idf[i])
-        if not q:
-            return None
-        # the query's norm counts grams the scope never saw too (as scikit-learn would not:
-        # unknown grams have no column), so normalise over known ones only, like transform()
-        norm = math.sqrt(sum(v * v for v in q.values())) or 1.0
-        return self.grams.accumulate({i: v / norm for i, v in q.items()}, self.n_docs)
-
-
-def _split_terms(blob: np.ndarray) -> list[str]:
-    raw = bytes(blob).decode("utf-8")
-    return raw.split("\n") if raw else []
+            return {}
+        rows = self.con.execute(
+            "SELECT id, kind, path, line, heading, text FROM chunks "
+            f"WHERE id IN ({','.join('?' * len(ids))})", ids)
+        return {r[0]: {"kind": r[1], "path": r[2], "line": r[3], "heading": r[4], "text": r[5]} for r in rows}
 
 
 def load_lexical(path: Path) -> LexicalIndex | None:
-    """Load one scope's fitted rankers; None when the file is absent."""
-    try:
-        z = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
+    """Open one scope's query file; None when it is absent or unreadable."""
+    con = open_readonly(path)
+    if con is None:
         return None
-    bm25 = Postings(_split_terms(z["bm25_terms"]), z["bm25_ptr"], z["bm25_docs"], z["bm25_w"])
-    grams = Postings(_split_terms(z["gram_terms"]), z["gram_ptr"], z["gram_docs"], z["gram_w"])
-    lo, hi = (int(x) for x in z["gram_range"])
-    return LexicalIndex(int(z["n_docs"]), bm25, grams, z["gram_idf"], lo, hi)
-
-
-def query_tokens(question: str) -> list[str]:
-    return tokenize(question)
+    try:
+        return LexicalIndex(con)
+    except (sqlite3.DatabaseError, KeyError):
+        return None

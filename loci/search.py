@@ -3,17 +3,15 @@
 Each ranker's scores are scaled to [0, 1] and fused with weights renormalised
 over the rankers that scored. A passage is returned only when it is lexically
 grounded (or semantically confident above the scope's floor), so a scope can
-return nothing. ``gate=False`` (``--scope``) skips that gate.
+return nothing. ``gate=False`` (``--scope``) skips that gate. Scores are sparse
+dicts (chunk row -> score): only chunks some ranker touched are considered.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
-
-import numpy as np
+from typing import Mapping, Sequence
 
 from loci.config import DEFAULT_PARAMS, Params
-from loci.lexical import LexicalIndex
 
 RANKER_WEIGHTS = {"bm25": 0.55, "grams": 0.30, "semantic": 0.45}
 # how much a passage from each kind of path counts, relative to shipped code and docs
@@ -24,6 +22,8 @@ PATH_KIND_FACTOR = {"source": 1.0, "docs": 1.0, "test": 0.6, "fixture": 0.4, "ex
 META_KIND_FACTOR = {"readme": 1.5, "doc": 1.3, "note": 1.5, "commit": 0.7, "docstring": 0.7, "comment": 0.6}
 BM25_GROUNDED = 1.5      # a raw BM25 score at least this high counts as grounded
 GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
+
+Scores = Mapping[int, float]
 
 
 @dataclass
@@ -40,52 +40,62 @@ class EpisodeHit:
                 "kind": self.kind, "score": round(self.score, 4)}
 
 
-def _scaled(x: np.ndarray | None) -> np.ndarray | None:
-    if x is None:
+def _scaled(x: Scores | None) -> dict[int, float] | None:
+    if not x:
         return None
-    top = float(x.max()) if x.size else 0.0
-    return x / top if top > 0 else None
+    top = max(x.values())
+    return {d: v / top for d, v in x.items()} if top > 0 else None
 
 
-def fuse(parts: dict[str, np.ndarray | None]) -> np.ndarray | None:
+def fuse(parts: dict[str, Scores | None]) -> dict[int, float]:
     """Weighted sum of the scaled rankers that produced scores, renormalised over them."""
-    present = {k: v for k, v in parts.items() if v is not None}
+    present = {k: v for k, v in ((k, _scaled(v)) for k, v in parts.items()) if v}
     if not present:
-        return None
+        return {}
     total_w = sum(RANKER_WEIGHTS[k] for k in present)
-    out = np.zeros_like(next(iter(present.values())), dtype=np.float32)
+    out: dict[int, float] = {}
     for k, v in present.items():
-        out += (RANKER_WEIGHTS[k] / total_w) * v
+        w = RANKER_WEIGHTS[k] / total_w
+        for d, s in v.items():
+            out[d] = out.get(d, 0.0) + w * s
     return out
 
 
-def search_scope(question: str, q_tokens: Sequence[str], lex: LexicalIndex, meta, *, k: int = 5,
-                 gate: bool = True, prefer_project_docs: bool = False,
-                 semantic: np.ndarray | None = None, semantic_floor: float | None = None,
-                 params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
-    """Rank one scope's chunks; return (chunk row, score) pairs, best first.
+def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
+         k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
+         semantic: Scores | None = None, semantic_floor: float | None = None) -> list[tuple[int, float]]:
+    """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
-    ``meta`` is the chunk table's (kind, path_kind) columns as two lists.
+    ``kinds`` maps each candidate row to its (chunk kind, path kind).
     """
-    held = [t for t in q_tokens if lex.holds(t)]
+    fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic})
+    out = []
+    for d, score in fused.items():
+        kind, path_kind = kinds.get(d, ("doc", "source"))
+        score *= PATH_KIND_FACTOR.get(path_kind, 1.0)
+        if prefer_project_docs:
+            score *= META_KIND_FACTOR.get(kind, 1.0)
+        if gate and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
+                         or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
+                         or semantic_floor is not None and (semantic or {}).get(d, -1.0) >= semantic_floor):
+            continue
+        if score > 0:
+            out.append((d, score))
+    out.sort(key=lambda p: (-p[1], p[0]))
+    return out[: k * 3]
+
+
+def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gate: bool = True,
+                 prefer_project_docs: bool = False, semantic: Scores | None = None,
+                 semantic_floor: float | None = None,
+                 params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
+    """Rank one scope's chunks for the question; (chunk row, score) pairs, best first."""
+    held = lex.held(q_tokens)
     bm25 = lex.bm25_scores(held) if held else None
     grams = lex.gram_scores(question)
-    fused = fuse({"bm25": _scaled(bm25), "grams": _scaled(grams), "semantic": _scaled(semantic)})
-    if fused is None:
+    candidates = set(bm25 or ()) | set(grams or ()) | set(semantic or ())
+    if not candidates:
         return []
-    kinds, path_kinds = meta
-    factor = np.asarray([PATH_KIND_FACTOR.get(pk, 1.0) for pk in path_kinds], dtype=np.float32)
-    if prefer_project_docs:
-        factor *= np.asarray([META_KIND_FACTOR.get(kd, 1.0) for kd in kinds], dtype=np.float32)
-    fused = fused * factor
-    if gate:
-        grounded = np.zeros(lex.n_docs, dtype=bool)
-        if bm25 is not None:
-            grounded |= bm25 >= BM25_GROUNDED
-        if grams is not None:
-            grounded |= grams >= GRAMS_GROUNDED
-        if semantic is not None and semantic_floor is not None:
-            grounded |= semantic >= semantic_floor
-        fused = np.where(grounded, fused, 0.0)
-    order = np.argsort(-fused, kind="stable")[: max(k * 3, k)]
-    return [(int(i), float(fused[i])) for i in order if fused[i] > 0][: k * 3]
+    kinds = lex.chunk_kinds(candidates)
+    return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
+                semantic=semantic, semantic_floor=semantic_floor)

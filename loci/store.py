@@ -1,21 +1,21 @@
 """Read artifacts from $LOCI_HOME. The read side never writes.
 
-``load_routing`` reads only the rows of the tokens a question needs (the
-routing table is sorted by token, so Parquet skips the rest) unless asked for
-the whole table, as a long-lived server does.
+``load_routing`` reads routing.sqlite for only the tokens a question needs
+(a primary-key lookup each) unless asked for the whole table, as a long-lived
+server does. Nothing here imports numpy or pyarrow: a one-shot command should
+not pay for them.
 """
 from __future__ import annotations
 
 import json
+import sqlite3
+import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-import numpy as np
-
 from loci.config import SCHEMA_VERSION, Layout
 from loci.errors import StoreError  # noqa: F401  (re-exported)
-
 
 
 @dataclass
@@ -23,18 +23,16 @@ class RoutingIndex:
     """token -> {scope index: weight}, plus per-scope sizes, over every indexed scope."""
 
     scopes: list[str]
-    size: np.ndarray                       # total routing weight per scope
+    size: list[float]                      # total routing weight per scope
     updated: list[str]                     # newest commit date per scope ("" if none)
     postings: dict[str, dict[int, float]]  # only the loaded tokens
     complete: bool = False                 # True when every token was loaded
     position: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        self.size = [float(x) for x in self.size]
         self.position = {s: i for i, s in enumerate(self.scopes)}
-
-    @property
-    def median_size(self) -> float:
-        return float(np.median(self.size)) if len(self.size) else 1.0
+        self.median_size = statistics.median(self.size) if self.size else 1.0
 
     def get(self, token: str) -> dict[int, float]:
         return self.postings.get(token, {})
@@ -56,36 +54,36 @@ def read_manifest(layout: Layout) -> dict:
 def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
                  manifest: dict | None = None) -> RoutingIndex:
     """Load the routing index (only ``tokens`` when given)."""
-    import pyarrow.parquet as pq
-
     manifest = manifest if manifest is not None else read_manifest(layout)
-    metas = manifest.get("scopes", {})
-    scopes = sorted(metas)
-    position = {s: i for i, s in enumerate(scopes)}
-    wanted = None if tokens is None else sorted(set(tokens))
+    path = layout.routing_db
+    if not path.exists():
+        raise StoreError(f"{path} is missing; run `loci index --force`")
     try:
-        if wanted is None:
-            table = pq.read_table(layout.routing)
-        elif not wanted:
-            table = None
-        else:
-            table = pq.read_table(layout.routing, filters=[("token", "in", wanted)])
-    except FileNotFoundError:
-        raise StoreError(f"{layout.routing} is missing; run `loci index`") from None
-    except Exception as exc:  # pyarrow raises several types for a damaged file
-        raise StoreError(f"{layout.routing} is unreadable ({exc}); run `loci index --force`") from None
-    postings: dict[str, dict[int, float]] = {}
-    if table is not None and table.num_rows:
-        toks = table.column("token").to_pylist()
-        scope_col = table.column("scope").to_pylist()
-        weights = table.column("weight").to_numpy()
-        for tok, sc, w in zip(toks, scope_col, weights):
-            i = position.get(sc)
-            if i is not None:
-                postings.setdefault(tok, {})[i] = float(w)
-    size = np.asarray([float(metas[s].get("vocab_weight", 0.0)) or 1.0 for s in scopes])
-    updated = [metas[s].get("updated", "") for s in scopes]
-    return RoutingIndex(scopes, size, updated, postings, complete=wanted is None)
+        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        try:
+            rows = con.execute("SELECT id, name, size, updated FROM scopes ORDER BY id").fetchall()
+            postings: dict[str, dict[int, float]] = {}
+            if tokens is None:
+                cur = con.execute("SELECT token, scope, weight FROM routing")
+            else:
+                wanted = sorted(set(tokens))
+                cur = []
+                for i in range(0, len(wanted), 900):
+                    batch = wanted[i:i + 900]
+                    cur.extend(con.execute(
+                        f"SELECT token, scope, weight FROM routing WHERE token IN ({','.join('?' * len(batch))})",
+                        batch))
+            for tok, scope, weight in cur:
+                postings.setdefault(tok, {})[scope] = weight
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is unreadable ({exc}); run `loci index --force`") from None
+    known = set(manifest.get("scopes", {}))
+    if [r[1] for r in rows] != sorted(known):
+        raise StoreError(f"{path} does not match {layout.manifest}; run `loci index --force`")
+    return RoutingIndex([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows], postings,
+                        complete=tokens is None)
 
 
 def load_chunks(layout: Layout, scope: str):

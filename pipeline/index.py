@@ -102,15 +102,20 @@ def write_table(path: Path, table: pa.Table) -> None:
 
 
 def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Counter,
-                params: Params) -> None:
-    """Write the scope's chunks, vocabulary and rankers (data files; the manifest comes later)."""
+                params: Params, structure=None) -> None:
+    """Write the scope's chunks, vocabulary and query file (data files; the manifest comes later).
+
+    ``structure`` is the scope's StructureTables (symbols, calls) when it has a graph."""
     write_table(layout.chunks(name), chunk_table(chunks))
     items = sorted(vocab.items())
     write_table(layout.vocab(name), pa.table(
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
     docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
     texts = [(c.heading + "\n" + c.text)[:4000] for c in chunks]
-    fit_and_write(layout.rankers(name), docs_tokens, texts, params.chargram_min, params.chargram_max)
+    rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text) for i, c in enumerate(chunks))
+    fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
+                  chunks=rows, symbols=structure.symbols if structure else None,
+                  calls=structure.calls if structure else None)
 
 
 def newest_commit_date(chunks: Sequence[Chunk]) -> str:
@@ -137,6 +142,9 @@ def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
     table = table.sort_by([("token", "ascending")])
     table = table.set_column(2, "scope", table.column("scope").dictionary_encode())
     write_table(layout.routing, table)
+    from pipeline.query_store import write_routing_db
+
+    write_routing_db(layout.routing_db, table, metas)
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "tokenizer": tokens.signature(),

@@ -20,10 +20,6 @@ K1, B = 1.5, 0.75
 _WS = re.compile(r"\s\s+")
 
 
-def _terms_blob(terms: Sequence[str]) -> np.ndarray:
-    return np.frombuffer("\n".join(terms).encode("utf-8"), dtype=np.uint8)
-
-
 def _postings_from_columns(terms: list[str], cols: dict[str, tuple[list[int], list[float]]]):
     order = sorted(range(len(terms)), key=terms.__getitem__)
     ptr = [0]
@@ -110,18 +106,10 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
             x.data.astype(np.float32), idf[order])
 
 
-def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int) -> None:
-    """Fit both rankers over one scope's chunks and write them atomically to ``path``."""
-    bt, bp, bd, bw = fit_bm25(docs_tokens)
-    gt, gp, gd, gw, gidf = fit_chargrams(texts, lo, hi)
-    arrays = dict(
-        n_docs=np.asarray(len(texts)), gram_range=np.asarray([lo, hi]),
-        bm25_terms=_terms_blob(bt), bm25_ptr=bp, bm25_docs=bd, bm25_w=bw,
-        gram_terms=_terms_blob(gt), gram_ptr=gp, gram_docs=gd, gram_w=gw, gram_idf=gidf,
-    )
+def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,
+                  chunks=(), symbols=None, calls=None) -> None:
+    """Fit both rankers over one scope's chunks and write the scope's query file to ``path``."""
+    from pipeline.query_store import write_scope_db
 
-    def writer(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
-
-    write_with(path, writer)
+    write_scope_db(path, n_docs=len(texts), gram_range=(lo, hi), bm25=fit_bm25(docs_tokens),
+                   grams=fit_chargrams(texts, lo, hi), chunks=chunks, symbols=symbols, calls=calls)

@@ -53,21 +53,21 @@ def _graph_mtime(layout: Layout, scope) -> float | None:
     return src.stat().st_mtime if src is not None else None
 
 
-def _symbol_vocab(layout: Layout, scope, params: Params):
-    """Write the scope's structure tables from its graph; return their routing vocabulary."""
+def _structure(layout: Layout, scope, params: Params):
+    """Write the scope's structure tables from its graph; return (tables, routing vocabulary, problems)."""
     try:
         from pipeline.graphs import graph_source
         from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
     except ImportError:
-        return None, []
+        return None, None, []
     src = graph_source(scope.name, Path(scope.path), layout)
     if src is None:
-        return None, []
+        return None, None, []
     tables = graph_tables(src, Path(scope.path), scope=scope.name)
     write_structure(scope.name, tables, layout)  # even when empty: no stale store survives
     if tables.symbols.num_rows == 0:
-        return None, list(tables.problems)
-    return symbol_vocabulary(tables.symbols, params), list(tables.problems)
+        return tables, None, list(tables.problems)
+    return tables, symbol_vocabulary(tables.symbols, params), list(tables.problems)
 
 
 def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
@@ -83,11 +83,11 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
             raise RuntimeError(f"scope {name!r} is no longer registered")
         collected = collect_scope(scope.name, Path(scope.path), exclude=scope.excludes,
                                   globs=scope.globs, params=params)
-        symbol_vocab, problems = _symbol_vocab(layout, scope, params)
+        tables, symbol_vocab, problems = _structure(layout, scope, params)
         vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
                                    params, symbol_vocab)
         vocab.update(fact_vocabulary(Path(scope.path), [p for p, _k in collected.paths]))
-        write_scope(layout, name, collected.chunks, vocab, params)
+        write_scope(layout, name, collected.chunks, vocab, params, tables)
         meta = ScopeMeta(
             name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
             vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
@@ -197,7 +197,7 @@ def task_index():
             "actions": [(index_scope, [scope.name, fp])],
             "uptodate": [config_changed(fp), _no_error(layout, scope.name)],
             "targets": [str(layout.chunks(scope.name)), str(layout.vocab(scope.name)),
-                        str(layout.rankers(scope.name)), str(meta_path(layout, scope.name))],
+                        str(layout.query_db(scope.name)), str(meta_path(layout, scope.name))],
             "verbosity": 0,
         }
 
@@ -227,6 +227,6 @@ def task_routing():
         "actions": [merge],
         "task_dep": ["index"],
         "uptodate": [lambda task, values: values.get("state") == state()],
-        "targets": [str(layout.routing), str(layout.manifest)],
+        "targets": [str(layout.routing), str(layout.routing_db), str(layout.manifest)],
         "verbosity": 0,
     }

@@ -1,0 +1,96 @@
+"""Query-side copies of the artifacts, in SQLite, so one-shot commands import no numpy/pyarrow.
+
+Parquet stays the canonical store; these files are derived from it at index
+time. A one-shot ``loci route`` reads ``routing.sqlite`` for just the question's
+tokens; ``loci ask`` reads ``query/<scope>.sqlite`` (lexical postings, chunk
+rows, structure tables) for just what it ranks. Importing numpy and
+pyarrow.parquet costs ~0.2 s here, more than the whole query.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from pipeline.atomic import write_with
+
+QUERY_SCHEMA = 1
+
+
+def _connect(tmp: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(tmp)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    return con
+
+
+def _postings_rows(terms: Sequence[str], ptr: np.ndarray, docs: np.ndarray, weights: np.ndarray,
+                   extra: np.ndarray | None = None):
+    for i, term in enumerate(terms):
+        a, b = int(ptr[i]), int(ptr[i + 1])
+        row = (term, docs[a:b].astype("<i4").tobytes(), weights[a:b].astype("<f4").tobytes())
+        yield row if extra is None else (term, float(extra[i]), row[1], row[2])
+
+
+def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25, grams,
+                   chunks: Iterable[tuple], symbols=None, calls=None) -> None:
+    """One scope's query file: postings, chunk rows and (when present) structure tables.
+
+    ``bm25`` is (terms, ptr, docs, weights); ``grams`` adds idf; ``chunks`` yields
+    (id, kind, path_kind, path, line, heading, text); ``symbols``/``calls`` are pyarrow tables.
+    """
+    def writer(tmp: Path) -> None:
+        con = _connect(tmp)
+        con.executescript("""
+            CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+            CREATE TABLE bm25 (term TEXT PRIMARY KEY, docs BLOB, weights BLOB) WITHOUT ROWID;
+            CREATE TABLE grams (term TEXT PRIMARY KEY, idf REAL, docs BLOB, weights BLOB) WITHOUT ROWID;
+            CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
+                                 line INTEGER, heading TEXT, text TEXT);
+        """)
+        con.executemany("INSERT INTO meta VALUES (?, ?)", [
+            ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
+            ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1]))])
+        con.executemany("INSERT INTO bm25 VALUES (?, ?, ?)", _postings_rows(*bm25))
+        terms, ptr, docs, weights, idf = grams
+        con.executemany("INSERT INTO grams VALUES (?, ?, ?, ?)", _postings_rows(terms, ptr, docs, weights, idf))
+        con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", chunks)
+        for name, table in (("symbols", symbols), ("calls", calls)):
+            if table is None:
+                continue
+            cols = table.column_names
+            con.execute(f"CREATE TABLE {name} ({', '.join(cols)})")
+            con.executemany(f"INSERT INTO {name} VALUES ({', '.join('?' * len(cols))})",
+                            zip(*(table.column(c).to_pylist() for c in cols)))
+        con.commit()
+        con.close()
+
+    write_with(path, writer)
+
+
+def write_routing_db(path: Path, table, metas: dict[str, dict]) -> None:
+    """The merged routing table (token, scope, weight) plus per-scope size and recency."""
+    names = sorted(metas)
+    pos = {n: i for i, n in enumerate(names)}
+
+    def writer(tmp: Path) -> None:
+        con = _connect(tmp)
+        con.executescript("""
+            CREATE TABLE scopes (id INTEGER PRIMARY KEY, name TEXT, size REAL, updated TEXT);
+            CREATE TABLE routing (token TEXT, scope INTEGER, weight REAL, PRIMARY KEY (token, scope))
+                WITHOUT ROWID;
+        """)
+        con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", [
+            (pos[n], n, float(metas[n].get("vocab_weight", 0.0)) or 1.0, metas[n].get("updated", ""))
+            for n in names])
+        toks = table.column("token").to_pylist()
+        scopes = table.column("scope").to_pylist()
+        weights = table.column("weight").to_pylist()
+        con.executemany("INSERT OR REPLACE INTO routing VALUES (?, ?, ?)",
+                        ((t, pos[s], w) for t, s, w in zip(toks, scopes, weights) if s in pos))
+        con.commit()
+        con.close()
+
+    write_with(path, writer)
