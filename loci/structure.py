@@ -1,25 +1,29 @@
 """The structure store, read side: which symbol a question names, and what calls what, with file:line.
 
-``load_structure`` reads a scope's symbols and calls tables (written at index
-time from its graphify graph); ``query`` maps a question to symbols of that
-scope only and answers "where is X defined", "what calls X", "what does X
-call", or, for an open question, a small ranked neighbourhood. It returns []
-when the scope holds nothing the question names. Imports no graphify.
+``load_structure`` reads a scope's ``symbols`` and ``calls`` tables from its
+SQLite query file (copied there at index time from the Parquet tables built
+from its graphify graph); ``query`` maps a question to symbols of that scope
+only and answers "where is X defined", "what calls X", "what does X call", or,
+for an open question, a small ranked neighbourhood. It returns [] when the
+scope holds nothing the question names. Standard library only: a one-shot
+``loci ask`` imports neither graphify, numpy nor pyarrow.
 """
 from __future__ import annotations
 
 import math
 import re
+import sqlite3
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-
-import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
+from pathlib import Path
 
 from loci.config import DEFAULT_PARAMS, Layout, Params
+from loci.lexical import open_readonly
 from loci.tokens import STOPWORDS, tokenize
+
+SYMBOL_COLUMNS = frozenset({"id", "label", "kind", "path", "line"})
+CALL_COLUMNS = frozenset({"src", "dst", "relation", "path", "line"})
 
 CALL_RELATIONS = {"calls": 1.0, "indirect_call": 0.8}
 NEIGHBOUR_RELATIONS = ("method", "contains", "inherits", "implements", "uses")
@@ -85,20 +89,22 @@ def question_shape(question: str) -> Shape:
 
 
 class StructureStore:
-    """One scope's symbols and edges; lookups are built on the first query."""
+    """One scope's symbols and edges as columns (name -> list, in table order); lookups are
+    built on the first query. ``symbols`` needs id, label, kind, path, line (path_kind and
+    parts are optional); ``calls`` needs src, dst, relation, path, line."""
 
-    def __init__(self, name: str, symbols: pa.Table, calls: pa.Table):
+    def __init__(self, name: str, symbols: Mapping[str, Sequence], calls: Mapping[str, Sequence]):
         self.name = name
         self.symbols = symbols
         self.calls = calls
-        self._factors: dict[Params, np.ndarray] = {}
+        self._factors: dict[Params, list[float]] = {}
 
     def __len__(self) -> int:
-        return self.symbols.num_rows
+        return len(self.symbols["id"])
 
     @cached_property
     def _cols(self) -> dict:
-        cols = self.symbols.to_pydict()
+        cols = {key: list(values) for key, values in self.symbols.items()}
         n = len(cols["id"])
         cols.setdefault("path_kind", ["source"] * n)
         cols["name"] = [bare_name(lbl, kind) for lbl, kind in zip(cols["label"], cols["kind"])]
@@ -114,10 +120,11 @@ class StructureStore:
 
     def _edges(self, relations) -> list[tuple[int, int, str, str, int]]:
         """Edges of the given relations as (src row, dst row, relation, path, line)."""
-        table = self.calls.filter(pc.is_in(self.calls["relation"], pa.array(list(relations), pa.string())))
-        pos, cols = self._position, table.to_pydict()
+        pos, cols, wanted = self._position, self.calls, set(relations)
         out = []
         for src, dst, rel, path, line in zip(cols["src"], cols["dst"], cols["relation"], cols["path"], cols["line"]):
+            if rel not in wanted:
+                continue
             i, j = pos.get(src), pos.get(dst)
             if i is not None and j is not None and i != j:
                 out.append((i, j, rel, path, line))
@@ -148,22 +155,26 @@ class StructureStore:
     def by_name(self) -> dict[str, list[int]]:
         """Lower-cased bare names, qualified labels and file names/stems -> symbol rows."""
         out: dict[str, list[int]] = {}
-        for i, (label, name) in enumerate(zip(self._cols["label"], self._cols["name"])):
-            keys = {label.lower(), name.lower()}
-            if self._cols["kind"][i] == "file":
-                keys.add(label.rsplit("/", 1)[-1].lower())
-            for key in keys:
-                out.setdefault(key, []).append(i)
+        cols = self._cols
+        for i, (label, name, kind) in enumerate(zip(cols["label"], cols["name"], cols["kind"])):
+            whole, bare = label.lower(), name.lower()
+            out.setdefault(whole, []).append(i)
+            if bare != whole:
+                out.setdefault(bare, []).append(i)
+            if kind == "file":
+                base = label.rsplit("/", 1)[-1].lower()
+                if base != whole and base != bare:
+                    out.setdefault(base, []).append(i)
         return out
 
     @cached_property
-    def by_part(self) -> dict[str, np.ndarray]:
+    def by_part(self) -> dict[str, list[int]]:
         """Split name words (in the tokenizer's form) -> symbol rows."""
         out: dict[str, list[int]] = {}
         for i, parts in enumerate(self._cols["parts"]):
             for part in parts:
                 out.setdefault(part, []).append(i)
-        return {part: np.array(rows, dtype=np.int64) for part, rows in out.items()}
+        return out
 
     @cached_property
     def by_prefix(self) -> dict[str, list[str]]:
@@ -180,18 +191,18 @@ class StructureStore:
         return {part: math.log(1.0 + n / len(rows)) for part, rows in self.by_part.items()}
 
     @cached_property
-    def part_totals(self) -> np.ndarray:
+    def part_totals(self) -> list[float]:
         """Per symbol, the idf mass of its name's parts (never 0)."""
         idf = self.idf
-        return np.array([sum(idf[p] for p in ps) or 1.0 for ps in self._cols["parts"]], dtype=float)
+        return [sum(idf[p] for p in ps) or 1.0 for ps in self._cols["parts"]]
 
-    def factors(self, params: Params) -> np.ndarray:
+    def factors(self, params: Params) -> list[float]:
         """Every symbol's kind and path weight under ``params`` (cached per params)."""
         cached = self._factors.get(params)
         if cached is None:
             pairs = list(zip(self._cols["kind"], self._cols["path_kind"]))
             weight = {pair: self.factor_of(*pair, params) for pair in set(pairs)}
-            cached = np.array([weight[pair] for pair in pairs], dtype=float)
+            cached = [weight[pair] for pair in pairs]
             self._factors[params] = cached
         return cached
 
@@ -211,25 +222,53 @@ class StructureStore:
 
 
 def load_structure(layout: Layout, name: str) -> StructureStore | None:
-    """The scope's structure store, or None when it has none or its files cannot be read."""
-    try:
-        symbols = pq.ParquetFile(layout.symbols(name)).read()
-        calls = pq.ParquetFile(layout.calls(name)).read()
-    except (OSError, pa.ArrowException):
-        return None
-    if not {"id", "label", "kind", "path", "line"} <= set(symbols.column_names) or \
-            not {"src", "dst", "relation", "path", "line"} <= set(calls.column_names):
-        return None
-    return StructureStore(name, symbols, calls)
+    """The scope's structure store from its query file (symbols, and the edges of the relations
+    it answers with), or None when the file or its structure tables are missing or unreadable."""
+    return _read(layout.query_db(name), name)[0]
 
 
 def structure_problem(layout: Layout, name: str) -> str | None:
     """Why a scope has no usable structure store, with the fix; None when it has one."""
-    if not layout.symbols(name).exists():
-        return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"
-    if load_structure(layout, name) is None:
-        return f"{name}'s structure store is unreadable: run `loci graphs {name}`, then `loci index`"
-    return None
+    store, why = _read(layout.query_db(name), name)
+    if store is not None:
+        return None
+    if why == "unreadable":
+        return f"{name}'s query file is unreadable: run `loci index --force`"
+    if layout.symbols(name).exists():
+        return f"{name}'s query file does not hold its structure store yet: run `loci index`"
+    return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"
+
+
+def _read(path: Path, name: str) -> tuple[StructureStore | None, str | None]:
+    """(store, None), or (None, "missing" | "unreadable") for a query file without a usable store."""
+    con = open_readonly(path)
+    if con is None:
+        return None, "missing"
+    try:
+        symbols = _columns(con, "symbols", SYMBOL_COLUMNS)
+        calls = _columns(con, "calls", CALL_COLUMNS, (*CALL_RELATIONS, *NEIGHBOUR_RELATIONS))
+    except sqlite3.DatabaseError:
+        return None, "unreadable"
+    finally:
+        con.close()
+    if symbols is None or calls is None:
+        return None, "missing"
+    return StructureStore(name, symbols, calls), None
+
+
+def _columns(con: sqlite3.Connection, table: str, required: frozenset[str],
+             relations: Sequence[str] = ()) -> dict[str, list] | None:
+    """One table as columns in row order (only rows of ``relations`` when given); None when it
+    is absent. Lacking a required column is a DatabaseError (the file is not what loci wrote)."""
+    found = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
+    if found is None:
+        return None
+    names = [d[0] for d in con.execute(f"SELECT * FROM {table} LIMIT 0").description]
+    if not required <= set(names):
+        raise sqlite3.DatabaseError(f"{table} lacks {sorted(required - set(names))}")
+    where = f" WHERE relation IN ({', '.join('?' * len(relations))})" if relations else ""
+    rows = con.execute(f"SELECT * FROM {table}{where} ORDER BY rowid", tuple(relations)).fetchall()
+    return {col: list(values) for col, values in zip(names, zip(*rows))} if rows else {col: [] for col in names}
 
 
 def query(store: StructureStore, question: str, *, k: int = 5,
@@ -254,38 +293,45 @@ def find_anchors(store: StructureStore, question: str, params: Params = DEFAULT_
     n, scope = len(store), store.name.lower()
     if not n:
         return []
-    exact = np.zeros(n)
+    exact: dict[int, float] = {}
     for raw in _WORD.findall(question):
         for key, strength in _name_keys(raw):
             if key == scope or key in STOPWORDS or key in _SHAPE_WORDS:
                 continue
-            rows = store.by_name.get(key)
-            if rows is not None:
-                exact[rows] = np.maximum(exact[rows], strength)
+            for i in store.by_name.get(key, ()):
+                if strength > exact.get(i, 0.0):
+                    exact[i] = strength
     split = _split_matches(store, question)
-    combined = (np.maximum(exact, split) + 0.1 * np.minimum(exact, split)) * store.factors(params)
-    best = float(combined.max())
+    factors = store.factors(params)
+    combined: dict[int, float] = {}   # symbols matched neither way score 0
+    for i in exact.keys() | split.keys():
+        e, s = exact.get(i, 0.0), split.get(i, 0.0)
+        combined[i] = (max(e, s) + 0.1 * min(e, s)) * factors[i]
+    best = max(combined.values(), default=0.0)
     if best < floor:
         return []
-    rows = np.flatnonzero(combined >= ratio * best)
+    cut = ratio * best
+    rows = sorted(i for i, v in combined.items() if v >= cut) if cut > 0 else list(range(n))
     if len(rows) > 4 * limit:
-        rows = rows[np.argsort(-combined[rows], kind="stable")[: 4 * limit]]
-    chosen = sorted(rows.tolist(), key=lambda i: (-combined[i], -len(store.callers.get(i, ())), i))
-    return [(i, float(combined[i])) for i in chosen[:limit]]
+        rows = sorted(rows, key=lambda i: -combined.get(i, 0.0))[: 4 * limit]
+    chosen = sorted(rows, key=lambda i: (-combined.get(i, 0.0), -len(store.callers.get(i, ())), i))
+    return [(i, combined.get(i, 0.0)) for i in chosen[:limit]]
 
 
-def _split_matches(store: StructureStore, question: str) -> np.ndarray:
-    """Per symbol, how much of its name the question's words cover (idf-weighted, this scope's parts only).
-
-    A name matched on one word scores SINGLE_PART of its coverage: one shared word is weak evidence.
+def _split_matches(store: StructureStore, question: str) -> dict[int, float]:
+    """Per matched symbol, how much of its name the question's words cover (idf-weighted, this
+    scope's parts only). A name matched on one word scores SINGLE_PART of its coverage: one
+    shared word is weak evidence.
     """
-    qparts = question_parts(store, question)
-    covered, count = np.zeros(len(store)), np.zeros(len(store))
-    for part, weight in qparts.items():
-        rows = store.by_part[part]
-        covered[rows] += weight * store.idf[part]
-        count[rows] += 1
-    return covered / store.part_totals * np.where(count >= 2, 1.0, SINGLE_PART)
+    covered: dict[int, float] = {}
+    count: dict[int, int] = {}
+    for part, weight in question_parts(store, question).items():
+        gain = weight * store.idf[part]
+        for i in store.by_part[part]:
+            covered[i] = covered.get(i, 0.0) + gain
+            count[i] = count.get(i, 0) + 1
+    totals = store.part_totals
+    return {i: c / totals[i] * (1.0 if count[i] >= 2 else SINGLE_PART) for i, c in covered.items()}
 
 
 def question_parts(store: StructureStore, question: str) -> dict[str, float]:

@@ -1,20 +1,23 @@
-"""The structure store: graph.json -> Parquet tables -> in-process answers with file:line."""
+"""The structure store: graph.json -> Parquet tables -> the scope's query file -> answers with file:line."""
 from __future__ import annotations
 
 import json
 import statistics
 import subprocess
 import sys
+import sqlite3
 import time
 from pathlib import Path
 
 import pyarrow as pa
+
 import pytest
 
-from loci.config import layout
-from loci.structure import (StructureStore, load_structure, query, question_shape,
-                            structure_problem)
-from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
+from loci.config import Layout, layout
+from loci.structure import (StructureStore, bare_name, load_structure, name_parts, query,
+                            question_shape, structure_problem)
+from pipeline.query_store import write_scope_db
+from pipeline.structure_tables import StructureTables, graph_tables, symbol_vocabulary, write_structure
 
 # --- a hand-written graph in graphify's format -------------------------------------------
 
@@ -84,10 +87,27 @@ def write_graph(path: Path, graph: dict) -> Path:
     return path
 
 
+def write_query_file(lay: Layout, name: str, tables: StructureTables | None) -> Path:
+    """The scope's query file as the index writes it: no chunks, and the structure tables when given."""
+    path = lay.query_db(name)
+    write_scope_db(path, n_docs=0, gram_range=(3, 5), bm25=([], [0], [], []), grams=([], [0], [], [], []),
+                   chunks=[], symbols=tables.symbols if tables else None,
+                   calls=tables.calls if tables else None)
+    return path
+
+
 @pytest.fixture
-def store(repo: Path, tmp_path: Path) -> StructureStore:
-    tables = graph_tables(write_graph(tmp_path / "g" / "graph.json", sample_graph()), repo, scope="demo")
-    return StructureStore("demo", tables.symbols, tables.calls)
+def tables(repo: Path, tmp_path: Path) -> StructureTables:
+    return graph_tables(write_graph(tmp_path / "g" / "graph.json", sample_graph()), repo, scope="demo")
+
+
+@pytest.fixture
+def store(tables: StructureTables, tmp_path: Path) -> StructureStore:
+    lay = layout(tmp_path / "home")
+    write_query_file(lay, "demo", tables)
+    loaded = load_structure(lay, "demo")
+    assert loaded is not None
+    return loaded
 
 
 def where(hits) -> list[str]:
@@ -96,8 +116,8 @@ def where(hits) -> list[str]:
 
 # --- graph_tables ------------------------------------------------------------------------
 
-def test_methods_get_their_class_in_the_label(store):
-    rows = {r["id"]: r for r in store.symbols.to_pylist()}
+def test_methods_get_their_class_in_the_label(tables):
+    rows = {r["id"]: r for r in tables.symbols.to_pylist()}
     assert rows["session_send"]["label"] == "Session.send"
     assert rows["session_send"]["kind"] == "method"
     assert (rows["session_send"]["path"], rows["session_send"]["line"]) == ("pkg/session.py", 2)
@@ -106,16 +126,16 @@ def test_methods_get_their_class_in_the_label(store):
     assert rows["session"]["kind"] == "file"
 
 
-def test_call_edges_keep_the_call_site_line(store):
-    calls = store.calls.to_pylist()
+def test_call_edges_keep_the_call_site_line(tables):
+    calls = tables.calls.to_pylist()
     assert {"src": "adapter_rebuild", "dst": "adapter_strip", "relation": "calls",
             "path": "pkg/adapter.py", "line": 24} in calls
 
 
-def test_prose_externals_and_config_keys_are_not_symbols(store):
-    ids = set(store.symbols.column("id").to_pylist())
+def test_prose_externals_and_config_keys_are_not_symbols(tables):
+    ids = set(tables.symbols.column("id").to_pylist())
     assert {"why", "hashlib", "ci_jobs"}.isdisjoint(ids)
-    assert all(c["dst"] != "hashlib" for c in store.calls.to_pylist())
+    assert all(c["dst"] != "hashlib" for c in tables.calls.to_pylist())
 
 
 def test_absolute_source_paths_become_relative_to_the_root(repo, tmp_path):
@@ -192,19 +212,28 @@ def test_thousands_of_files_are_read_in_a_few_seconds(tmp_path):
     assert not tables.problems
 
 
-def test_write_structure_round_trips_through_load_structure(repo, tmp_path):
+def test_the_query_file_round_trips_both_tables_in_order(tables, tmp_path):
     lay = layout(tmp_path / "home")
-    tables = graph_tables(write_graph(tmp_path / "graph.json", sample_graph()), repo)
     write_structure("demo", tables, lay)
+    write_query_file(lay, "demo", tables)
     loaded = load_structure(lay, "demo")
     assert loaded is not None and len(loaded) == tables.symbols.num_rows
-    assert loaded.calls.num_rows == tables.calls.num_rows
+    assert dict(loaded.symbols) == tables.symbols.to_pydict()
+    assert dict(loaded.calls) == tables.calls.to_pydict()
     assert structure_problem(lay, "demo") is None
     assert not list((tmp_path / "home").rglob("*.tmp"))
 
 
-def test_symbol_vocabulary_splits_labels_and_counts_tests_lower(store):
-    vocab = symbol_vocabulary(store.symbols)
+def test_a_store_without_rows_loads_and_answers_nothing(repo, tmp_path):
+    lay = layout(tmp_path / "home")
+    write_query_file(lay, "demo", graph_tables(tmp_path / "no-graph.json", repo, scope="demo"))
+    loaded = load_structure(lay, "demo")
+    assert loaded is not None and len(loaded) == 0
+    assert query(loaded, "where is should_strip_auth defined") == []
+
+
+def test_symbol_vocabulary_splits_labels_and_counts_tests_lower(tables):
+    vocab = symbol_vocabulary(tables.symbols)
     for token in ("should_strip_auth", "strip", "auth", "session.send", "session", "send"):
         assert vocab[token] > 0, token
     assert vocab["test_send"] < vocab["should_strip_auth"]
@@ -218,11 +247,40 @@ def test_load_structure_without_a_store_returns_none_and_says_how_to_fix(tmp_pat
     assert "loci graphs ghost" in structure_problem(lay, "ghost")
 
 
+def test_a_query_file_without_structure_tables_means_no_graph_was_built(tmp_path):
+    lay = layout(tmp_path)
+    write_query_file(lay, "demo", None)
+    assert load_structure(lay, "demo") is None
+    assert "loci graphs demo" in structure_problem(lay, "demo")
+
+
+def test_parquet_tables_missing_from_the_query_file_say_loci_index_fixes_it(tables, tmp_path):
+    lay = layout(tmp_path)
+    write_structure("demo", tables, lay)
+    write_query_file(lay, "demo", None)          # written before the query file held structure
+    assert load_structure(lay, "demo") is None
+    problem = structure_problem(lay, "demo")
+    assert "`loci index`" in problem and "loci graphs" not in problem
+    lay.query_db("demo").unlink()
+    assert "`loci index`" in structure_problem(lay, "demo")
+
+
 def test_load_structure_on_a_corrupt_file_returns_none(tmp_path):
     lay = layout(tmp_path)
-    for path in (lay.symbols("demo"), lay.calls("demo")):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"PAR1 torn")
+    path = lay.query_db("demo")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"SQLite format 3\x00 torn")
+    assert load_structure(lay, "demo") is None
+    assert "unreadable" in structure_problem(lay, "demo")
+
+
+def test_a_symbols_table_of_the_wrong_shape_is_unreadable_not_an_exception(tmp_path):
+    lay = layout(tmp_path)
+    path = lay.query_db("demo")
+    path.parent.mkdir(parents=True)
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE symbols (id, name); CREATE TABLE calls (src, dst, relation, path, line);")
+    con.close()
     assert load_structure(lay, "demo") is None
     assert "unreadable" in structure_problem(lay, "demo")
 
@@ -310,23 +368,32 @@ def test_returns_nothing_when_the_question_names_nothing_here(store, question):
 
 
 def test_an_empty_store_answers_nothing():
-    empty = StructureStore("x", pa.table({"id": [], "label": [], "kind": [], "path": [], "line": []}),
-                           pa.table({"src": [], "dst": [], "relation": [], "path": [], "line": []}))
+    empty = StructureStore("x", {"id": [], "label": [], "kind": [], "path": [], "line": []},
+                           {"src": [], "dst": [], "relation": [], "path": [], "line": []})
     assert query(empty, "where is foo defined") == []
 
 
-def test_query_is_fast_on_a_big_scope(tmp_path):
-    n = 6000
+def big_tables(n: int) -> StructureTables:
+    labels = [f"Mod{i % 50}.handle_item_{i}" for i in range(n)]
     symbols = pa.table({
-        "id": [f"s{i}" for i in range(n)], "label": [f"Mod{i % 50}.handle_item_{i}" for i in range(n)],
+        "id": [f"s{i}" for i in range(n)], "label": labels,
         "kind": ["method"] * n, "path": [f"src/m{i % 50}.py" for i in range(n)],
         "line": [i + 1 for i in range(n)], "path_kind": ["source"] * n,
+        "parts": [" ".join(name_parts(bare_name(label, "method"))) for label in labels],
     })
     calls = pa.table({"src": [f"s{i}" for i in range(1, n)], "dst": [f"s{i - 1}" for i in range(1, n)],
                       "relation": ["calls"] * (n - 1), "path": [f"src/m{i % 50}.py" for i in range(1, n)],
                       "line": list(range(1, n))})
-    big = StructureStore("big", symbols, calls)
+    return StructureTables(symbols, calls)
+
+
+def test_load_and_query_are_fast_on_a_big_scope(tmp_path):
+    lay = layout(tmp_path)
+    write_query_file(lay, "big", big_tables(6000))
+    start = time.perf_counter()
+    big = load_structure(lay, "big")
     assert query(big, "what calls handle_item_42?")[0].label == "Mod43.handle_item_43"
+    assert time.perf_counter() - start < 0.5    # loose: catches a quadratic build, not jitter
     times = []
     for i in range(30):
         start = time.perf_counter()
@@ -338,6 +405,21 @@ def test_query_is_fast_on_a_big_scope(tmp_path):
 def test_the_read_side_never_imports_graphify():
     code = "import sys, loci.structure; sys.exit('graphify' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_loading_and_querying_imports_neither_numpy_nor_pyarrow(tables, tmp_path):
+    write_query_file(layout(tmp_path), "demo", tables)
+    code = (
+        "import sys\n"
+        "from loci.config import layout\n"
+        "from loci.structure import load_structure, query\n"
+        f"store = load_structure(layout({str(tmp_path)!r}), 'demo')\n"
+        "assert query(store, 'what calls should_strip_auth?'), 'no answer'\n"
+        "heavy = sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules)\n"
+        "sys.exit(', '.join(heavy) or None)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
 
 
 # --- a bed of small repositories in five languages, through graphify ---------------------
@@ -451,7 +533,7 @@ def bed(tmp_path_factory) -> dict[str, StructureStore]:
         assert result.status == "built", result.message
         tables = graph_tables(result.graph, root, scope=lang)
         assert not tables.problems
-        write_structure(lang, tables, lay)
+        write_query_file(lay, lang, tables)
         stores[lang] = load_structure(lay, lang)
     return stores
 
