@@ -1,0 +1,185 @@
+"""Measure loci against the reference loci-mem 0.6.0, side by side, in one run.
+
+    python bench/run.py            # full run (under 20 minutes on 2 cores)
+    python bench/run.py --quick    # 3 small repositories, a question subset, one bed
+
+Writes bench/RESULTS.md and the raw figures to bench/.cache/last-run.json.
+Shared data: ``$LOCI_SHARED``, else ``../shared`` beside the checkout.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import hashlib
+import json
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench import reference  # noqa: E402
+from bench.report import render  # noqa: E402
+from bench.runner import bench_synth, bench_tool, synth_beds  # noqa: E402
+from bench.tools import loci_tool, reference_tool  # noqa: E402
+from loci.scoring import load_questions  # noqa: E402
+
+ALL_REPOS = ["click", "doit", "flask", "rank_bm25", "requests", "slugify", "sqlite-utils", "walkdir"]
+QUICK_REPOS = ["rank_bm25", "slugify", "walkdir"]
+CACHE = ROOT / "bench" / ".cache"
+
+
+def shared_dir() -> Path:
+    env = os.environ.get("LOCI_SHARED")
+    return Path(env).expanduser().resolve() if env else ROOT.parent / "shared"
+
+
+def subset(questions: list[dict], repos: list[str], limit: int | None) -> list[dict]:
+    """Questions answerable within ``repos`` (abstentions always), at most ``limit`` per family."""
+    keep, per_family = [], {}
+    for q in questions:
+        if q.get("cwd") and q["cwd"] not in repos or not set(q["gold_scopes"]) <= set(repos):
+            continue
+        if limit is not None and per_family.get(q["family"], 0) >= limit:
+            continue
+        per_family[q["family"]] = per_family.get(q["family"], 0) + 1
+        keep.append(q)
+    return keep
+
+
+def machine() -> str:
+    ram = "?"
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                ram = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB RAM"
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} cores ({cpu}), {ram}"
+
+
+def git_sha() -> str:
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True)
+    head = git("rev-parse", "--short", "HEAD")
+    if head.returncode != 0:
+        return "no commit yet"
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + (" + uncommitted changes" if dirty else "")
+
+
+def source_digest() -> str:
+    """A hash of the project's Python sources, to tell whether they changed during the run."""
+    h = hashlib.sha1()
+    for path in sorted([*ROOT.glob("loci/**/*.py"), *ROOT.glob("pipeline/**/*.py")]):
+        h.update(path.as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def lay_out(shared: Path, dest: Path, repos: list[str]) -> None:
+    script = shared / "corpus" / "make-dev-corpus.sh"
+    subprocess.run(["bash", str(script), str(dest), *repos], check=True, capture_output=True)
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--quick", action="store_true", help="3 repositories, a question subset, one small bed")
+    p.add_argument("--tools", default="loci,reference", help="comma list: loci, reference")
+    p.add_argument("--loci-bin", type=Path, default=Path(sys.executable).parent,
+                   help="folder holding the project's `loci` (default: this python's)")
+    p.add_argument("--scales", default=None, help="synthetic bed sizes (default 25,100,500; quick 25)")
+    p.add_argument("--no-synth", action="store_true")
+    p.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
+    p.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    return p.parse_args(argv)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    started, digest = time.time(), source_digest()
+    shared = shared_dir()
+    qfile = shared / "corpus" / "dev-questions.jsonl"
+    if not qfile.exists():
+        print(f"error: {qfile} not found; set LOCI_SHARED to the shared folder", file=sys.stderr)
+        return 2
+    repos = QUICK_REPOS if args.quick else ALL_REPOS
+    questions = subset(load_questions(qfile), repos, 3 if args.quick else None)
+    scales = [int(x) for x in (args.scales or ("25" if args.quick else "25,100,500")).split(",") if x]
+    wanted = {t.strip() for t in args.tools.split(",") if t.strip()}
+    work = Path(tempfile.mkdtemp(prefix="loci-bench-"))
+    neutral = work / "neutral"
+    neutral.mkdir()
+    log = lambda msg: print(msg, flush=True)  # noqa: E731
+    log(f"bench: {len(repos)} repositories, {len(questions)} questions, work folder {work}")
+
+    tools, ref_version = [], None
+    if "loci" in wanted:
+        lay_out(shared, work / "loci" / "corpus", repos)
+        tools.append(loci_tool(args.loci_bin, work / "loci" / "home", work / "loci" / "corpus"))
+    if "reference" in wanted:
+        try:
+            ref_bin = reference.ensure_venv(CACHE / "ref-venv", log)
+            ref_version = reference.REF_VERSION
+            lay_out(shared, work / "reference" / "corpus", repos)
+            tools.append(reference_tool(ref_bin, work / "reference" / "home",
+                                        work / "reference" / "corpus", ref_version))
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+            log(f"reference not available: {exc}")
+
+    runs = {}
+    for tool in tools:
+        log(f"{tool.label}:")
+        runs[tool.key] = bench_tool(tool, questions, repos, neutral, log)
+
+    synth = []
+    if not args.no_synth and tools:
+        beds = synth_beds(work / "synth", scales, overlap=0.3, breadth_skew=0.5,
+                          n_questions=12 if args.quick else 30)
+        for n, (bed, qs) in beds.items():
+            for tool in tools:
+                synth.append(bench_synth(tool, work / "synth" / f"{tool.key}-home-{n}", n, bed, qs,
+                                         neutral, cli_sample=8 if args.quick else 20, log=log))
+
+    command = "python bench/run.py" + ("" if argv is None and len(sys.argv) <= 1 else
+                                       " " + shlex.join(argv if argv is not None else sys.argv[1:]))
+    meta = {
+        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "versions": f"python {platform.python_version()}; loci {git_sha()}; "
+                    f"loci-mem {ref_version or 'not installed'}; {reference.graphify_pin()}",
+        "command": f"`{command}`",
+        "corpus": f"{', '.join(repos)} ({len(questions)} questions from dev-questions.jsonl)",
+        "run time": f"{(time.time() - started) / 60:.1f} min",
+    }
+    if source_digest() != digest:
+        meta["warning"] = ("loci's sources changed during this run: its rows mix versions, and "
+                           "a rebuild may have been caused by the change")
+    args.out.write_text(render(meta, runs, synth), encoding="utf-8")
+    CACHE.mkdir(parents=True, exist_ok=True)
+    raw = {"meta": meta, "runs": {k: r.as_dict() for k, r in runs.items()},
+           "results": {k: r.results for k, r in runs.items()},
+           "synth": [asdict(s) for s in synth]}
+    (CACHE / "last-run.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
+    log(f"wrote {args.out} in {meta['run time']}")
+    if not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""The benchmark harness: its pure pieces (run by default) and its quick mode end
+to end (about two minutes; ``pytest -m bench``)."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # bench/ is a folder of scripts, not an installed package
+
+from bench.measure import percentile, scopes_touched  # noqa: E402
+from bench.reference import LineFinder, to_contract  # noqa: E402
+from bench.synth import make_bed  # noqa: E402
+
+REF_ASK = {
+    "routing": {"selected": ["rank-bm25"], "abstain": False, "enumerative": False,
+                "abstain_reason": None, "candidates": ["rank-bm25", "walkdir"],
+                "detail": {"rank-bm25": {"name": "rank_bm25", "score": 7.5},
+                           "walkdir": {"name": "walkdir", "score": 0.1}}},
+    "scopes": [{"scope_id": "rank-bm25", "name": "rank_bm25",
+                "episodes": [{"kind": "doc", "source": "doc:README.md", "text": "use get_top_n here",
+                              "score": 0.7},
+                             {"kind": "commit", "source": "git:2ed84f5abc", "text": "fix", "score": 0.2}],
+                "structure": [{"source": "code", "text": "Graph: x\nNODE BM25 [src=rank_bm25.py loc=L15 c=1]\n"
+                                                         "NODE numpy [src= loc= c=2]"}]}],
+}
+
+
+def test_reference_answer_is_translated_to_the_contract():
+    out = to_contract(REF_ASK)
+    assert out["outcome"] == "routed"
+    assert out["scopes"] == ["rank_bm25"]
+    assert [c["scope"] for c in out["candidates"]] == ["rank_bm25", "walkdir"]
+    block = out["blocks"][0]
+    assert block["scope"] == "rank_bm25"
+    assert [e["source"] for e in block["episodes"]] == ["README.md", "commit:2ed84f5abc"]
+    assert block["structure"] == [{"label": "BM25", "kind": "node", "source_file": "rank_bm25.py",
+                                   "line": 15, "relation": None, "score": None}]
+
+
+def test_reference_abstention_returns_no_scopes():
+    routing = {"selected": ["a", "b"], "abstain": True, "abstain_reason": "deictic", "detail": {}}
+    out = to_contract(routing)
+    assert (out["outcome"], out["scopes"], out["reason"]) == ("abstained", [], "deictic")
+    assert "blocks" not in out
+
+
+def test_line_finder_locates_the_chunk_where_its_following_lines_match(tmp_path):
+    (tmp_path / "r").mkdir()
+    (tmp_path / "r" / "doc.md").write_text("intro line here\nother\nintro line here\nsecond line of it\n")
+    finder = LineFinder({"r": tmp_path / "r"})
+    assert finder.line_of("r", "doc.md", "intro line here\nsecond line of it") == 3
+    assert finder.line_of("r", "missing.md", "intro line here") is None
+
+
+def test_changed_artifacts_map_to_scope_names():
+    changed = ["rankers/rank-bm25.lex", "chunks/walkdir.parquet", ".doit.db", "manifest.json"]
+    assert scopes_touched(changed, ["rank_bm25", "walkdir", "click"]) == ["rank_bm25", "walkdir"]
+
+
+def test_percentile_interpolates():
+    assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
+    assert percentile([], 50) is None
+
+
+def test_synthetic_bed_questions_point_at_the_scope_holding_their_words(tmp_path):
+    questions = make_bed(tmp_path, 6, overlap=0.3, breadth_skew=0.5, seed=3, n_questions=4)
+    repos = sorted(p.name for p in tmp_path.iterdir())
+    assert len(repos) == 6
+    assert all((tmp_path / r / ".git").is_dir() for r in repos)
+    vocab = [q for q in questions if q["family"] == "synth_vocab"]
+    assert vocab
+    for q in vocab:
+        word = q["answer_terms"][0]
+        holders = [r for r in repos if word in (tmp_path / r / "README.md").read_text()]
+        assert holders == q["gold_scopes"]
+    nonsense = [q for q in questions if q["family"] == "synth_nonsense"]
+    word = nonsense[0]["question"].split()[3]
+    assert not any(word in p.read_text() for p in tmp_path.rglob("*.md"))
+    assert {q["family"] for q in questions} == {"synth_vocab", "synth_broad", "synth_nonsense"}
+
+
+def test_synthetic_bed_rejects_out_of_range_parameters(tmp_path):
+    with pytest.raises(ValueError):
+        make_bed(tmp_path, 5, overlap=1.5)
+
+
+def _row(text: str, name: str) -> list[str]:
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells and cells[0] == name:
+            return cells
+    raise AssertionError(f"no row {name!r} in RESULTS")
+
+
+@pytest.mark.bench
+def test_quick_run_writes_both_tools_side_by_side(tmp_path):
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--out", str(out)],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    text = out.read_text()
+    for section in ("## Build", "## Query latency", "## Accuracy on the development questions",
+                    "## Synthetic scale bed"):
+        assert section in text
+    assert "| command | `python bench/run.py --quick" in text
+    header = _row(text, "build (wall / peak RSS)")
+    assert header[1:3] == ["loci", "loci-mem 0.6.0"]
+    top1 = _row(text, "top-1")
+    assert re.fullmatch(r"\d+%", top1[1]) and re.fullmatch(r"\d+%", top1[2])
+    route = _row(text, "`route` p50")
+    assert route[1].endswith(" s") and route[2].endswith(" s")
