@@ -1,0 +1,67 @@
+"""Read calibration.json (written by ``loci calibrate``) and apply it to Params.
+
+A missing or damaged file changes nothing: the shipped defaults stand, and
+``loci doctor`` names the damage. Only the fitted thresholds listed in
+``FITTED`` are ever taken from the file, each checked to be a positive number.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import replace
+
+from loci.config import Layout, Params
+
+FITTED = ("evidence_floor", "concentrated_min_evidence")
+CALIBRATION_SCHEMA = 1
+
+
+class CalibrationError(ValueError):
+    """calibration.json exists but cannot be used; the message names the file and the fix."""
+
+
+def read_calibration(layout: Layout) -> dict | None:
+    """The file's contents; None when there is none; CalibrationError when it is damaged."""
+    path = layout.calibration
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CalibrationError(f"{path} is unreadable ({exc}); run `loci calibrate`") from None
+    if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
+        raise CalibrationError(f"{path} holds no fitted parameters; run `loci calibrate`")
+    if data.get("schema_version") != CALIBRATION_SCHEMA:
+        raise CalibrationError(f"{path} was written by another version of loci; run `loci calibrate`")
+    for name in FITTED:
+        value = data["params"].get(name)
+        if value is not None and not _positive(value):
+            raise CalibrationError(f"{path}: {name} = {value!r} is not a positive number; run `loci calibrate`")
+    return data
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
+
+
+def calibrated_params(layout: Layout, base: Params) -> Params:
+    """``base`` with the fitted thresholds applied; ``base`` itself when there is no usable file."""
+    try:
+        data = read_calibration(layout)
+    except CalibrationError:
+        return base
+    if data is None:
+        return base
+    fitted = {k: float(v) for k, v in data["params"].items() if k in FITTED and v is not None}
+    return replace(base, **fitted) if fitted else base
+
+
+def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
+    """Per-scope semantic floors fitted for ``model_id``; empty when none were fitted."""
+    try:
+        data = read_calibration(layout)
+    except CalibrationError:
+        return {}
+    floors = ((data or {}).get("semantic", {}).get("models", {}).get(model_id, {}) or {}).get("floors", {})
+    return {s: float(v) for s, v in floors.items()
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}

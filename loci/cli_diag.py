@@ -1,0 +1,107 @@
+"""`loci calibrate`, `loci eval` and `loci doctor`, registered on the main typer app."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from loci.cli import app, handled
+
+
+@app.command()
+@handled
+def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
+              as_json: bool = typer.Option(False, "--json")):
+    """Fit the evidence floor (and a per-scope semantic floor) to your corpus; writes calibration.json."""
+    from loci.calibration import CalibrationError, read_calibration
+    from loci.config import layout as make_layout
+    from loci.render import dump_json
+    from pipeline.calibrate import calibrate as fit, render
+
+    layout = make_layout()
+    if show:
+        try:
+            data = read_calibration(layout)
+        except CalibrationError as exc:
+            typer.echo(f"loci: {exc}", err=True)
+            raise typer.Exit(1)
+        if data is None:
+            typer.echo("not calibrated yet: the shipped thresholds are in use (run `loci calibrate`)")
+            return
+    else:
+        data = fit(layout)
+    if as_json:
+        dump_json(data)
+        return
+    typer.echo("\n".join(render(data)))
+    if not show:
+        typer.echo(f"\nwritten to {layout.calibration}")
+
+
+@app.command(name="eval")
+@handled
+def eval_(misses: bool = typer.Option(False, "--misses", help="List the questions routing got wrong."),
+          questions: Optional[Path] = typer.Option(None, "--questions", help="A JSONL file of labelled questions "
+                                                   "(the dev-questions.jsonl format) to score instead."),
+          as_json: bool = typer.Option(False, "--json")):
+    """Measure routing on your own corpus with questions whose answer is known by construction."""
+    from loci import evalgen
+    from loci.ask import open_session
+    from loci.render import dump_json
+
+    session = open_session(keep_full_index=True)
+    if questions is None:
+        report = evalgen.run_generated(session)
+        if as_json:
+            dump_json(report.to_json(misses=True))
+        else:
+            typer.echo("\n".join(evalgen.render(report, misses)))
+        return
+    from loci import scoring
+    from loci.errors import UsageError
+
+    try:
+        labelled = scoring.load_questions(questions)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"cannot read {questions}: {exc}" if isinstance(exc, OSError) else str(exc)) from None
+    report, results, notes = evalgen.run_labelled(session, labelled)
+    wrong = evalgen.labelled_misses(report, results, labelled)
+    if as_json:
+        dump_json({**report.as_dict(), "wrong": wrong, "notes": notes})
+        return
+    typer.echo(scoring.render_markdown(report).rstrip())
+    for note in notes:
+        typer.echo(f"note: {note}")
+    if misses:
+        typer.echo(f"\nmisses ({len(wrong)}):")
+        for w in wrong:
+            got = w["outcome"] + (f" {', '.join(w['scopes'])}" if w["scopes"] else "")
+            want = "abstain" if w["mode"] == "abstain" else ", ".join(w["gold"])
+            typer.echo(f"  {w['id']}: {w['question']}\n      wanted {want}, got {got}")
+
+
+def print_doctor(as_json: bool = False) -> None:
+    """Run the doctor on $LOCI_HOME and print its report (``loci setup`` ends with this)."""
+    from loci.config import layout as make_layout
+    from loci.doctor import diagnose, render
+    from loci.registry import RegistryError, load_registry
+    from loci.render import dump_json
+
+    layout = make_layout()
+    findings = diagnose(layout)
+    if as_json:
+        dump_json([f.to_json() for f in findings])
+        return
+    try:
+        n = len(load_registry(layout).scopes)
+    except RegistryError:
+        n = None
+    typer.echo("\n".join(render(findings, n)))
+
+
+@app.command()
+@handled
+def doctor(as_json: bool = typer.Option(False, "--json")):
+    """Name what is missing or stale per scope, and the one command that fixes each; writes nothing."""
+    print_doctor(as_json)

@@ -1,0 +1,281 @@
+"""What is missing or stale in $LOCI_HOME, per scope, and the one command that fixes each.
+
+``diagnose`` reads and never writes: no graphify run, no model load, no build
+lock. It compares what is on disk with what the build steps would produce now
+(the scope's fingerprint, the code graph's fingerprint, the chunk hashes the
+vectors cover, the index the calibration was fitted on). Every finding is a
+value; nothing here raises for a damaged file, it reports it.
+"""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from loci.config import DEFAULT_PARAMS, Layout
+
+GAP, NOTE = "gap", "note"
+ALL = "(all)"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where, what, and the command that fixes it (None when nothing can)."""
+
+    scope: str | None      # None: the whole home
+    problem: str           # a stable code, e.g. "graph_stale"
+    message: str
+    fix: str | None
+    severity: str = GAP    # GAP: something works worse until fixed; NOTE: worth knowing
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def diagnose(layout: Layout) -> list[Finding]:
+    """Every finding for the home at ``layout``, whole-home ones first, then scope by scope."""
+    from loci.registry import RegistryError, load_registry
+
+    try:
+        registry = load_registry(layout)
+    except RegistryError as exc:
+        return [Finding(None, "registry_unreadable", str(exc), "loci scan DIR")]
+    if not registry.scopes:
+        return [Finding(None, "no_scopes", "no scopes are registered", "loci setup DIR")]
+    out: list[Finding] = []
+    manifest, problem = _manifest(layout)
+    if problem:
+        out.append(problem)
+    out += _calibration(layout, manifest)
+    graphify = _graphify_available()
+    if not graphify:
+        out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
+                           "from prose only, with no code structure", "pip install 'loci-mem[graph]'"))
+    models = _vector_models(layout)
+    if models == []:
+        out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
+                           "loci embed"))
+    indexed = (manifest or {}).get("scopes", {})
+    with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
+        per_scope = pool.map(lambda s: _scope(layout, s, indexed.get(s.name), graphify, models),
+                             registry.scopes)
+        for findings in per_scope:
+            out += findings
+    return out
+
+
+def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
+    from loci.errors import StoreError
+    from loci.store import read_manifest
+
+    if not layout.manifest.exists():
+        return None, None  # every scope reports "not indexed"
+    try:
+        return read_manifest(layout), None
+    except StoreError as exc:
+        return None, Finding(None, "index_unreadable", str(exc), "loci index --force")
+
+
+def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
+    from loci.calibration import CalibrationError, read_calibration
+
+    try:
+        data = read_calibration(layout)
+    except CalibrationError as exc:
+        return [Finding(None, "calibration_unreadable", f"{exc}; the shipped thresholds are in use",
+                        "loci calibrate")]
+    if data is None:
+        return [Finding(None, "calibration_missing", "not calibrated: routing uses the shipped thresholds",
+                        "loci calibrate", NOTE)]
+    if manifest is not None and data.get("index_written_at") != manifest.get("written_at"):
+        return [Finding(None, "calibration_stale", "calibration is older than the index: the thresholds "
+                        "were fitted on vocabulary that has since changed", "loci calibrate")]
+    return []
+
+
+def _graphify_available() -> bool:
+    try:
+        from pipeline.graphs import graphify_available
+    except ImportError:
+        return False
+    return graphify_available()
+
+
+def _vector_models(layout: Layout) -> list[str] | None:
+    """Models with stored vectors; None when this install has no embedding support at all."""
+    import importlib.util
+
+    if importlib.util.find_spec("loci.semantic") is None:
+        return None
+    root = layout.home / "vectors"
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
+    name, root = scope.name, Path(scope.path)
+    if not root.is_dir():
+        return [Finding(name, "missing_dir", f"{root} no longer exists (the entry is kept for its "
+                        "groups and aliases); restore it, or scan where it moved", "loci scan NEW_DIR")]
+    out = _index(layout, scope, meta)
+    out += _graph(layout, scope, graphify)
+    if meta is not None and models:
+        out += _embeddings(layout, name, models)
+    if meta is not None and meta.get("redactions"):
+        out.append(_redactions(layout, name, meta["redactions"]))
+    return out
+
+
+def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
+    name = scope.name
+    err = layout.error(name)
+    if err.exists():
+        try:
+            msg = json.loads(err.read_text()).get("error", "failed")
+        except (OSError, ValueError):
+            msg = "failed"
+        return [Finding(name, "index_error", f"the last index run failed: {msg}; earlier artifacts, "
+                        "if any, are still served", "loci index")]
+    if meta is None:
+        return [Finding(name, "not_indexed", "registered but not indexed: no question can route here",
+                        "loci index")]
+    missing = [p.name for p in (layout.chunks(name), layout.query_db(name)) if not p.exists()]
+    if missing:
+        return [Finding(name, "index_files_missing", f"index files are missing ({', '.join(missing)})",
+                        "loci index --force")]
+    if meta.get("fingerprint") != _scope_fingerprint(layout, scope):
+        return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
+    return []
+
+
+def _scope_fingerprint(layout: Layout, scope) -> str | None:
+    from pipeline.fingerprint import scope_fingerprint
+    from pipeline.graphs import graph_source
+
+    src = graph_source(scope.name, Path(scope.path), layout)
+    mtime = src.stat().st_mtime if src is not None else None
+    return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
+                             graph_mtime=mtime, params=DEFAULT_PARAMS)
+
+
+def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
+    from pipeline import graphs
+
+    name, root = scope.name, Path(scope.path)
+    src = graphs.graph_source(name, root, layout)
+    if src is not None and src != graphs.graph_path(name, layout):
+        return []  # the user's own graphify-out/graph.json: theirs to refresh
+    record = _graph_record(layout, name)
+    status = record.get("status")
+    if src is None and status != "unsupported":
+        return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
+                        f"loci graphs {name}")] if graphify else []
+    if not graphify or "fingerprint" not in record:
+        return []
+    current, _count = graphs.code_fingerprint(root, scope.excludes)
+    if record["fingerprint"] != current:
+        what = "graph older than the code" if src is not None else "code changed since graphify found nothing to graph"
+        return [Finding(name, "graph_stale", f"{what}: symbols and calls may be out of date",
+                        f"loci graphs {name}")]
+    if status == "unsupported":
+        return [Finding(name, "prose_only", "no language graphify reads: indexed from prose only", None, NOTE)]
+    return []
+
+
+def _graph_record(layout: Layout, name: str) -> dict:
+    from pipeline.graphs import fingerprint_path
+
+    try:
+        record = json.loads(fingerprint_path(name, layout).read_text())
+    except (OSError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
+    import pyarrow.parquet as pq
+
+    from loci.semantic import read_meta
+
+    try:
+        chunk_hashes = set(pq.read_table(layout.chunks(name), columns=["hash"]).column("hash").to_pylist())
+    except Exception:  # unreadable chunks are the index's finding, not this one
+        return []
+    out = []
+    for model in models:
+        path = layout.vectors(model, name)
+        if not path.is_file():
+            out.append(Finding(name, "no_embeddings", f"no {model} vectors: semantic recall is off here",
+                               "loci embed"))
+            continue
+        meta = read_meta(path)
+        try:
+            schema = pq.read_schema(path)
+            width = schema.field("vector").type.list_size
+            hashes = set(pq.read_table(path, columns=["hash"]).column("hash").to_pylist())
+        except Exception as exc:
+            out.append(Finding(name, "embeddings_unreadable", f"{path.name} ({model}) is unreadable: "
+                               f"{str(exc).splitlines()[0][:120]}", "loci embed"))
+            continue
+        expected = _model_dim(layout, model)
+        if meta is None or meta["dim"] != width or (expected is not None and expected != width):
+            out.append(Finding(name, "embeddings_dim", f"{model} vectors are {width}-wide, the model "
+                               f"gives {expected or (meta or {}).get('dim', '?')}", "loci embed"))
+            continue
+        lacking = len(chunk_hashes - hashes)
+        if lacking:
+            out.append(Finding(name, "embeddings_stale", f"{lacking} of {len(chunk_hashes)} chunks have no "
+                               f"{model} vector: the chunks changed since `loci embed`", "loci embed"))
+    return out
+
+
+def _model_dim(layout: Layout, model: str) -> int | None:
+    """The width the model produces, when it can be known without loading it (the static model)."""
+    from loci.semantic import STATIC_ID, static_model_dir
+
+    if model != STATIC_ID:
+        return None
+    try:
+        return int(json.loads((static_model_dir(layout) / "config.json").read_text())["hidden_dim"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _redactions(layout: Layout, name: str, counts: dict) -> Finding:
+    kinds = ", ".join(f"{k} x{v}" for k, v in sorted(counts.items()))
+    files = _redacted_files(layout, name)
+    where = f" in {', '.join(files[:5])}" + (f" and {len(files) - 5} more" if len(files) > 5 else "") if files else ""
+    return Finding(name, "redacted", f"{sum(counts.values())} secret-shaped value(s) masked before storage "
+                   f"({kinds}){where}; if any is a live credential, rotate it", None, NOTE)
+
+
+def _redacted_files(layout: Layout, name: str) -> list[str]:
+    try:
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(layout.chunks(name), columns=["path", "text"])
+        hit = table.filter(pc.match_substring(table.column("text"), "[REDACTED:"))
+        return sorted(set(hit.column("path").to_pylist()))
+    except Exception:
+        return []
+
+
+def summary(findings: list[Finding]) -> tuple[int, int]:
+    """(gaps, notes)."""
+    gaps = sum(f.severity == GAP for f in findings)
+    return gaps, len(findings) - gaps
+
+
+def render(findings: list[Finding], n_scopes: int | None = None) -> list[str]:
+    """Plain text: one line per finding with its fix, worst first."""
+    gaps, notes = summary(findings)
+    head = f"{n_scopes} scope(s): " if n_scopes is not None else ""
+    if not findings:
+        return [f"{head}nothing missing: every scope is indexed and up to date"]
+    lines = [f"{head}{gaps} gap(s), {notes} note(s)"]
+    width = max(len(f.scope or ALL) for f in findings)
+    for f in sorted(findings, key=lambda f: (f.severity != GAP, f.scope is not None)):
+        lines.append(f"  {(f.scope or ALL):<{width}}  {f.message}")
+        lines.append(f"  {'':<{width}}  -> {'run: ' + f.fix if f.fix else 'nothing to run'}")
+    return lines

@@ -1,0 +1,343 @@
+"""Question families whose correct answer is known by construction, and ``loci eval``.
+
+Generation is pure: a complete RoutingIndex, the scopes' aliases and Params in,
+a list of ``GenQuestion`` out; seeded, so the same index always yields the same
+questions. Judging and summarising are pure too; only ``run_generated`` and
+``run_labelled`` touch a (loaded, read-only) Session.
+
+- deictic_cwd: a pointing question asked from inside a scope; gold is that scope.
+- deictic_nocwd: the same questions with no cwd; nothing says which project, so abstain.
+- unanswerable: off-topic or nonsense questions no software corpus answers; abstain.
+- signature: 2-4 of one scope's most distinctive routing tokens; gold is that scope.
+  Alternate questions of each scope go to the calibration half and the eval half,
+  so ``loci calibrate`` never fits on what ``loci eval`` reports.
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from loci.config import DEFAULT_PARAMS, Params
+from loci.router import FACT, token_evidence
+from loci.store import RoutingIndex
+from loci.tokens import tokenize
+
+DEICTIC_CWD, DEICTIC_NOCWD, UNANSWERABLE, SIGNATURE = "deictic_cwd", "deictic_nocwd", "unanswerable", "signature"
+FAMILIES = {
+    DEICTIC_CWD: ("deictic + cwd", "asked from inside a scope: must pick that scope"),
+    DEICTIC_NOCWD: ("deictic, no cwd", "points at a project but names none: must abstain"),
+    UNANSWERABLE: ("unanswerable", "off-topic for any codebase: must abstain"),
+    SIGNATURE: ("signature", "does each scope's own vocabulary lead back to it?"),
+}
+CALIBRATE, EVAL = "calibrate", "eval"
+
+DEICTIC_TEMPLATES = (
+    "How do I run the tests here?",
+    "What license is this project released under?",
+    "How do I install this?",
+    "Where is the entry point of this codebase?",
+    "What does this library depend on?",
+    "How do I build the documentation for this project?",
+    "What changed in the most recent release of this package?",
+    "How should I send a patch to this repo?",
+    "How do I install it?",
+    "How do I configure it?",
+)
+UNANSWERABLE_QUESTIONS = (
+    "What is the best temperature for proofing bread dough overnight?",
+    "How many moons does Jupiter have?",
+    "Who won the football world cup in 1998?",
+    "How do I tune a guitar to drop D?",
+    "What is a sensible training plan for a first marathon?",
+    "How do I stop a kitchen faucet from dripping?",
+    "What is the capital of Mongolia?",
+    "How long should green tea steep?",
+    "Which houseplants tolerate low light?",
+    "How do I blorp the quizzical fendrake until it wibbles?",
+    "Should the zorbling plinth be glimmered before the vextron sings?",
+    "What is the airspeed velocity of an unladen swallow?",
+    # off-topic, but worded with words software also uses: the hard negatives
+    "How do I thread a needle on an old sewing machine?",
+    "What is the best way to stack and cache firewood for the winter?",
+    "How do I filter tap water for a freshwater aquarium?",
+    "Which table saw blade cuts plywood without splintering?",
+    "How should I schedule watering for tomato plants in a heat wave?",
+    "How do I patch a fist-sized hole in drywall?",
+    "Which command should a puppy learn first, sit or stay?",
+    "How do I index a printed cookbook by hand?",
+    "What resting heart rate is healthy for a runner?",
+    "How do I build a raised garden bed from pallets?",
+    "How do I stream a football match to the television in my hotel room?",
+    "Which session of the tax court handles appeals of property valuations?",
+)
+# every word around the slot is a stopword, so the question's tokens are the signature's own
+SIGNATURE_TEMPLATES = ("What is {terms}?", "How do I use {terms}?", "Where is {terms}?")
+SIGNATURE_PER_SCOPE = 14
+SIGNATURE_POOL = 12
+MIN_TOKEN_CHARS = 3
+
+
+@dataclass(frozen=True)
+class GenQuestion:
+    """One generated question; ``gold`` is empty when abstaining is the only right answer."""
+
+    id: str
+    family: str
+    question: str
+    cwd_scope: str | None = None
+    gold: tuple[str, ...] = ()
+    half: str = ""               # signature only: "calibrate" or "eval"
+
+    @property
+    def should_abstain(self) -> bool:
+        return not self.gold
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "family": self.family, "question": self.question,
+                "cwd_scope": self.cwd_scope, "gold": list(self.gold), "half": self.half}
+
+
+def deictic_questions(scopes: Sequence[str]) -> list[GenQuestion]:
+    """Every deictic template from inside every scope, and each once with no cwd."""
+    out = [GenQuestion(f"deictic-cwd-{s}-{j}", DEICTIC_CWD, q, cwd_scope=s, gold=(s,))
+           for s in scopes for j, q in enumerate(DEICTIC_TEMPLATES)]
+    out += [GenQuestion(f"deictic-nocwd-{j}", DEICTIC_NOCWD, q) for j, q in enumerate(DEICTIC_TEMPLATES)]
+    return out
+
+
+def unanswerable_questions() -> list[GenQuestion]:
+    return [GenQuestion(f"unanswerable-{j}", UNANSWERABLE, q) for j, q in enumerate(UNANSWERABLE_QUESTIONS)]
+
+
+def _alias_tokens(aliases: Mapping[str, Sequence[str]]) -> set[str]:
+    return {t for names in aliases.values() for a in names for t in tokenize(a)}
+
+
+def _usable(token: str, banned: set[str]) -> bool:
+    if token.startswith(FACT) or len(token) < MIN_TOKEN_CHARS or not token.replace("_", "").isalpha():
+        return False
+    parts = tokenize(token)
+    return token in parts and not banned.intersection(parts)
+
+
+def distinctive_tokens(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
+                       params: Params = DEFAULT_PARAMS, limit: int = SIGNATURE_POOL) -> dict[str, list[str]]:
+    """Per scope, its ``limit`` most distinctive tokens, best first.
+
+    A token qualifies for a scope when few scopes hold it (at most the router's
+    distinctive share) and it is not part of any scope's name; tokens rank by the
+    router's own per-token evidence, then by weight.
+    """
+    if not index.complete:
+        raise ValueError("distinctive_tokens needs the complete routing index")
+    banned = _alias_tokens(aliases or {})
+    cap = max(1, int(len(index.scopes) * params.distinctive_max_share))
+    ranked: dict[int, list[tuple[float, float, str]]] = {i: [] for i in range(len(index.scopes))}
+    for token, rows in index.postings.items():
+        if len(rows) > cap or not _usable(token, banned):
+            continue
+        for i, ev in token_evidence(index, token, params).items():
+            ranked[i].append((-round(ev, 6), -rows[i], token))
+    return {index.scopes[i]: [t for *_k, t in sorted(rows)[:limit]] for i, rows in ranked.items()}
+
+
+def signature_questions(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
+                        params: Params = DEFAULT_PARAMS, *, per_scope: int = SIGNATURE_PER_SCOPE,
+                        seed: int = 0) -> list[GenQuestion]:
+    """Per scope, up to ``per_scope`` questions of 2-4 of its distinctive tokens, alternately
+    assigned to the calibration and the eval half."""
+    out: list[GenQuestion] = []
+    for scope, pool in distinctive_tokens(index, aliases, params).items():
+        if len(pool) < 2:
+            continue
+        rng = random.Random(f"{seed}:{scope}")
+        seen: set[tuple[str, ...]] = set()
+        for _attempt in range(per_scope * 4):
+            if len(seen) >= per_scope:
+                break
+            terms = tuple(rng.sample(pool, min(len(pool), rng.choice((2, 3, 4)))))
+            if tuple(sorted(terms)) in seen:
+                continue
+            j = len(seen)
+            seen.add(tuple(sorted(terms)))
+            text = SIGNATURE_TEMPLATES[j % len(SIGNATURE_TEMPLATES)].format(terms=" ".join(terms))
+            out.append(GenQuestion(f"signature-{scope}-{j}", SIGNATURE, text, gold=(scope,),
+                                   half=CALIBRATE if j % 2 == 0 else EVAL))
+    return out
+
+
+def generate(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
+             params: Params = DEFAULT_PARAMS, *, seed: int = 0) -> list[GenQuestion]:
+    """Every family, in a fixed order."""
+    return [*deictic_questions(index.scopes), *unanswerable_questions(),
+            *signature_questions(index, aliases, params, seed=seed)]
+
+
+def eval_questions(questions: Sequence[GenQuestion]) -> list[GenQuestion]:
+    """What ``loci eval`` reports on: everything but the calibration half of the signatures."""
+    return [q for q in questions if q.half != CALIBRATE]
+
+
+def calibration_questions(questions: Sequence[GenQuestion]) -> tuple[list[GenQuestion], list[GenQuestion]]:
+    """(routable, unroutable) samples for ``loci calibrate``: the calibration half of the
+    signatures, and the unanswerable plus deictic-without-cwd questions."""
+    routable = [q for q in questions if q.family == SIGNATURE and q.half == CALIBRATE]
+    unroutable = [q for q in questions if q.family in (UNANSWERABLE, DEICTIC_NOCWD)]
+    return routable, unroutable
+
+
+# --- scoring routed results ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Judged:
+    """One generated question and what routing returned for it."""
+
+    question: GenQuestion
+    outcome: str
+    scopes: tuple[str, ...]
+    reason: str | None
+
+    @property
+    def correct(self) -> bool:
+        if self.question.should_abstain:
+            return self.outcome == "abstained"
+        return self.outcome == "routed" and bool(self.scopes) and self.scopes[0] == self.question.gold[0]
+
+    def to_json(self) -> dict:
+        return {**self.question.to_json(), "outcome": self.outcome, "scopes": list(self.scopes),
+                "reason": self.reason, "correct": self.correct}
+
+
+@dataclass(frozen=True)
+class FamilyScore:
+    family: str
+    n: int
+    correct: int
+    mean_scopes: float | None   # scopes returned per routed question, for families with a gold scope
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.n if self.n else None
+
+    def to_json(self) -> dict:
+        label, measures = FAMILIES[self.family]
+        return {"family": self.family, "label": label, "n": self.n, "correct": self.correct,
+                "accuracy": self.accuracy, "mean_scopes": self.mean_scopes, "measures": measures}
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    scopes: int
+    families: list[FamilyScore]
+    judged: list[Judged]
+
+    @property
+    def baseline(self) -> float | None:
+        """What picking one scope at random scores on a one-scope question."""
+        return 1 / self.scopes if self.scopes else None
+
+    @property
+    def misses(self) -> list[Judged]:
+        return [j for j in self.judged if not j.correct]
+
+    def to_json(self, misses: bool = True) -> dict:
+        out = {"scopes": self.scopes, "baseline": self.baseline,
+               "families": [f.to_json() for f in self.families]}
+        if misses:
+            out["misses"] = [j.to_json() for j in self.misses]
+        return out
+
+
+def summarise(judged: Sequence[Judged], n_scopes: int) -> EvalReport:
+    """Per family (in FAMILIES order) how many were right, and how many scopes routing returned."""
+    families = []
+    for family in FAMILIES:
+        rows = [j for j in judged if j.question.family == family]
+        if not rows:
+            continue
+        routed = [len(j.scopes) for j in rows if j.outcome == "routed" and j.question.gold]
+        mean = round(sum(routed) / len(routed), 2) if routed else None
+        families.append(FamilyScore(family, len(rows), sum(j.correct for j in rows), mean))
+    return EvalReport(n_scopes, families, list(judged))
+
+
+def render(report: EvalReport, misses: bool = False) -> list[str]:
+    """The eval table (and, with ``misses``, each wrong answer with what came back)."""
+    base = f"{100 * report.baseline:.1f}%" if report.baseline is not None else "-"
+    lines = [f"{report.scopes} scopes | picking one at random would score {base}", "",
+             f"{'family':<18}{'n':>5}{'correct':>9}{'scopes':>8}  what it measures"]
+    for f in report.families:
+        label, measures = FAMILIES[f.family]
+        mean = f"{f.mean_scopes:.1f}" if f.mean_scopes is not None and f.family == SIGNATURE else "-"
+        lines.append(f"{label:<18}{f.n:>5}{100 * (f.accuracy or 0):>8.1f}%{mean:>8}  {measures}")
+    if any(f.family == SIGNATURE for f in report.families):
+        lines += ["", "signature questions are built from each scope's most distinctive words: a best case,",
+                  "not a typical question; a low score says your projects share their vocabulary."]
+    if misses:
+        lines += ["", f"misses ({len(report.misses)}):"]
+        for j in report.misses:
+            want = "abstain" if j.question.should_abstain else j.question.gold[0]
+            got = ("abstained" + (f" ({j.reason})" if j.reason else "")) if j.outcome == "abstained" \
+                else f"{j.outcome} {', '.join(j.scopes)}"
+            cwd = f" [cwd {j.question.cwd_scope}]" if j.question.cwd_scope else ""
+            lines.append(f"  {j.question.question}{cwd}\n      wanted {want}, got {got}")
+    return lines
+
+
+# --- running them (reads the session's artifacts, writes nothing) -------------------------
+
+def run_generated(session, *, seed: int = 0) -> EvalReport:
+    """Generate the families on the session's index (with the shipped Params, so the split
+    matches calibration's) and route the eval questions with the session's Params."""
+    from loci.ask import context_for
+    from loci.router import route
+
+    index = session.routing_for("")
+    aliases = session.aliases()
+    paths = {s.name: s.path for s in session.registry.scopes}
+    judged = []
+    for q in eval_questions(generate(index, aliases, DEFAULT_PARAMS, seed=seed)):
+        ctx = context_for(session, paths.get(q.cwd_scope) if q.cwd_scope else None, None)
+        r = route(q.question, index, ctx, aliases, session.params)
+        judged.append(Judged(q, r.outcome, tuple(r.scopes), r.reason))
+    return summarise(judged, len(index.scopes))
+
+
+def run_labelled(session, questions: Sequence[Mapping]) -> tuple[object, dict[str, dict | None], list[str]]:
+    """Ask each labelled question (``cwd`` names a scope; null means none) and score it with
+    ``loci.scoring``. Returns (Report, results by id, notes about questions that could not run)."""
+    from loci import scoring
+    from loci.ask import ask
+    from loci.errors import UsageError
+
+    paths = {s.name: s.path for s in session.registry.scopes}
+    results: dict[str, dict | None] = {}
+    notes = []
+    for q in questions:
+        cwd_name = q.get("cwd")
+        if cwd_name and cwd_name not in paths:
+            notes.append(f"{q['id']}: cwd scope {cwd_name!r} is not registered; counted as a miss")
+            results[q["id"]] = None
+            continue
+        try:
+            results[q["id"]] = ask(session, q["question"], cwd=paths.get(cwd_name) if cwd_name else None).to_json()
+        except UsageError as exc:
+            notes.append(f"{q['id']}: {exc}")
+            results[q["id"]] = None
+    return scoring.score(questions, results), results, notes
+
+
+def labelled_misses(report, results: Mapping[str, dict | None], questions: Sequence[Mapping]) -> list[dict]:
+    """The labelled questions routing got wrong, with what came back."""
+    by_id = {q["id"]: q for q in questions}
+    out = []
+    for s in report.questions:
+        wrong = (s.error or s.top1 is False or (s.set_prf is not None and s.set_prf[2] < 1)
+                 or s.should_abstain != s.abstained)
+        if wrong:
+            r = results.get(s.id) or {}
+            out.append({"id": s.id, "family": s.family, "question": by_id[s.id]["question"],
+                        "gold": list(by_id[s.id]["gold_scopes"]), "mode": s.mode,
+                        "outcome": r.get("outcome", "error"), "scopes": list(r.get("scopes") or [])})
+    return out

@@ -1,0 +1,214 @@
+"""`loci calibrate`: fitting the evidence floor, the semantic floors, and reading them back."""
+import json
+from collections import Counter
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_repo
+from loci import evalgen
+from loci.ask import open_session
+from loci.calibration import calibrated_params, read_calibration, semantic_floors
+from loci.cli import app
+from loci.config import DEFAULT_PARAMS, Params, layout
+from loci.store import RoutingIndex
+from loci.tokens import tokenize
+from pipeline.calibrate import CLAMP, MIN_GAIN, Sample, fit_threshold, measure, render
+
+runner = CliRunner()
+
+
+def samples(routable, unroutable, concentrated=0.0):
+    return ([Sample("r", evalgen.SIGNATURE, True, e, concentrated, 0, False) for e in routable]
+            + [Sample("u", evalgen.UNANSWERABLE, False, e, concentrated, 0, False) for e in unroutable])
+
+
+def test_floor_lands_between_bands_that_separate():
+    fit = fit_threshold(samples([1.4, 1.6, 2.2, 3.0], [0.1, 0.5, 0.9, 1.2]), DEFAULT_PARAMS, "evidence_floor")
+    assert 1.2 < fit.value < 1.4
+    assert fit.accuracy == 1.0 and not fit.overlap
+    assert (fit.routable, fit.unroutable) == (4, 4)
+
+
+def test_overlapping_bands_are_reported_with_a_plain_warning():
+    separate = fit_threshold(samples([1.5, 2.0], [0.3, 0.9]), DEFAULT_PARAMS, "evidence_floor")
+    assert "overlap" not in "\n".join(render({"fits": {"evidence_floor": separate.__dict__}, "params": {}}))
+    fit = fit_threshold(samples([0.8, 1.5, 2.0, 2.5], [0.3, 0.9, 1.1, 0.2]), DEFAULT_PARAMS, "evidence_floor")
+    assert fit.overlap and fit.accuracy < 1.0
+    text = "\n".join(render({"fits": {"evidence_floor": fit.__dict__}, "params": {}}))
+    assert "bands overlap" in text and "4 routable + 4 unroutable" in text
+
+
+def test_default_is_kept_when_a_better_cut_wins_only_by_noise():
+    # one routable sample in thirty sits just under the default: moving would gain ~1.7 points
+    fit = fit_threshold(samples([0.95] + [2.0] * 29, [0.2] * 30), DEFAULT_PARAMS, "evidence_floor")
+    assert fit.value == DEFAULT_PARAMS.evidence_floor
+    assert fit.best_cut < 0.95 and "default kept" in fit.note
+    assert MIN_GAIN > 1 / 60
+
+
+def test_fit_is_clamped_to_a_band_around_the_default():
+    fit = fit_threshold(samples([4.0, 5.0, 6.0], [0.5, 1.2, 1.3, 3.0]), DEFAULT_PARAMS, "evidence_floor")
+    assert fit.value == DEFAULT_PARAMS.evidence_floor * CLAMP[1]
+    assert fit.best_cut > fit.value and "clamped" in fit.note
+
+
+def test_one_empty_band_keeps_the_default():
+    fit = fit_threshold(samples([1.5, 2.0], []), DEFAULT_PARAMS, "evidence_floor")
+    assert fit.value == DEFAULT_PARAMS.evidence_floor and "too few" in fit.note
+
+
+def build_index(vocab_text):
+    scopes = sorted(vocab_text)
+    postings, sizes = {}, []
+    for i, s in enumerate(scopes):
+        c = Counter(tokenize(vocab_text[s]))
+        sizes.append(float(sum(c.values())))
+        for t, w in c.items():
+            postings.setdefault(t, {})[i] = float(w)
+    return RoutingIndex(scopes, np.asarray(sizes), [""] * len(scopes), postings, complete=True)
+
+
+FILLER = "module function class value return config default option error test file data " * 3
+
+
+def fitted_floor(corpus):
+    index = build_index(corpus)
+    aliases = {s: [s] for s in corpus}
+    routable, unroutable = evalgen.calibration_questions(evalgen.generate(index, aliases))
+    measured = measure([*routable, *unroutable], index, aliases)
+    return measured, fit_threshold(measured, DEFAULT_PARAMS, "evidence_floor")
+
+
+def test_measured_signature_questions_outscore_unanswerable_ones_on_a_distinct_corpus():
+    corpus = {
+        "gizmo": FILLER + "sprocket cogwheel ratchet flywheel gearbox spindle " * 6,
+        "webby": FILLER + "cookie session redirect header middleware blueprint " * 6,
+        "walker": FILLER + "tree directory symlink descend inode dirent " * 6,
+    }
+    measured, fit = fitted_floor(corpus)
+    lowest_routable = min(s.evidence for s in measured if s.routable)
+    assert lowest_routable > max(s.evidence for s in measured if not s.routable)
+    assert not fit.overlap and fit.accuracy == 1.0
+    assert fit.value <= lowest_routable  # every routable sample passes the fitted floor
+
+
+def test_measured_bands_overlap_when_an_unanswerable_question_uses_a_scopes_words():
+    corpus = {  # gizmo's own words are the words of an off-topic question
+        "gizmo": FILLER + "football world cup moons jupiter guitar " * 6,
+        "webby": FILLER + "cookie session redirect header middleware blueprint " * 6,
+    }
+    _measured, fit = fitted_floor(corpus)
+    assert fit.overlap
+
+
+# --- the command and the read side ------------------------------------------------------
+
+@pytest.fixture
+def corpus(tmp_path, loci_home):
+    code = tmp_path / "code"
+    make_repo(code / "gizmo", {
+        "README.md": "# gizmo\n\nA sprocket calibration toolkit with cogwheel ratchet flywheel parsers.\n",
+        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass CogwheelRatchet:\n    pass\n",
+    })
+    make_repo(code / "webby", {
+        "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
+        "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
+    })
+    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs"])
+    assert res.exit_code == 0, res.output
+    return code
+
+
+def test_calibrate_writes_the_fit_and_the_index_it_was_fitted_on(corpus, loci_home):
+    res = runner.invoke(app, ["calibrate"])
+    assert res.exit_code == 0, res.output
+    assert "evidence floor" in res.output and "routable" in res.output and "accuracy" in res.output
+    data = json.loads((loci_home / "calibration.json").read_text())
+    manifest = json.loads((loci_home / "manifest.json").read_text())
+    assert data["index_written_at"] == manifest["written_at"]
+    assert set(data["params"]) == {"evidence_floor"}
+    assert data["fits"]["evidence_floor"]["routable"] > 0 and data["fits"]["evidence_floor"]["unroutable"] > 0
+    assert "skipped" in data["semantic"] and "semantic floor      skipped" in res.output
+
+
+def test_calibrate_show_prints_without_fitting(corpus, loci_home):
+    res = runner.invoke(app, ["calibrate", "--show"])
+    assert res.exit_code == 0 and "not calibrated yet" in res.output
+    runner.invoke(app, ["calibrate"])
+    before = (loci_home / "calibration.json").stat().st_mtime_ns
+    res = runner.invoke(app, ["calibrate", "--show"])
+    assert res.exit_code == 0 and "evidence floor" in res.output
+    assert (loci_home / "calibration.json").stat().st_mtime_ns == before
+
+
+def test_calibrate_without_an_index_says_what_to_run(tmp_path, loci_home):
+    res = runner.invoke(app, ["calibrate"])
+    assert res.exit_code == 1 and "loci setup" in res.output and "Traceback" not in res.output
+
+
+def write_calibration(home, obj):
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "calibration.json").write_text(obj if isinstance(obj, str) else json.dumps(obj))
+
+
+def test_sessions_route_with_the_calibrated_floor(loci_home):
+    write_calibration(loci_home, {"schema_version": 1,
+                                  "params": {"evidence_floor": 1.3, "min_matched_tokens": 99}})
+    params = open_session().params
+    assert params.evidence_floor == 1.3
+    assert params.min_matched_tokens == DEFAULT_PARAMS.min_matched_tokens  # never fitted: ignored
+    assert open_session(params=Params(evidence_floor=2.0)).params.evidence_floor == 2.0
+
+
+@pytest.mark.parametrize("content", ["{not json", '["a list"]', '{"schema_version": 1, "params": 3}',
+                                     '{"schema_version": 1, "params": {"evidence_floor": -1}}',
+                                     '{"schema_version": 1, "params": {"evidence_floor": "high"}}',
+                                     '{"schema_version": 99, "params": {"evidence_floor": 1.2}}'])
+def test_a_damaged_calibration_leaves_the_defaults_in_place(loci_home, content):
+    write_calibration(loci_home, content)
+    assert calibrated_params(layout(), DEFAULT_PARAMS) == DEFAULT_PARAMS
+    with pytest.raises(ValueError, match="loci calibrate"):
+        read_calibration(layout())
+
+
+class FakeEncoder:
+    """Bag-of-words vectors hashed into 32 dimensions: similar words, similar vectors."""
+
+    model_id, dim, batch_size = "fake-model", 32, 16
+
+    def encode(self, texts):
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for tok in tokenize(text):
+                out[i, sum(map(ord, tok)) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms > 0, norms, 1.0)
+
+
+def test_semantic_floor_is_fitted_per_scope_from_stored_vectors(corpus, loci_home):
+    from pipeline.calibrate import calibrate
+    from pipeline.embed import embed_scope
+
+    enc = FakeEncoder()
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), enc)
+    data = calibrate(layout(), load_encoder=lambda model, lay: enc)
+    floors = data["semantic"]["models"]["fake-model"]["floors"]
+    assert set(floors) == {"gizmo", "webby"}
+    assert all(0.0 < f <= 1.0 for f in floors.values())
+    assert semantic_floors(layout(), "fake-model") == floors
+
+
+def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corpus, loci_home):
+    from pipeline.calibrate import calibrate
+    from pipeline.embed import embed_scope
+
+    embed_scope("gizmo", layout(), FakeEncoder())
+
+    def refuse(model, lay):
+        raise RuntimeError("no such model offline")
+
+    data = calibrate(layout(), load_encoder=refuse)
+    assert "no such model offline" in data["semantic"]["skipped"]

@@ -1,0 +1,199 @@
+"""`loci doctor`: every gap named per scope with the command that fixes it, and nothing written."""
+import json
+import shutil
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from conftest import make_repo
+from loci.cli import app
+from loci.config import layout
+from loci.doctor import GAP, NOTE, diagnose
+
+runner = CliRunner()
+GH_TOKEN = ("ghp_" + "FAKE0" * 10)[:40]
+
+
+@pytest.fixture
+def corpus(tmp_path, loci_home):
+    code = tmp_path / "code"
+    make_repo(code / "gizmo", {
+        "README.md": "# gizmo\n\nA sprocket calibration toolkit.\n",
+        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n",
+    })
+    make_repo(code / "webby", {
+        "README.md": f"# webby\n\nServe cookies over HTTP.\n\nDeploy with the token {GH_TOKEN} in CI.\n",
+        "webby/server.py": "class SessionCookieJar:\n    pass\n",
+    })
+    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs"])
+    assert res.exit_code == 0, res.output
+    return code
+
+
+def by_problem(findings, problem):
+    return {f.scope: f for f in findings if f.problem == problem}
+
+
+@pytest.fixture
+def with_graphify(monkeypatch):
+    """Doctor's view of an install that has the graph extra, whether or not this one does."""
+    import pipeline.graphs
+
+    monkeypatch.setattr(pipeline.graphs, "graphify_available", lambda: True)
+
+    def never(*a, **k):
+        raise AssertionError("doctor must not run graphify")
+
+    monkeypatch.setattr(pipeline.graphs, "build_graph", never)
+
+
+def test_names_a_scope_with_no_graph_and_the_command_that_builds_it(corpus, with_graphify):
+    missing = by_problem(diagnose(layout()), "no_graph")
+    assert set(missing) == {"gizmo", "webby"}
+    assert missing["gizmo"].fix == "loci graphs gizmo" and missing["gizmo"].severity == GAP
+
+
+def test_without_the_graph_extra_says_how_to_install_it_once(corpus, monkeypatch):
+    import pipeline.graphs
+
+    monkeypatch.setattr(pipeline.graphs, "graphify_available", lambda: False)
+    findings = diagnose(layout())
+    extra = [f for f in findings if f.problem == "no_graph_extra"]
+    assert len(extra) == 1 and "pip install" in extra[0].fix
+    assert not by_problem(findings, "no_graph")
+
+
+def test_names_a_graph_older_than_the_code(corpus, loci_home, with_graphify):
+    from pipeline.graphs import code_fingerprint, fingerprint_path, graph_path
+
+    lay = layout()
+    for name in ("gizmo", "webby"):
+        graph_path(name, lay).parent.mkdir(parents=True, exist_ok=True)
+        graph_path(name, lay).write_text('{"nodes": [], "links": []}')
+        fp, _n = code_fingerprint(corpus / name)
+        fingerprint_path(name, lay).write_text(json.dumps({"fingerprint": fp, "status": "built"}))
+    assert not by_problem(diagnose(lay), "graph_stale")
+    (corpus / "gizmo" / "gizmo" / "sprocket.py").write_text("def calibrate_sprocket(x, y):\n    return y\n")
+    stale = by_problem(diagnose(lay), "graph_stale")
+    assert set(stale) == {"gizmo"} and stale["gizmo"].fix == "loci graphs gizmo"
+
+
+def test_a_scope_graphify_cannot_read_is_a_note_not_a_gap(corpus, loci_home, with_graphify):
+    from pipeline.graphs import code_fingerprint, fingerprint_path
+
+    lay = layout()
+    fingerprint_path("gizmo", lay).parent.mkdir(parents=True, exist_ok=True)
+    fp, _n = code_fingerprint(corpus / "gizmo")
+    fingerprint_path("gizmo", lay).write_text(json.dumps({"fingerprint": fp, "status": "unsupported"}))
+    note = by_problem(diagnose(lay), "prose_only")["gizmo"]
+    assert note.severity == NOTE and "prose only" in note.message and note.fix is None
+    assert "gizmo" not in by_problem(diagnose(lay), "no_graph")
+
+
+def test_names_a_registered_directory_that_is_gone(corpus):
+    shutil.rmtree(corpus / "webby")
+    findings = diagnose(layout())
+    gone = by_problem(findings, "missing_dir")
+    assert set(gone) == {"webby"} and str(corpus / "webby") in gone["webby"].message
+    assert gone["webby"].fix.startswith("loci scan")
+    assert not [f for f in findings if f.scope == "webby" and f.problem != "missing_dir"]
+
+
+def test_names_a_scope_that_is_registered_but_not_indexed(corpus, tmp_path):
+    make_repo(corpus / "newbie", {"README.md": "# newbie\n\nFresh.\n"})
+    assert runner.invoke(app, ["scan", str(corpus), "-q"]).exit_code == 0
+    findings = diagnose(layout())
+    assert by_problem(findings, "not_indexed")["newbie"].fix == "loci index"
+
+
+def test_names_a_scope_whose_repository_changed_since_indexing(corpus):
+    (corpus / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels.\n")
+    stale = by_problem(diagnose(layout()), "index_stale")
+    assert set(stale) == {"gizmo"} and stale["gizmo"].fix == "loci index"
+
+
+def test_calibration_missing_then_older_than_the_index(corpus):
+    assert by_problem(diagnose(layout()), "calibration_missing")[None].fix == "loci calibrate"
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    findings = diagnose(layout())
+    assert not by_problem(findings, "calibration_missing") and not by_problem(findings, "calibration_stale")
+    (corpus / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels.\n")
+    assert runner.invoke(app, ["index", "-q"]).exit_code == 0
+    stale = by_problem(diagnose(layout()), "calibration_stale")
+    assert stale[None].fix == "loci calibrate" and "older than the index" in stale[None].message
+
+
+def test_a_damaged_calibration_is_reported(corpus, loci_home):
+    (loci_home / "calibration.json").write_text("{oops")
+    bad = by_problem(diagnose(layout()), "calibration_unreadable")[None]
+    assert "calibration.json" in bad.message and bad.fix == "loci calibrate"
+
+
+def test_names_redacted_chunks_and_the_files_they_came_from(corpus):
+    red = by_problem(diagnose(layout()), "redacted")
+    assert set(red) == {"webby"}
+    assert "README.md" in red["webby"].message and "rotate" in red["webby"].message
+    assert red["webby"].severity == NOTE and red["webby"].fix is None
+
+
+class FakeEncoder:
+    def __init__(self, model_id="fake-model", dim=8):
+        self.model_id, self.dim, self.batch_size = model_id, dim, 16
+
+    def encode(self, texts):
+        rng = np.random.default_rng(len(texts))
+        out = rng.normal(size=(len(texts), self.dim)).astype(np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_names_missing_and_out_of_date_embeddings(corpus):
+    from pipeline.embed import embed_scope
+
+    findings = diagnose(layout())
+    assert by_problem(findings, "no_embeddings")[None].fix == "loci embed"
+    embed_scope("gizmo", layout(), FakeEncoder())
+    findings = diagnose(layout())
+    assert set(by_problem(findings, "no_embeddings")) == {"webby"}
+    assert not by_problem(findings, "embeddings_stale")
+    (corpus / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels and more prose.\n")
+    assert runner.invoke(app, ["index", "-q"]).exit_code == 0
+    stale = by_problem(diagnose(layout()), "embeddings_stale")
+    assert set(stale) == {"gizmo"} and stale["gizmo"].fix == "loci embed"
+
+
+def test_names_vectors_whose_width_does_not_match_the_model(corpus):
+    from loci.semantic import STATIC_ID, static_model_dir
+    from pipeline.embed import embed_scope
+
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), FakeEncoder(STATIC_ID, dim=8))
+    static_model_dir(layout()).mkdir(parents=True)
+    (static_model_dir(layout()) / "config.json").write_text(json.dumps({"hidden_dim": 16}))
+    wrong = by_problem(diagnose(layout()), "embeddings_dim")
+    assert set(wrong) == {"gizmo", "webby"} and wrong["gizmo"].fix == "loci embed"
+    assert "8" in wrong["gizmo"].message and "16" in wrong["gizmo"].message
+
+
+def snapshot(home):
+    return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(home.rglob("*"))}
+
+
+def test_doctor_writes_nothing_and_always_exits_zero(corpus, loci_home):
+    shutil.rmtree(corpus / "webby")
+    before = snapshot(loci_home)
+    text = runner.invoke(app, ["doctor"])
+    as_json = runner.invoke(app, ["doctor", "--json"])
+    assert snapshot(loci_home) == before
+    assert text.exit_code == 0 and as_json.exit_code == 0
+    assert "webby" in text.output and "run: loci scan" in text.output
+    rows = json.loads(as_json.output)
+    assert rows and all(set(r) == {"scope", "problem", "message", "fix", "severity"} for r in rows)
+    assert {"scope": "webby", "problem": "missing_dir"}.items() <= next(
+        r for r in rows if r["problem"] == "missing_dir").items()
+
+
+def test_doctor_on_an_empty_home_says_to_run_setup(tmp_path, loci_home):
+    res = runner.invoke(app, ["doctor"])
+    assert res.exit_code == 0 and "loci setup" in res.output
+    assert not loci_home.exists()
