@@ -62,6 +62,21 @@ class Session:
     _routing: RoutingIndex | None = None
     _lexical: dict[str, Any] = field(default_factory=dict)
     _structure: dict[str, Any] = field(default_factory=dict)
+    _semantic: Any = None
+    notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
+
+    def semantic(self):
+        """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
+        if self._semantic is None:
+            from loci.semantic import EncoderUnavailable
+            from loci.semantic_search import SemanticSide
+
+            try:
+                self._semantic = SemanticSide.open(self.layout) or False
+            except EncoderUnavailable as exc:
+                self.notes.append(f"{exc} (answering lexically)")
+                self._semantic = False
+        return self._semantic or None
 
     @property
     def manifest(self) -> dict:
@@ -144,15 +159,22 @@ def _forced_route(session: Session, scope: str) -> RouteResult:
 
 
 def search_block(session: Session, scope: str, question: str, *, k: int, gate: bool,
-                 prefer_project_docs: bool) -> Block:
+                 prefer_project_docs: bool, semantic=None) -> Block:
     block = Block(scope)
     lex = session.lexical(scope)
     if lex is None:
         block.notes.append("no episode store for this scope: run `loci index`")
     else:
         q_tokens = question_tokens(question, grammar.is_enumerative(question))
-        hits = search_scope(question, q_tokens, lex, k=k, gate=gate,
-                            prefer_project_docs=prefer_project_docs, params=session.params)
+        sem_scores = sem_floor = None
+        if semantic is not None:
+            sem_scores = semantic.scores(scope, lex, question)
+            sem_floor = semantic.floor(scope)
+            for label in semantic.expansion(scope, question):
+                q_tokens += [t for t in tokenize(label) if t not in q_tokens]
+        hits = search_scope(question, q_tokens, lex, k=k, gate=gate, semantic=sem_scores,
+                            semantic_floor=sem_floor, prefer_project_docs=prefer_project_docs,
+                            params=session.params)
         block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block
@@ -199,7 +221,7 @@ def _structure(session: Session, scope: str, question: str, k: int) -> list[dict
 
 
 def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
-        group: str | None = None, k: int = 5) -> AskResult:
+        group: str | None = None, k: int = 5, fast: bool = False) -> AskResult:
     """Route (or take ``scope``), then search each selected scope in parallel."""
     q = _clean_question(question)
     if scope:
@@ -211,8 +233,11 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
     cwd_scope = result.details and next((d.scope for d in result.details if d.cwd), None)
     prefer_docs = bool(grammar.deixis(q)) or bool(cwd_scope)
     gate = scope is None
+    semantic = None if fast else session.semantic()
+    if semantic is not None:
+        semantic.qvec(q)  # encode once, before the threads
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
-        blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate,
+        blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate, semantic=semantic,
                                                       prefer_project_docs=prefer_docs), result.scopes))
     return AskResult(result, blocks)
 

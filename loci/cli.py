@@ -253,8 +253,12 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
           yes: bool = typer.Option(False, "-y", "--yes", help="Take every default without asking."),
           split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
           no_graphs: bool = typer.Option(False, "--no-graphs", help="Skip code graphs (prose-only routing)."),
+          no_embed: bool = typer.Option(False, "--no-embed", help="Skip local embeddings (lexical answers only)."),
+          no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the shipped thresholds."),
           quiet: bool = typer.Option(False, "--quiet", "-q")):
-    """First run: scan DIRS, build code graphs, then index (prompts only on a terminal; -y takes defaults)."""
+    """First run: scan DIRS, graphs, index, embeddings, calibration, then doctor.
+
+    Prompts only on a terminal (-y takes every default); each step can be skipped."""
     if not dirs:
         default = str(Path.cwd())
         if _interactive() and not yes:
@@ -271,7 +275,40 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
         no_graphs = not typer.confirm("Extract code graphs with graphify (local, no LLM)?", default=True)
     if not no_graphs:
         _do_graphs([], False, quiet)
-    raise typer.Exit(_do_index(False, quiet))
+    code = _do_index(False, quiet)
+    code = _later_steps(code, embed=not no_embed, calibrate=not no_calibrate, ask=not yes, quiet=quiet)
+    if not quiet:
+        from loci.cli_diag import print_doctor
+
+        typer.echo("")
+        print_doctor(as_json=False)
+    raise typer.Exit(code)
+
+
+def _embed_available() -> bool:
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("model2vec", "sentence_transformers"))
+
+
+def _later_steps(code: int, *, embed: bool, calibrate: bool, ask: bool, quiet: bool) -> int:
+    """Embeddings and calibration after an index: what setup offers and update refreshes."""
+    if code != 0:
+        return code
+    if embed and _embed_available():
+        if ask and _interactive():
+            embed = typer.confirm("Build local embeddings for semantic recall (no download)?", default=True)
+        if embed:
+            from loci.cli_embed import do_embed
+
+            code = do_embed(None, quiet) or code
+    if calibrate:
+        from pipeline.calibrate import calibrate as fit
+
+        data = fit(make_layout())
+        if not quiet:
+            typer.echo(f"calibrated: evidence floor {data.get('evidence_floor', '?')}")
+    return code
 
 
 @app.command()
@@ -296,7 +333,18 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     from pipeline.graphs import graphify_available
     if not no_graphs and graphify_available():
         _do_graphs([], False, True)  # unchanged code is skipped, so this costs little
-    raise typer.Exit(_do_index(force, quiet))
+    code = _do_index(force, quiet)
+    # refresh what the install already has, and opt into nothing new
+    had_embed = (layout.home / "embed.json").exists()
+    had_calibration = layout.calibration.exists()
+    if had_embed:
+        from loci.cli_embed import embed_config, do_embed
+
+        cfg = embed_config(layout) or {}
+        model = cfg.get("model")
+        code = code or do_embed(None if model in (None, "default") else model, quiet)
+    code = _later_steps(code, embed=False, calibrate=had_calibration, ask=False, quiet=quiet)
+    raise typer.Exit(code)
 
 
 @app.command()
@@ -370,7 +418,10 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
     from loci.ask import ask as run_ask, open_session
     from loci.render import ask_lines, dump_json
 
-    result = run_ask(open_session(), question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k)
+    session = open_session()
+    result = run_ask(session, question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k, fast=fast)
+    for note in session.notes:
+        _err(note)
     if as_json:
         dump_json(result.to_json())
     else:
@@ -492,5 +543,7 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `python -m loci.cli`: run the registered app, not a second copy
+    from loci.cli import main as _main
+
+    _main()

@@ -109,6 +109,10 @@ class LexicalIndex:
                 out[row[0]] = (row[1], row[2])
         return out
 
+    def hashes(self) -> list[str]:
+        """Every chunk's content hash, in row order (vectors are keyed by it)."""
+        return [h for (h,) in self.con.execute("SELECT hash FROM chunks ORDER BY id")]
+
     def chunks(self, ids: list[int]) -> dict[int, dict]:
         if not ids:
             return {}

@@ -112,7 +112,7 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
     docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
     texts = [(c.heading + "\n" + c.text)[:4000] for c in chunks]
-    rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text) for i, c in enumerate(chunks))
+    rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash) for i, c in enumerate(chunks))
     fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
                   chunks=rows, symbols=structure.symbols if structure else None,
                   calls=structure.calls if structure else None)

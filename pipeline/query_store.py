@@ -39,7 +39,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     """One scope's query file: postings, chunk rows and (when present) structure tables.
 
     ``bm25`` is (terms, ptr, docs, weights); ``grams`` adds idf; ``chunks`` yields
-    (id, kind, path_kind, path, line, heading, text); ``symbols``/``calls`` are pyarrow tables.
+    (id, kind, path_kind, path, line, heading, text, hash); ``symbols``/``calls`` are pyarrow tables.
     """
     def writer(tmp: Path) -> None:
         con = _connect(tmp)
@@ -48,7 +48,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             CREATE TABLE bm25 (term TEXT PRIMARY KEY, docs BLOB, weights BLOB) WITHOUT ROWID;
             CREATE TABLE grams (term TEXT PRIMARY KEY, idf REAL, docs BLOB, weights BLOB) WITHOUT ROWID;
             CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
-                                 line INTEGER, heading TEXT, text TEXT);
+                                 line INTEGER, heading TEXT, text TEXT, hash TEXT);
         """)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
@@ -56,7 +56,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
         con.executemany("INSERT INTO bm25 VALUES (?, ?, ?)", _postings_rows(*bm25))
         terms, ptr, docs, weights, idf = grams
         con.executemany("INSERT INTO grams VALUES (?, ?, ?, ?)", _postings_rows(terms, ptr, docs, weights, idf))
-        con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?)", chunks)
+        con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:
                 continue

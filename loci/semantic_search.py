@@ -1,0 +1,80 @@
+"""The semantic side of `ask`: a question vector against one scope's stored chunk vectors.
+
+Used only when `loci embed` has run and `--fast` is not given; numpy and the
+encoder are imported here and nowhere else on the query path.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_SEMANTIC_FLOOR = 0.5    # cosine; `loci calibrate` fits one per scope
+TOP_SEMANTIC = 20               # candidate chunks taken from the vector ranker per scope
+LABELS_FOR_EXPANSION = 3
+
+
+@dataclass
+class SemanticSide:
+    """Per-process state: the encoder, the question vectors, each scope's vectors."""
+
+    layout: Any
+    model: str
+    model_id: str
+    encoder: Any = None
+    floors: dict[str, float] = field(default_factory=dict)
+    _qvec: dict[str, Any] = field(default_factory=dict)
+    _vectors: dict[str, Any] = field(default_factory=dict)
+    _labels: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, layout) -> "SemanticSide | None":
+        """None when no embeddings were built; raises EncoderUnavailable when they cannot be read."""
+        try:
+            cfg = json.loads((layout.home / "embed.json").read_text())
+        except (OSError, ValueError):
+            return None
+        from loci.calibration import semantic_floors
+        from loci.semantic import load_encoder
+
+        model = cfg.get("model", "default")
+        side = cls(layout, model, cfg["model_id"])
+        side.encoder = load_encoder(None if model == "default" else model, layout)
+        side.floors = semantic_floors(layout, side.model_id) or {}
+        return side
+
+    def qvec(self, question: str):
+        if question not in self._qvec:
+            self._qvec[question] = self.encoder.encode([question])[0]
+        return self._qvec[question]
+
+    def scores(self, scope: str, lex, question: str) -> dict[int, float] | None:
+        """Cosine of the question against the scope's chunks, the best TOP_SEMANTIC of them."""
+        import numpy as np
+
+        from loci.semantic import align, load_vectors, semantic_scores
+
+        if scope not in self._vectors:
+            hashes, matrix = load_vectors(self.layout, self.model_id, scope)
+            self._vectors[scope] = align(lex.hashes(), hashes, matrix)[0] if hashes else None
+        aligned = self._vectors[scope]
+        if aligned is None or not len(aligned):
+            return None
+        cos = semantic_scores(self.qvec(question), aligned)
+        top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
+        return {int(i): float(cos[i]) for i in top if cos[i] > 0}
+
+    def expansion(self, scope: str, question: str) -> list[str]:
+        """The scope's symbol labels nearest the question (to widen lexical search)."""
+        from loci.semantic import load_label_vectors, nearest_labels
+
+        if scope not in self._labels:
+            self._labels[scope] = load_label_vectors(self.layout, self.model_id, scope)
+        labels, vectors = self._labels[scope]
+        if not labels:
+            return []
+        return [lab for lab, cos in nearest_labels(self.qvec(question), vectors, labels, LABELS_FOR_EXPANSION)
+                if cos >= self.floor(scope)]
+
+    def floor(self, scope: str) -> float:
+        return self.floors.get(scope, DEFAULT_SEMANTIC_FLOOR)

@@ -1,0 +1,267 @@
+"""Embed a scope's chunks and symbol labels, encoding only what has no vector yet.
+
+Vectors live at ``layout.vectors(model_id, scope)`` (one folder per model),
+keyed by the sha1 of the text; symbol labels sit in a ``symbols/`` folder
+beside them. A run encodes the hashes the file lacks, drops the ones no longer
+present and leaves the file untouched when nothing changed. The static model
+is distilled here, once, from the packaged transformer (``distill_static``).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from loci.config import Layout
+from loci.semantic import (
+    EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
+    EncoderUnavailable, force_offline, is_static_model, label_vectors_path, load_encoder, model_id_for,
+    packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
+)
+from pipeline.atomic import write_with
+
+Progress = Callable[[int, int], None]
+
+
+class EmbedError(RuntimeError):
+    """A scope cannot be embedded; the message says why and what to run."""
+
+
+@dataclass(frozen=True)
+class EmbedResult:
+    """Counts over chunks and symbol labels together: texts encoded, vectors kept, vectors dropped."""
+
+    encoded: int
+    reused: int
+    dropped: int
+
+
+@dataclass
+class _Plan:
+    """One vector file: the texts it should cover and what it already holds."""
+
+    path: Path
+    wanted: dict[str, str]          # hash -> text, in first-seen order
+    key_column: str | None          # a text column stored beside the hash ("label"), or None
+    old: dict[str, np.ndarray]      # hash -> stored vector, when the file matches the encoder
+    old_rows: int                   # rows on disk, whatever model wrote them
+    exists: bool
+
+    @property
+    def todo(self) -> list[str]:
+        return [h for h in self.wanted if h not in self.old]
+
+    @property
+    def reused(self) -> int:
+        return sum(1 for h in self.wanted if h in self.old)
+
+    @property
+    def dropped(self) -> int:
+        return self.old_rows - self.reused
+
+    @property
+    def unchanged(self) -> bool:
+        return self.exists and not self.todo and self.dropped == 0
+
+
+def sha1(text: str) -> str:
+    return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
+
+
+def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path, columns=columns)
+    except (OSError, ValueError, KeyError) as exc:
+        raise EmbedError(f"cannot read {what} at {path} ({str(exc).splitlines()[0][:120]}): "
+                         f"run `loci index` to rebuild it") from None
+    return {c: table.column(c).to_pylist() for c in columns}
+
+
+def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder) -> _Plan:
+    meta = read_meta(path) if path.is_file() else None
+    old: dict[str, np.ndarray] = {}
+    rows = 0
+    if meta is not None:
+        cols, matrix = read_vector_file(path, ("hash",))
+        rows = len(cols["hash"])
+        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim and matrix.shape[1] == encoder.dim:
+            old = dict(zip(cols["hash"], matrix))
+    return _Plan(path, wanted, key_column, old, rows, exists=meta is not None)
+
+
+def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> np.ndarray:
+    size = int(getattr(encoder, "batch_size", 64)) or 64
+    parts = []
+    for start in range(0, len(texts), size):
+        batch = texts[start:start + size]
+        out = np.asarray(encoder.encode(batch), dtype=np.float32)
+        if out.shape != (len(batch), encoder.dim):
+            raise EmbedError(f"model {encoder.model_id} returned vectors of shape {out.shape} "
+                             f"for {len(batch)} texts (expected width {encoder.dim})")
+        parts.append(out)
+        tick(len(batch))
+    return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
+
+
+def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    keys = list(plan.wanted)
+    matrix = np.zeros((len(keys), encoder.dim), dtype=np.float32)
+    for i, h in enumerate(keys):
+        matrix[i] = fresh[h] if h in fresh else plan.old[h]
+    columns = {"hash": pa.array(keys, pa.string())}
+    if plan.key_column:
+        columns[plan.key_column] = pa.array([plan.wanted[h] for h in keys], pa.string())
+    columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), encoder.dim)
+    table = pa.table(columns).replace_schema_metadata({
+        META_MODEL: encoder.model_id.encode(), META_DIM: str(encoder.dim).encode(),
+        META_SCHEMA: str(VECTOR_SCHEMA).encode(),
+    })
+    write_with(plan.path, lambda tmp: pq.write_table(table, tmp, compression="none"))
+
+
+def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:
+    """Bring the scope's chunk (and symbol-label) vectors up to date under ``encoder``; atomic per file."""
+    chunks_path = layout.chunks(name)
+    if not chunks_path.is_file():
+        raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
+    chunks = _read_columns(chunks_path, ["hash", "text"], "the chunks")
+    plans = [_plan(layout.vectors(encoder.model_id, name), dict(zip(chunks["hash"], chunks["text"])), None, encoder)]
+    symbols_path = layout.symbols(name)
+    label_path = label_vectors_path(layout, encoder.model_id, name)
+    if symbols_path.is_file():
+        labels = [lab for lab in _read_columns(symbols_path, ["label"], "the symbols")["label"] if lab]
+        plans.append(_plan(label_path, {sha1(lab): lab for lab in labels}, "label", encoder))
+    dropped_files = 0
+    if not symbols_path.is_file() and label_path.is_file():  # the structure store went away
+        dropped_files = len(read_vector_file(label_path, ("hash",))[0]["hash"])
+        label_path.unlink()
+
+    total = sum(len(p.todo) for p in plans)
+    done = 0
+
+    def tick(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress:
+            progress(done, total)
+
+    if progress:
+        progress(0, total)
+    for plan in plans:
+        if plan.unchanged:
+            continue
+        todo = plan.todo
+        vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
+        _write(plan, dict(zip(todo, vectors)), encoder)
+    return EmbedResult(encoded=total, reused=sum(p.reused for p in plans),
+                       dropped=sum(p.dropped for p in plans) + dropped_files)
+
+
+def open_encoder(name: str | None, layout: Layout) -> Encoder:
+    """The build side's ``load_encoder``: distils the static model first when it is the one asked for."""
+    if model_id_for(name) == STATIC_ID:
+        ensure_static_model(layout)
+    return load_encoder(name, layout)
+
+
+# --- the static model ------------------------------------------------------------------------
+
+def ensure_static_model(layout: Layout, *, source: Path | None = None,
+                        distill: Callable[[Path, Path], None] | None = None) -> Path:
+    """The distilled static model's folder, distilling it first if absent (into a temp dir, then renamed)."""
+    target = static_model_dir(layout)
+    if is_static_model(target):
+        return target
+    source = Path(source) if source is not None else packaged_model_path()
+    distill = distill or distill_static
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        distill(source, tmp)
+        if not is_static_model(tmp):
+            raise EmbedError(f"distilling {source} left an incomplete model; nothing was installed")
+        if target.exists():  # a torn folder left by hand: replace it whole
+            shutil.rmtree(target)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not is_static_model(target):  # lost a race only if the winner finished
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+_UNUSED = re.compile(r"^\[unused\d+\]$")
+
+
+def distill_static(source: Path, out: Path, *, pca_dims: int = 256, sif: float = 1e-4) -> None:
+    """Write a model2vec model distilled from the transformer at ``source`` into ``out``.
+
+    Each vocabulary token is run through the transformer alone (between the
+    tokenizer's special tokens) and mean-pooled; the table is reduced by PCA
+    and weighted by a Zipf-estimated SIF weight, as model2vec's own recipe does.
+    """
+    force_offline()
+    try:
+        import torch
+        from safetensors.numpy import save_file
+        from tokenizers import Tokenizer
+        from transformers import AutoModel
+    except ImportError:
+        raise EncoderUnavailable(f"distilling the static model needs the embed extra: {EMBED_HINT}") from None
+    quiet_transformers()
+    source, out = Path(source), Path(out)
+    tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
+    tokenizer.no_padding()  # the packaged tokenizer pads every input to 128 tokens
+    tokenizer.no_truncation()
+    model = AutoModel.from_pretrained(str(source), local_files_only=True).eval()
+    size = tokenizer.get_vocab_size()
+    specials = set(tokenizer.get_added_tokens_decoder())
+    vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])
+    keep = np.array([i for tok, i in vocab if i not in specials and not _UNUSED.match(tok)], dtype=np.int64)
+    around = tokenizer.encode("", add_special_tokens=True).ids
+    prefix, suffix = around[:1], around[1:]
+
+    hidden = np.zeros((len(keep), model.config.hidden_size), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, len(keep), 1024):
+            ids = torch.as_tensor(keep[start:start + 1024]).unsqueeze(1)
+            n = ids.shape[0]
+            seq = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).reshape(n, -1), ids,
+                             torch.tensor([suffix] * n, dtype=torch.long).reshape(n, -1)], dim=1)
+            states = model(input_ids=seq, attention_mask=torch.ones_like(seq),
+                           token_type_ids=torch.zeros_like(seq)).last_hidden_state
+            hidden[start:start + n] = states.mean(dim=1).float().numpy()
+
+    centred = hidden - hidden.mean(axis=0)
+    eigvals, eigvecs = np.linalg.eigh(centred.T @ centred / max(len(centred) - 1, 1))
+    components = eigvecs[:, ::-1][:, :min(pca_dims, hidden.shape[1])]
+    reduced = centred @ components
+    reduced *= np.sign(reduced[np.abs(reduced).argmax(axis=0), np.arange(reduced.shape[1])])
+    rank = 1.0 / np.arange(2, len(keep) + 2)
+    reduced *= (sif / (sif + rank / rank.sum()))[:, None]
+
+    table = np.zeros((size, reduced.shape[1]), dtype=np.float16)
+    table[keep] = reduced.astype(np.float16)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file({"embeddings": table}, str(out / "model.safetensors"))
+    tokenizer.save(str(out / "tokenizer.json"))
+    (out / "config.json").write_text(json.dumps({
+        "model_type": "model2vec", "architectures": ["StaticModel"], "hidden_dim": int(table.shape[1]),
+        "normalize": True, "apply_pca": pca_dims, "sif_coefficient": sif, "embedding_dtype": "float16",
+        "loci": {"model_id": STATIC_ID, "source": str(source)},
+    }, indent=2) + "\n")

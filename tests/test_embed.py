@@ -1,0 +1,321 @@
+"""pipeline.embed: incremental, per-model, atomic vector files; the static model distilled once."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from loci.config import layout
+from loci.semantic import (
+    STATIC_ID, is_static_model, label_vectors_path, load_label_vectors, load_vectors, read_meta,
+    static_model_dir,
+)
+from pipeline.embed import EmbedError, EmbedResult, embed_scope, ensure_static_model
+
+
+class FakeEncoder:
+    """Deterministic unit vectors seeded by the text; records every batch it is asked to encode."""
+
+    batch_size = 2
+
+    def __init__(self, model_id: str = "fake", dim: int = 8, fail_on: str | None = None):
+        self.model_id, self.dim, self.fail_on = model_id, dim, fail_on
+        self.calls: list[list[str]] = []
+
+    @property
+    def texts(self) -> list[str]:
+        return [t for call in self.calls for t in call]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        if self.fail_on and any(self.fail_on in t for t in texts):
+            raise RuntimeError("encoder crashed")
+        rows = []
+        for t in texts:
+            seed = int(hashlib.sha1(t.encode()).hexdigest()[:8], 16)
+            v = np.random.default_rng(seed).standard_normal(self.dim)
+            rows.append(v / np.linalg.norm(v))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def write_chunks(lay, scope: str, texts: list[str]) -> None:
+    n = len(texts)
+    table = pa.table({
+        "id": pa.array(range(n), pa.int32()), "scope": [scope] * n, "kind": ["doc"] * n,
+        "path": ["README.md"] * n, "line": pa.array(range(1, n + 1), pa.int32()), "heading": [""] * n,
+        "text": texts, "path_kind": ["docs"] * n,
+        "hash": [hashlib.sha1(t.encode()).hexdigest() for t in texts], "author": [""] * n, "date": [""] * n,
+    })
+    path = lay.chunks(scope)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+
+
+def write_symbols(lay, scope: str, labels: list[str]) -> None:
+    path = lay.symbols(scope)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    n = len(labels)
+    pq.write_table(pa.table({"id": [f"n{i}" for i in range(n)], "label": labels, "kind": ["function"] * n,
+                             "path": ["a.py"] * n, "line": pa.array([1] * n, pa.int32())}), path)
+
+
+def stored_hashes(lay, model_id: str, scope: str) -> set[str]:
+    return set(load_vectors(lay, model_id, scope)[0])
+
+
+def sha(text: str) -> str:
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+@pytest.fixture
+def lay(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "home"))
+    return layout()
+
+
+def test_first_run_encodes_each_distinct_chunk_once(lay):
+    write_chunks(lay, "alpha", ["one", "two", "one", "three"])
+    enc = FakeEncoder()
+    result = embed_scope("alpha", lay, enc)
+    assert sorted(enc.texts) == ["one", "three", "two"]
+    assert result == EmbedResult(encoded=3, reused=0, dropped=0)
+    assert stored_hashes(lay, "fake", "alpha") == {sha("one"), sha("two"), sha("three")}
+
+
+def test_stored_vectors_are_the_encoder_output_keyed_by_hash(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    enc = FakeEncoder()
+    embed_scope("alpha", lay, enc)
+    hashes, matrix = load_vectors(lay, "fake", "alpha")
+    assert matrix.dtype == np.float32 and matrix.shape == (2, 8)
+    expected = FakeEncoder().encode(["one", "two"])
+    assert np.allclose(matrix[hashes.index(sha("two"))], expected[1])
+    assert read_meta(lay.vectors("fake", "alpha")) == {"model": "fake", "dim": 8, "schema": 1}
+
+
+def test_rerun_with_nothing_changed_encodes_nothing_and_leaves_the_file_alone(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    before = lay.vectors("fake", "alpha").stat()
+    again = FakeEncoder()
+    result = embed_scope("alpha", lay, again)
+    after = lay.vectors("fake", "alpha").stat()
+    assert again.calls == []
+    assert result == EmbedResult(encoded=0, reused=2, dropped=0)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+
+
+def test_only_new_or_changed_chunks_are_encoded(lay):
+    write_chunks(lay, "alpha", ["one", "two", "three"])
+    embed_scope("alpha", lay, FakeEncoder())
+    write_chunks(lay, "alpha", ["one", "two, edited", "three", "four"])
+    enc = FakeEncoder()
+    result = embed_scope("alpha", lay, enc)
+    assert sorted(enc.texts) == ["four", "two, edited"]
+    assert result == EmbedResult(encoded=2, reused=2, dropped=1)
+
+
+def test_vectors_of_removed_chunks_are_dropped(lay):
+    write_chunks(lay, "alpha", ["one", "two", "three"])
+    embed_scope("alpha", lay, FakeEncoder())
+    write_chunks(lay, "alpha", ["one", "three"])
+    enc = FakeEncoder()
+    result = embed_scope("alpha", lay, enc)
+    assert enc.calls == [] and result.dropped == 1
+    assert stored_hashes(lay, "fake", "alpha") == {sha("one"), sha("three")}
+
+
+def test_changing_the_model_reencodes_into_its_own_folder(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder("model-a"))
+    first = lay.vectors("model-a", "alpha").read_bytes()
+    other = FakeEncoder("model-b", dim=4)
+    result = embed_scope("alpha", lay, other)
+    assert sorted(other.texts) == ["one", "two"] and result.encoded == 2
+    assert lay.vectors("model-b", "alpha").parent != lay.vectors("model-a", "alpha").parent
+    assert lay.vectors("model-a", "alpha").read_bytes() == first
+    assert load_vectors(lay, "model-b", "alpha")[1].shape == (2, 4)
+
+
+def test_stored_vectors_of_another_width_are_all_reencoded(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder(dim=8))
+    wider = FakeEncoder(dim=16)
+    result = embed_scope("alpha", lay, wider)
+    assert result == EmbedResult(encoded=2, reused=0, dropped=2)
+    assert read_meta(lay.vectors("fake", "alpha"))["dim"] == 16
+
+
+def test_an_unreadable_vector_file_is_rebuilt(lay):
+    write_chunks(lay, "alpha", ["one"])
+    target = lay.vectors("fake", "alpha")
+    target.parent.mkdir(parents=True)
+    target.write_bytes(b"not parquet")
+    result = embed_scope("alpha", lay, FakeEncoder())
+    assert result.encoded == 1 and stored_hashes(lay, "fake", "alpha") == {sha("one")}
+
+
+def test_a_failure_while_encoding_leaves_the_old_file_intact(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    before = lay.vectors("fake", "alpha").read_bytes()
+    write_chunks(lay, "alpha", ["one", "two", "three", "four", "boom five"])
+    with pytest.raises(RuntimeError, match="encoder crashed"):
+        embed_scope("alpha", lay, FakeEncoder(fail_on="boom"))
+    assert lay.vectors("fake", "alpha").read_bytes() == before
+    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.parquet"]
+
+
+def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):
+    write_chunks(lay, "alpha", ["one"])
+
+    class Liar(FakeEncoder):
+        def encode(self, texts):
+            return np.zeros((len(texts), 3), dtype=np.float32)
+
+    with pytest.raises(EmbedError, match="shape"):
+        embed_scope("alpha", lay, Liar())
+    assert not lay.vectors("fake", "alpha").exists()
+
+
+def test_a_scope_without_chunks_names_the_command_to_run(lay):
+    with pytest.raises(EmbedError, match="loci index"):
+        embed_scope("ghost", lay, FakeEncoder())
+
+
+def test_an_empty_scope_gets_an_empty_vector_file(lay):
+    write_chunks(lay, "empty", [])
+    assert embed_scope("empty", lay, FakeEncoder()) == EmbedResult(0, 0, 0)
+    hashes, matrix = load_vectors(lay, "fake", "empty")
+    assert hashes == [] and matrix.shape == (0, 8)
+
+
+def test_symbol_labels_are_embedded_beside_the_chunks(lay):
+    write_chunks(lay, "alpha", ["one"])
+    write_symbols(lay, "alpha", ["get_top_n", "BM25Okapi", "get_top_n", ""])
+    enc = FakeEncoder()
+    result = embed_scope("alpha", lay, enc)
+    assert sorted(enc.texts) == ["BM25Okapi", "get_top_n", "one"]
+    assert result.encoded == 3
+    labels, matrix = load_label_vectors(lay, "fake", "alpha")
+    assert sorted(labels) == ["BM25Okapi", "get_top_n"] and matrix.shape == (2, 8)
+    again = FakeEncoder()
+    assert embed_scope("alpha", lay, again).encoded == 0 and again.calls == []
+
+
+def test_label_vectors_go_when_the_structure_store_goes(lay):
+    write_chunks(lay, "alpha", ["one"])
+    write_symbols(lay, "alpha", ["a", "b"])
+    embed_scope("alpha", lay, FakeEncoder())
+    lay.symbols("alpha").unlink()
+    result = embed_scope("alpha", lay, FakeEncoder())
+    assert result.dropped == 2
+    assert not label_vectors_path(lay, "fake", "alpha").exists()
+
+
+def test_progress_reports_done_out_of_total(lay):
+    write_chunks(lay, "alpha", ["a", "b", "c", "d", "e"])
+    seen: list[tuple[int, int]] = []
+    embed_scope("alpha", lay, FakeEncoder(), progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 5) and seen[-1] == (5, 5)
+    assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def fake_distill(calls: list[Path]):
+    def distill(source: Path, out: Path) -> None:
+        calls.append(out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "model.safetensors").write_bytes(b"table")
+        (out / "tokenizer.json").write_text("{}")
+        (out / "config.json").write_text(json.dumps({"model_type": "model2vec"}))
+    return distill
+
+
+def test_the_static_model_is_distilled_once(lay, tmp_path):
+    calls: list[Path] = []
+    first = ensure_static_model(lay, source=tmp_path, distill=fake_distill(calls))
+    second = ensure_static_model(lay, source=tmp_path, distill=fake_distill(calls))
+    assert first == second == static_model_dir(lay)
+    assert len(calls) == 1 and is_static_model(first)
+    assert first.parent == lay.home / "models" and first.name == STATIC_ID
+
+
+def test_a_failed_distillation_installs_nothing(lay, tmp_path):
+    def broken(source: Path, out: Path) -> None:
+        (out / "model.safetensors").write_bytes(b"half")
+        raise RuntimeError("out of memory")
+
+    with pytest.raises(RuntimeError, match="out of memory"):
+        ensure_static_model(lay, source=tmp_path, distill=broken)
+    assert not static_model_dir(lay).exists()
+    assert list(static_model_dir(lay).parent.iterdir()) == []
+
+
+def test_an_incomplete_distillation_is_refused(lay, tmp_path):
+    def partial(source: Path, out: Path) -> None:
+        (out / "config.json").write_text(json.dumps({"model_type": "model2vec"}))
+
+    with pytest.raises(EmbedError, match="incomplete"):
+        ensure_static_model(lay, source=tmp_path, distill=partial)
+    assert not static_model_dir(lay).exists()
+
+
+# --- real models (deselected by default: pytest -m slow) ---------------------------------------
+
+@pytest.fixture(scope="module")
+def distilled_home(tmp_path_factory):
+    home = tmp_path_factory.mktemp("home")
+    ensure_static_model(layout(home))
+    return home
+
+
+@pytest.mark.slow
+def test_distilled_static_model_encodes_without_importing_torch(distilled_home):
+    code = (
+        "import sys, json\n"
+        "from pathlib import Path\n"
+        "from loci.config import layout\n"
+        "from loci.semantic import load_encoder\n"
+        f"enc = load_encoder(None, layout(Path({str(distilled_home)!r})))\n"
+        "v = enc.encode(['why is chardet no longer a hard dependency', 'walk a directory tree'])\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
+        "print(json.dumps({'id': enc.model_id, 'shape': list(v.shape), 'norm': float(abs(v).sum()),\n"
+        "                  'unit': [round(float((r * r).sum()), 4) for r in v], 'heavy': heavy}))\n"
+    )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["heavy"] == []
+    assert got["id"] == STATIC_ID and got["shape"] == [2, 256]
+    assert got["unit"] == [1.0, 1.0]
+
+
+@pytest.mark.slow
+def test_distilled_static_model_ranks_a_paraphrase_above_an_unrelated_text(distilled_home):
+    from loci.semantic import load_encoder, semantic_scores
+
+    enc = load_encoder("static", layout(distilled_home))
+    docs = enc.encode(["disable redirection handling with the allow_redirects parameter",
+                       "the colour of the sky at dusk over the sea"])
+    q = enc.encode(["stop the HTTP client from following a redirect to another URL"])[0]
+    scores = semantic_scores(q, docs)
+    assert scores[0] > scores[1]
+
+
+@pytest.mark.slow
+def test_packaged_transformer_loads_offline(tmp_path, monkeypatch):
+    from loci.semantic import TRANSFORMER_ID, load_encoder
+
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path))
+    enc = load_encoder("transformer", layout())
+    v = enc.encode(["a directory walker", "walk a file tree"])
+    assert enc.model_id == TRANSFORMER_ID and v.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)

