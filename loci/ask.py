@@ -65,6 +65,12 @@ class Session:
     _semantic: Any = None
     notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
 
+    def warm(self) -> None:
+        """For a long-lived process: load the encoder now rather than on the first question."""
+        side = self.semantic()
+        if side is not None:
+            side.qvec("warm up")
+
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
         if self._semantic is None:

@@ -110,5 +110,11 @@ def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False, jo
     if force:
         args.append("--always-execute")
     args.extend(targets)
-    report.code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
+    from pipeline import buildlock
+
+    buildlock.hold(layout)  # refuse here, cleanly, rather than from inside doit's task loader
+    try:
+        report.code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
+    finally:
+        buildlock.release(layout)  # a later run in this process takes it again
     return report

@@ -176,3 +176,24 @@ def test_a_question_asked_from_inside_a_repo_finds_its_project_docs_first(mixed)
                                          "How do I run the tests here?"]).output)
     assert out["scopes"][0] == "app"
     assert out["blocks"][0]["episodes"][0]["source"] == "CONTRIBUTING.md"
+
+
+def test_a_second_concurrent_index_refuses_politely(corpus, loci_home):
+    import subprocess
+    import sys
+
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        (loci_home / ".build.lock").write_text(json.dumps({"pid": sleeper.pid, "what": "index"}))
+        res = runner.invoke(app, ["index", "--force"])
+        assert res.exit_code == 1 and "another loci index is running" in res.output
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_a_corrupted_manifest_is_named_with_its_fix(corpus, loci_home):
+    (loci_home / "manifest.json").write_text("{truncated")
+    res = runner.invoke(app, ["route", "anything"])
+    assert res.exit_code == 1 and "manifest.json" in res.output and "loci index --force" in res.output
+    assert (loci_home / "manifest.json").read_text() == "{truncated"
