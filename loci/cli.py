@@ -465,15 +465,21 @@ def groups_infer():
         typer.echo(f"{name:<28} {owner}")
 
 
+def _edit_policy(edit_name: str, *args: str) -> None:
+    """Apply one loci.groups edit (set_mode, add_member, remove_member) to groups.json."""
+    from loci import groups
+    from loci.registry import load_registry
+
+    layout = _writable_home()
+    edit = getattr(groups, edit_name)
+    groups.save_policy(layout, edit(groups.load_policy(layout), load_registry(layout), *args))
+
+
 @group_app.command("set")
 @handled
 def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
     """Set how much GROUP confines: explicit, soft (default) or hard."""
-    from loci.groups import load_policy, save_policy, set_mode
-    from loci.registry import load_registry
-
-    layout = _writable_home()
-    save_policy(layout, set_mode(load_policy(layout), load_registry(layout), group, mode))
+    _edit_policy("set_mode", group, mode)
     typer.echo(f"{group}: {mode}")
 
 
@@ -481,11 +487,7 @@ def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit
 @handled
 def group_add(scope: str, group: str):
     """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
-    from loci.groups import add_member, load_policy, save_policy
-    from loci.registry import load_registry
-
-    layout = _writable_home()
-    save_policy(layout, add_member(load_policy(layout), load_registry(layout), scope, group))
+    _edit_policy("add_member", scope, group)
     typer.echo(f"{scope} is in {group}")
 
 
@@ -493,11 +495,7 @@ def group_add(scope: str, group: str):
 @handled
 def group_rm(scope: str, group: str):
     """Take SCOPE out of GROUP."""
-    from loci.groups import load_policy, remove_member, save_policy
-    from loci.registry import load_registry
-
-    layout = _writable_home()
-    save_policy(layout, remove_member(load_policy(layout), load_registry(layout), scope, group))
+    _edit_policy("remove_member", scope, group)
     typer.echo(f"{scope} is no longer in {group}")
 
 

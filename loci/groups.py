@@ -10,7 +10,6 @@ Modes: ``explicit`` < ``soft`` < ``hard`` in strictness; the default is soft.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -280,18 +279,10 @@ def policy_to_json(policy: Policy) -> dict:
 
 def load_policy(layout: Layout) -> Policy:
     """Read groups.json; missing means the defaults, damaged is an error naming the file."""
-    path = layout.groups
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Policy()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GroupError(f"cannot read {path} ({exc}); {_fix(path)}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise GroupError(f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); {_fix(path)}") from None
-    return policy_from_json(obj, path)
+    from loci.jsonfile import read_json
+
+    obj = read_json(layout.groups, GroupError, _fix(layout.groups))
+    return Policy() if obj is None else policy_from_json(obj, layout.groups)
 
 
 def save_policy(layout: Layout, policy: Policy) -> None:

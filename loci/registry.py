@@ -7,7 +7,6 @@ names the file, and the file is left as it was.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -108,20 +107,10 @@ def registry_to_json(registry: Registry) -> dict:
 
 def load_registry(layout: Layout) -> Registry:
     """Read scopes.json; a missing file is an empty registry, a damaged one an error."""
-    path = layout.scopes
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return Registry()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RegistryError(f"cannot read {path} ({exc}); {_fix(path)}") from None
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RegistryError(
-            f"{path} is not valid JSON ({exc.msg}, line {exc.lineno}); {_fix(path)}"
-        ) from None
-    return registry_from_json(obj, path)
+    from loci.jsonfile import read_json
+
+    obj = read_json(layout.scopes, RegistryError, _fix(layout.scopes))
+    return Registry() if obj is None else registry_from_json(obj, layout.scopes)
 
 
 def save_registry(layout: Layout, registry: Registry) -> None:

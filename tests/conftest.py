@@ -40,3 +40,28 @@ def loci_home(tmp_path, monkeypatch) -> Path:
     for k, v in GIT_ENV.items():
         monkeypatch.setenv(k, v)
     return home
+
+
+def setup_home(code: Path, repos: dict[str, dict[str, str]], *flags: str) -> Path:
+    """Make each repository under ``code`` and run `loci setup` on them (no graphs, embeddings
+    or calibration unless ``flags`` ask otherwise); returns ``code``."""
+    from typer.testing import CliRunner
+
+    from loci.cli import app
+
+    for name, files in repos.items():
+        make_repo(code / name, files)
+    args = ["setup", str(code), "-y", "--quiet", *(flags or ("--no-graphs", "--no-embed", "--no-calibrate"))]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    return code
+
+
+GIZMO = {
+    "README.md": "# gizmo\n\nA sprocket calibration toolkit with cogwheel ratchet flywheel parsers.\n",
+    "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass CogwheelRatchet:\n    pass\n",
+}
+WEBBY = {
+    "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
+    "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
+}

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_repo
+from conftest import GIZMO, WEBBY, setup_home, make_repo
 from loci import evalgen
 from loci.ask import open_session
 from loci.calibration import calibrated_params, read_calibration, semantic_floors
@@ -107,18 +107,7 @@ def test_measured_bands_overlap_when_an_unanswerable_question_uses_a_scopes_word
 
 @pytest.fixture
 def corpus(tmp_path, loci_home):
-    code = tmp_path / "code"
-    make_repo(code / "gizmo", {
-        "README.md": "# gizmo\n\nA sprocket calibration toolkit with cogwheel ratchet flywheel parsers.\n",
-        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass CogwheelRatchet:\n    pass\n",
-    })
-    make_repo(code / "webby", {
-        "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
-        "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
-    })
-    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"])
-    assert res.exit_code == 0, res.output
-    return code
+    return setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})
 
 
 def test_calibrate_writes_the_fit_and_the_index_it_was_fitted_on(corpus, loci_home):

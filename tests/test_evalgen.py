@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_repo
+from conftest import GIZMO, WEBBY, setup_home, make_repo
 from loci import evalgen
 from loci.cli import app
 from loci.store import RoutingIndex
@@ -123,22 +123,10 @@ def test_summary_counts_each_family_and_states_the_random_baseline():
 
 @pytest.fixture
 def corpus(tmp_path, loci_home):
-    code = tmp_path / "code"
-    make_repo(code / "gizmo", {
-        "README.md": "# gizmo\n\nA sprocket calibration toolkit with cogwheel ratchet flywheel parsers.\n",
-        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass CogwheelRatchet:\n    pass\n",
-    })
-    make_repo(code / "webby", {
-        "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
-        "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
-    })
-    make_repo(code / "walker", {
+    return setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY, "walker": {
         "README.md": "# walker\n\nWalk a directory tree, following symlinks and inodes as you descend.\n",
         "walker/walk.py": "def descend_tree(root):\n    pass\n\nclass SymlinkGuard:\n    pass\n",
-    })
-    res = runner.invoke(app, ["setup", str(code), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"])
-    assert res.exit_code == 0, res.output
-    return code
+    }})
 
 
 def test_eval_reports_families_counts_and_the_random_baseline(corpus):
