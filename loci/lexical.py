@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 import sqlite3
 from array import array
 from collections import Counter
@@ -59,16 +60,27 @@ class LexicalIndex:
         meta = dict(con.execute("SELECT key, value FROM meta"))
         self.n_docs = int(meta["n_docs"])
         self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
+        self._grams: tuple | None = None
 
     def _fetch(self, table: str, terms: Iterable[str]) -> list[tuple]:
         terms = list(dict.fromkeys(terms))
         out: list[tuple] = []
         for i in range(0, len(terms), 500):
             batch = terms[i:i + 500]
-            cols = "term, idf, docs, weights" if table == "grams" else "term, docs, weights"
             out.extend(self.con.execute(
-                f"SELECT {cols} FROM {table} WHERE term IN ({','.join('?' * len(batch))})", batch))
+                f"SELECT term, docs, weights FROM {table} WHERE term IN ({','.join('?' * len(batch))})", batch))
         return out
+
+    def _gram_arrays(self) -> tuple:
+        """(sorted grams, idf, ptr, docs, weights): stored as one row of arrays, read once."""
+        if self._grams is None:
+            row = self.con.execute("SELECT terms, idf, ptr, docs, weights FROM grams").fetchone()
+            if row is None or not row[0]:
+                self._grams = ([], array("f"), array("q", [0]), array("i"), array("f"))
+            else:
+                self._grams = (bytes(row[0]).decode("utf-8").split("\n"), _unpack(row[1], "f"),
+                               _unpack(row[2], "q"), _unpack(row[3], "i"), _unpack(row[4], "f"))
+        return self._grams
 
     def held(self, tokens: Iterable[str]) -> list[str]:
         """The tokens this scope's chunks contain, in the given order."""
@@ -84,18 +96,24 @@ class LexicalIndex:
         return scores or None
 
     def gram_scores(self, text: str) -> dict[int, float] | None:
+        terms, idf, ptr, docs, weights = self._gram_arrays()
         counts = Counter(char_wb_ngrams(text, self.lo, self.hi))
-        rows = self._fetch("grams", counts)
-        if not rows:
+        found = {}
+        for gram in counts:
+            i = bisect_left(terms, gram)
+            if i < len(terms) and terms[i] == gram:
+                found[gram] = i
+        if not found:
             return None
         # like scikit-learn's transform: unknown grams have no column, so the query
         # vector is normalised over the grams the scope knows
-        q = {term: (1.0 + math.log(counts[term])) * idf for term, idf, _d, _w in rows}
+        q = {g: (1.0 + math.log(counts[g])) * idf[i] for g, i in found.items()}
         norm = math.sqrt(sum(v * v for v in q.values())) or 1.0
         scores: dict[int, float] = {}
-        for term, _idf, docs, weights in rows:
-            qw = q[term] / norm
-            for d, w in zip(_unpack(docs, "i"), _unpack(weights, "f")):
+        for g, i in found.items():
+            qw = q[g] / norm
+            a, b = ptr[i], ptr[i + 1]
+            for d, w in zip(docs[a:b], weights[a:b]):
                 scores[d] = scores.get(d, 0.0) + w * qw
         return scores
 

@@ -20,38 +20,47 @@ K1, B = 1.5, 0.75
 _WS = re.compile(r"\s\s+")
 
 
-def _postings_from_columns(terms: list[str], cols: dict[str, tuple[list[int], list[float]]]):
-    order = sorted(range(len(terms)), key=terms.__getitem__)
-    ptr = [0]
-    docs: list[int] = []
-    weights: list[float] = []
-    for i in order:
-        d, w = cols[terms[i]]
-        docs.extend(d)
-        weights.extend(w)
-        ptr.append(len(docs))
-    return ([terms[i] for i in order], np.asarray(ptr, np.int64),
-            np.asarray(docs, np.int32), np.asarray(weights, np.float32))
+def _csc_postings(matrix, terms_by_col: np.ndarray):
+    """A docs x terms sparse matrix as (sorted terms, ptr, docs, weights) postings."""
+    order = np.argsort(terms_by_col.astype(str), kind="stable")
+    x = matrix.tocsc()[:, order]
+    x.sort_indices()
+    return (terms_by_col[order].tolist(), x.indptr.astype(np.int64), x.indices.astype(np.int32),
+            x.data.astype(np.float32))
+
+
+def _ids(items: dict[str, int]) -> np.ndarray:
+    out = np.empty(len(items), dtype=object)
+    for key, i in items.items():
+        out[i] = key
+    return out
 
 
 def fit_bm25(docs_tokens: list[list[str]]):
     """Per-posting BM25 weights; rank-bm25 supplies the idf (with its epsilon floor)."""
+    import scipy.sparse as sp
     from rank_bm25 import BM25Okapi
 
     nonempty = [t if t else ["\x00"] for t in docs_tokens]
     model = BM25Okapi(nonempty, k1=K1, b=B)
-    avgdl = model.avgdl or 1.0
-    cols: dict[str, tuple[list[int], list[float]]] = {}
-    for d, (freqs, dl) in enumerate(zip(model.doc_freqs, model.doc_len)):
-        denom_len = K1 * (1 - B + B * dl / avgdl)
-        for term, tf in freqs.items():
-            if term == "\x00":
-                continue
-            w = model.idf[term] * tf * (K1 + 1) / (tf + denom_len)
-            col = cols.setdefault(term, ([], []))
-            col[0].append(d)
-            col[1].append(w)
-    return _postings_from_columns(list(cols), cols)
+    term_ids: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    for d, toks in enumerate(docs_tokens):
+        ids = [term_ids.setdefault(t, len(term_ids)) for t in toks]
+        cols.extend(ids)
+        rows.extend([d] * len(ids))
+    if not term_ids:
+        return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
+    tf = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(docs_tokens), len(term_ids)))
+    tf.sum_duplicates()
+    terms = _ids(term_ids)
+    idf = np.asarray([model.idf[t] for t in terms], dtype=np.float64)
+    dl = np.asarray(model.doc_len, dtype=np.float64)
+    norm = K1 * (1 - B + B * dl / (model.avgdl or 1.0))
+    row_of = np.repeat(np.arange(tf.shape[0]), np.diff(tf.indptr))
+    tf.data = idf[tf.indices] * tf.data * (K1 + 1) / (tf.data + norm[row_of])
+    return _csc_postings(tf, terms)
 
 
 def fit_chargrams(texts: list[str], lo: int, hi: int):
@@ -68,25 +77,27 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
              np.zeros(0, np.float32))
     word_ids: dict[str, int] = {}
-    rows, cols, vals = [], [], []
+    rows: list[int] = []
+    cols: list[int] = []
     for d, text in enumerate(texts):
-        for word, n in Counter(_WS.sub(" ", text.lower()).split()).items():
-            rows.append(d)
-            cols.append(word_ids.setdefault(word, len(word_ids)))
-            vals.append(n)
+        # str.split() already folds runs of whitespace, as char_wb's normalisation does
+        ids = [word_ids.setdefault(w, len(word_ids)) for w in text.lower().split()]
+        cols.extend(ids)
+        rows.extend([d] * len(ids))
     if not word_ids:
         return empty
+    vals = np.ones(len(cols), np.float64)
     gram_ids: dict[str, int] = {}
-    g_rows, g_cols, g_vals = [], [], []
+    g_rows: list[int] = []
+    g_cols: list[int] = []
     for word, w in word_ids.items():
-        for gram, n in Counter(char_wb_ngrams(word, lo, hi)).items():
-            g_rows.append(w)
-            g_cols.append(gram_ids.setdefault(gram, len(gram_ids)))
-            g_vals.append(n)
-    docs_words = sp.csr_matrix((np.asarray(vals, np.float64), (rows, cols)),
-                               shape=(len(texts), len(word_ids)))
-    words_grams = sp.csr_matrix((np.asarray(g_vals, np.float64), (g_rows, g_cols)),
-                                shape=(len(word_ids), len(gram_ids)))
+        grams = char_wb_ngrams(word, lo, hi)
+        g_cols.extend([gram_ids.setdefault(g, len(gram_ids)) for g in grams])
+        g_rows.extend([w] * len(grams))
+    g_vals = np.ones(len(g_cols), np.float64)
+    # duplicate (row, col) pairs are summed: these are the counts
+    docs_words = sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(word_ids)))
+    words_grams = sp.csr_matrix((g_vals, (g_rows, g_cols)), shape=(len(word_ids), len(gram_ids)))
     counts = (docs_words @ words_grams).tocsr()
     counts.sum_duplicates()
     n_docs = len(texts)
@@ -96,14 +107,9 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     counts = sp.diags(1.0 / norms) @ counts
-    grams = np.empty(len(gram_ids), dtype=object)
-    for gram, i in gram_ids.items():
-        grams[i] = gram
-    order = np.argsort(grams.astype(str), kind="stable")
-    x = counts.tocsc()[:, order]
-    x.sort_indices()
-    return (grams[order].tolist(), x.indptr.astype(np.int64), x.indices.astype(np.int32),
-            x.data.astype(np.float32), idf[order])
+    grams = _ids(gram_ids)
+    terms, ptr, docs, weights = _csc_postings(counts, grams)
+    return terms, ptr, docs, weights, idf[np.argsort(grams.astype(str), kind="stable")]
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,

@@ -26,12 +26,13 @@ def _connect(tmp: Path) -> sqlite3.Connection:
     return con
 
 
-def _postings_rows(terms: Sequence[str], ptr: np.ndarray, docs: np.ndarray, weights: np.ndarray,
-                   extra: np.ndarray | None = None):
+def _postings_rows(terms: Sequence[str], ptr: np.ndarray, docs: np.ndarray, weights: np.ndarray):
+    docs = np.asarray(docs, "<i4")
+    weights = np.asarray(weights, "<f4")
+    bounds = np.asarray(ptr).tolist()
     for i, term in enumerate(terms):
-        a, b = int(ptr[i]), int(ptr[i + 1])
-        row = (term, docs[a:b].astype("<i4").tobytes(), weights[a:b].astype("<f4").tobytes())
-        yield row if extra is None else (term, float(extra[i]), row[1], row[2])
+        a, b = bounds[i], bounds[i + 1]
+        yield term, docs[a:b].tobytes(), weights[a:b].tobytes()
 
 
 def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25, grams,
@@ -46,7 +47,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
         con.executescript("""
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
             CREATE TABLE bm25 (term TEXT PRIMARY KEY, docs BLOB, weights BLOB) WITHOUT ROWID;
-            CREATE TABLE grams (term TEXT PRIMARY KEY, idf REAL, docs BLOB, weights BLOB) WITHOUT ROWID;
+            CREATE TABLE grams (terms BLOB, idf BLOB, ptr BLOB, docs BLOB, weights BLOB);
             CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
                                  line INTEGER, heading TEXT, text TEXT, hash TEXT);
         """)
@@ -54,8 +55,12 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
             ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1]))])
         con.executemany("INSERT INTO bm25 VALUES (?, ?, ?)", _postings_rows(*bm25))
+        # char n-grams number in the hundreds of thousands: one row of arrays, not a row each
         terms, ptr, docs, weights, idf = grams
-        con.executemany("INSERT INTO grams VALUES (?, ?, ?, ?)", _postings_rows(terms, ptr, docs, weights, idf))
+        con.execute("INSERT INTO grams VALUES (?, ?, ?, ?, ?)", (
+            "\n".join(terms).encode("utf-8"), np.asarray(idf, "<f4").tobytes(),
+            np.asarray(ptr, "<i8").tobytes(), np.asarray(docs, "<i4").tobytes(),
+            np.asarray(weights, "<f4").tobytes()))
         con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:
