@@ -307,7 +307,8 @@ def _later_steps(code: int, *, embed: bool, calibrate: bool, ask: bool, quiet: b
 
         data = fit(make_layout())
         if not quiet:
-            typer.echo(f"calibrated: evidence floor {data.get('evidence_floor', '?')}")
+            floor = data.get("params", {}).get("evidence_floor")
+            typer.echo(f"calibrated: evidence floor {floor} (`loci calibrate --show` for the fit)")
     return code
 
 
