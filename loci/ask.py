@@ -19,7 +19,7 @@ from loci.lexical import LexicalIndex, load_lexical
 from loci.registry import Registry, load_registry
 from loci.router import Context, RouteResult, question_tokens, route
 from loci.search import EpisodeHit, search_scope
-from loci.store import RoutingIndex, StoreError, load_routing, read_manifest
+from loci.store import RoutingIndex, load_routing, read_manifest
 from loci.tokens import tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)

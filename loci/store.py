@@ -11,7 +11,6 @@ import json
 import sqlite3
 import statistics
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Iterable
 
 from loci.config import SCHEMA_VERSION, Layout

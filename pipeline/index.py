@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.config import SCHEMA_VERSION, Layout, Params, safe_name
+from loci.config import SCHEMA_VERSION, Layout, Params
 from loci import tokens
 from pipeline.atomic import write_json, write_with
 from pipeline.chunks import Chunk

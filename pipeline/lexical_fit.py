@@ -8,13 +8,10 @@ sorted-term inverted indexes that ``loci.lexical`` scores with numpy alone.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 
-from pipeline.atomic import write_with
 
 K1, B = 1.5, 0.75
 _WS = re.compile(r"\s\s+")

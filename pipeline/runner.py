@@ -5,7 +5,6 @@ doit's own state lives in $LOCI_HOME (sqlite3 backend).
 """
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 

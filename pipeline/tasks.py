@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 import traceback
 from dataclasses import asdict
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from doit.tools import config_changed
 
-from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout, safe_name
+from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from pipeline import buildlock
 from pipeline.atomic import write_json
 from pipeline.facts import fact_vocabulary
