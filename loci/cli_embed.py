@@ -29,6 +29,10 @@ def do_embed(model: Optional[str], quiet: bool) -> int:
 
     layout = _writable_home()
     name = model or "default"
+    from loci.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
+
+    if model_id_for(model) == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
+        typer.echo("distilling the static embedding model from the packaged one (once, about half a minute)...")
     try:  # load (and on first use distil) the model up front: a clear error before any work
         tasks._ENCODERS[name] = open_encoder(model, layout)
     except (EncoderUnavailable, EmbedError) as exc:

@@ -29,7 +29,8 @@ def _reporter_class(report: RunReport, on_event: Callable[[str, str], None] | No
 
         def initialize(self, tasks, selected_tasks):
             if on_event:
-                subtasks = [t for t in tasks.values() if not t.subtask_of is None or ":" in t.name]
+                chosen = set(selected_tasks or ())
+                subtasks = [n for n in tasks if ":" in n and (n in chosen or n.split(":", 1)[0] in chosen)]
                 on_event("total", str(len(subtasks)))
 
         def get_status(self, task):
