@@ -20,7 +20,9 @@ from typing import Sequence
 from loci.config import DEFAULT_PARAMS, Params
 from pipeline import comments
 from pipeline.chunks import Chunk, make_chunk
+from pipeline.definitions import language
 from pipeline.paths import path_kind
+from pipeline.prose import sections
 from pipeline.redact import is_secret_file
 
 COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
@@ -224,7 +226,7 @@ def _ext(name: str) -> str:
 
 
 def _is_note_name(name: str) -> bool:
-    return _NOTE_NAME.fullmatch(name) is not None and comments.language(name) is None
+    return _NOTE_NAME.fullmatch(name) is not None and language(name) is None
 
 
 def prose_role(rel: str) -> tuple[str, str] | None:
@@ -249,7 +251,7 @@ def prose_role(rel: str) -> tuple[str, str] | None:
 def _prose_chunks(scope: str, rel: str, text: str, role: tuple[str, str], params: Params,
                   limit: int | None = None) -> list[Chunk]:
     kind, fmt = role
-    pieces = comments.sections(text, fmt, params.chunk_max_chars, rel.rsplit("/", 1)[-1])
+    pieces = sections(text, fmt, params.chunk_max_chars, rel.rsplit("/", 1)[-1])
     return [make_chunk(scope, kind, rel, line, piece, heading=heading)
             for line, heading, piece in pieces[:limit]]
 
@@ -393,7 +395,7 @@ def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
             continue
         out.paths.append((rel, path_kind(rel)))
         prose = prose_role(rel)
-        ext = comments.language(rel)
+        ext = language(rel)
         if prose is None and ext is None:
             continue
         seen.add(rel)

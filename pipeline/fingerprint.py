@@ -72,8 +72,8 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-_BUILD_MODULES = ("collect", "comments", "chunks", "redact", "paths", "facts", "index", "lexical_fit",
-                  "query_store", "structure_tables")
+_BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "paths", "facts",
+                  "index", "lexical_fit", "query_store", "structure_tables")
 
 
 def build_signature() -> str:

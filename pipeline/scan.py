@@ -8,10 +8,8 @@ Decisions (tested in tests/test_scan.py):
 - It keeps walking inside a repository: a nested repository (a submodule, a
   clone kept inside another checkout) is registered as a scope of its own, and
   its parent excludes that subtree.
-- Owner: ``me`` when your identity authored any of the last 200 commits, or
-  the remote's org is your user name; else ``vendor:<org>`` when a remote names
-  an org; else ``me`` for a repository with no commits yet (you just made it);
-  else ``unknown`` (no remote, only other people's commits), which implies no group.
+- Owner and provenance group come from git (see pipeline.provenance); a
+  repository's aliases from its manifests (see pipeline.manifests).
 - ``--split`` takes each immediate child directory carrying a package manifest,
   and the children of ``packages/ apps/ libs/ crates/`` (the usual monorepo
   layout), as sub-scopes. ``.loci.json`` is honoured on every scan. A rescan
@@ -25,39 +23,23 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
-import tomllib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from loci.groups import provenance_group
 from loci.registry import Registry, Scope
+from pipeline.manifests import manifest_names
+from pipeline.provenance import Identity, owner_of, read_identity
 
 PRUNED_DIRS = frozenset({"node_modules", "venv", "vendor", "third_party", "build", "dist",
                          "target", "_build", "_site", "out", "__pycache__"})
 MANIFESTS = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod")
 SPLIT_CONTAINERS = ("packages", "apps", "libs", "crates")
-LOG_DEPTH = 200
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
 
 class ScanError(ValueError):
     """A path given to ``loci add`` that cannot be registered."""
-
-
-@dataclass(frozen=True)
-class Identity:
-    """Who "me" is: the global git user. Either field may be unknown."""
-
-    email: str | None = None
-    name: str | None = None
-
-    def authored(self, email: str, name: str) -> bool:
-        return bool(self.email and email.strip().lower() == self.email.strip().lower()
-                    or self.name and name.strip().lower() == self.name.strip().lower())
 
 
 @dataclass
@@ -67,143 +49,6 @@ class ScanResult:
     missing: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     owners: dict[str, str] = field(default_factory=dict)
-
-
-# ---- git provenance
-
-def _git(path: Path, *args: str) -> subprocess.CompletedProcess | None:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-    env["LC_ALL"] = "C"
-    try:
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
-                              env=env, timeout=30, errors="replace")
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-
-
-def read_identity() -> Identity:
-    """The global git identity (``git config --global user.email`` / ``user.name``)."""
-    def get(key: str) -> str | None:
-        out = _git(Path.home(), "config", "--global", key)
-        if out is None or out.returncode != 0:
-            return None
-        return out.stdout.strip() or None
-    return Identity(email=get("user.email"), name=get("user.name"))
-
-
-_SCP = re.compile(r"^(?:[\w.+-]+@)?[\w.-]+:(?!//)(?P<path>[^\\]+)$")
-
-
-def remote_org(url: str) -> str | None:
-    """The org of ``git@host:org/repo.git`` or ``https://host/org/repo``; None for local paths."""
-    url = url.strip()
-    if "://" in url:
-        scheme, rest = url.split("://", 1)
-        if scheme == "file":
-            return None
-        path = rest.split("/", 1)[1] if "/" in rest else ""
-    else:
-        match = _SCP.match(url)
-        if not match or url.startswith(("/", ".", "~")):
-            return None
-        path = match.group("path")
-    parts = [p for p in path.split("/") if p]
-    return parts[0].lower() if len(parts) >= 2 else None
-
-
-def classify_owner(remote: str | None, authors: Sequence[tuple[str, str]], identity: Identity) -> str:
-    """``me`` | ``vendor:<org>`` | ``unknown`` from the remote URL and recent (email, name) authors."""
-    if any(identity.authored(email, name) for email, name in authors):
-        return "me"
-    org = remote_org(remote) if remote else None
-    if org and identity.name and org == identity.name.strip().lower():
-        return "me"
-    if org:
-        return f"vendor:{org}"
-    return "me" if not authors else "unknown"
-
-
-def _remote_url(repo: Path, problems: list[str]) -> str | None:
-    out = _git(repo, "config", "--get-regexp", r"^remote\..*\.url$")
-    if out is None:
-        problems.append(f"{repo}: git could not be run, so its owner is unknown")
-        return None
-    if out.returncode not in (0, 1):  # 1 = no remote at all
-        problems.append(f"{repo}: git refused to read it ({_first_line(out.stderr)})")
-        return None
-    remotes = {}
-    for line in out.stdout.splitlines():
-        key, _, url = line.partition(" ")
-        remotes[key[len("remote."):-len(".url")]] = url
-    return remotes.get("origin") or next(iter(remotes.values()), None)
-
-
-def _authors(repo: Path) -> list[tuple[str, str]]:
-    out = _git(repo, "log", f"-{LOG_DEPTH}", "--format=%ae%x09%an")
-    if out is None or out.returncode != 0:  # includes a repository with no commits yet
-        return []
-    return [tuple(line.split("\t", 1)) for line in out.stdout.splitlines() if "\t" in line]  # type: ignore[misc]
-
-
-def _first_line(text: str) -> str:
-    return (text.strip().splitlines() or ["no message"])[0]
-
-
-def owner_of(repo: Path, identity: Identity, problems: list[str]) -> str:
-    """Two git calls: the remote URL, and the authors of the last LOG_DEPTH commits."""
-    if not (repo / ".git").exists():
-        return "unknown"
-    remote = _remote_url(repo, problems)
-    return classify_owner(remote, _authors(repo), identity)
-
-
-# ---- names a directory may be called by
-
-def manifest_names(directory: Path) -> list[str]:
-    """Package names declared in the manifests at the top of ``directory``."""
-    names: list[str] = []
-
-    def toml(file: str, *keys: tuple[str, ...]) -> None:
-        try:
-            data = tomllib.loads((directory / file).read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-            return
-        for path in keys:
-            node: object = data
-            for key in path:
-                node = node.get(key) if isinstance(node, dict) else None
-            if isinstance(node, str):
-                names.append(node)
-
-    toml("pyproject.toml", ("project", "name"), ("tool", "poetry", "name"))
-    toml("Cargo.toml", ("package", "name"))
-    try:
-        setup = (directory / "setup.py").read_text(encoding="utf-8", errors="replace")[:200_000]
-        match = re.search(r"""\bname\s*=\s*['"]([^'"]+)['"]""", setup)
-        if match:
-            names.append(match.group(1))
-    except OSError:
-        pass
-    try:
-        package = json.loads((directory / "package.json").read_text(encoding="utf-8"))
-        name = package.get("name") if isinstance(package, dict) else None
-        if isinstance(name, str) and name:
-            names.append(name)
-            if name.startswith("@") and "/" in name:
-                names.append(name.split("/", 1)[1])
-    except (OSError, UnicodeDecodeError, ValueError):
-        pass
-    try:
-        gomod = (directory / "go.mod").read_text(encoding="utf-8", errors="replace")
-        match = re.search(r"^\s*module\s+(\S+)", gomod, re.M)
-        if match:
-            segments = match.group(1).strip('"').split("/")
-            if len(segments) > 1 and re.fullmatch(r"v\d+", segments[-1]):
-                segments.pop()
-            names.append(segments[-1])
-    except OSError:
-        pass
-    return names
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:

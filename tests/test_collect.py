@@ -11,7 +11,8 @@ import pytest
 from loci.config import Params
 from pipeline import collect as collect_mod
 from pipeline.collect import collect_scope, list_files
-from pipeline.comments import regex_definitions, sections, split_long
+from pipeline.definitions import regex_definitions
+from pipeline.prose import sections, split_long
 
 GITHUB_TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 AWS_KEY = "AKIAQWERTYUIOPASDFGH"

@@ -1,4 +1,5 @@
-"""pipeline.scan: discovery, provenance, sub-scopes, and what a rescan keeps."""
+"""pipeline.scan, with pipeline.provenance and pipeline.manifests: discovery, provenance,
+sub-scopes, manifest aliases, and what a rescan keeps."""
 from __future__ import annotations
 
 import json
@@ -10,9 +11,10 @@ import pytest
 
 from loci.config import layout
 from loci.registry import Registry, Scope, load_registry, save_registry
-from pipeline import scan as scan_mod
-from pipeline.scan import (Identity, ScanError, add_scope, classify_owner, manifest_names,
-                           relabel, remote_org, scan)
+from pipeline import provenance
+from pipeline.manifests import manifest_names
+from pipeline.provenance import Identity, classify_owner, remote_org
+from pipeline.scan import ScanError, add_scope, relabel, scan
 
 ME = Identity(email="me@example.com", name="Me Myself")
 OTHER = ("Someone Else", "else@example.com")
@@ -111,8 +113,8 @@ def test_scan_makes_at_most_two_git_calls_per_repository(tmp_path, monkeypatch):
     for name in ("a", "b", "c"):
         make_repo(tmp_path / name, remote="git@github.com:org/x.git")
     calls = []
-    real = scan_mod._git
-    monkeypatch.setattr(scan_mod, "_git", lambda *a: calls.append(a) or real(*a))
+    real = provenance._git
+    monkeypatch.setattr(provenance, "_git", lambda *a: calls.append(a) or real(*a))
     run(tmp_path)
     assert len(calls) <= 6
 
@@ -364,7 +366,7 @@ def test_a_git_identity_read_from_the_global_config(tmp_path, monkeypatch):
     (tmp_path / ".gitconfig").write_text("[user]\n\temail = x@y.z\n\tname = Ex\n")
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("GIT_CONFIG_GLOBAL", raising=False)
-    assert scan_mod.read_identity() == Identity(email="x@y.z", name="Ex")
+    assert provenance.read_identity() == Identity(email="x@y.z", name="Ex")
 
 
 def test_registry_scope_round_trips_through_scan_output(tmp_path, monkeypatch):
