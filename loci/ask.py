@@ -20,7 +20,7 @@ from loci.registry import Registry, load_registry
 from loci.router import Context, RouteResult, question_tokens, route
 from loci.search import EpisodeHit, search_scope
 from loci.store import RoutingIndex, load_routing, read_manifest
-from loci.tokens import tokenize
+from loci.tokens import ABBREVIATIONS, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 EPISODE_TEXT_CHARS = 1500
@@ -113,6 +113,7 @@ class Session:
                 self._routing = load_routing(self.layout, None, self.manifest)
             return self._routing
         toks = set(tokenize(question))
+        toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {"fact:" + t for t in toks}
         for names in self.aliases().values():
             for a in names:

@@ -22,7 +22,7 @@ ENUM_FRAME = frozenset("""project projects repo repos repository repositories co
 _DEICTIC_STRONG = re.compile(
     r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
     r"package|library|tool|cli|crate|module|service|program)\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
-    r"have|uses?|in|on|for|to|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))|"
+    r"have|uses?|in|on|for|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))|"
     r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
     re.I,
 )

@@ -14,7 +14,7 @@ from typing import Mapping, Sequence
 from loci import grammar
 from loci.config import DEFAULT_PARAMS, Params
 from loci.store import RoutingIndex
-from loci.tokens import surface_forms, tokenize
+from loci.tokens import ABBREVIATIONS, surface_forms, tokenize
 
 
 @dataclass(frozen=True)
@@ -168,6 +168,11 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         if rows or facts:
             holders[tok] = set(rows) | set(facts)
         evidence = token_evidence(index, tok, params)
+        short = ABBREVIATIONS.get(tok)
+        if short and short not in toks:  # "directory" also finds code's "dir"; one concept, best form
+            holders.setdefault(tok, set()).update(index.get(short))
+            for i, ev in token_evidence(index, short, params).items():
+                evidence[i] = max(evidence.get(i, 0.0), ev)
         for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
             evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
         for i, ev in evidence.items():

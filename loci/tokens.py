@@ -111,6 +111,25 @@ def surface_forms(text: str) -> dict[str, str]:
     return out
 
 
+# code abbreviates what prose spells out: a question's word also looks for its short form
+_ABBREVIATIONS = {
+    "directory": "dir", "configuration": "config", "repository": "repo", "authentication": "auth",
+    "authorization": "auth", "environment": "env", "database": "db", "message": "msg",
+    "argument": "arg", "parameter": "param", "attribute": "attr", "implementation": "impl",
+    "initialize": "init", "initialise": "init", "string": "str", "integer": "int", "number": "num",
+    "length": "len", "maximum": "max", "minimum": "min", "source": "src", "destination": "dst",
+    "temporary": "tmp", "request": "req", "response": "resp", "context": "ctx", "function": "func",
+    "command": "cmd", "package": "pkg", "library": "lib", "documentation": "doc",
+    "dependency": "dep", "specification": "spec", "version": "ver", "column": "col",
+    "index": "idx", "filesystem": "fs", "application": "app", "utility": "util",
+    "statistic": "stat", "information": "info", "error": "err", "reference": "ref",
+}
+ABBREVIATIONS: dict[str, str] = {}
+for _long, _short in _ABBREVIATIONS.items():
+    for _tok in tokenize(_long):
+        ABBREVIATIONS.setdefault(_tok, _short)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased surface words (no stemming, no stopword removal), for grammatical gates."""
     return re.findall(r"[^\W_]+(?:'[^\W_]+)?", text.lower())

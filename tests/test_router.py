@@ -171,3 +171,19 @@ def test_negated_enumeration_returns_the_scopes_lacking_the_fact():
         idx.postings[tok] = {idx.position[s]: 1.0 for s in scopes}
     r = route("Which of my projects aren't written in Python?", idx, Context(), ALIASES, P)
     assert r.outcome == "enumerated" and set(r.scopes) == {"click", "delta"}
+
+
+def test_a_spelled_out_word_also_finds_the_abbreviation_code_uses():
+    corpus = {**CORPUS, "delta": FILLER + "dir walk descend dir_entry dir dir dir " * 4,
+              "gamma": CORPUS["gamma"] + " directory"}
+    idx = build_index(corpus)
+    r = route("walk every directory and descend", idx, Context(), ALIASES, P)
+    assert r.scopes[:1] == ["delta"]
+    assert "directori" in next(d for d in r.details if d.scope == "delta").matched
+
+
+def test_a_definite_noun_before_an_infinitive_is_not_pointing():
+    from loci.grammar import deixis
+
+    assert deixis("how do I get the library to halt on the first answer") != "strong"
+    assert deixis("how do I install the library?") == "strong"
