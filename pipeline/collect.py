@@ -257,7 +257,8 @@ def _prose_chunks(scope: str, rel: str, text: str, role: tuple[str, str], params
 
 
 def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Collected) -> None:
-    episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars)
+    cheap = path_kind(rel) in ("test", "fixture", "generated", "vendored")
+    episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars, cheap=cheap)
     out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
                       for kind, line, heading, piece in episodes)
     out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)

@@ -244,11 +244,12 @@ def python_source(text: str, relpath: str, max_chars: int
     return episodes, walker.defs
 
 
-def source_episodes(text: str, relpath: str, ext: str, max_chars: int
+def source_episodes(text: str, relpath: str, ext: str, max_chars: int, *, cheap: bool = False
                     ) -> tuple[list[Episode], list[Definition]]:
     """Docstrings/comment blocks and definitions of a source file (Python through ast,
-    falling back to comment syntax and regexes when it does not parse)."""
-    if LANGUAGES[ext][0] == "python":
+    falling back to comment syntax and regexes when it does not parse). ``cheap`` skips
+    the parse (test and fixture code: its docstrings rank low and its names barely route)."""
+    if LANGUAGES[ext][0] == "python" and not cheap:
         parsed = python_source(text, relpath, max_chars)
         if parsed is not None:
             return parsed

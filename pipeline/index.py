@@ -35,6 +35,8 @@ DEFINITION_WEIGHT = 1.0
 PATH_WEIGHT = 0.5
 PROSE_WEIGHT = 0.35
 ROUTING_PROSE_KINDS = ("readme", "doc")
+GRAM_TEXT_CHARS = 800  # char n-grams of a chunk's first characters: morphology, not coverage
+
 # release notes are full of generic verbs ("fixed", "replaced", "deprecated"): retrieval only
 CHANGELOG = re.compile(r"(?i)^(changes|changelog|history|news|release[-_ ]?notes)")
 
@@ -111,7 +113,7 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
     write_table(layout.vocab(name), pa.table(
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
     docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
-    texts = [(c.heading + "\n" + c.text)[:4000] for c in chunks]
+    texts = [(c.heading + "\n" + c.text)[:GRAM_TEXT_CHARS] for c in chunks]
     rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash) for i, c in enumerate(chunks))
     fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
                   chunks=rows, symbols=structure.symbols if structure else None,

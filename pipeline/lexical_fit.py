@@ -8,6 +8,7 @@ sorted-term inverted indexes that ``loci.lexical`` scores with numpy alone.
 from __future__ import annotations
 
 import re
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -17,15 +18,6 @@ K1, B = 1.5, 0.75
 _WS = re.compile(r"\s\s+")
 
 
-def _csc_postings(matrix, terms_by_col: np.ndarray):
-    """A docs x terms sparse matrix as (sorted terms, ptr, docs, weights) postings."""
-    order = np.argsort(terms_by_col.astype(str), kind="stable")
-    x = matrix.tocsc()[:, order]
-    x.sort_indices()
-    return (terms_by_col[order].tolist(), x.indptr.astype(np.int64), x.indices.astype(np.int32),
-            x.data.astype(np.float32))
-
-
 def _ids(items: dict[str, int]) -> np.ndarray:
     out = np.empty(len(items), dtype=object)
     for key, i in items.items():
@@ -33,31 +25,44 @@ def _ids(items: dict[str, int]) -> np.ndarray:
     return out
 
 
+def _pairs(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, count) of each distinct (row index, id) pair, rows in order."""
+    lengths = np.fromiter((len(g) for g in groups), np.int64, len(groups))
+    rows = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
+    cols = np.fromiter(chain.from_iterable(groups), np.int64, int(lengths.sum()))
+    width = int(cols.max()) + 1 if cols.size else 1
+    keys, counts = np.unique(rows * width + cols, return_counts=True)
+    return keys // width, keys % width, counts.astype(np.float64)
+
+
+def _postings(terms_by_id: np.ndarray, docs: np.ndarray, ids: np.ndarray, values: np.ndarray):
+    """(terms sorted, ptr, docs, weights): the postings of each term, docs ascending."""
+    alpha = np.argsort(terms_by_id.astype(str), kind="stable")
+    rank = np.empty_like(alpha)
+    rank[alpha] = np.arange(len(alpha))
+    order = np.lexsort((docs, rank[ids]))
+    ptr = np.zeros(len(alpha) + 1, np.int64)
+    np.cumsum(np.bincount(rank[ids], minlength=len(alpha)), out=ptr[1:])
+    return (terms_by_id[alpha].tolist(), ptr, docs[order].astype(np.int32),
+            values[order].astype(np.float32)), alpha
+
+
 def fit_bm25(docs_tokens: list[list[str]]):
     """Per-posting BM25 weights; rank-bm25 supplies the idf (with its epsilon floor)."""
-    import scipy.sparse as sp
     from rank_bm25 import BM25Okapi
 
-    nonempty = [t if t else ["\x00"] for t in docs_tokens]
-    model = BM25Okapi(nonempty, k1=K1, b=B)
     term_ids: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    for d, toks in enumerate(docs_tokens):
-        ids = [term_ids.setdefault(t, len(term_ids)) for t in toks]
-        cols.extend(ids)
-        rows.extend([d] * len(ids))
+    groups = [[term_ids.setdefault(t, len(term_ids)) for t in toks] for toks in docs_tokens]
     if not term_ids:
         return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
-    tf = sp.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(docs_tokens), len(term_ids)))
-    tf.sum_duplicates()
+    model = BM25Okapi([t if t else ["\x00"] for t in docs_tokens], k1=K1, b=B)
     terms = _ids(term_ids)
     idf = np.asarray([model.idf[t] for t in terms], dtype=np.float64)
+    docs, ids, tf = _pairs(groups)
     dl = np.asarray(model.doc_len, dtype=np.float64)
     norm = K1 * (1 - B + B * dl / (model.avgdl or 1.0))
-    row_of = np.repeat(np.arange(tf.shape[0]), np.diff(tf.indptr))
-    tf.data = idf[tf.indices] * tf.data * (K1 + 1) / (tf.data + norm[row_of])
-    return _csc_postings(tf, terms)
+    weights = idf[ids] * tf * (K1 + 1) / (tf + norm[docs])
+    return _postings(terms, docs, ids, weights)[0]
 
 
 def fit_chargrams(texts: list[str], lo: int, hi: int):
@@ -65,48 +70,42 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
 
     Identical to scikit-learn's TfidfVectorizer(analyzer="char_wb") but computed word by
     word: a document's n-grams are the sum of its words' n-grams, so each distinct word
-    is analysed once and a sparse product gives the document x n-gram counts.
+    is analysed once and the document x n-gram counts come from joining the two tables.
     """
-    import scipy.sparse as sp
-
     from loci.lexical import char_wb_ngrams
 
     empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
              np.zeros(0, np.float32))
     word_ids: dict[str, int] = {}
-    rows: list[int] = []
-    cols: list[int] = []
-    for d, text in enumerate(texts):
-        # str.split() already folds runs of whitespace, as char_wb's normalisation does
-        ids = [word_ids.setdefault(w, len(word_ids)) for w in text.lower().split()]
-        cols.extend(ids)
-        rows.extend([d] * len(ids))
+    # str.split() already folds runs of whitespace, as char_wb's normalisation does
+    groups = [[word_ids.setdefault(w, len(word_ids)) for w in text.lower().split()] for text in texts]
     if not word_ids:
         return empty
-    vals = np.ones(len(cols), np.float64)
     gram_ids: dict[str, int] = {}
-    g_rows: list[int] = []
-    g_cols: list[int] = []
-    for word, w in word_ids.items():
-        grams = char_wb_ngrams(word, lo, hi)
-        g_cols.extend([gram_ids.setdefault(g, len(gram_ids)) for g in grams])
-        g_rows.extend([w] * len(grams))
-    g_vals = np.ones(len(g_cols), np.float64)
-    # duplicate (row, col) pairs are summed: these are the counts
-    docs_words = sp.csr_matrix((vals, (rows, cols)), shape=(len(texts), len(word_ids)))
-    words_grams = sp.csr_matrix((g_vals, (g_rows, g_cols)), shape=(len(word_ids), len(gram_ids)))
-    counts = (docs_words @ words_grams).tocsr()
-    counts.sum_duplicates()
+    word_grams = [[gram_ids.setdefault(g, len(gram_ids)) for g in char_wb_ngrams(w, lo, hi)]
+                  for w in _ids(word_ids)]
+    d_doc, d_word, d_count = _pairs(groups)          # word counts per document
+    g_word, g_gram, g_count = _pairs(word_grams)     # n-gram counts per word, words in order
+    g_start = np.zeros(len(word_ids) + 1, np.int64)
+    np.cumsum(np.bincount(g_word, minlength=len(word_ids)), out=g_start[1:])
+    # expand every (document, word) by that word's n-grams
+    span = g_start[d_word + 1] - g_start[d_word]
+    rep = np.repeat(np.arange(len(d_word)), span)
+    offset = np.arange(len(rep)) - np.repeat(np.cumsum(span) - span, span)
+    at = g_start[d_word][rep] + offset
+    width = len(gram_ids)
+    keys, inverse = np.unique(d_doc[rep] * width + g_gram[at], return_inverse=True)
+    counts = np.bincount(inverse, weights=d_count[rep] * g_count[at])
+    docs, grams = keys // width, keys % width
     n_docs = len(texts)
-    df = np.bincount(counts.indices, minlength=len(gram_ids))
+    df = np.bincount(grams, minlength=width)
     idf = (np.log((1 + n_docs) / (1 + df)) + 1.0).astype(np.float32)
-    counts.data = (1.0 + np.log(counts.data)) * idf[counts.indices]
-    norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
+    values = (1.0 + np.log(counts)) * idf[grams]
+    norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=n_docs))
     norms[norms == 0] = 1.0
-    counts = sp.diags(1.0 / norms) @ counts
-    grams = _ids(gram_ids)
-    terms, ptr, docs, weights = _csc_postings(counts, grams)
-    return terms, ptr, docs, weights, idf[np.argsort(grams.astype(str), kind="stable")]
+    values = values / norms[docs]
+    (terms, ptr, pdocs, weights), alpha = _postings(_ids(gram_ids), docs, grams, values)
+    return terms, ptr, pdocs, weights, idf[alpha]
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,

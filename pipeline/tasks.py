@@ -216,6 +216,19 @@ def task_embed():
                "targets": [str(layout.vectors(model_id, scope.name))], "verbosity": 0}
 
 
+def _size_hint(layout: Layout, scope) -> int:
+    """How much work a scope is, for scheduling the biggest first: its last chunk count,
+    else the size of its git index (a stat, proportional to the tracked files)."""
+    try:
+        return int(json.loads(layout.meta(scope.name).read_text()).get("chunks", 0)) * 100
+    except (OSError, ValueError):
+        pass
+    try:
+        return (Path(scope.path) / ".git" / "index").stat().st_size // 100
+    except OSError:
+        return 0
+
+
 def task_index():
     """Index every registered scope whose fingerprint moved."""
     layout = _layout()
@@ -223,7 +236,7 @@ def task_index():
     params = DEFAULT_PARAMS
     registry = _registry(layout)
     yield {"name": None, "doc": "build the episode store and routing vocabulary, one subtask per scope"}
-    for scope in registry.scopes:
+    for scope in sorted(registry.scopes, key=lambda s: -_size_hint(layout, s)):  # biggest first
         if not Path(scope.path).is_dir():
             continue
         fp = fingerprint_of(layout, scope, params)
