@@ -198,13 +198,19 @@ def embed_action(name: str, model: str) -> dict:
 
 def task_embed():
     """Local embeddings of every indexed scope's chunks, keyed by chunk hash (unchanged ones reused)."""
-    from loci.semantic import model_id_for
-
     layout = _layout()
     buildlock.hold(layout)
     model = os.environ.get("LOCI_EMBED_MODEL", "default")
     encoder = _ENCODERS.get(model)
-    model_id = encoder.model_id if encoder is not None else model_id_for(None if model == "default" else model)
+    if encoder is not None:
+        model_id = encoder.model_id
+    else:  # `doit embed` from a checkout: the model the last `loci embed` used
+        try:
+            model_id = json.loads((layout.home / "embed.json").read_text())["model_id"]
+        except (OSError, ValueError, KeyError):
+            from loci.semantic import model_id_for
+
+            model_id = model_id_for(None if model == "default" else model)
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
     for scope in _registry(layout).scopes:
         try:
