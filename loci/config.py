@@ -44,10 +44,6 @@ class Layout:
         return self.home / "calibration.json"
 
     @property
-    def routing(self) -> Path:
-        return self.home / "routing.parquet"
-
-    @property
     def lock(self) -> Path:
         return self.home / ".build.lock"
 

@@ -1,11 +1,10 @@
-"""Index one scope: chunks, routing vocabulary and fitted lexical rankers.
+"""Index one scope: chunks, routing vocabulary, fitted lexical rankers, query file.
 
-Then merge every scope's vocabulary into ``routing.parquet`` and write the
-manifest last, so a reader never trusts a scope whose data is not on disk.
+pipeline/routing.py then merges every scope's vocabulary and writes the manifest
+last, so a reader never trusts a scope whose data is not on disk.
 """
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections import Counter
@@ -16,9 +15,9 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.config import SCHEMA_VERSION, Layout, Params
+from loci.config import Layout, Params
 from loci import tokens
-from pipeline.atomic import write_json, write_with
+from pipeline.atomic import write_with
 from pipeline.chunks import Chunk
 from pipeline.lexical_fit import fit_and_write
 from pipeline.paths import path_kind
@@ -117,41 +116,8 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
     rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash) for i, c in enumerate(chunks))
     fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
                   chunks=rows, symbols=structure.symbols if structure else None,
-                  calls=structure.calls if structure else None)
+                  calls=structure.calls if structure else None, vocab=items)
 
 
 def newest_commit_date(chunks: Sequence[Chunk]) -> str:
     return max((c.date for c in chunks if c.kind == "commit" and c.date), default="")
-
-
-def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
-    """Concatenate every scope's vocabulary into routing.parquet; then write the manifest."""
-    tables, metas = [], {}
-    for name in names:
-        mp = meta_path(layout, name)
-        try:
-            meta = json.loads(mp.read_text())
-            vocab = pq.read_table(layout.vocab(name))
-        except (FileNotFoundError, ValueError, OSError, pa.ArrowException):
-            continue
-        metas[name] = meta
-        tables.append(vocab.append_column("scope", pa.array([name] * vocab.num_rows, pa.string())))
-    if tables:
-        table = pa.concat_tables(tables)
-    else:
-        table = pa.table({"token": pa.array([], pa.string()), "weight": pa.array([], pa.float32()),
-                          "scope": pa.array([], pa.string())})
-    table = table.sort_by([("token", "ascending")])
-    table = table.set_column(2, "scope", table.column("scope").dictionary_encode())
-    write_table(layout.routing, table)
-    from pipeline.query_store import write_routing_db
-
-    write_routing_db(layout.routing_db, table, metas)
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "tokenizer": tokens.signature(),
-        "scopes": metas,
-        "written_at": time.time(),
-    }
-    write_json(layout.manifest, manifest)
-    return metas

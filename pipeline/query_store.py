@@ -12,8 +12,6 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import numpy as np
-
 from pipeline.atomic import write_with
 
 QUERY_SCHEMA = 1
@@ -26,7 +24,9 @@ def _connect(tmp: Path) -> sqlite3.Connection:
     return con
 
 
-def _postings_rows(terms: Sequence[str], ptr: np.ndarray, docs: np.ndarray, weights: np.ndarray):
+def _postings_rows(terms: Sequence[str], ptr, docs, weights):
+    import numpy as np
+
     docs = np.asarray(docs, "<i4")
     weights = np.asarray(weights, "<f4")
     bounds = np.asarray(ptr).tolist()
@@ -36,12 +36,15 @@ def _postings_rows(terms: Sequence[str], ptr: np.ndarray, docs: np.ndarray, weig
 
 
 def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25, grams,
-                   chunks: Iterable[tuple], symbols=None, calls=None) -> None:
+                   chunks: Iterable[tuple], symbols=None, calls=None,
+                   vocab: Iterable[tuple[str, float]] = ()) -> None:
     """One scope's query file: postings, chunk rows and (when present) structure tables.
 
     ``bm25`` is (terms, ptr, docs, weights); ``grams`` adds idf; ``chunks`` yields
     (id, kind, path_kind, path, line, heading, text, hash); ``symbols``/``calls`` are pyarrow tables.
     """
+    import numpy as np
+
     def writer(tmp: Path) -> None:
         con = _connect(tmp)
         con.executescript("""
@@ -50,7 +53,9 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             CREATE TABLE grams (terms BLOB, idf BLOB, ptr BLOB, docs BLOB, weights BLOB);
             CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
                                  line INTEGER, heading TEXT, text TEXT, hash TEXT);
+            CREATE TABLE vocab (token TEXT, weight REAL);
         """)
+        con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
             ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1]))])
@@ -75,26 +80,26 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     write_with(path, writer)
 
 
-def write_routing_db(path: Path, table, metas: dict[str, dict]) -> None:
-    """The merged routing table (token, scope, weight) plus per-scope size and recency."""
+def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict]) -> None:
+    """Merge every scope's ``vocab`` table into routing(token, scope, weight), plus per-scope
+    size and recency; SQLite does the whole merge (no pyarrow in the merging process)."""
     names = sorted(metas)
-    pos = {n: i for i, n in enumerate(names)}
 
     def writer(tmp: Path) -> None:
         con = _connect(tmp)
         con.executescript("""
             CREATE TABLE scopes (id INTEGER PRIMARY KEY, name TEXT, size REAL, updated TEXT);
-            CREATE TABLE routing (token TEXT, scope INTEGER, weight REAL, PRIMARY KEY (token, scope))
-                WITHOUT ROWID;
+            CREATE TABLE routing (token TEXT, scope INTEGER, weight REAL);
         """)
         con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", [
-            (pos[n], n, float(metas[n].get("vocab_weight", 0.0)) or 1.0, metas[n].get("updated", ""))
-            for n in names])
-        toks = table.column("token").to_pylist()
-        scopes = table.column("scope").to_pylist()
-        weights = table.column("weight").to_pylist()
-        con.executemany("INSERT OR REPLACE INTO routing VALUES (?, ?, ?)",
-                        ((t, pos[s], w) for t, s, w in zip(toks, scopes, weights) if s in pos))
+            (i, n, float(metas[n].get("vocab_weight", 0.0)) or 1.0, metas[n].get("updated", ""))
+            for i, n in enumerate(names)])
+        for i, name in enumerate(names):
+            con.execute("ATTACH DATABASE ? AS s", (str(scope_dbs[name]),))
+            con.execute("INSERT INTO routing SELECT token, ?, weight FROM s.vocab", (i,))
+            con.commit()
+            con.execute("DETACH DATABASE s")
+        con.execute("CREATE INDEX routing_token ON routing (token)")
         con.commit()
         con.close()
 

@@ -257,7 +257,7 @@ def task_index():
 
 
 def task_routing():
-    """Merge every scope's vocabulary into routing.parquet and write the manifest last."""
+    """Merge every scope's vocabulary into routing.sqlite and write the manifest last."""
     layout = _layout()
     registry = _registry(layout)
     names = [s.name for s in registry.scopes]
@@ -272,7 +272,7 @@ def task_routing():
         return ";".join(parts)
 
     def merge() -> dict:
-        from pipeline.index import merge_routing
+        from pipeline.routing import merge_routing
 
         merge_routing(layout, names)
         return {"state": state()}
@@ -281,6 +281,6 @@ def task_routing():
         "actions": [merge],
         "task_dep": ["index"],
         "uptodate": [lambda task, values: values.get("state") == state()],
-        "targets": [str(layout.routing), str(layout.routing_db), str(layout.manifest)],
+        "targets": [str(layout.routing_db), str(layout.manifest)],
         "verbosity": 0,
     }

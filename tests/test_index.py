@@ -10,7 +10,7 @@ import pytest
 
 from conftest import git, make_repo
 from loci.config import layout
-from loci.registry import load_registry, save_registry
+from loci.registry import save_registry
 from pipeline.atomic import LockHeld, build_lock, write_bytes
 from pipeline.runner import run_tasks
 from pipeline.scan import scan
@@ -31,6 +31,17 @@ def setup_corpus(tmp_path):
     return lay
 
 
+def routing_rows(lay) -> list[dict]:
+    import sqlite3
+
+    con = sqlite3.connect(lay.routing_db)
+    names = dict(con.execute("SELECT id, name FROM scopes"))
+    rows = [{"token": t, "scope": names[s], "weight": w}
+            for t, s, w in con.execute("SELECT token, scope, weight FROM routing")]
+    con.close()
+    return rows
+
+
 def built(report):
     return sorted(n.split(":", 1)[1] for n in report.executed if n.startswith("index:"))
 
@@ -44,7 +55,7 @@ def test_index_writes_chunks_routing_and_a_manifest_listing_every_scope(tmp_path
     chunks = pq.read_table(lay.chunks("gizmo")).to_pylist()
     assert any(c["kind"] == "readme" and c["path"] == "README.md" for c in chunks)
     assert {c["path_kind"] for c in chunks if c["path"].startswith("tests/")} <= {"test"}
-    routing = pq.read_table(lay.routing).to_pylist()
+    routing = routing_rows(lay)
     assert {"token": "sprocket", "scope": "gizmo"}.items() <= next(
         r for r in routing if r["token"] == "sprocket").items()
 
@@ -52,7 +63,7 @@ def test_index_writes_chunks_routing_and_a_manifest_listing_every_scope(tmp_path
 def test_docstrings_feed_retrieval_but_never_routing(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
     run_tasks(lay, ["index", "routing"])
-    tokens = set(pq.read_table(lay.routing).column("token").to_pylist())
+    tokens = {r["token"] for r in routing_rows(lay)}
     assert "docstringonlyword" not in tokens
     texts = " ".join(pq.read_table(lay.chunks("gizmo")).column("text").to_pylist()).lower()
     assert "docstringonlyword" in texts
@@ -80,7 +91,7 @@ def test_editing_one_tracked_file_rebuilds_that_scope_only(tmp_path, loci_home):
     (tmp_path / "code" / "webby" / "README.md").write_text("# webby\n\nNow with websockets.\n")
     report = run_tasks(lay, ["index", "routing"])
     assert built(report) == ["webby"] and "routing" in report.executed
-    tokens = set(pq.read_table(lay.routing).column("token").to_pylist())
+    tokens = {r["token"] for r in routing_rows(lay)}
     assert "websocket" in tokens
 
 
