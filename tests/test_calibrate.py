@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import GIZMO, WEBBY, setup_home, make_repo
+from conftest import GIZMO, WEBBY, setup_home
 from loci import evalgen
 from loci.ask import open_session
 from loci.calibration import calibrated_params, read_calibration, semantic_floors

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import GIZMO, WEBBY, setup_home, make_repo
+from conftest import GIZMO, WEBBY, setup_home
 from loci import evalgen
 from loci.cli import app
 from loci.store import RoutingIndex

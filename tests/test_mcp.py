@@ -1,7 +1,6 @@
 """The MCP server: exactly three tools over stdio, one warm session, errors as tool errors."""
 import asyncio
 import json
-import os
 import subprocess
 import sys
 import time
