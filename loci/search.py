@@ -13,7 +13,7 @@ from typing import Mapping, Sequence
 
 from loci.config import DEFAULT_PARAMS, Params
 
-RANKER_WEIGHTS = {"bm25": 0.55, "grams": 0.30, "semantic": 0.15}  # docs/decisions/embedding-model.md
+RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.05}  # docs/decisions/embedding-model.md
 # how much a passage from each kind of path counts, relative to shipped code and docs
 PATH_KIND_FACTOR = {"source": 1.0, "docs": 1.0, "test": 0.6, "fixture": 0.4, "example": 0.8,
                     "vendored": 0.3, "generated": 0.4}
