@@ -22,6 +22,20 @@ FIXES = {
 }
 
 
+def _why(result) -> str:
+    """What put the first scope first, in a few words (names and cwd are the forcing signals)."""
+    top = next((d for d in result.details if result.scopes and d.scope == result.scopes[0]), None)
+    if result.gate == "--scope":
+        return "  (--scope)"
+    if top is None:
+        return ""
+    if top.alias and top.alias > top.cwd:
+        return "  (named in the question)"
+    if top.cwd:
+        return "  (the working directory)"
+    return ""
+
+
 def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
@@ -35,7 +49,7 @@ def route_lines(result, explain: bool = False) -> list[str]:
         lines.append("  " + FIXES.get(result.reason, "re-run with --scope <name>"))
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
-        lines.append(f"{word} -> {', '.join(result.scopes)}")
+        lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}")
     if explain:
         lines.append(f"  decided by: {result.gate}")
         lines.append(f"  tokens: {' '.join(result.tokens[:40])}")
