@@ -26,7 +26,8 @@ def _do_scan(dirs: List[Path], split: Optional[bool], quiet: bool) -> None:
         by_owner: dict[str, list[str]] = {}
         for name, owner in sorted(result.owners.items()):
             by_owner.setdefault(owner, []).append(name)
-        typer.echo(f"registered {len(result.found)} scope(s) under {', '.join(map(str, dirs))}")
+        if result.found or not result.problems:
+            typer.echo(f"registered {len(result.found)} scope(s) under {', '.join(map(str, dirs))}")
         for owner, names in sorted(by_owner.items()):
             typer.echo(f"  {owner}: {', '.join(names)}")
         for name in result.missing:
@@ -40,6 +41,13 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
          quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Find git repositories under DIRS and register each as a scope (scopes.json is rewritten whole)."""
     _do_scan(dirs, split, quiet)
+    if not _scanned_anything(dirs):
+        raise typer.Exit(1)
+
+
+def _scanned_anything(dirs: List[Path]) -> bool:
+    """False when no given folder exists (the problems were already printed)."""
+    return any(Path(d).expanduser().is_dir() for d in dirs)
 
 
 @app.command()

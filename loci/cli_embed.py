@@ -28,6 +28,9 @@ def do_embed(model: Optional[str], quiet: bool) -> int:
     from pipeline.runner import run_tasks
 
     layout = _writable_home()
+    if not (layout.home / "manifest.json").exists():
+        _err("nothing indexed yet: run `loci setup DIR` (or `loci index`) before `loci embed`")
+        return 1
     name = model or "default"
     from loci.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
 

@@ -197,3 +197,14 @@ def test_a_corrupted_manifest_is_named_with_its_fix(corpus, loci_home):
     res = runner.invoke(app, ["route", "anything"])
     assert res.exit_code == 1 and "manifest.json" in res.output and "loci index --force" in res.output
     assert (loci_home / "manifest.json").read_text() == "{truncated"
+
+
+def test_scanning_only_missing_folders_fails(tmp_path, loci_home):
+    res = runner.invoke(app, ["scan", str(tmp_path / "nope")])
+    assert res.exit_code == 1 and "no such directory" in res.output
+
+
+def test_embed_before_any_index_says_what_to_run_and_loads_no_model(tmp_path, loci_home):
+    res = runner.invoke(app, ["embed"])
+    assert res.exit_code == 1 and "loci setup" in res.output
+    assert not (loci_home / "models").exists()
