@@ -65,6 +65,11 @@ def _build_rows(runs: dict[str, ToolRun]) -> list[str]:
             continue
         lines.append(_row(f"cold `{name}`", [_step_cell(sa, reasons[0]), _step_cell(sb, reasons[1])],
                           ratio(wall(sa), wall(sb))))
+    bare = [sum(s.wall_s for s in r.prose_only.values()) if r and r.prose_only
+            and all(s.ok for s in r.prose_only.values()) else None for r in (a, b)]
+    if any(x is not None for x in bare):
+        lines.append(_row("cold `scan` + `index`, no graphs (own home)",
+                          [secs(x) if x is not None else "–" for x in bare], ratio(*bare)))
     tot = [sum(s.wall_s for s in r.cold.values()) if r else None for r in (a, b)]
     rss = [max((s.peak_rss_kb or 0 for s in r.cold.values()), default=0) if r else None for r in (a, b)]
     lines.append(_row("**cold total**", [f"**{secs(t)}** / {mb(m)}" for t, m in zip(tot, rss)],

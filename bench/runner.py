@@ -53,6 +53,7 @@ class ToolRun:
     key: str
     label: str
     cold: dict[str, StepResult] = field(default_factory=dict)
+    prose_only: dict[str, StepResult] = field(default_factory=dict)   # scan + index, no graphs
     skipped: dict[str, str] = field(default_factory=dict)
     warm: dict[str, StepResult] = field(default_factory=dict)
     change: dict[str, StepResult] = field(default_factory=dict)
@@ -127,6 +128,13 @@ def bench_tool(tool: Tool, questions: list[dict], repos: list[str], neutral: Pat
     run = ToolRun(tool.key, tool.label, skipped=dict(tool.skipped))
     tool.home.mkdir(parents=True, exist_ok=True)
     litter_before = _litter(tool.corpus, repos)
+    # first, before any graph exists: cold scan + index alone, in a home of its own
+    bare = tool.elsewhere(tool.home.parent / "home-no-graphs", tool.corpus)
+    bare.home.mkdir(parents=True, exist_ok=True)
+    for step in tool.build:
+        if step.name in ("scan", "index"):
+            log(f"  [{tool.key}] cold {step.name}, no graphs")
+            run.prose_only[step.name] = StepResult.of(bare.run(step.args, neutral))
     for step in tool.build:
         log(f"  [{tool.key}] cold {step.name}")
         run.cold[step.name] = StepResult.of(tool.run(step.args, neutral))
