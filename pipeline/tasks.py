@@ -144,10 +144,13 @@ def forget_fingerprints() -> None:
 
 def stale_scopes(layout: Layout) -> list[str]:
     """Registered scopes whose last successful build used another fingerprint."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    scopes = [s for s in _registry(layout).scopes if Path(s.path).is_dir()]
+    with ThreadPoolExecutor(max_workers=8) as pool:  # one `git status` each: waiting, not computing
+        list(pool.map(lambda s: fingerprint_of(layout, s), scopes))
     out = []
-    for scope in _registry(layout).scopes:
-        if not Path(scope.path).is_dir():
-            continue
+    for scope in scopes:
         try:
             built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint")
         except (OSError, ValueError):
