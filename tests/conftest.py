@@ -65,3 +65,21 @@ WEBBY = {
     "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects and middleware.\n",
     "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
 }
+
+
+def routing_index(vocab_text: dict[str, str], updated: dict[str, str] | None = None):
+    """An in-memory RoutingIndex whose scopes hold the tokens of the given texts."""
+    from collections import Counter
+
+    from loci.store import RoutingIndex
+    from loci.tokens import tokenize
+
+    scopes = sorted(vocab_text)
+    postings: dict[str, dict[int, float]] = {}
+    sizes = []
+    for i, s in enumerate(scopes):
+        c = Counter(tokenize(vocab_text[s]))
+        sizes.append(float(sum(c.values())))
+        for t, w in c.items():
+            postings.setdefault(t, {})[i] = float(w)
+    return RoutingIndex(scopes, sizes, [(updated or {}).get(s, "") for s in scopes], postings, complete=True)

@@ -1,19 +1,17 @@
 """`loci calibrate`: fitting the evidence floor, the semantic floors, and reading them back."""
 import json
-from collections import Counter
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import GIZMO, WEBBY, setup_home
+from conftest import GIZMO, WEBBY, routing_index, setup_home
+from loci.tokens import tokenize
 from loci import evalgen
 from loci.ask import open_session
 from loci.calibration import calibrated_params, read_calibration, semantic_floors
 from loci.cli import app
 from loci.config import DEFAULT_PARAMS, Params, layout
-from loci.store import RoutingIndex
-from loci.tokens import tokenize
 from pipeline.calibrate import CLAMP, MIN_GAIN, Sample, fit_threshold, measure, render
 
 runner = CliRunner()
@@ -59,15 +57,7 @@ def test_one_empty_band_keeps_the_default():
     assert fit.value == DEFAULT_PARAMS.evidence_floor and "too few" in fit.note
 
 
-def build_index(vocab_text):
-    scopes = sorted(vocab_text)
-    postings, sizes = {}, []
-    for i, s in enumerate(scopes):
-        c = Counter(tokenize(vocab_text[s]))
-        sizes.append(float(sum(c.values())))
-        for t, w in c.items():
-            postings.setdefault(t, {})[i] = float(w)
-    return RoutingIndex(scopes, np.asarray(sizes), [""] * len(scopes), postings, complete=True)
+build_index = routing_index
 
 
 FILLER = "module function class value return config default option error test file data " * 3

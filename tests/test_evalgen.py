@@ -1,16 +1,13 @@
 """Generated question families and `loci eval`."""
 import json
-from collections import Counter
 
-import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import GIZMO, WEBBY, setup_home
+from loci.tokens import tokenize
+from conftest import routing_index, GIZMO, WEBBY, setup_home
 from loci import evalgen
 from loci.cli import app
-from loci.store import RoutingIndex
-from loci.tokens import tokenize
 
 runner = CliRunner()
 
@@ -24,15 +21,7 @@ CORPUS = {
 ALIASES = {s: [s] for s in CORPUS}
 
 
-def build_index(vocab_text):
-    scopes = sorted(vocab_text)
-    postings, sizes = {}, []
-    for i, s in enumerate(scopes):
-        c = Counter(tokenize(vocab_text[s]))
-        sizes.append(float(sum(c.values())))
-        for t, w in c.items():
-            postings.setdefault(t, {})[i] = float(w)
-    return RoutingIndex(scopes, np.asarray(sizes), [""] * len(scopes), postings, complete=True)
+build_index = routing_index
 
 
 @pytest.fixture

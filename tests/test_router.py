@@ -1,26 +1,14 @@
 """The routing decision on small in-memory indexes (no disk)."""
-from collections import Counter
 
-import numpy as np
 import pytest
+
+from conftest import routing_index
 
 from loci.config import Params
 from loci.router import Context, route
-from loci.store import RoutingIndex
-from loci.tokens import tokenize
 
 
-def build_index(vocab_text: dict[str, str], updated: dict[str, str] | None = None) -> RoutingIndex:
-    scopes = sorted(vocab_text)
-    postings: dict[str, dict[int, float]] = {}
-    sizes = []
-    for i, s in enumerate(scopes):
-        c = Counter(tokenize(vocab_text[s]))
-        sizes.append(float(sum(c.values())))
-        for t, w in c.items():
-            postings.setdefault(t, {})[i] = float(w)
-    upd = [(updated or {}).get(s, "") for s in scopes]
-    return RoutingIndex(scopes, np.asarray(sizes), upd, postings, complete=True)
+build_index = routing_index
 
 
 FILLER = "module function class value return config default option error test file data " * 3
