@@ -35,16 +35,12 @@ def _pairs(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return keys // width, keys % width, counts.astype(np.float64)
 
 
-def _postings(terms_by_id: np.ndarray, docs: np.ndarray, ids: np.ndarray, values: np.ndarray):
-    """(terms sorted, ptr, docs, weights): the postings of each term, docs ascending."""
-    alpha = np.argsort(terms_by_id.astype(str), kind="stable")
+def _alphabetical(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order that sorts ``names``, each name's rank in that order)."""
+    alpha = np.argsort(names.astype(str), kind="stable")
     rank = np.empty_like(alpha)
     rank[alpha] = np.arange(len(alpha))
-    order = np.lexsort((docs, rank[ids]))
-    ptr = np.zeros(len(alpha) + 1, np.int64)
-    np.cumsum(np.bincount(rank[ids], minlength=len(alpha)), out=ptr[1:])
-    return (terms_by_id[alpha].tolist(), ptr, docs[order].astype(np.int32),
-            values[order].astype(np.float32)), alpha
+    return alpha, rank
 
 
 def fit_bm25(docs_tokens: list[list[str]]):
@@ -57,12 +53,21 @@ def fit_bm25(docs_tokens: list[list[str]]):
         return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
     model = BM25Okapi([t if t else ["\x00"] for t in docs_tokens], k1=K1, b=B)
     terms = _ids(term_ids)
-    idf = np.asarray([model.idf[t] for t in terms], dtype=np.float64)
-    docs, ids, tf = _pairs(groups)
+    alpha, rank = _alphabetical(terms)
+    idf = np.asarray([model.idf[t] for t in terms[alpha]], dtype=np.float64)
+    n_docs = len(docs_tokens)
+    lengths = np.fromiter((len(g) for g in groups), np.int64, n_docs)
+    rows = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
+    cols = np.fromiter(chain.from_iterable(groups), np.int64, int(lengths.sum()))
+    # one sort, by term rank then document: aggregates tf and orders the postings
+    keys, tf = np.unique(rank[cols] * n_docs + rows, return_counts=True)
+    ranks, docs = keys // n_docs, keys % n_docs
     dl = np.asarray(model.doc_len, dtype=np.float64)
     norm = K1 * (1 - B + B * dl / (model.avgdl or 1.0))
-    weights = idf[ids] * tf * (K1 + 1) / (tf + norm[docs])
-    return _postings(terms, docs, ids, weights)[0]
+    weights = idf[ranks] * tf * (K1 + 1) / (tf + norm[docs])
+    ptr = np.zeros(len(alpha) + 1, np.int64)
+    np.cumsum(np.bincount(ranks, minlength=len(alpha)), out=ptr[1:])
+    return terms[alpha].tolist(), ptr, docs.astype(np.int32), weights.astype(np.float32)
 
 
 def fit_chargrams(texts: list[str], lo: int, hi: int):
@@ -93,19 +98,23 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     rep = np.repeat(np.arange(len(d_word)), span)
     offset = np.arange(len(rep)) - np.repeat(np.cumsum(span) - span, span)
     at = g_start[d_word][rep] + offset
-    width = len(gram_ids)
-    keys, inverse = np.unique(d_doc[rep] * width + g_gram[at], return_inverse=True)
-    counts = np.bincount(inverse, weights=d_count[rep] * g_count[at])
-    docs, grams = keys // width, keys % width
+    # key each (n-gram, document) by the n-gram's alphabetical rank first: the one sort
+    # that aggregates the counts also leaves the postings in their stored order
+    names = _ids(gram_ids)
+    alpha, rank = _alphabetical(names)
     n_docs = len(texts)
-    df = np.bincount(grams, minlength=width)
+    keys, inverse = np.unique(rank[g_gram[at]] * n_docs + d_doc[rep], return_inverse=True)
+    counts = np.bincount(inverse, weights=d_count[rep] * g_count[at])
+    ranks, docs = keys // n_docs, keys % n_docs
+    df = np.bincount(ranks, minlength=len(alpha))
     idf = (np.log((1 + n_docs) / (1 + df)) + 1.0).astype(np.float32)
-    values = (1.0 + np.log(counts)) * idf[grams]
+    values = (1.0 + np.log(counts)) * idf[ranks]
     norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=n_docs))
     norms[norms == 0] = 1.0
     values = values / norms[docs]
-    (terms, ptr, pdocs, weights), alpha = _postings(_ids(gram_ids), docs, grams, values)
-    return terms, ptr, pdocs, weights, idf[alpha]
+    ptr = np.zeros(len(alpha) + 1, np.int64)
+    np.cumsum(df, out=ptr[1:])
+    return (names[alpha].tolist(), ptr, docs.astype(np.int32), values.astype(np.float32), idf)
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,
