@@ -23,6 +23,24 @@ groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> fr
                          invoke_without_command=True)
 group_app = typer.Typer(help="Edit one group: its mode, or one scope's membership.", no_args_is_help=True)
 app.add_typer(groups_app, name="groups")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"loci {version('loci-mem')}")
+        except PackageNotFoundError:
+            typer.echo("loci (not installed as a package)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """Scoped memory for coding agents: route a question to the right repositories,
+    then answer from their code structure and their prose."""
 app.add_typer(group_app, name="group")
 
 

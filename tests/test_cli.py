@@ -208,3 +208,8 @@ def test_embed_before_any_index_says_what_to_run_and_loads_no_model(tmp_path, lo
     res = runner.invoke(app, ["embed"])
     assert res.exit_code == 1 and "loci setup" in res.output
     assert not (loci_home / "models").exists()
+
+
+def test_version_prints_the_package_version():
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.output.startswith("loci ")
