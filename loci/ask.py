@@ -62,6 +62,7 @@ class Session:
     _routing: RoutingIndex | None = None
     _lexical: dict[str, Any] = field(default_factory=dict)
     _structure: dict[str, Any] = field(default_factory=dict)
+    _aliases: dict[str, list[str]] | None = None
     _semantic: Any = None
     notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
 
@@ -100,12 +101,12 @@ class Session:
         return sorted(self.manifest.get("scopes", {}))
 
     def aliases(self) -> dict[str, list[str]]:
-        names = set(self.indexed())
-        out = {}
-        for s in self.registry.scopes:
-            if s.name in names:
-                out[s.name] = sorted({s.name, s.name.split("/")[-1], *s.aliases}, key=str.lower)
-        return out
+        """Every indexed scope's names (computed once per session)."""
+        if self._aliases is None:
+            names = set(self.indexed())
+            self._aliases = {s.name: sorted({s.name, s.name.split("/")[-1], *s.aliases}, key=str.lower)
+                             for s in self.registry.scopes if s.name in names}
+        return self._aliases
 
     def routing_for(self, question: str) -> RoutingIndex:
         if self.keep_full_index:

@@ -82,12 +82,6 @@ class LexicalIndex:
                                _unpack(row[2], "q"), _unpack(row[3], "i"), _unpack(row[4], "f"))
         return self._grams
 
-    def held(self, tokens: Iterable[str]) -> list[str]:
-        """The tokens this scope's chunks contain, in the given order."""
-        tokens = list(tokens)
-        have = {row[0] for row in self._fetch("bm25", tokens)}
-        return [t for t in tokens if t in have]
-
     def bm25_scores(self, tokens: Iterable[str]) -> dict[int, float] | None:
         scores: dict[int, float] = {}
         for _term, docs, weights in self._fetch("bm25", set(tokens)):

@@ -90,8 +90,7 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
                  semantic_floor: float | None = None,
                  params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Rank one scope's chunks for the question; (chunk row, score) pairs, best first."""
-    held = lex.held(q_tokens)
-    bm25 = lex.bm25_scores(held) if held else None
+    bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
     grams = lex.gram_scores(question)
     candidates = set(bm25 or ()) | set(grams or ()) | set(semantic or ())
     if not candidates:

@@ -84,12 +84,3 @@ def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
     return RoutingIndex([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows], postings,
                         complete=tokens is None)
 
-
-def load_chunks(layout: Layout, scope: str):
-    """The scope's chunk table (pyarrow), or None when it has none."""
-    import pyarrow.parquet as pq
-
-    try:
-        return pq.read_table(layout.chunks(scope))
-    except FileNotFoundError:
-        return None
