@@ -4,7 +4,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_repo
+from conftest import make_repo, setup_home
 from loci.cli import app
 
 runner = CliRunner()
@@ -12,17 +12,16 @@ runner = CliRunner()
 
 @pytest.fixture
 def corpus(tmp_path, loci_home):
-    make_repo(tmp_path / "code" / "gizmo", {
-        "README.md": "# gizmo\n\nA sprocket calibration toolkit.\n\n## Install\n\npip install gizmo\n",
-        "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass SprocketGauge:\n    pass\n",
-    })
-    make_repo(tmp_path / "code" / "webby", {
-        "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects.\n",
-        "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
-    })
-    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-embed", "--no-calibrate"])
-    assert res.exit_code == 0, res.output
-    return tmp_path / "code"
+    return setup_home(tmp_path / "code", {
+        "gizmo": {
+            "README.md": "# gizmo\n\nA sprocket calibration toolkit.\n\n## Install\n\npip install gizmo\n",
+            "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass SprocketGauge:\n    pass\n",
+        },
+        "webby": {
+            "README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects.\n",
+            "webby/server.py": "class SessionCookieJar:\n    def redirect(self):\n        pass\n",
+        },
+    }, "--no-embed", "--no-calibrate")
 
 
 def test_route_json_follows_the_contract(corpus):
@@ -142,23 +141,23 @@ def test_hard_group_flag_abstains_out_of_group(corpus):
 
 @pytest.fixture
 def mixed(tmp_path, loci_home):
-    make_repo(tmp_path / "code" / "handbook", {
-        "README.md": "# handbook\n\nOnboarding guide: expense reports, vacation policy and laptop provisioning.\n",
-        "docs/expenses.md": "# Expenses\n\nSubmit expense reports with receipts within thirty days.\n",
+    return setup_home(tmp_path / "code", {
+        "handbook": {
+            "README.md": "# handbook\n\nOnboarding guide: expense reports, vacation policy and laptop provisioning.\n",
+            "docs/expenses.md": "# Expenses\n\nSubmit expense reports with receipts within thirty days.\n",
+        },
+        "app": {
+            "README.md": "# app\n\nA small service.\n",
+            "CONTRIBUTING.md": "# Contributing\n\n## Running the tests\n\nRun `make test` from the repository root.\n",
+            "app/main.py": "def serve():\n    \'\'\'Serve the tests of the service.\'\'\'\n    pass\n",
+            "tests/test_main.py": "def test_serve():\n    \'\'\'run the tests here and there\'\'\'\n    pass\n",
+            "vendor/sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
+        },
+        "sprocketlib": {
+            "README.md": "# sprocketlib\n\nCalibrate sprocket gauges.\n",
+            "sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
+        },
     })
-    make_repo(tmp_path / "code" / "app", {
-        "README.md": "# app\n\nA small service.\n",
-        "CONTRIBUTING.md": "# Contributing\n\n## Running the tests\n\nRun `make test` from the repository root.\n",
-        "app/main.py": "def serve():\n    '''Serve the tests of the service.'''\n    pass\n",
-        "tests/test_main.py": "def test_serve():\n    '''run the tests here and there'''\n    pass\n",
-        "vendor/sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
-    })
-    make_repo(tmp_path / "code" / "sprocketlib", {
-        "README.md": "# sprocketlib\n\nCalibrate sprocket gauges.\n",
-        "sprocketlib/calibrate.py": "def calibrate_sprocket_gauge():\n    pass\n",
-    })
-    assert runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-embed", "--no-calibrate"]).exit_code == 0
-    return tmp_path / "code"
 
 
 def test_a_documentation_only_repository_routes_on_its_prose(mixed):
