@@ -230,15 +230,17 @@ def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
 
 
 def _model_dim(layout: Layout, model: str) -> int | None:
-    """The width the model produces, when it can be known without loading it (the static model)."""
-    from loci.semantic import STATIC_ID, static_model_dir
+    """The width the model produces, when it can be known without loading it."""
+    from loci.semantic import STATIC_ID, TRANSFORMER_ID, EncoderUnavailable, packaged_model_path, static_model_dir
 
-    if model != STATIC_ID:
-        return None
     try:
-        return int(json.loads((static_model_dir(layout) / "config.json").read_text())["hidden_dim"])
-    except (OSError, ValueError, KeyError, TypeError):
+        if model == STATIC_ID:
+            return int(json.loads((static_model_dir(layout) / "config.json").read_text())["hidden_dim"])
+        if model == TRANSFORMER_ID:
+            return int(json.loads((packaged_model_path() / "config.json").read_text())["hidden_size"])
+    except (OSError, ValueError, KeyError, TypeError, EncoderUnavailable):
         return None
+    return None
 
 
 def _redactions(layout: Layout, name: str, counts: dict) -> Finding:

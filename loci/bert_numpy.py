@@ -1,0 +1,139 @@
+"""A BERT sentence encoder in numpy: the packaged MiniLM without importing torch.
+
+Importing torch and sentence-transformers costs 5 to 8 s here, which a
+one-shot `loci ask` cannot pay. A question is a few dozen tokens, and six
+layers of 384 wide are a few million multiply-adds per token, so numpy runs
+the same network in milliseconds. It reads a sentence-transformers folder
+whose first module is a BERT model (``config.json``, ``model.safetensors``,
+``tokenizer.json``) with mean pooling, and returns L2-normalised vectors that
+match sentence-transformers' to float precision (``tests/test_bert_numpy.py``
+checks against a reference written with the torch model).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+# Abramowitz and Stegun 7.1.26: erf to 1.5e-7, enough for float32 activations.
+_P = 0.3275911
+_A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + _P * a)
+    poly = ((((_A[4] * t + _A[3]) * t + _A[2]) * t + _A[1]) * t + _A[0]) * t
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
+def _gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+
+
+def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
+    mean = x.mean(-1, keepdims=True)
+    var = ((x - mean) ** 2).mean(-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps) * weight + bias
+
+
+class BertUnsupported(ValueError):
+    """The folder is not a mean-pooled BERT sentence-transformers model."""
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def is_supported(path: Path) -> bool:
+    """True when ``path`` holds a BERT model with mean pooling that this module can run."""
+    path = Path(path)
+    cfg = _read_json(path / "config.json")
+    pooling = _read_json(path / "1_Pooling" / "config.json")
+    return (cfg.get("model_type") == "bert" and cfg.get("hidden_act") == "gelu"
+            and cfg.get("position_embedding_type", "absolute") == "absolute"
+            and (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file()
+            and pooling.get("pooling_mode_mean_tokens") is True
+            and not any(pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
+                                                  "pooling_mode_mean_sqrt_len_tokens")))
+
+
+class NumpyBert:
+    """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
+
+    def __init__(self, path: Path):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        path = Path(path)
+        if not is_supported(path):
+            raise BertUnsupported(f"{path} is not a mean-pooled BERT sentence-transformers model")
+        cfg = _read_json(path / "config.json")
+        self.heads = int(cfg["num_attention_heads"])
+        self.layers = int(cfg["num_hidden_layers"])
+        self.eps = float(cfg.get("layer_norm_eps", 1e-12))
+        self.dim = int(cfg["hidden_size"])
+        st = _read_json(path / "sentence_bert_config.json")
+        self.max_length = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
+        w = load_file(str(path / "model.safetensors"))
+        self.w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in w.items()
+                  if v.dtype != np.int64}
+        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(self.max_length)
+
+    def _layer(self, i: int, h: np.ndarray, bias: np.ndarray) -> np.ndarray:
+        w = self.w
+        p = f"encoder.layer.{i}."
+        n, t, d = h.shape
+        hd = d // self.heads
+
+        def proj(name: str) -> np.ndarray:
+            out = h @ w[p + f"attention.self.{name}.weight"].T + w[p + f"attention.self.{name}.bias"]
+            return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
+
+        q, k, v = proj("query"), proj("key"), proj("value")
+        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd) + bias
+        scores = np.exp(scores - scores.max(-1, keepdims=True))
+        scores /= scores.sum(-1, keepdims=True)
+        ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
+        attn = ctx @ w[p + "attention.output.dense.weight"].T + w[p + "attention.output.dense.bias"]
+        h = _layer_norm(attn + h, w[p + "attention.output.LayerNorm.weight"],
+                        w[p + "attention.output.LayerNorm.bias"], self.eps)
+        mid = _gelu(h @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
+        out = mid @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]
+        return _layer_norm(out + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self.eps)
+
+    def _batch(self, ids: list[list[int]]) -> np.ndarray:
+        w = self.w
+        t = max(len(x) for x in ids)
+        tok = np.zeros((len(ids), t), dtype=np.int64)
+        mask = np.zeros((len(ids), t), dtype=np.float32)
+        for row, x in enumerate(ids):
+            tok[row, :len(x)] = x
+            mask[row, :len(x)] = 1.0
+        h = (w["embeddings.word_embeddings.weight"][tok] + w["embeddings.position_embeddings.weight"][:t]
+             + w["embeddings.token_type_embeddings.weight"][0])
+        h = _layer_norm(h, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
+        bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
+        for i in range(self.layers):
+            h = self._layer(i, h, bias)
+        pooled = (h * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for start in range(0, len(order), batch_size):
+            rows = order[start:start + batch_size]
+            out[rows] = self._batch([ids[i] for i in rows])
+        return out

