@@ -17,7 +17,7 @@ from loci.errors import UsageError
 from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.lexical import LexicalIndex, load_lexical
 from loci.registry import Registry, load_registry
-from loci.router import Context, RouteResult, question_tokens, route
+from loci.router import SEMANTIC_GATES, Context, RouteResult, question_tokens, route, second_opinion
 from loci.search import EpisodeHit, search_scope
 from loci.store import RoutingIndex, load_routing, read_manifest
 from loci.tokens import ABBREVIATIONS, tokenize
@@ -153,10 +153,27 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
                    strict=conf.strict, group=conf.group)
 
 
-def route_question(session: Session, question: str, *, cwd=None, group: str | None = None) -> RouteResult:
+def route_question(session: Session, question: str, *, cwd=None, group: str | None = None,
+                   fast: bool = False) -> RouteResult:
+    """The lexical route, then (unless ``fast``) the vectors' second opinion where it can change it."""
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
-    return route(q, session.routing_for(q), ctx, session.aliases(), session.params)
+    result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
+    if fast or not _open_to_opinion(result):
+        return result
+    semantic = session.semantic()
+    params = semantic.route_params(session.params) if semantic is not None else None
+    if params is None:
+        return result
+    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k)
+    return second_opinion(result, affinity, ctx, params)
+
+
+def _open_to_opinion(result: RouteResult) -> bool:
+    """Only a vocabulary route or a no-evidence abstention can change: skip the encoder otherwise."""
+    if result.gate not in SEMANTIC_GATES:
+        return False
+    return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
@@ -167,7 +184,7 @@ def _forced_route(session: Session, scope: str) -> RouteResult:
 
 
 def search_block(session: Session, scope: str, question: str, *, k: int, gate: bool,
-                 prefer_project_docs: bool, semantic=None) -> Block:
+                 prefer_project_docs: bool, semantic=None, semantic_led: bool = False) -> Block:
     block = Block(scope)
     lex = session.lexical(scope)
     if lex is None:
@@ -182,7 +199,7 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
                 q_tokens += [t for t in tokenize(label) if t not in q_tokens]
         hits = search_scope(question, q_tokens, lex, k=k, gate=gate, semantic=sem_scores,
                             semantic_floor=sem_floor, prefer_project_docs=prefer_project_docs,
-                            params=session.params)
+                            semantic_led=semantic_led and sem_scores is not None, params=session.params)
         block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block
@@ -235,19 +252,32 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
     if scope:
         result = _forced_route(session, scope)
     else:
-        result = route_question(session, q, cwd=cwd, group=group)
+        result = route_question(session, q, cwd=cwd, group=group, fast=fast)
     if result.outcome == "abstained":
         return AskResult(result, [])
     cwd_scope = result.details and next((d.scope for d in result.details if d.cwd), None)
-    prefer_docs = bool(grammar.deixis(q)) or bool(cwd_scope)
+    # a bare it/its is anaphora inside a content question; only this/here/the project point at it
+    prefer_docs = grammar.deixis(q) == "strong" or bool(cwd_scope)
     gate = scope is None
     semantic = None if fast else session.semantic()
     if semantic is not None:
         semantic.qvec(q)  # encode once, before the threads
+    led_by_meaning = _led_by_meaning(result)
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate, semantic=semantic,
-                                                      prefer_project_docs=prefer_docs), result.scopes))
+                                                      prefer_project_docs=prefer_docs,
+                                                      semantic_led=s in led_by_meaning), result.scopes))
     return AskResult(result, blocks)
+
+
+def _led_by_meaning(result: RouteResult) -> set[str]:
+    """The scope the second opinion named when it took part: added, answered with, or agreed on.
+
+    There the vectors found the question's meaning on their own, so they lead its
+    ranking; a scope they did not pick keeps the lexical lead.
+    """
+    note = result.semantic or {}
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

@@ -56,12 +56,31 @@ def calibrated_params(layout: Layout, base: Params) -> Params:
     return replace(base, **fitted) if fitted else base
 
 
-def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
-    """Per-scope semantic floors fitted for ``model_id``; empty when none were fitted."""
+def _model_entry(layout: Layout, model_id: str) -> dict:
     try:
         data = read_calibration(layout)
     except CalibrationError:
         return {}
-    floors = ((data or {}).get("semantic", {}).get("models", {}).get(model_id, {}) or {}).get("floors", {})
-    return {s: float(v) for s, v in floors.items()
+    entry = (data or {}).get("semantic", {}).get("models", {}).get(model_id, {})
+    return entry if isinstance(entry, dict) else {}
+
+
+def _numbers(values: object) -> dict[str, float]:
+    if not isinstance(values, dict):
+        return {}
+    return {k: float(v) for k, v in values.items()
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)}
+
+
+def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
+    """Per-scope semantic floors fitted for ``model_id``; empty when none were fitted."""
+    return _numbers(_model_entry(layout, model_id).get("floors"))
+
+
+ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor")
+
+
+def route_floors(layout: Layout, model_id: str) -> dict[str, float]:
+    """The second opinion's floors fitted for ``model_id`` (Params field -> cosine); empty when none."""
+    fitted = _numbers(_model_entry(layout, model_id).get("route"))
+    return {k: v for k, v in fitted.items() if k in ROUTE_FLOORS}

@@ -134,12 +134,17 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
           group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
           cwd: Optional[Path] = typer.Option(None, "--cwd", help="Route as if asked from this directory."),
           no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
+          fast: bool = typer.Option(False, "--fast", help="Vocabulary only: skip the embeddings' second "
+                                    "opinion (which can add a scope close in meaning, or answer an abstention)."),
           as_json: bool = typer.Option(False, "--json")):
     """Show which scopes a question routes to (or why it abstains), without searching them."""
     from loci.ask import open_session, route_question
     from loci.render import dump_json, route_lines
 
-    result = route_question(open_session(), question, cwd=_cwd_arg(cwd, no_cwd), group=group)
+    session = open_session()
+    result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
+    for note in session.notes:
+        _err(note)
     if as_json:
         dump_json(result.to_json())
     else:
@@ -152,7 +157,7 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
         group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
         k: int = typer.Option(5, "--k", min=1, max=50, help="Results per scope."),
-        fast: bool = typer.Option(False, "--fast", help="Lexical ranking only (no embeddings)."),
+        fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
         rerank: bool = typer.Option(False, "--rerank", help="Accepted for compatibility; no reranker yet."),
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),

@@ -132,6 +132,11 @@ class Params:
     negation_hold: float = 3.0
     enum_max: int = 8
     enum_min_share: float = 0.3
+    # --- the semantic second opinion (cosines of the default transformer; see docs/decisions)
+    semantic_route_k: int = 3            # a scope's affinity: mean cosine of its k nearest chunks
+    semantic_add_floor: float = 0.40     # the vectors' favourite joins an evidence route above this
+    semantic_rescue_floor: float = 0.50  # ... or answers a no-evidence abstention above this
+    semantic_rescue_margin: float = 0.10  # ... and this far ahead of the next scope
     # --- episode search
     k: int = 5
     chargram_min: int = 3

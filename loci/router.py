@@ -8,7 +8,7 @@ Abstention is a RouteResult with a reason and a shortlist, never an exception.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
 from loci import grammar
@@ -54,10 +54,14 @@ class RouteResult:
     details: list[ScopeScore] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    semantic: dict | None = None       # what the vectors said, when they were asked (second_opinion)
 
     def to_json(self) -> dict:
-        return {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
-                "candidates": self.candidates, "scores": dict(self.scores)}
+        out = {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
+               "candidates": self.candidates, "scores": dict(self.scores)}
+        if self.semantic is not None:
+            out["semantic"] = dict(self.semantic)
+        return out
 
 
 def question_tokens(question: str, enumerative: bool) -> list[str]:
@@ -278,4 +282,42 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
             out.append({"scope": sc.scope, "terms": terms[:6]})
         if len(out) >= limit:
             break
+    return out
+
+
+SEMANTIC_GATES = ("evidence",)   # a route decided by a name, the cwd or --scope is not second-guessed
+
+
+def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
+                   params: Params = DEFAULT_PARAMS) -> RouteResult:
+    """Let the chunk vectors widen a vocabulary route or answer a no-evidence abstention.
+
+    ``affinity`` is each scope's closeness to the question in meaning (the mean
+    cosine of its nearest chunks), measured at the edge; this stays pure. The
+    lexical decision keeps its order: the vectors' favourite is appended when
+    it clears ``semantic_add_floor`` and is not already chosen, so a paraphrase
+    that shares no word with its answer still reaches it. An abstention for
+    lack of evidence (never a deictic one, nor a group refusal) routes to the
+    favourite only when it is close (``semantic_rescue_floor``) and clearly
+    ahead of the next scope (``semantic_rescue_margin``).
+    """
+    excluded = set(result.excluded)
+    ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
+                     and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+    if not ranked:
+        return result
+    best, leader = ranked[0]
+    margin = best - ranked[1][0] if len(ranked) > 1 else best
+    note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+    out = replace(result, semantic=note)
+    if result.outcome == "routed" and result.gate in SEMANTIC_GATES:
+        if leader in result.scopes:
+            note["action"] = "agreed"
+        elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
+            note["action"] = "added"
+            out.scopes = [*result.scopes, leader]
+    elif (result.outcome == "abstained" and result.reason == "no_evidence" and result.gate == "evidence"
+          and best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin):
+        note["action"] = "rescued"
+        out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
     return out

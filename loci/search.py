@@ -13,7 +13,10 @@ from typing import Mapping, Sequence
 
 from loci.config import DEFAULT_PARAMS, Params
 
-RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.05}  # docs/decisions/embedding-model.md
+RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
+# in the scope the vectors picked on their own (the router's second opinion), meaning leads:
+# a paraphrase shares few words with its answer, so its lexical matches there are incidental
+SEMANTIC_LED_WEIGHTS = {"bm25": 0.20, "grams": 0.20, "semantic": 0.60}
 # how much a passage from each kind of path counts, relative to shipped code and docs
 PATH_KIND_FACTOR = {"source": 1.0, "docs": 1.0, "test": 0.6, "fixture": 0.4, "example": 0.8,
                     "vendored": 0.3, "generated": 0.4}
@@ -47,15 +50,15 @@ def _scaled(x: Scores | None) -> dict[int, float] | None:
     return {d: v / top for d, v in x.items()} if top > 0 else None
 
 
-def fuse(parts: dict[str, Scores | None]) -> dict[int, float]:
+def fuse(parts: dict[str, Scores | None], weights: Mapping[str, float] = RANKER_WEIGHTS) -> dict[int, float]:
     """Weighted sum of the scaled rankers that produced scores, renormalised over them."""
     present = {k: v for k, v in ((k, _scaled(v)) for k, v in parts.items()) if v}
     if not present:
         return {}
-    total_w = sum(RANKER_WEIGHTS[k] for k in present)
+    total_w = sum(weights[k] for k in present)
     out: dict[int, float] = {}
     for k, v in present.items():
-        w = RANKER_WEIGHTS[k] / total_w
+        w = weights[k] / total_w
         for d, s in v.items():
             out[d] = out.get(d, 0.0) + w * s
     return out
@@ -63,12 +66,14 @@ def fuse(parts: dict[str, Scores | None]) -> dict[int, float]:
 
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
-         semantic: Scores | None = None, semantic_floor: float | None = None) -> list[tuple[int, float]]:
+         semantic: Scores | None = None, semantic_floor: float | None = None,
+         semantic_led: bool = False) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
     ``kinds`` maps each candidate row to its (chunk kind, path kind).
     """
-    fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic})
+    fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
+                 SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
     out = []
     for d, score in fused.items():
         kind, path_kind = kinds.get(d, ("doc", "source"))
@@ -87,7 +92,7 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
 
 def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gate: bool = True,
                  prefer_project_docs: bool = False, semantic: Scores | None = None,
-                 semantic_floor: float | None = None,
+                 semantic_floor: float | None = None, semantic_led: bool = False,
                  params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Rank one scope's chunks for the question; (chunk row, score) pairs, best first."""
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
@@ -97,4 +102,4 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
         return []
     kinds = lex.chunk_kinds(candidates)
     return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
-                semantic=semantic, semantic_floor=semantic_floor)
+                semantic=semantic, semantic_floor=semantic_floor, semantic_led=semantic_led)

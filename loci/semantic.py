@@ -324,6 +324,14 @@ def semantic_scores(query_vec: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     return np.where(norms > 0, dots / np.maximum(norms * qn, 1e-12), 0.0).astype(np.float32)
 
 
+def affinity(cosines: np.ndarray, k: int) -> float:
+    """A scope's closeness to a question: the mean cosine of its ``k`` nearest chunks."""
+    if cosines.size == 0:
+        return 0.0
+    k = max(1, min(int(k), cosines.size))
+    return float(np.partition(cosines, cosines.size - k)[-k:].mean())
+
+
 def nearest_labels(query_vec: np.ndarray, label_vectors: np.ndarray, labels: list[str],
                    k: int) -> list[tuple[str, float]]:
     """The ``k`` labels closest to the query, best first, as (label, cosine)."""

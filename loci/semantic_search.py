@@ -23,9 +23,11 @@ class SemanticSide:
     model_id: str
     encoder: Any = None
     floors: dict[str, float] = field(default_factory=dict)
+    route_floors: dict[str, float] = field(default_factory=dict)
     _qvec: dict[str, Any] = field(default_factory=dict)
     _vectors: dict[str, Any] = field(default_factory=dict)
     _labels: dict[str, Any] = field(default_factory=dict)
+    _raw: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def open(cls, layout) -> "SemanticSide | None":
@@ -34,13 +36,14 @@ class SemanticSide:
             cfg = json.loads((layout.home / "embed.json").read_text())
         except (OSError, ValueError):
             return None
-        from loci.calibration import semantic_floors
+        from loci.calibration import route_floors, semantic_floors
         from loci.semantic import load_encoder
 
         model = cfg.get("model", "default")
         side = cls(layout, model, cfg["model_id"])
         side.encoder = load_encoder(None if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
+        side.route_floors = route_floors(layout, side.model_id)
         return side
 
     def qvec(self, question: str):
@@ -52,10 +55,10 @@ class SemanticSide:
         """Cosine of the question against the scope's chunks, the best TOP_SEMANTIC of them."""
         import numpy as np
 
-        from loci.semantic import align, load_vectors, semantic_scores
+        from loci.semantic import align, semantic_scores
 
         if scope not in self._vectors:
-            hashes, matrix = load_vectors(self.layout, self.model_id, scope)
+            hashes, matrix = self._stored(scope)
             self._vectors[scope] = align(lex.hashes(), hashes, matrix)[0] if hashes else None
         aligned = self._vectors[scope]
         if aligned is None or not len(aligned):
@@ -63,6 +66,40 @@ class SemanticSide:
         cos = semantic_scores(self.qvec(question), aligned)
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
+
+    def _stored(self, scope: str):
+        from loci.semantic import load_vectors
+
+        if scope not in self._raw:
+            self._raw[scope] = load_vectors(self.layout, self.model_id, scope)
+        return self._raw[scope]
+
+    def affinities(self, question: str, scopes, k: int) -> dict[str, float]:
+        """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks."""
+        from loci.semantic import affinity, semantic_scores
+
+        out = {}
+        for scope in scopes:
+            _hashes, matrix = self._stored(scope)
+            if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
+                continue
+            out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)
+        return out
+
+    def route_params(self, params):
+        """``params`` with the second opinion's floors for this model, or None when none are known.
+
+        The shipped floors are cosines of the default transformer; another model's
+        cosines live on another scale, so its floors must come from `loci calibrate`.
+        """
+        from dataclasses import replace
+
+        from loci.semantic import TRANSFORMER_ID
+
+        fitted = self.route_floors
+        if fitted:
+            return replace(params, **fitted)
+        return params if self.model_id == TRANSFORMER_ID else None
 
     def expansion(self, scope: str, question: str) -> list[str]:
         """The scope's symbol labels nearest the question (to widen lexical search)."""

@@ -26,6 +26,8 @@ from loci.store import RoutingIndex
 CLAMP = (0.7, 1.5)          # a fitted value stays within these factors of the shipped default
 MIN_GAIN = 0.05            # balanced accuracy a cut must add over the default (about 2 standard errors here)
 SEMANTIC_MARGIN = 0.02      # above the closest an off-topic question came to the scope's chunks
+ROUTE_ADD_MARGIN = 0.03     # the second opinion adds a scope only above every off-topic question's best affinity
+ROUTE_RESCUE_STEP = 0.10    # ... and answers an abstention only this much higher again
 APPLIED = ("evidence_floor",)
 """What calibration writes. ``concentrated_min_evidence`` is fitted and reported only: the
 generated routable questions carry 2-4 distinctive words, while that gate exists for
@@ -180,13 +182,21 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             continue
         null = encoder.encode(list(questions))
         floors = {}
+        best_affinity = 0.0
         for scope in scopes:
             _hashes, matrix = semantic.load_vectors(layout, model, scope)
             if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
                 continue
-            closest = max(float(semantic.semantic_scores(v, matrix).max()) for v in null)
+            cosines = [semantic.semantic_scores(v, matrix) for v in null]
+            closest = max(float(c.max()) for c in cosines)
             floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
+            k = DEFAULT_PARAMS.semantic_route_k
+            best_affinity = max([best_affinity, *(semantic.affinity(c, k) for c in cosines)])
         out[model] = {"floors": floors, "null_questions": len(questions)}
+        if floors:
+            add = round(min(1.0, best_affinity + ROUTE_ADD_MARGIN), 4)
+            out[model]["route"] = {"null_best_affinity": round(best_affinity, 4), "semantic_add_floor": add,
+                                   "semantic_rescue_floor": round(min(1.0, add + ROUTE_RESCUE_STEP), 4)}
     result: dict = {"models": out}
     if problems:
         result["problems"] = problems
@@ -267,6 +277,11 @@ def render(data: Mapping) -> list[str]:
         if floors:
             vals = sorted(floors.values())
             lines.append(f"semantic floor      {model}: {len(floors)} scope(s), {vals[0]:.3f} to {vals[-1]:.3f}")
+            route = info.get("route", {})
+            if route:
+                lines.append(f"second opinion      {model}: adds a scope above {route['semantic_add_floor']:.3f}, "
+                             f"answers an abstention above {route['semantic_rescue_floor']:.3f} "
+                             f"(off-topic questions reached {route['null_best_affinity']:.3f})")
         else:
             lines.append(f"semantic floor      {model}: no scope has vectors that match the model")
     for problem in sem.get("problems", []):

@@ -20,6 +20,9 @@ class ConceptEncoder:
     dim = 4
     calls = 0
 
+    def other_word(self, row, word):
+        """What a word outside the concepts adds: nothing here."""
+
     def encode(self, texts):
         ConceptEncoder.calls += 1
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
@@ -27,6 +30,8 @@ class ConceptEncoder:
             for w in t.lower().replace(".", " ").replace("?", " ").split():
                 if w in CONCEPTS:
                     out[i, CONCEPTS[w]] += 1.0
+                else:
+                    self.other_word(out[i], w)
             out[i, 3] += 0.05
             out[i] /= np.linalg.norm(out[i])
         return out
@@ -85,3 +90,62 @@ def test_a_missing_embed_extra_is_one_line_and_ask_continues_lexically(pets, mon
     res = runner.invoke(app, ["ask", "--no-cwd", "In pets, how do cars get engine oil?"])
     assert res.exit_code == 0
     assert "loci-mem[embed]" in res.output and "Cars need engine oil" in res.output
+
+
+class WordyConceptEncoder(ConceptEncoder):
+    """Concepts lead; every other word adds a little to one of 13 hashed directions, so
+    unrelated texts are not all the same vector (as they are for ConceptEncoder)."""
+
+    model_id = "wordy-concept"
+    dim = 16
+
+    def other_word(self, row, word):
+        import zlib
+
+        row[3 + zlib.crc32(word.encode()) % 13] += 0.2
+
+
+@pytest.fixture
+def garage(tmp_path, loci_home, monkeypatch):
+    """Three projects; the question's words point one way, its meaning another."""
+    import loci.semantic
+    import pipeline.embed
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: WordyConceptEncoder())
+    monkeypatch.setattr(loci.semantic, "load_encoder", lambda name, layout, **kw: WordyConceptEncoder())
+    make_repo(tmp_path / "code" / "motors", {
+        "README.md": "# motors\n\n## Oil\n\nThe engine needs fresh oil every spring.\n\n"
+                     "## Belts\n\nThe engine belt is checked twice a year.\n\n"
+                     "## Plugs\n\nEngine plugs are swapped every winter.\n"}, message="engine maintenance notes")
+    make_repo(tmp_path / "code" / "kennel", {
+        "README.md": "# kennel\n\nThe schedule widget plans the week: twice a day, every day, "
+                     "the schedule widget rings.\n"})
+    make_repo(tmp_path / "code" / "sheets", {
+        "README.md": "# sheets\n\nSpreadsheets with formulas, pivot tables and charts.\n"})
+    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-calibrate"])
+    assert res.exit_code == 0, res.output
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    return tmp_path / "code"
+
+
+def test_the_vectors_add_the_scope_a_question_means_when_its_words_point_elsewhere(garage):
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    fast = json.loads(runner.invoke(app, ["route", "--json", "--fast", "--no-cwd", question]).output)
+    assert fast["outcome"] == "routed" and "motors" not in fast["scopes"] and "semantic" not in fast
+    out = json.loads(runner.invoke(app, ["route", "--json", "--no-cwd", question]).output)
+    assert out["scopes"][: len(fast["scopes"])] == fast["scopes"] and out["scopes"][-1] == "motors"
+    assert out["semantic"]["action"] == "added"
+
+
+def test_ask_answers_from_the_scope_the_vectors_added(garage):
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    out = json.loads(runner.invoke(app, ["ask", "--json", "--no-cwd", question]).output)
+    motors = [b for b in out["blocks"] if b["scope"] == "motors"]
+    assert motors and any("fresh oil" in e["text"] for e in motors[0]["episodes"])
+
+
+def test_a_forced_route_never_loads_the_encoder(garage):
+    ConceptEncoder.calls = 0
+    out = json.loads(runner.invoke(app, ["route", "--json", "--cwd", str(garage / "sheets"),
+                                         "How do I run the tests here?"]).output)
+    assert out["scopes"] == ["sheets"] and ConceptEncoder.calls == 0 and "semantic" not in out

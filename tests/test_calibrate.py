@@ -180,6 +180,23 @@ def test_semantic_floor_is_fitted_per_scope_from_stored_vectors(corpus, loci_hom
     assert semantic_floors(layout(), "fake-model") == floors
 
 
+def test_the_second_opinion_floors_sit_above_every_off_topic_questions_best_affinity(corpus, loci_home):
+    from loci.calibration import route_floors
+    from loci.evalgen import UNANSWERABLE_QUESTIONS
+    from loci.semantic import affinity, load_vectors, semantic_scores
+    from pipeline.calibrate import calibrate
+    from pipeline.embed import embed_scope
+
+    enc = FakeEncoder()
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), enc)
+    calibrate(layout(), load_encoder=lambda model, lay: enc)
+    fitted = route_floors(layout(), "fake-model")
+    best = max(affinity(semantic_scores(v, load_vectors(layout(), "fake-model", s)[1]), 3)
+               for v in enc.encode(list(UNANSWERABLE_QUESTIONS)) for s in ("gizmo", "webby"))
+    assert best < fitted["semantic_add_floor"] < fitted["semantic_rescue_floor"]
+
+
 def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corpus, loci_home):
     from pipeline.calibrate import calibrate
     from pipeline.embed import embed_scope

@@ -1,0 +1,73 @@
+"""The semantic second opinion: pure, on small in-memory indexes and hand-made affinities."""
+
+from conftest import routing_index
+from test_router import ALIASES, CORPUS, P
+
+from loci.router import Context, route, second_opinion
+
+INDEX = routing_index(CORPUS)
+
+
+def near(**scores: float) -> dict[str, float]:
+    return {s: scores.get(s, 0.1) for s in CORPUS}
+
+
+def ask(question: str, affinity: dict[str, float], context: Context = Context()):
+    return second_opinion(route(question, INDEX, context, ALIASES, P), affinity, context, P)
+
+
+def test_the_vectors_favourite_joins_a_vocabulary_route_after_the_lexical_choice():
+    r = ask("how is the sprocket calibration parser wired", near(delta=0.45))
+    assert r.outcome == "routed" and r.scopes == ["alpha", "delta"]
+    assert r.semantic["action"] == "added" and r.to_json()["semantic"]["scope"] == "delta"
+
+
+def test_a_favourite_below_the_add_floor_changes_nothing():
+    r = ask("how is the sprocket calibration parser wired", near(delta=0.39))
+    assert r.scopes == ["alpha"] and r.semantic["action"] == "none"
+
+
+def test_agreement_keeps_the_route_as_it_was():
+    r = ask("how is the sprocket calibration parser wired", near(alpha=0.7))
+    assert r.scopes == ["alpha"] and r.semantic["action"] == "agreed"
+
+
+def test_a_clear_favourite_answers_a_no_evidence_abstention():
+    lexical = route("when wiping nested folders bottom up", INDEX, Context(), ALIASES, P)
+    assert lexical.outcome == "abstained" and lexical.reason == "no_evidence"
+    r = second_opinion(lexical, near(delta=0.62, gamma=0.45), Context(), P)
+    assert r.outcome == "routed" and r.scopes == ["delta"] and r.gate == "semantic"
+    assert r.reason is None and r.candidates == []
+
+
+def test_a_favourite_without_a_margin_leaves_the_abstention_standing():
+    r = ask("when wiping nested folders bottom up", near(delta=0.62, gamma=0.58))
+    assert r.outcome == "abstained" and r.semantic["action"] == "none"
+
+
+def test_a_deictic_abstention_is_never_rescued():
+    r = ask("how do I run the tests for this project?", near(delta=0.9))
+    assert r.outcome == "abstained" and r.reason == "deictic"
+
+
+def test_a_forced_route_is_not_second_guessed():
+    r = ask("how do I run the tests for this project?", near(alpha=0.9), Context(cwd_scope="delta"))
+    assert r.scopes == ["delta"]
+
+
+def test_the_favourite_is_taken_among_eligible_scopes_only():
+    ctx = Context(eligible=frozenset({"alpha", "gamma"}))
+    r = ask("how is the sprocket calibration parser wired", near(delta=0.9, gamma=0.5), ctx)
+    assert "delta" not in r.scopes and r.scopes == ["alpha", "gamma"]
+
+
+def test_a_scope_the_question_excludes_is_not_brought_back():
+    r = ask("besides delta, how is the sprocket calibration parser wired", near(delta=0.9))
+    assert "delta" not in r.scopes
+
+
+def test_the_route_is_not_widened_past_the_selection_limit():
+    full = route("how is the sprocket calibration parser wired", INDEX, Context(), ALIASES, P)
+    full.scopes = ["alpha", "beta", "gamma"]
+    r = second_opinion(full, near(delta=0.8), Context(), P)
+    assert r.scopes == ["alpha", "beta", "gamma"]
