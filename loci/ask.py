@@ -69,8 +69,8 @@ class Session:
     def warm(self) -> None:
         """For a long-lived process: load the encoder now rather than on the first question."""
         side = self.semantic()
-        if side is not None:
-            side.qvec("warm up")
+        if side is not None:  # the encoder and every scope's matrix the second opinion reads
+            side.affinities("warm up", self.indexed(), self.params.semantic_route_k)
 
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""

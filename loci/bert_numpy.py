@@ -39,6 +39,33 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
     return (x - mean) / np.sqrt(var + eps) * weight + bias
 
 
+_DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
+
+
+def _mapped_tensors(path: Path) -> dict[str, np.ndarray]:
+    """The tensors of a safetensors file as read-only memory-mapped arrays.
+
+    The format is an 8-byte little-endian header length, a JSON header of
+    name -> dtype, shape, [begin, end) offsets, then the raw bytes. Mapping
+    instead of reading means the 47 MB word-embedding table costs nothing but
+    the rows a question's tokens touch.
+    """
+    with open(path, "rb") as fh:
+        size = int.from_bytes(fh.read(8), "little")
+        header = json.loads(fh.read(size))
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    out = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        dtype = _DTYPES.get(info["dtype"])
+        if dtype is None:
+            raise BertUnsupported(f"{path}: tensor {name} has dtype {info['dtype']}")
+        begin, end = info["data_offsets"]
+        out[name] = raw[8 + size + begin: 8 + size + end].view(dtype).reshape(info["shape"])
+    return out
+
+
 class BertUnsupported(ValueError):
     """The folder is not a mean-pooled BERT sentence-transformers model."""
 
@@ -67,7 +94,6 @@ class NumpyBert:
     """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
 
     def __init__(self, path: Path):
-        from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
         path = Path(path)
@@ -80,9 +106,9 @@ class NumpyBert:
         self.dim = int(cfg["hidden_size"])
         st = _read_json(path / "sentence_bert_config.json")
         self.max_length = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
-        w = load_file(str(path / "model.safetensors"))
-        self.w = {k.removeprefix("bert."): v.astype(np.float32, copy=False) for k, v in w.items()
-                  if v.dtype != np.int64}
+        w = _mapped_tensors(path / "model.safetensors")
+        self.w = {k.removeprefix("bert."): v if v.dtype == np.float32 else v.astype(np.float32)
+                  for k, v in w.items() if v.dtype != np.int64}
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)

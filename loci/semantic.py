@@ -233,9 +233,29 @@ def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> En
         return StaticEncoder(path, model_id)
     if path.exists() and is_supported(path):
         if build and _has_sentence_transformers():
-            return TransformerEncoder(str(path), model_id)
+            return DeferredEncoder(lambda: TransformerEncoder(str(path), model_id), model_id, _bert_width(path))
         return BertEncoder(path, model_id)
     return TransformerEncoder(str(path) if path.exists() else name, model_id)
+
+
+class DeferredEncoder:
+    """An encoder loaded on its first ``encode``: a `loci embed` with nothing new to encode
+    never pays the 5 to 8 s of importing torch."""
+
+    batch_size = 32
+
+    def __init__(self, load, model_id: str, dim: int):
+        self._load, self._encoder = load, None
+        self.model_id, self.dim = model_id, dim
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if self._encoder is None:
+            self._encoder = self._load()
+        return self._encoder.encode(texts)
+
+
+def _bert_width(path: Path) -> int:
+    return int(json.loads((Path(path) / "config.json").read_text())["hidden_size"])
 
 
 def _has_sentence_transformers() -> bool:
@@ -277,6 +297,26 @@ def read_vector_file(path: Path, columns: tuple[str, ...] = ("hash",)) -> tuple[
     flat = vec.flatten().to_numpy(zero_copy_only=False)
     matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
     return {c: table.column(c).to_pylist() for c in columns}, matrix
+
+
+def matrix_path(vector_path: Path) -> Path:
+    """The bare float32 .npy of a chunk vector file, written beside it by ``loci embed``."""
+    return Path(vector_path).with_suffix(".npy")
+
+
+def load_matrix(layout: Layout, model_id: str, scope: str) -> np.ndarray:
+    """A scope's chunk vectors alone (for its affinity: no hashes needed), memory-mapped from
+    the .npy beside the Parquet file; from the Parquet file itself when there is none."""
+    path = layout.vectors(model_id, scope)
+    if not path.is_file():
+        return np.zeros((0, 0), dtype=np.float32)
+    try:
+        matrix = np.load(matrix_path(path), mmap_mode="r", allow_pickle=False)
+        if matrix.ndim == 2 and matrix.dtype == np.float32:
+            return matrix
+    except (OSError, ValueError):
+        pass
+    return read_vector_file(path, ())[1]
 
 
 def load_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:

@@ -27,7 +27,7 @@ class SemanticSide:
     _qvec: dict[str, Any] = field(default_factory=dict)
     _vectors: dict[str, Any] = field(default_factory=dict)
     _labels: dict[str, Any] = field(default_factory=dict)
-    _raw: dict[str, Any] = field(default_factory=dict)
+    _matrix: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def open(cls, layout) -> "SemanticSide | None":
@@ -55,10 +55,10 @@ class SemanticSide:
         """Cosine of the question against the scope's chunks, the best TOP_SEMANTIC of them."""
         import numpy as np
 
-        from loci.semantic import align, semantic_scores
+        from loci.semantic import align, load_vectors, semantic_scores
 
         if scope not in self._vectors:
-            hashes, matrix = self._stored(scope)
+            hashes, matrix = load_vectors(self.layout, self.model_id, scope)
             self._vectors[scope] = align(lex.hashes(), hashes, matrix)[0] if hashes else None
         aligned = self._vectors[scope]
         if aligned is None or not len(aligned):
@@ -68,11 +68,11 @@ class SemanticSide:
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
     def _stored(self, scope: str):
-        from loci.semantic import load_vectors
+        from loci.semantic import load_matrix
 
-        if scope not in self._raw:
-            self._raw[scope] = load_vectors(self.layout, self.model_id, scope)
-        return self._raw[scope]
+        if scope not in self._matrix:
+            self._matrix[scope] = load_matrix(self.layout, self.model_id, scope)
+        return self._matrix[scope]
 
     def affinities(self, question: str, scopes, k: int) -> dict[str, float]:
         """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks."""
@@ -80,7 +80,7 @@ class SemanticSide:
 
         out = {}
         for scope in scopes:
-            _hashes, matrix = self._stored(scope)
+            matrix = self._stored(scope)
             if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
                 continue
             out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)

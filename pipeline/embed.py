@@ -23,7 +23,8 @@ import numpy as np
 from loci.config import Layout
 from loci.semantic import (
     EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
-    EncoderUnavailable, force_offline, is_static_model, label_vectors_path, load_encoder, model_id_for,
+    EncoderUnavailable, force_offline, is_static_model, label_vectors_path, load_encoder, matrix_path,
+    model_id_for,
     packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
 )
 from pipeline.atomic import write_with
@@ -131,7 +132,19 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
         META_MODEL: encoder.model_id.encode(), META_DIM: str(encoder.dim).encode(),
         META_SCHEMA: str(VECTOR_SCHEMA).encode(),
     })
+    if plan.key_column is None:  # chunk vectors: the query side's matrix first, then the store
+        _write_matrix(plan.path, matrix)
     write_with(plan.path, lambda tmp: pq.write_table(table, tmp, compression="none"))
+
+
+def _write_matrix(vector_path: Path, matrix: np.ndarray) -> None:
+    """The chunk vectors as a bare .npy beside their Parquet file (``loci.semantic.matrix_path``):
+    the query side memory-maps it to measure each scope's affinity without importing pyarrow."""
+    def save(tmp: Path) -> None:
+        with open(tmp, "wb") as fh:
+            np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
+
+    write_with(matrix_path(vector_path), save)
 
 
 def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:
@@ -164,6 +177,9 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         progress(0, total)
     for plan in plans:
         if plan.unchanged:
+            if plan.key_column is None and not matrix_path(plan.path).is_file():  # a home from before
+                _write_matrix(plan.path, np.stack([plan.old[h] for h in plan.wanted])
+                              if plan.wanted else np.zeros((0, encoder.dim), dtype=np.float32))
             continue
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)

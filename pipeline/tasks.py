@@ -214,6 +214,8 @@ def task_embed():
             from loci.semantic import model_id_for
 
             model_id = model_id_for(None if model == "default" else model)
+    from loci.semantic import matrix_path
+
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
     for scope in _registry(layout).scopes:
         try:
@@ -222,7 +224,8 @@ def task_embed():
             continue  # not indexed: nothing to encode
         yield {"name": scope.name, "actions": [(embed_action, [scope.name, model])],
                "uptodate": [config_changed(f"{model_id}:{built}")],
-               "targets": [str(layout.vectors(model_id, scope.name))], "verbosity": 0}
+               "targets": [str(layout.vectors(model_id, scope.name)),
+                           str(matrix_path(layout.vectors(model_id, scope.name)))], "verbosity": 0}
 
 
 def _size_hint(layout: Layout, scope) -> int:

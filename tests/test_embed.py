@@ -123,6 +123,31 @@ def test_only_new_or_changed_chunks_are_encoded(lay):
     assert result == EmbedResult(encoded=2, reused=2, dropped=1)
 
 
+def test_the_query_side_matrix_follows_the_stored_vectors_row_for_row(lay):
+    from loci.semantic import load_matrix, matrix_path
+
+    write_chunks(lay, "alpha", ["one", "two", "three"])
+    embed_scope("alpha", lay, FakeEncoder())
+    write_chunks(lay, "alpha", ["one", "two, edited", "four"])
+    embed_scope("alpha", lay, FakeEncoder())
+    assert matrix_path(lay.vectors("fake", "alpha")).is_file()
+    hashes, stored = load_vectors(lay, "fake", "alpha")
+    assert hashes == [sha("one"), sha("two, edited"), sha("four")]
+    assert np.array_equal(np.asarray(load_matrix(lay, "fake", "alpha")), stored)
+
+
+def test_a_home_without_the_matrix_gets_it_on_the_next_run_and_reads_parquet_meanwhile(lay):
+    from loci.semantic import load_matrix, matrix_path
+
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    matrix_path(lay.vectors("fake", "alpha")).unlink()
+    assert np.array_equal(load_matrix(lay, "fake", "alpha"), load_vectors(lay, "fake", "alpha")[1])
+    enc = FakeEncoder()
+    embed_scope("alpha", lay, enc)
+    assert enc.calls == [] and matrix_path(lay.vectors("fake", "alpha")).is_file()
+
+
 def test_vectors_of_removed_chunks_are_dropped(lay):
     write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
@@ -171,7 +196,7 @@ def test_a_failure_while_encoding_leaves_the_old_file_intact(lay):
     with pytest.raises(RuntimeError, match="encoder crashed"):
         embed_scope("alpha", lay, FakeEncoder(fail_on="boom"))
     assert lay.vectors("fake", "alpha").read_bytes() == before
-    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.parquet"]
+    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.npy", "alpha.parquet"]
 
 
 def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):

@@ -14,7 +14,7 @@ import loci.semantic
 from loci.config import layout
 from loci.semantic import (
     DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, BertEncoder, Encoder, EncoderUnavailable,
-    StaticEncoder, TransformerEncoder,
+    DeferredEncoder, StaticEncoder,
     align, load_encoder, load_label_vectors, load_vectors, model_id_for, nearest_labels,
     semantic_scores, static_model_dir,
 )
@@ -114,7 +114,10 @@ def test_the_build_side_encodes_with_sentence_transformers_when_it_is_installed(
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
     monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: True)
     enc = load_encoder(None, lay, build=True)
-    assert isinstance(enc, TransformerEncoder) and loaded["name"].endswith("model")
+    assert isinstance(enc, DeferredEncoder) and enc.dim == 384 and loaded == {}  # nothing loaded yet
+    with pytest.raises(AttributeError):  # the fake has no encode: proves the real load happened
+        enc.encode(["x"])
+    assert loaded["name"].endswith("model")
     monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: False)
     assert isinstance(load_encoder(None, lay, build=True), BertEncoder)
 
