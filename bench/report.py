@@ -119,7 +119,8 @@ def _latency_rows(runs: dict[str, ToolRun]) -> list[str]:
         peaks = [x.peak_rss_kb if x else None for x in (la, lb)]
         lines.append(_row(f"`{kind}` peak RSS", [mb(p) for p in peaks], ratio(*peaks)))
     ia, ib = (r.inproc if r else None for r in (a, b))
-    lines.append(_row("in-process `route` p50 / p95", [_inproc_cell(ia), _inproc_cell(ib)],
+    lines.append(_row("in-process `route` p50 / p95 (the router; loci: no second opinion)",
+                      [_inproc_cell(ia), _inproc_cell(ib)],
                       ratio(_inproc(ia, "p50"), _inproc(ib, "p50"))))
     lines.append(_row("in-process index load", [secs(_inproc(ia, "load_s")), secs(_inproc(ib, "load_s"))],
                       ratio(_inproc(ia, "load_s"), _inproc(ib, "load_s"))))

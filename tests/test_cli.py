@@ -212,3 +212,17 @@ def test_embed_before_any_index_says_what_to_run_and_loads_no_model(tmp_path, lo
 def test_version_prints_the_package_version():
     res = runner.invoke(app, ["--version"])
     assert res.exit_code == 0 and res.output.startswith("loci ")
+
+
+def test_the_setup_prompt_estimates_the_embedding_time_from_the_chunk_count(loci_home):
+    import json
+
+    from loci.cli_build import EMBED_RATE, _embed_estimate
+    from loci.config import SCHEMA_VERSION
+
+    loci_home.mkdir(parents=True)
+    (loci_home / "manifest.json").write_text(json.dumps({
+        "schema_version": SCHEMA_VERSION, "scopes": {"a": {"chunks": EMBED_RATE * 60 * 3}, "b": {"chunks": 0}}}))
+    assert "about 3 minutes for 8,100 chunks" in _embed_estimate()
+    (loci_home / "manifest.json").unlink()
+    assert _embed_estimate() == "no download"
