@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
 import sqlite3
 from array import array
+from bisect import bisect_left
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -111,14 +111,21 @@ class LexicalIndex:
                 scores[d] = scores.get(d, 0.0) + w * qw
         return scores
 
-    def chunk_kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str]]:
+    def chunk_kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str, float]]:
+        """(chunk kind, path kind, recency) of each chunk row; recency 0 in a query file from before it."""
         ids = list(ids)
-        out: dict[int, tuple[str, str]] = {}
+        out: dict[int, tuple[str, str, float]] = {}
         for i in range(0, len(ids), 900):
             batch = ids[i:i + 900]
-            for row in self.con.execute(
-                    f"SELECT id, kind, path_kind FROM chunks WHERE id IN ({','.join('?' * len(batch))})", batch):
-                out[row[0]] = (row[1], row[2])
+            marks = ",".join("?" * len(batch))
+            try:
+                rows = self.con.execute(f"SELECT id, kind, path_kind, recency FROM chunks WHERE id IN ({marks})",
+                                        batch).fetchall()
+            except sqlite3.OperationalError:  # no recency column: rebuilt by the next `loci index`
+                rows = [(*r, 0.0) for r in self.con.execute(
+                    f"SELECT id, kind, path_kind FROM chunks WHERE id IN ({marks})", batch)]
+            for row in rows:
+                out[row[0]] = (row[1], row[2], float(row[3] or 0.0))
         return out
 
     def hashes(self) -> list[str]:

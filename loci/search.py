@@ -23,6 +23,7 @@ PATH_KIND_FACTOR = {"source": 1.0, "docs": 1.0, "test": 0.6, "fixture": 0.4, "ex
 # project-level passages (README, docs, CONTRIBUTING, changelog, manifests) for questions
 # that point at the project itself ("how do I run the tests here?")
 META_KIND_FACTOR = {"readme": 1.5, "doc": 1.3, "note": 1.5, "commit": 0.7, "docstring": 0.7, "comment": 0.6}
+RECENCY_WEIGHT = 0.03    # added for the newest commit, scaled down to 0 for the oldest (and undated chunks)
 BM25_GROUNDED = 1.5      # a raw BM25 score at least this high counts as grounded
 GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
 
@@ -70,14 +71,14 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
          semantic_led: bool = False) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
-    ``kinds`` maps each candidate row to its (chunk kind, path kind).
+    ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]).
     """
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
     out = []
     for d, score in fused.items():
-        kind, path_kind = kinds.get(d, ("doc", "source"))
-        score *= PATH_KIND_FACTOR.get(path_kind, 1.0)
+        kind, path_kind, recency = kinds.get(d, ("doc", "source", 0.0))
+        score = score * PATH_KIND_FACTOR.get(path_kind, 1.0) + RECENCY_WEIGHT * recency
         if prefer_project_docs:
             score *= META_KIND_FACTOR.get(kind, 1.0)
         if gate and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED

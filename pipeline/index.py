@@ -102,6 +102,17 @@ def write_table(path: Path, table: pa.Table) -> None:
     write_with(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
+def recency_ranks(dates: Sequence[str]) -> list[float]:
+    """Each chunk's place in the scope's history: 1.0 for the newest dated chunk (a commit),
+    0.0 for the oldest and for undated ones; ties share the rank of their first member."""
+    dated = sorted({d for d in dates if d})
+    if not dated:
+        return [0.0] * len(dates)
+    span = max(1, len(dated) - 1)
+    rank = {d: (i / span if len(dated) > 1 else 1.0) for i, d in enumerate(dated)}
+    return [rank.get(d, 0.0) if d else 0.0 for d in dates]
+
+
 def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Counter,
                 params: Params, structure=None) -> None:
     """Write the scope's chunks, vocabulary and query file (data files; the manifest comes later).
@@ -113,7 +124,9 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
     docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
     texts = [(c.heading + "\n" + c.text)[:GRAM_TEXT_CHARS] for c in chunks]
-    rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash) for i, c in enumerate(chunks))
+    recency = recency_ranks([c.date for c in chunks])
+    rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash, recency[i])
+            for i, c in enumerate(chunks))
     fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
                   chunks=rows, symbols=structure.symbols if structure else None,
                   calls=structure.calls if structure else None, vocab=items)

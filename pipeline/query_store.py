@@ -14,7 +14,7 @@ from typing import Iterable, Sequence
 
 from pipeline.atomic import write_with
 
-QUERY_SCHEMA = 1
+QUERY_SCHEMA = 2
 
 
 def _connect(tmp: Path) -> sqlite3.Connection:
@@ -41,7 +41,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     """One scope's query file: postings, chunk rows and (when present) structure tables.
 
     ``bm25`` is (terms, ptr, docs, weights); ``grams`` adds idf; ``chunks`` yields
-    (id, kind, path_kind, path, line, heading, text, hash); ``symbols``/``calls`` are pyarrow tables.
+    (id, kind, path_kind, path, line, heading, text, hash, recency); ``symbols``/``calls`` are pyarrow tables.
     """
     import numpy as np
 
@@ -52,7 +52,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             CREATE TABLE bm25 (term TEXT PRIMARY KEY, docs BLOB, weights BLOB) WITHOUT ROWID;
             CREATE TABLE grams (terms BLOB, idf BLOB, ptr BLOB, docs BLOB, weights BLOB);
             CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
-                                 line INTEGER, heading TEXT, text TEXT, hash TEXT);
+                                 line INTEGER, heading TEXT, text TEXT, hash TEXT, recency REAL);
             CREATE TABLE vocab (token TEXT, weight REAL);
         """)
         con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
@@ -66,7 +66,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             "\n".join(terms).encode("utf-8"), np.asarray(idf, "<f4").tobytes(),
             np.asarray(ptr, "<i8").tobytes(), np.asarray(docs, "<i4").tobytes(),
             np.asarray(weights, "<f4").tobytes()))
-        con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)", chunks)
+        con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:
                 continue
