@@ -109,6 +109,11 @@ class NumpyBert:
         w = _mapped_tensors(path / "model.safetensors")
         self.w = {k.removeprefix("bert."): v if v.dtype == np.float32 else v.astype(np.float32)
                   for k, v in w.items() if v.dtype != np.int64}
+        # dense layers' weights transposed once into memory: a transposed view of a mapped file
+        # costs a copy on every product; the embedding tables stay mapped (few rows are read)
+        for name in [k for k in self.w if k.startswith("encoder.") and k.endswith(".weight")
+                     and self.w[k].ndim == 2]:
+            self.w[name] = np.ascontiguousarray(self.w[name].T)
         self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(self.max_length)
@@ -120,7 +125,7 @@ class NumpyBert:
         hd = d // self.heads
 
         def proj(name: str) -> np.ndarray:
-            out = h @ w[p + f"attention.self.{name}.weight"].T + w[p + f"attention.self.{name}.bias"]
+            out = h @ w[p + f"attention.self.{name}.weight"] + w[p + f"attention.self.{name}.bias"]
             return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
 
         q, k, v = proj("query"), proj("key"), proj("value")
@@ -128,11 +133,11 @@ class NumpyBert:
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         scores /= scores.sum(-1, keepdims=True)
         ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
-        attn = ctx @ w[p + "attention.output.dense.weight"].T + w[p + "attention.output.dense.bias"]
+        attn = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
         h = _layer_norm(attn + h, w[p + "attention.output.LayerNorm.weight"],
                         w[p + "attention.output.LayerNorm.bias"], self.eps)
-        mid = _gelu(h @ w[p + "intermediate.dense.weight"].T + w[p + "intermediate.dense.bias"])
-        out = mid @ w[p + "output.dense.weight"].T + w[p + "output.dense.bias"]
+        mid = _gelu(h @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
+        out = mid @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
         return _layer_norm(out + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self.eps)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:
