@@ -48,6 +48,7 @@ def diagnose(layout: Layout) -> list[Finding]:
     if problem:
         out.append(problem)
     out += _calibration(layout, manifest)
+    out += _second_opinion(layout)
     graphify = _graphify_available()
     if not graphify:
         out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
@@ -92,6 +93,21 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
         return [Finding(None, "calibration_stale", "calibration is older than the index: the thresholds "
                         "were fitted on vocabulary that has since changed", "loci calibrate")]
     return []
+
+
+def _second_opinion(layout: Layout) -> list[Finding]:
+    """The router's second opinion needs floors on the embedding model's own cosine scale."""
+    from loci.calibration import route_floors
+    from loci.semantic import TRANSFORMER_ID
+
+    try:
+        model_id = json.loads((layout.home / "embed.json").read_text())["model_id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    if model_id == TRANSFORMER_ID or route_floors(layout, model_id):
+        return []
+    return [Finding(None, "second_opinion_off", f"no floors fitted for the {model_id} vectors: the router's "
+                    "semantic second opinion is off until they are", "loci calibrate")]
 
 
 def _graphify_available() -> bool:

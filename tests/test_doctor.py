@@ -175,6 +175,22 @@ def test_names_vectors_whose_width_does_not_match_the_model(corpus):
     assert "8" in wrong["gizmo"].message and "16" in wrong["gizmo"].message
 
 
+def test_names_a_model_whose_second_opinion_floors_are_not_fitted(corpus, loci_home):
+    from loci.semantic import TRANSFORMER_ID
+    from pipeline.calibrate import calibrate
+
+    (loci_home / "embed.json").write_text(json.dumps({"model": "fake-model", "model_id": "fake-model"}))
+    off = by_problem(diagnose(layout()), "second_opinion_off")
+    assert off[None].fix == "loci calibrate" and "fake-model" in off[None].message
+    from pipeline.embed import embed_scope
+
+    embed_scope("gizmo", layout(), FakeEncoder())
+    calibrate(layout(), load_encoder=lambda model, lay: FakeEncoder())
+    assert not by_problem(diagnose(layout()), "second_opinion_off")
+    (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": TRANSFORMER_ID}))
+    assert not by_problem(diagnose(layout()), "second_opinion_off")  # the shipped floors are its own
+
+
 def snapshot(home):
     return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(home.rglob("*"))}
 
