@@ -36,6 +36,15 @@ def _why(result) -> str:
     return ""
 
 
+def _by_meaning(result) -> str:
+    sem = getattr(result, "semantic", None) or {}
+    if sem.get("action") == "added":
+        return f"  ({sem['scope']} added: closest in meaning)"
+    if sem.get("action") == "rescued":
+        return "  (closest in meaning; no project holds the question's words)"
+    return ""
+
+
 def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
@@ -49,9 +58,13 @@ def route_lines(result, explain: bool = False) -> list[str]:
         lines.append("  " + FIXES.get(result.reason, "re-run with --scope <name>"))
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
-        lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}")
+        lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}{_by_meaning(result)}")
     if explain:
         lines.append(f"  decided by: {result.gate}")
+        sem = result.semantic
+        if sem:
+            lines.append(f"  vectors: {sem['scope']} closest in meaning (affinity {sem['affinity']:.3f}, "
+                         f"{sem['margin']:.3f} ahead): {sem['action']}")
         lines.append(f"  tokens: {' '.join(result.tokens[:40])}")
         if result.excluded:
             lines.append(f"  excluded by the question: {', '.join(result.excluded)}")

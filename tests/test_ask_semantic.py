@@ -149,3 +149,10 @@ def test_a_forced_route_never_loads_the_encoder(garage):
     out = json.loads(runner.invoke(app, ["route", "--json", "--cwd", str(garage / "sheets"),
                                          "How do I run the tests here?"]).output)
     assert out["scopes"] == ["sheets"] and ConceptEncoder.calls == 0 and "semantic" not in out
+
+
+def test_the_text_output_says_which_scope_came_from_meaning(garage):
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    out = runner.invoke(app, ["route", "--explain", "--no-cwd", question]).output
+    assert "motors added: closest in meaning" in out.splitlines()[0]
+    assert "vectors: motors closest in meaning" in out and ": added" in out
