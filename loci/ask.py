@@ -166,7 +166,7 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     if params is None:
         return result
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k)
-    return second_opinion(result, affinity, ctx, params)
+    return second_opinion(result, affinity, ctx, params, q)
 
 
 def _open_to_opinion(result: RouteResult) -> bool:

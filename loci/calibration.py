@@ -77,7 +77,7 @@ def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
     return _numbers(_model_entry(layout, model_id).get("floors"))
 
 
-ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor")
+ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor", "semantic_veto_floor")
 
 
 def route_floors(layout: Layout, model_id: str) -> dict[str, float]:

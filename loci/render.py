@@ -55,6 +55,8 @@ def route_lines(result, explain: bool = False) -> list[str]:
         else:
             lines.append("  no project holds a distinctive term from this question; "
                          "`loci doctor` shows what is not indexed.")
+        if (getattr(result, "semantic", None) or {}).get("action") == "vetoed":
+            lines.append("  the words matched by coincidence: nothing indexed comes close to the question's meaning.")
         lines.append("  " + FIXES.get(result.reason, "re-run with --scope <name>"))
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"

@@ -289,17 +289,21 @@ SEMANTIC_GATES = ("evidence",)   # a route decided by a name, the cwd or --scope
 
 
 def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
-                   params: Params = DEFAULT_PARAMS) -> RouteResult:
-    """Let the chunk vectors widen a vocabulary route or answer a no-evidence abstention.
+                   params: Params = DEFAULT_PARAMS, question: str = "") -> RouteResult:
+    """Let the chunk vectors widen, veto or rescue a decision made on vocabulary alone.
 
     ``affinity`` is each scope's closeness to the question in meaning (the mean
     cosine of its nearest chunks), measured at the edge; this stays pure. The
     lexical decision keeps its order: the vectors' favourite is appended when
     it clears ``semantic_add_floor`` and is not already chosen, so a paraphrase
-    that shares no word with its answer still reaches it. An abstention for
-    lack of evidence (never a deictic one, nor a group refusal) routes to the
-    favourite only when it is close (``semantic_rescue_floor``) and clearly
-    ahead of the next scope (``semantic_rescue_margin``).
+    that shares no word with its answer still reaches it. When no scope comes
+    even ``semantic_veto_floor`` close, the words matched by coincidence (an
+    off-topic question that happens to use a project's example data) and the
+    route becomes a no-evidence abstention, its scopes kept as the shortlist.
+    An abstention for lack of evidence (never a deictic one, nor a group
+    refusal) routes to the favourite only when it is close
+    (``semantic_rescue_floor``) and clearly ahead of the next scope
+    (``semantic_rescue_margin``).
     """
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
@@ -311,6 +315,10 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
     if result.outcome == "routed" and result.gate in SEMANTIC_GATES:
+        if best < params.semantic_veto_floor:
+            note["action"] = "vetoed"
+            return replace(out, outcome="abstained", scopes=[], reason="no_evidence",
+                           candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
@@ -320,4 +328,15 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
           and best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin):
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
+    return out
+
+
+def _chosen_as_shortlist(result: RouteResult, question: str) -> list[dict]:
+    """The scopes a vetoed route had chosen, with the words that chose them, as an abstention's shortlist."""
+    forms = surface_forms(question) if question else {}
+    matched = {d.scope: d.matched for d in result.details}
+    out = []
+    for scope in result.scopes:
+        terms = sorted(matched.get(scope, {}).items(), key=lambda kv: -kv[1])[:6]
+        out.append({"scope": scope, "terms": [forms.get(t, t) for t, _ in terms]})
     return out

@@ -182,7 +182,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             continue
         null = encoder.encode(list(questions))
         floors = {}
-        best_affinity = 0.0
+        per_question = [0.0] * len(null)   # each off-topic question's best affinity, over the scopes
         for scope in scopes:
             _hashes, matrix = semantic.load_vectors(layout, model, scope)
             if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
@@ -191,18 +191,29 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             closest = max(float(c.max()) for c in cosines)
             floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
             k = DEFAULT_PARAMS.semantic_route_k
-            best_affinity = max([best_affinity, *(semantic.affinity(c, k) for c in cosines)])
+            per_question = [max(b, semantic.affinity(c, k)) for b, c in zip(per_question, cosines)]
         out[model] = {"floors": floors, "null_questions": len(questions)}
-        if floors:
-            add = round(min(1.0, best_affinity + ROUTE_ADD_MARGIN), 4)
-            out[model]["route"] = {"null_best_affinity": round(best_affinity, 4), "semantic_add_floor": add,
-                                   "semantic_rescue_floor": round(min(1.0, add + ROUTE_RESCUE_STEP), 4)}
+        if floors and per_question:
+            out[model]["route"] = route_floors_from(per_question)
     result: dict = {"models": out}
     if problems:
         result["problems"] = problems
     if not out:
         result = {"skipped": "no encoder could be loaded: " + "; ".join(problems)}
     return result
+
+
+def route_floors_from(best: Sequence[float]) -> dict:
+    """The second opinion's floors from each off-topic question's best affinity: add above all of
+    them, rescue higher still, veto a vocabulary route below what the typical one reaches (median)."""
+    ordered = sorted(best)
+    top = ordered[-1]
+    mid = len(ordered) // 2
+    median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+    add = min(1.0, top + ROUTE_ADD_MARGIN)
+    return {"null_best_affinity": round(top, 4), "null_median_affinity": round(median, 4),
+            "semantic_add_floor": round(add, 4), "semantic_rescue_floor": round(min(1.0, add + ROUTE_RESCUE_STEP), 4),
+            "semantic_veto_floor": round(median, 4)}
 
 
 # --- the whole run ------------------------------------------------------------------------
@@ -280,8 +291,10 @@ def render(data: Mapping) -> list[str]:
             route = info.get("route", {})
             if route:
                 lines.append(f"second opinion      {model}: adds a scope above {route['semantic_add_floor']:.3f}, "
-                             f"answers an abstention above {route['semantic_rescue_floor']:.3f} "
-                             f"(off-topic questions reached {route['null_best_affinity']:.3f})")
+                             f"answers an abstention above {route['semantic_rescue_floor']:.3f}, "
+                             f"vetoes a vocabulary route below {route.get('semantic_veto_floor', 0):.3f} "
+                             f"(off-topic questions: median {route.get('null_median_affinity', 0):.3f}, "
+                             f"best {route['null_best_affinity']:.3f})")
         else:
             lines.append(f"semantic floor      {model}: no scope has vectors that match the model")
     for problem in sem.get("problems", []):

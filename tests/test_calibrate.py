@@ -208,3 +208,13 @@ def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corp
 
     data = calibrate(layout(), load_encoder=refuse)
     assert "no such model offline" in data["semantic"]["skipped"]
+
+
+def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typical_one():
+    from pipeline.calibrate import ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, route_floors_from
+
+    floors = route_floors_from([0.20, 0.25, 0.30, 0.35])
+    assert floors["semantic_veto_floor"] == 0.275 == floors["null_median_affinity"]
+    assert floors["semantic_add_floor"] == round(0.35 + ROUTE_ADD_MARGIN, 4)
+    assert floors["semantic_rescue_floor"] == round(0.35 + ROUTE_ADD_MARGIN + ROUTE_RESCUE_STEP, 4)
+    assert route_floors_from([0.3, 0.1, 0.2])["semantic_veto_floor"] == 0.2

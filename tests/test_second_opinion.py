@@ -9,11 +9,11 @@ INDEX = routing_index(CORPUS)
 
 
 def near(**scores: float) -> dict[str, float]:
-    return {s: scores.get(s, 0.1) for s in CORPUS}
+    return {s: scores.get(s, 0.3) for s in CORPUS}
 
 
 def ask(question: str, affinity: dict[str, float], context: Context = Context()):
-    return second_opinion(route(question, INDEX, context, ALIASES, P), affinity, context, P)
+    return second_opinion(route(question, INDEX, context, ALIASES, P), affinity, context, P, question)
 
 
 def test_the_vectors_favourite_joins_a_vocabulary_route_after_the_lexical_choice():
@@ -71,3 +71,21 @@ def test_the_route_is_not_widened_past_the_selection_limit():
     full.scopes = ["alpha", "beta", "gamma"]
     r = second_opinion(full, near(delta=0.8), Context(), P)
     assert r.scopes == ["alpha", "beta", "gamma"]
+
+
+def test_a_vocabulary_route_nothing_comes_close_to_in_meaning_abstains_with_its_scopes_as_shortlist():
+    question = "how is the sprocket calibration parser wired"
+    r = ask(question, {s: 0.2 for s in CORPUS})
+    assert r.outcome == "abstained" and r.reason == "no_evidence" and r.scopes == []
+    assert r.semantic["action"] == "vetoed"
+    assert r.candidates[0]["scope"] == "alpha" and "sprocket" in r.candidates[0]["terms"]
+
+
+def test_the_veto_needs_every_scope_to_be_far():
+    r = ask("how is the sprocket calibration parser wired", near(gamma=0.3, alpha=0.1))
+    assert r.outcome == "routed" and r.scopes[0] == "alpha"
+
+
+def test_a_forced_route_is_never_vetoed():
+    r = ask("how do I run the tests for this project?", {s: 0.0 for s in CORPUS}, Context(cwd_scope="delta"))
+    assert r.outcome == "routed" and r.scopes == ["delta"]
