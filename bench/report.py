@@ -134,7 +134,20 @@ def _accuracy_rows(runs: dict[str, ToolRun]) -> list[str]:
     for title, attr in COLUMNS:
         va, vb = (getattr(r.report.overall, attr) if r and r.report else None for r in (a, b))
         lines.append(_row(title, [fmt_pct(va), fmt_pct(vb)], ratio(va, vb)))
+    va, vb = (_hit5_of(r, MEANING_FAMILIES) for r in (a, b))
+    lines.append(_row("hit@5, why + paraphrase together", [fmt_pct(va), fmt_pct(vb)], ratio(va, vb)))
     return lines
+
+
+MEANING_FAMILIES = ("why", "paraphrase")   # the families semantic recall is for (issue #6's bar)
+
+
+def _hit5_of(run, families) -> float | None:
+    """hit@5 pooled over the questions of ``families`` (not the mean of the family rates)."""
+    if not run or not run.report:
+        return None
+    scored = [q.hit5 for q in run.report.questions if q.family in families and q.hit5 is not None]
+    return sum(scored) / len(scored) if scored else None
 
 
 def _synth_rows(synth: list[SynthRun]) -> list[str]:

@@ -112,3 +112,20 @@ def test_quick_run_writes_both_tools_side_by_side(tmp_path):
     assert re.fullmatch(r"\d+%", top1[1]) and re.fullmatch(r"\d+%", top1[2])
     route = _row(text, "`route` p50")
     assert route[1].endswith(" s") and route[2].endswith(" s")
+
+
+def test_why_and_paraphrase_hit5_is_pooled_over_their_questions():
+    from types import SimpleNamespace
+
+    from bench.report import MEANING_FAMILIES, _hit5_of
+    from loci.scoring import score
+
+    questions = [{"id": f"w{i}", "family": "why", "question": "q", "gold_scopes": ["a"], "mode": "one",
+                  "answer_terms": ["needle"]} for i in range(3)]
+    questions.append({"id": "p0", "family": "paraphrase", "question": "q", "gold_scopes": ["a"], "mode": "one",
+                      "answer_terms": ["needle"]})
+    hit = {"outcome": "routed", "scopes": ["a"], "blocks": [{"scope": "a", "episodes": [{"text": "a needle"}]}]}
+    miss = {"outcome": "routed", "scopes": ["a"], "blocks": [{"scope": "a", "episodes": [{"text": "hay"}]}]}
+    report = score(questions, {"w0": hit, "w1": hit, "w2": hit, "p0": miss})
+    assert _hit5_of(SimpleNamespace(report=report), MEANING_FAMILIES) == 0.75  # 3 of 4, not (100% + 0%) / 2
+    assert _hit5_of(None, MEANING_FAMILIES) is None
