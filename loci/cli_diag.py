@@ -1,4 +1,4 @@
-"""`loci calibrate`, `loci eval` and `loci doctor`, registered on the main typer app."""
+"""`loci calibrate`, `loci eval`, `loci uses` and `loci doctor`, registered on the main typer app."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -98,6 +98,30 @@ def print_doctor(as_json: bool = False) -> None:
     except RegistryError:
         n = None
     typer.echo("\n".join(render(findings, n)))
+
+
+@app.command()
+@handled
+def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope."),
+         refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
+         as_json: bool = typer.Option(False, "--json")):
+    """Which of your projects reference another (imports and declared dependencies), with citations."""
+    from loci.ask import open_session
+    from loci.render import dump_json
+    from loci.uses import load_uses, use_lines
+
+    if refresh:
+        from loci.cli_build import _do_index
+
+        code = _do_index(False, True)
+        if code:
+            raise typer.Exit(code)
+    session = open_session()
+    found = load_uses(session.layout, scope, set(session.indexed()))
+    if as_json:
+        dump_json([u.to_json() for u in found])
+    else:
+        typer.echo("\n".join(use_lines(found)))
 
 
 @app.command()

@@ -80,6 +80,15 @@ class Layout:
     def error(self, scope: str) -> Path:
         return self.home / "errors" / f"{safe_name(scope)}.json"
 
+    def refs(self, scope: str) -> Path:
+        """What one scope provides and references (``pipeline/references.py``)."""
+        return self.home / "refs" / f"{safe_name(scope)}.parquet"
+
+    @property
+    def uses(self) -> Path:
+        """Cross-scope edges: which scope references which (``loci uses``)."""
+        return self.home / "uses.parquet"
+
     def vectors(self, model: str, scope: str) -> Path:
         return self.home / "vectors" / safe_name(model) / f"{safe_name(scope)}.parquet"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Sequence
 
 from loci.config import DEFAULT_PARAMS, Params
-from pipeline import comments
+from pipeline import comments, references
 from pipeline.chunks import Chunk, make_chunk
 from pipeline.definitions import language
 from pipeline.paths import path_kind
@@ -48,6 +48,7 @@ class Collected:
     chunks: list[Chunk] = field(default_factory=list)
     definitions: list[tuple[str, str, str, int]] = field(default_factory=list)
     paths: list[tuple[str, str]] = field(default_factory=list)
+    imports: list[tuple[str, str, int]] = field(default_factory=list)   # (module, path, line)
     stats: Counter = field(default_factory=Counter)
     redactions: Counter = field(default_factory=Counter)
 
@@ -262,6 +263,8 @@ def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Coll
     out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
                       for kind, line, heading, piece in episodes)
     out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)
+    if path_kind(rel) not in ("vendored", "generated", "fixture"):
+        out.imports.extend((module, rel, line) for module, line in references.imports(text, ext))
 
 
 # --- commits --------------------------------------------------------------------------

@@ -73,7 +73,7 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
 
 
 _BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "paths", "facts",
-                  "index", "lexical_fit", "query_store", "structure_tables")
+                  "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
 
 
 def build_signature() -> str:

@@ -73,6 +73,7 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
     """Collect, redact and write one scope; record failures instead of raising."""
     from pipeline.collect import collect_scope
     from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
+    from pipeline.uses import scope_refs, write_refs
 
     layout = _layout()
     err = error_path(layout, name)
@@ -87,6 +88,7 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
                                    params, symbol_vocab)
         vocab.update(fact_vocabulary(Path(scope.path), [p for p, _k in collected.paths]))
         write_scope(layout, name, collected.chunks, vocab, params, tables)
+        write_refs(layout, name, scope_refs(Path(scope.path), [p for p, _k in collected.paths], collected.imports))
         meta = ScopeMeta(
             name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
             vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
@@ -257,7 +259,8 @@ def task_index():
             "actions": [(index_scope, [scope.name, fp])],
             "uptodate": [config_changed(fp), _no_error(layout, scope.name)],
             "targets": [str(layout.chunks(scope.name)), str(layout.vocab(scope.name)),
-                        str(layout.query_db(scope.name)), str(meta_path(layout, scope.name))],
+                        str(layout.query_db(scope.name)), str(layout.refs(scope.name)),
+                        str(meta_path(layout, scope.name))],
             "verbosity": 0,
         }
 
@@ -279,14 +282,16 @@ def task_routing():
 
     def merge() -> dict:
         from pipeline.routing import merge_routing
+        from pipeline.uses import merge_uses
 
         merge_routing(layout, names)
+        merge_uses(layout, [n for n in names if layout.refs(n).is_file()])
         return {"state": state()}
 
     return {
         "actions": [merge],
         "task_dep": ["index"],
         "uptodate": [lambda task, values: values.get("state") == state()],
-        "targets": [str(layout.routing_db), str(layout.manifest)],
+        "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
         "verbosity": 0,
     }
