@@ -13,7 +13,8 @@ from loci.cli import app, handled
 @handled
 def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
               as_json: bool = typer.Option(False, "--json")):
-    """Fit the evidence floor (and a per-scope semantic floor) to your corpus; writes calibration.json."""
+    """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
+    second-opinion floors) to your corpus; writes calibration.json."""
     from loci.calibration import CalibrationError, read_calibration
     from loci.config import layout as make_layout
     from loci.render import dump_json
