@@ -307,7 +307,9 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
 
         cfg = embed_config(layout) or {}
         model = cfg.get("model")
-        code = code or do_embed(None if model in (None, "default") else model, quiet)
+        if model in (None, "default"):  # the model that built them, even if the default has moved on
+            model = cfg.get("model_id")
+        code = code or do_embed(model, quiet)
     code = _later_steps(code, embed=False, calibrate=had_calibration, ask=False, quiet=quiet)
     raise typer.Exit(code)
 

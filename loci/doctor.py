@@ -98,15 +98,20 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
 def _second_opinion(layout: Layout) -> list[Finding]:
     """The router's second opinion needs floors on the embedding model's own cosine scale."""
     from loci.calibration import route_floors
-    from loci.semantic import TRANSFORMER_ID
+    from loci.semantic import STATIC_ID, TRANSFORMER_ID
 
     try:
         model_id = json.loads((layout.home / "embed.json").read_text())["model_id"]
     except (OSError, ValueError, KeyError, TypeError):
         return []
+    out = []
+    if model_id == STATIC_ID:
+        out.append(Finding(None, "static_vectors", "the vectors come from the static model: the router's second "
+                           "opinion finds paraphrases less often than with the default transformer",
+                           "loci embed", NOTE))
     if model_id == TRANSFORMER_ID or route_floors(layout, model_id):
-        return []
-    return [Finding(None, "second_opinion_off", f"no floors fitted for the {model_id} vectors: the router's "
+        return out
+    return out + [Finding(None, "second_opinion_off", f"no floors fitted for the {model_id} vectors: the router's "
                     "semantic second opinion is off until they are", "loci calibrate")]
 
 

@@ -41,7 +41,8 @@ class SemanticSide:
 
         model = cfg.get("model", "default")
         side = cls(layout, model, cfg["model_id"])
-        side.encoder = load_encoder(None if model == "default" else model, layout)
+        # "default" means the default of the loci that built the vectors: load what built them
+        side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
         side.route_floors = route_floors(layout, side.model_id)
         return side

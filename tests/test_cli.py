@@ -121,6 +121,18 @@ def test_update_registers_a_repository_created_since_the_last_scan(corpus):
     assert "newbie" in {s["name"] for s in json.loads(res.output)}
 
 
+def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_default(corpus, loci_home,
+                                                                                   monkeypatch):
+    import loci.cli_embed
+    from loci.semantic import STATIC_ID
+
+    asked = []
+    monkeypatch.setattr(loci.cli_embed, "do_embed", lambda model, quiet: asked.append(model) or 0)
+    (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
+    assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
+    assert asked == [STATIC_ID]
+
+
 def test_groups_and_modes_survive_a_rescan(corpus):
     assert runner.invoke(app, ["group", "add", "gizmo", "client:acme"]).exit_code == 0
     assert runner.invoke(app, ["group", "set", "client:acme", "--mode", "hard"]).exit_code == 0

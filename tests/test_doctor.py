@@ -213,3 +213,11 @@ def test_doctor_on_an_empty_home_says_to_run_setup(tmp_path, loci_home):
     res = runner.invoke(app, ["doctor"])
     assert res.exit_code == 0 and "loci setup" in res.output
     assert not loci_home.exists()
+
+
+def test_static_model_vectors_get_a_note_naming_the_switch(corpus, loci_home):
+    from loci.semantic import STATIC_ID
+
+    (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
+    note = by_problem(diagnose(layout()), "static_vectors")[None]
+    assert note.fix == "loci embed" and note.severity == NOTE

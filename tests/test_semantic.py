@@ -236,3 +236,13 @@ def test_align_orders_vectors_like_the_chunks_and_marks_the_missing():
     out, present = align(["b", "zz", "a", "b"], ["a", "b"], matrix)
     assert present.tolist() == [True, False, True, True]
     assert np.allclose(out[0], unit(0, 1)) and np.allclose(out[1], 0) and np.allclose(out[2], unit(1, 0))
+
+
+def test_a_home_embedded_under_an_older_default_keeps_querying_with_the_model_that_built_it(lay):
+    from loci.semantic_search import SemanticSide
+
+    tiny_static_model(static_model_dir(lay))
+    lay.home.mkdir(parents=True, exist_ok=True)
+    (lay.home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
+    side = SemanticSide.open(lay)
+    assert isinstance(side.encoder, StaticEncoder) and side.model_id == STATIC_ID
