@@ -315,7 +315,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
     if result.outcome == "routed" and result.gate in SEMANTIC_GATES:
-        if best < params.semantic_veto_floor:
+        if best < params.semantic_veto_floor and all(s in affinity for s in result.scopes):
+            # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
             return replace(out, outcome="abstained", scopes=[], reason="no_evidence",
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")

@@ -89,3 +89,9 @@ def test_the_veto_needs_every_scope_to_be_far():
 def test_a_forced_route_is_never_vetoed():
     r = ask("how do I run the tests for this project?", {s: 0.0 for s in CORPUS}, Context(cwd_scope="delta"))
     assert r.outcome == "routed" and r.scopes == ["delta"]
+
+
+def test_a_route_to_a_scope_without_vectors_is_never_vetoed():
+    question = "how is the sprocket calibration parser wired"
+    r = ask(question, {s: 0.2 for s in CORPUS if s != "alpha"})  # alpha indexed but not embedded
+    assert r.outcome == "routed" and r.scopes[0] == "alpha"
