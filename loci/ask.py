@@ -17,7 +17,7 @@ from loci.errors import UsageError
 from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.lexical import LexicalIndex, load_lexical
 from loci.registry import Registry, load_registry
-from loci.router import SEMANTIC_GATES, Context, RouteResult, question_tokens, route, second_opinion
+from loci.router import Context, RouteResult, open_to_opinion, question_tokens, route, second_opinion
 from loci.search import EpisodeHit, search_scope
 from loci.store import RoutingIndex, load_routing, read_manifest
 from loci.tokens import ABBREVIATIONS, tokenize
@@ -159,7 +159,7 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
     result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
-    if fast or not _open_to_opinion(result):
+    if fast or not open_to_opinion(result):
         return result
     semantic = session.semantic()
     params = semantic.route_params(session.params) if semantic is not None else None
@@ -167,13 +167,6 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         return result
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k)
     return second_opinion(result, affinity, ctx, params, q)
-
-
-def _open_to_opinion(result: RouteResult) -> bool:
-    """Only a vocabulary route or a no-evidence abstention can change: skip the encoder otherwise."""
-    if result.gate not in SEMANTIC_GATES:
-        return False
-    return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:

@@ -303,9 +303,10 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     had_embed = (layout.home / "embed.json").exists()
     had_calibration = layout.calibration.exists()
     if had_embed:
-        from loci.cli_embed import embed_config, do_embed
+        from loci.cli_embed import do_embed
+        from loci.config import read_embed_config
 
-        cfg = embed_config(layout) or {}
+        cfg = read_embed_config(layout) or {}
         model = cfg.get("model")
         if model in (None, "default"):  # the model that built them, even if the default has moved on
             model = cfg.get("model_id")

@@ -1,7 +1,6 @@
 """`loci embed`: local vectors for semantic recall (registers itself on the CLI app)."""
 from __future__ import annotations
 
-import json
 import os
 import sys
 from typing import Optional
@@ -9,14 +8,6 @@ from typing import Optional
 import typer
 
 from loci.cli import _err, _writable_home, app, handled
-
-
-def embed_config(layout) -> dict | None:
-    """What `loci embed` last built ({"model": name, "model_id": id}), or None."""
-    try:
-        return json.loads((layout.home / "embed.json").read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def do_embed(model: Optional[str], quiet: bool) -> int:

@@ -93,6 +93,15 @@ class Layout:
         return self.home / "vectors" / safe_name(model) / f"{safe_name(scope)}.parquet"
 
 
+def read_embed_config(lay: Layout) -> dict | None:
+    """What `loci embed` last built, ``{"model": name, "model_id": id}``; None when absent or unreadable."""
+    try:
+        cfg = json.loads((lay.home / "embed.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return cfg if isinstance(cfg, dict) and isinstance(cfg.get("model_id"), str) else None
+
+
 def layout(home: Path | None = None) -> Layout:
     return Layout(Path(home) if home is not None else loci_home())
 

@@ -98,12 +98,13 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
 def _second_opinion(layout: Layout) -> list[Finding]:
     """The router's second opinion needs floors on the embedding model's own cosine scale."""
     from loci.calibration import route_floors
+    from loci.config import read_embed_config
     from loci.semantic import STATIC_ID, TRANSFORMER_ID
 
-    try:
-        model_id = json.loads((layout.home / "embed.json").read_text())["model_id"]
-    except (OSError, ValueError, KeyError, TypeError):
+    cfg = read_embed_config(layout)
+    if cfg is None:
         return []
+    model_id = cfg["model_id"]
     out = []
     if model_id == STATIC_ID:
         out.append(Finding(None, "static_vectors", "the vectors come from the static model: the router's second "
@@ -186,7 +187,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     src = graphs.graph_source(name, root, layout)
     if src is not None and src != graphs.graph_path(name, layout):
         return []  # the user's own graphify-out/graph.json: theirs to refresh
-    record = _graph_record(layout, name)
+    record = graphs.read_record(name, layout)
     status = record.get("status")
     if src is None and status != "unsupported":
         return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
@@ -201,16 +202,6 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if status == "unsupported":
         return [Finding(name, "prose_only", "no language graphify reads: indexed from prose only", None, NOTE)]
     return []
-
-
-def _graph_record(layout: Layout, name: str) -> dict:
-    from pipeline.graphs import fingerprint_path
-
-    try:
-        record = json.loads(fingerprint_path(name, layout).read_text())
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
 
 
 def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:

@@ -288,6 +288,14 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
 SEMANTIC_GATES = ("evidence",)   # a route decided by a name, the cwd or --scope is not second-guessed
 
 
+def open_to_opinion(result: RouteResult) -> bool:
+    """Can the vectors change this outcome? A vocabulary route or a no-evidence abstention only;
+    the caller skips encoding the question otherwise."""
+    if result.gate not in SEMANTIC_GATES:
+        return False
+    return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
+
+
 def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
                    params: Params = DEFAULT_PARAMS, question: str = "") -> RouteResult:
     """Let the chunk vectors widen, veto or rescue a decision made on vocabulary alone.
@@ -308,13 +316,13 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
                      and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
-    if not ranked:
+    if not ranked or not open_to_opinion(result):
         return result
     best, leader = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else best
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
-    if result.outcome == "routed" and result.gate in SEMANTIC_GATES:
+    if result.outcome == "routed":
         if best < params.semantic_veto_floor and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
@@ -324,9 +332,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             note["action"] = "agreed"
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
-            out.scopes = [*result.scopes, leader]
-    elif (result.outcome == "abstained" and result.reason == "no_evidence" and result.gate == "evidence"
-          and best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin):
+            out = replace(out, scopes=[*result.scopes, leader])
+    elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
     return out

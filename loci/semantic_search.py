@@ -5,7 +5,6 @@ encoder are imported here and nowhere else on the query path.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,9 +31,10 @@ class SemanticSide:
     @classmethod
     def open(cls, layout) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read."""
-        try:
-            cfg = json.loads((layout.home / "embed.json").read_text())
-        except (OSError, ValueError):
+        from loci.config import read_embed_config
+
+        cfg = read_embed_config(layout)
+        if cfg is None:
             return None
         from loci.calibration import route_floors, semantic_floors
         from loci.semantic import load_encoder

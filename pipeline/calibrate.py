@@ -184,7 +184,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         floors = {}
         per_question = [0.0] * len(null)   # each off-topic question's best affinity, over the scopes
         for scope in scopes:
-            _hashes, matrix = semantic.load_vectors(layout, model, scope)
+            matrix = semantic.load_matrix(layout, model, scope)
             if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
                 continue
             cosines = [semantic.semantic_scores(v, matrix) for v in null]

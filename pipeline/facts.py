@@ -111,13 +111,13 @@ def markers(relpaths: Iterable[str]) -> list[str]:
     return sorted(m for m in MARKER_FILES if m in names)
 
 
-def fact_vocabulary(root: Path, relpaths: list[str]) -> Counter:
+def fact_vocabulary(root: Path, relpaths: list[str], deps: list[str] | None = None) -> Counter:
     """``fact:<token>`` routing entries (weight 1: a fact is held or not) for the scope's
-    languages, license, declared dependencies and marker files."""
+    languages, license, declared dependencies (``deps`` when already read) and marker files."""
     from loci.tokens import tokenize
 
     vocab: Counter = Counter()
-    facts = [*languages(relpaths), *license_ids(root, relpaths), *dependencies(root, relpaths),
+    facts = [*languages(relpaths), *license_ids(root, relpaths), *(dependencies(root, relpaths) if deps is None else deps),
              *markers(relpaths)]
     for fact in facts:
         for tok in tokenize(fact)[:1] or [fact.lower()]:

@@ -65,7 +65,7 @@ def graph_source(name: str, root: Path, layout: Layout) -> Path | None:
 
 def last_status(name: str, layout: Layout) -> str | None:
     """What the last build of this scope's graph found ("built" or "unsupported"), None if never built."""
-    return _read_record(name, layout).get("status")
+    return read_record(name, layout).get("status")
 
 
 def graphify_available() -> bool:
@@ -97,7 +97,7 @@ def build_graph(name: str, root: Path, layout: Layout, *, excludes: Sequence[str
         fingerprint, code_files = code_fingerprint(root, excludes)
     except OSError as exc:
         return done("failed", f"{name}: cannot read {root}: {exc}")
-    ours, record = graph_path(name, layout), _read_record(name, layout)
+    ours, record = graph_path(name, layout), read_record(name, layout)
     if not force and record.get("fingerprint") == fingerprint:
         if record.get("status") == "unsupported":
             return done("unsupported", _unsupported(name))
@@ -239,7 +239,8 @@ def _graphify_version() -> str:
         return "unknown"
 
 
-def _read_record(name: str, layout: Layout) -> dict:
+def read_record(name: str, layout: Layout) -> dict:
+    """The scope's graph fingerprint record ({} when absent or damaged)."""
     try:
         record = json.loads(fingerprint_path(name, layout).read_text())
     except (OSError, ValueError):

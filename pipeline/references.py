@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from pipeline.facts import dependencies
 from pipeline.manifests import manifest_names
@@ -54,9 +54,10 @@ def imports(text: str, ext: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda kv: kv[1])
 
 
-def declared(root: Path, relpaths: Iterable[str]) -> list[tuple[str, str, int]]:
-    """(dependency, manifest path, line) for each dependency the top-level manifests declare."""
-    names = dependencies(root, relpaths)
+def declared(root: Path, relpaths: Iterable[str], names: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
+    """(dependency, manifest path, line) for each dependency the top-level manifests declare
+    (``names``: those dependencies when the caller has already read them)."""
+    names = dependencies(root, relpaths) if names is None else names
     texts = {}
     for rel in DEPENDENCY_FILES:
         try:

@@ -19,7 +19,7 @@ from doit.tools import config_changed
 from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from pipeline import buildlock
 from pipeline.atomic import write_json
-from pipeline.facts import fact_vocabulary
+from pipeline.facts import dependencies, fact_vocabulary
 from pipeline.fingerprint import scope_fingerprint
 
 
@@ -86,9 +86,11 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
         tables, symbol_vocab, problems = _structure(layout, scope, params)
         vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
                                    params, symbol_vocab)
-        vocab.update(fact_vocabulary(Path(scope.path), [p for p, _k in collected.paths]))
+        root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
+        deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
+        vocab.update(fact_vocabulary(root, relpaths, deps))
         write_scope(layout, name, collected.chunks, vocab, params, tables)
-        write_refs(layout, name, scope_refs(Path(scope.path), [p for p, _k in collected.paths], collected.imports))
+        write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
         meta = ScopeMeta(
             name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
             vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
@@ -210,12 +212,11 @@ def task_embed():
     if encoder is not None:
         model_id = encoder.model_id
     else:  # `doit embed` from a checkout: the model the last `loci embed` used
-        try:
-            model_id = json.loads((layout.home / "embed.json").read_text())["model_id"]
-        except (OSError, ValueError, KeyError):
-            from loci.semantic import model_id_for
+        from loci.config import read_embed_config
+        from loci.semantic import model_id_for
 
-            model_id = model_id_for(None if model == "default" else model)
+        cfg = read_embed_config(layout)
+        model_id = cfg["model_id"] if cfg else model_id_for(None if model == "default" else model)
     from loci.semantic import matrix_path
 
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}

@@ -35,11 +35,12 @@ class Ref:
     line: int
 
 
-def scope_refs(root: Path, relpaths: Sequence[str], imported: Iterable[tuple[str, str, int]]) -> list[Ref]:
-    """Everything one scope provides and references."""
+def scope_refs(root: Path, relpaths: Sequence[str], imported: Iterable[tuple[str, str, int]],
+               deps: Sequence[str] | None = None) -> list[Ref]:
+    """Everything one scope provides and references (``deps``: its declared dependencies, if read)."""
     refs = [Ref(name, "provides", "manifest" if path == "manifest" else "package", path, line)
             for name, path, line in provided(root, relpaths)]
-    refs += [Ref(name, "uses", "dependency", path, line) for name, path, line in declared(root, relpaths)]
+    refs += [Ref(name, "uses", "dependency", path, line) for name, path, line in declared(root, relpaths, deps)]
     refs += [Ref(name, "uses", "import", path, line) for name, path, line in imported]
     return refs
 
