@@ -300,8 +300,22 @@ def read_vector_file(path: Path, columns: tuple[str, ...] = ("hash",)) -> tuple[
 
 
 def matrix_path(vector_path: Path) -> Path:
-    """The bare float32 .npy of a chunk vector file, written beside it by ``loci embed``."""
+    """The bare float32 .npy of a vector file, written beside it by ``loci embed``."""
     return Path(vector_path).with_suffix(".npy")
+
+
+def keys_path(vector_path: Path) -> Path:
+    """The keys of ``matrix_path``'s rows (chunk hashes, or symbol labels), in order, as a
+    fixed-width UTF-8 bytes .npy."""
+    return Path(vector_path).with_suffix(".keys.npy")
+
+
+def _mapped(path: Path, kind: str) -> np.ndarray | None:
+    try:
+        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    return arr if arr.dtype.kind == kind else None
 
 
 def load_matrix(layout: Layout, model_id: str, scope: str) -> np.ndarray:
@@ -310,31 +324,33 @@ def load_matrix(layout: Layout, model_id: str, scope: str) -> np.ndarray:
     path = layout.vectors(model_id, scope)
     if not path.is_file():
         return np.zeros((0, 0), dtype=np.float32)
-    try:
-        matrix = np.load(matrix_path(path), mmap_mode="r", allow_pickle=False)
-        if matrix.ndim == 2 and matrix.dtype == np.float32:
-            return matrix
-    except (OSError, ValueError):
-        pass
+    matrix = _mapped(matrix_path(path), "f")
+    if matrix is not None and matrix.ndim == 2 and matrix.dtype == np.float32:
+        return matrix
     return read_vector_file(path, ())[1]
+
+
+def _keyed_vectors(path: Path, column: str) -> tuple[list[str], np.ndarray]:
+    """(keys, matrix) of one vector file: from the two .npy files beside it when they agree
+    (memory-mapped, no pyarrow), else from the Parquet file; empty when there is none."""
+    if not path.is_file():
+        return [], np.zeros((0, 0), dtype=np.float32)
+    keys, matrix = _mapped(keys_path(path), "S"), _mapped(matrix_path(path), "f")
+    if (keys is not None and matrix is not None and keys.ndim == 1 and matrix.ndim == 2
+            and matrix.dtype == np.float32 and len(keys) == len(matrix)):
+        return [k.decode("utf-8") for k in keys.tolist()], matrix
+    cols, matrix = read_vector_file(path, (column,))
+    return cols[column], matrix
 
 
 def load_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
     """(chunk hashes, matrix) of a scope under a model; empty if it was never embedded."""
-    path = layout.vectors(model_id, scope)
-    if not path.is_file():
-        return [], np.zeros((0, 0), dtype=np.float32)
-    cols, matrix = read_vector_file(path, ("hash",))
-    return cols["hash"], matrix
+    return _keyed_vectors(layout.vectors(model_id, scope), "hash")
 
 
 def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
     """(symbol labels, matrix) of a scope under a model; empty if it has none."""
-    path = label_vectors_path(layout, model_id, scope)
-    if not path.is_file():
-        return [], np.zeros((0, 0), dtype=np.float32)
-    cols, matrix = read_vector_file(path, ("label",))
-    return cols["label"], matrix
+    return _keyed_vectors(label_vectors_path(layout, model_id, scope), "label")
 
 
 def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

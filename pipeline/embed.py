@@ -23,7 +23,7 @@ import numpy as np
 from loci.config import Layout
 from loci.semantic import (
     EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
-    EncoderUnavailable, force_offline, is_static_model, label_vectors_path, load_encoder, matrix_path,
+    EncoderUnavailable, force_offline, is_static_model, keys_path, label_vectors_path, load_encoder, matrix_path,
     model_id_for,
     packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
 )
@@ -132,19 +132,23 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
         META_MODEL: encoder.model_id.encode(), META_DIM: str(encoder.dim).encode(),
         META_SCHEMA: str(VECTOR_SCHEMA).encode(),
     })
-    if plan.key_column is None:  # chunk vectors: the query side's matrix first, then the store
-        _write_matrix(plan.path, matrix)
+    _write_query_side(plan, matrix)  # the query side's files first, then the store
     write_with(plan.path, lambda tmp: pq.write_table(table, tmp, compression="none"))
 
 
-def _write_matrix(vector_path: Path, matrix: np.ndarray) -> None:
-    """The chunk vectors as a bare .npy beside their Parquet file (``loci.semantic.matrix_path``):
-    the query side memory-maps it to measure each scope's affinity without importing pyarrow."""
-    def save(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.save(fh, np.ascontiguousarray(matrix, dtype=np.float32))
+def _write_query_side(plan: _Plan, matrix: np.ndarray) -> None:
+    """The keys (chunk hashes, or symbol labels) and vectors as two bare .npy files beside
+    their Parquet file (``loci.semantic.keys_path`` / ``matrix_path``): the query side
+    memory-maps them, so neither the second opinion nor episode search imports pyarrow."""
+    keys = [(plan.wanted[h] if plan.key_column else h).encode("utf-8") for h in plan.wanted]
+    for target, array in ((keys_path(plan.path), np.array(keys, dtype="S")),
+                          (matrix_path(plan.path), np.ascontiguousarray(matrix, dtype=np.float32))):
+        write_with(target, lambda tmp, array=array: _save_npy(tmp, array))
 
-    write_with(matrix_path(vector_path), save)
+
+def _save_npy(path: Path, array: np.ndarray) -> None:
+    with open(path, "wb") as fh:  # a file object: np.save would append ".npy" to a bare path
+        np.save(fh, array)
 
 
 def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:
@@ -162,7 +166,8 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
     dropped_files = 0
     if not symbols_path.is_file() and label_path.is_file():  # the structure store went away
         dropped_files = len(read_vector_file(label_path, ("hash",))[0]["hash"])
-        label_path.unlink()
+        for path in (label_path, keys_path(label_path), matrix_path(label_path)):
+            path.unlink(missing_ok=True)
 
     total = sum(len(p.todo) for p in plans)
     done = 0
@@ -177,9 +182,9 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         progress(0, total)
     for plan in plans:
         if plan.unchanged:
-            if plan.key_column is None and not matrix_path(plan.path).is_file():  # a home from before
-                _write_matrix(plan.path, np.stack([plan.old[h] for h in plan.wanted])
-                              if plan.wanted else np.zeros((0, encoder.dim), dtype=np.float32))
+            if not (matrix_path(plan.path).is_file() and keys_path(plan.path).is_file()):  # a home from before
+                _write_query_side(plan, np.stack([plan.old[h] for h in plan.wanted])
+                                  if plan.wanted else np.zeros((0, encoder.dim), dtype=np.float32))
             continue
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)

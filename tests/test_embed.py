@@ -196,7 +196,7 @@ def test_a_failure_while_encoding_leaves_the_old_file_intact(lay):
     with pytest.raises(RuntimeError, match="encoder crashed"):
         embed_scope("alpha", lay, FakeEncoder(fail_on="boom"))
     assert lay.vectors("fake", "alpha").read_bytes() == before
-    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.npy", "alpha.parquet"]
+    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.keys.npy", "alpha.npy", "alpha.parquet"]
 
 
 def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):
@@ -344,3 +344,46 @@ def test_packaged_transformer_loads_offline(tmp_path, monkeypatch):
     v = enc.encode(["a directory walker", "walk a file tree"])
     assert enc.model_id == TRANSFORMER_ID and v.shape == (2, 384)
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
+
+
+def test_the_query_side_reads_hashes_and_vectors_without_pyarrow(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    code = ("import sys; from pathlib import Path; from loci.config import layout; "
+            "from loci.semantic import load_vectors; "
+            f"h, m = load_vectors(layout(Path({str(lay.home)!r})), 'fake', 'alpha'); "
+            "print(len(h), m.shape[0], 'pyarrow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["2", "2", "False"]
+
+
+def test_torn_or_disagreeing_query_side_files_fall_back_to_the_parquet_store(lay):
+    from loci.semantic import keys_path, load_matrix, matrix_path
+
+    write_chunks(lay, "alpha", ["one", "two", "three"])
+    embed_scope("alpha", lay, FakeEncoder())
+    stored = read_store(lay, "fake", "alpha")
+    np.save(keys_path(lay.vectors("fake", "alpha")), np.array([b"x"], dtype="S"))   # one key, three rows
+    assert load_vectors(lay, "fake", "alpha")[0] == stored[0]
+    matrix_path(lay.vectors("fake", "alpha")).write_bytes(b"half a file")
+    assert np.array_equal(load_matrix(lay, "fake", "alpha"), stored[1])
+    assert np.array_equal(load_vectors(lay, "fake", "alpha")[1], stored[1])
+
+
+def read_store(lay, model: str, scope: str):
+    from loci.semantic import read_vector_file
+
+    cols, matrix = read_vector_file(lay.vectors(model, scope), ("hash",))
+    return cols["hash"], matrix
+
+
+def test_label_vectors_read_from_the_query_side_files_match_the_store_even_for_non_ascii_labels(lay):
+    from loci.semantic import keys_path, label_vectors_path, read_vector_file
+
+    write_chunks(lay, "alpha", ["one"])
+    write_symbols(lay, "alpha", ["größe_berechnen", "BM25Okapi"])
+    embed_scope("alpha", lay, FakeEncoder())
+    assert keys_path(label_vectors_path(lay, "fake", "alpha")).is_file()
+    labels, matrix = load_label_vectors(lay, "fake", "alpha")
+    cols, stored = read_vector_file(label_vectors_path(lay, "fake", "alpha"), ("label",))
+    assert labels == cols["label"] and np.array_equal(matrix, stored)
