@@ -65,3 +65,17 @@ def test_only_mean_pooled_bert_folders_are_supported(tmp_path):
                                                        "pooling_mode_mean_tokens": False}))
     assert not is_supported(_folder(tmp_path / "roberta", {"pooling_mode_mean_tokens": True}, "roberta"))
     assert not is_supported(tmp_path / "missing")
+
+
+def test_a_torn_weights_file_is_one_line_naming_the_folder_and_no_traceback(packaged, tmp_path):
+    import shutil
+
+    from loci.semantic import EncoderUnavailable, load_encoder
+    from loci.config import layout
+
+    torn = tmp_path / "torn"
+    shutil.copytree(packaged, torn)
+    (torn / "model.safetensors").write_bytes(b"\x10\x00\x00\x00\x00\x00\x00\x00{not json")
+    with pytest.raises(EncoderUnavailable) as info:
+        load_encoder(str(torn), layout(tmp_path / "home"))
+    assert str(torn) in str(info.value) and "\n" not in str(info.value)

@@ -218,3 +218,17 @@ def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typi
     assert floors["semantic_add_floor"] == round(0.35 + ROUTE_ADD_MARGIN, 4)
     assert floors["semantic_rescue_floor"] == round(0.35 + ROUTE_ADD_MARGIN + ROUTE_RESCUE_STEP, 4)
     assert route_floors_from([0.3, 0.1, 0.2])["semantic_veto_floor"] == 0.2
+
+
+def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):
+    import json
+
+    from loci.calibration import CALIBRATION_SCHEMA, route_floors
+
+    lay = layout(tmp_path)
+    lay.calibration.write_text(json.dumps({
+        "schema_version": CALIBRATION_SCHEMA, "params": {},
+        "semantic": {"models": {"m": {"route": {"semantic_add_floor": "high", "semantic_rescue_floor": True,
+                                                "semantic_veto_floor": 0.25, "something_else": 9.0}}}}}))
+    assert route_floors(lay, "m") == {"semantic_veto_floor": 0.25}
+    assert route_floors(lay, "other-model") == {}
