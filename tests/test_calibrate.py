@@ -221,8 +221,6 @@ def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typi
 
 
 def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):
-    import json
-
     from loci.calibration import CALIBRATION_SCHEMA, route_floors
 
     lay = layout(tmp_path)
