@@ -93,6 +93,8 @@ def loci_tool(bin_dir: Path, home: Path, corpus: Path) -> Tool:
     build += [Step(s, (s,)) for s in BUILD_ORDER[1:] if s in have]
     skipped = {s: "no such command" for s in BUILD_ORDER if s not in have and s != "scan"}
     rebuild = [Step("index", ("index",))]
+    if "embed" in have:  # nothing changed: no model load; one file changed: only its chunks re-encoded
+        rebuild.append(Step("embed", ("embed",)))
     if "update" in have:
         rebuild.append(Step("update", ("update", "--no-scan")))
     return Tool("loci", "loci", bin_dir, home, corpus, build, rebuild, skipped,
