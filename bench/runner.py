@@ -88,12 +88,14 @@ def _litter(corpus: Path, repos: list[str]) -> int:
 
 
 def edit_one_file(corpus: Path, repos: list[str]) -> str | None:
-    """Append a comment line to one tracked source file; return ``repo/path``."""
+    """Append a two-line comment block to one tracked source file (long enough to become an
+    episode, so a rebuild has one new chunk to store and encode); return ``repo/path``."""
     for repo, rel, comment in CHANGE_TARGETS:
         path = corpus / repo / rel
         if repo in repos and path.exists():
             with path.open("a", encoding="utf-8") as fh:
-                fh.write(f"\n{comment} bench: one-file change\n")
+                fh.write(f"\n{comment} bench: a one-file change, appended as a comment block\n"
+                         f"{comment} long enough to be kept as an episode of its own.\n")
             return f"{repo}/{rel}"
     return None
 
