@@ -233,25 +233,39 @@ def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> En
         return StaticEncoder(path, model_id)
     if path.exists() and is_supported(path):
         if build and _has_sentence_transformers():
-            return DeferredEncoder(lambda: TransformerEncoder(str(path), model_id), model_id, _bert_width(path))
+            return DeferredEncoder(lambda: TransformerEncoder(str(path), model_id), model_id, _bert_width(path),
+                                   small=lambda: BertEncoder(path, model_id))
         return BertEncoder(path, model_id)
     return TransformerEncoder(str(path) if path.exists() else name, model_id)
 
 
 class DeferredEncoder:
-    """An encoder loaded on its first ``encode``: a `loci embed` with nothing new to encode
-    never pays the 5 to 8 s of importing torch."""
+    """The build side's encoder, loaded on its first ``encode``: a `loci embed` with nothing new
+    to encode never pays the 5 to 8 s of importing torch, and a job announced (``expect``) as a
+    few texts goes to ``small`` (the same network in numpy: the same vectors, no torch) unless
+    the big model is loaded already."""
 
     batch_size = 32
+    SMALL_JOB = 200     # texts: numpy at ~15/s beats loading torch (~7 s) and then ~50/s
 
-    def __init__(self, load, model_id: str, dim: int):
-        self._load, self._encoder = load, None
+    def __init__(self, load, model_id: str, dim: int, small=None):
+        self._load, self._small = load, small
+        self._big = self._little = None
+        self._use_small = False
         self.model_id, self.dim = model_id, dim
 
+    def expect(self, n_texts: int) -> None:
+        """How many texts the next job holds."""
+        self._use_small = self._small is not None and self._big is None and n_texts <= self.SMALL_JOB
+
     def encode(self, texts: list[str]) -> np.ndarray:
-        if self._encoder is None:
-            self._encoder = self._load()
-        return self._encoder.encode(texts)
+        if self._use_small:
+            if self._little is None:
+                self._little = self._small()
+            return self._little.encode(texts)
+        if self._big is None:
+            self._big = self._load()
+        return self._big.encode(texts)
 
 
 def _bert_width(path: Path) -> int:

@@ -180,6 +180,9 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
 
     if progress:
         progress(0, total)
+    expect = getattr(encoder, "expect", None)
+    if expect is not None and total:
+        expect(total)
     for plan in plans:
         if plan.unchanged:
             if not (matrix_path(plan.path).is_file() and keys_path(plan.path).is_file()):  # a home from before

@@ -387,3 +387,15 @@ def test_label_vectors_read_from_the_query_side_files_match_the_store_even_for_n
     labels, matrix = load_label_vectors(lay, "fake", "alpha")
     cols, stored = read_vector_file(label_vectors_path(lay, "fake", "alpha"), ("label",))
     assert labels == cols["label"] and np.array_equal(matrix, stored)
+
+
+def test_the_encoder_is_told_how_many_texts_a_scope_needs_before_encoding(lay):
+    class Expecting(FakeEncoder):
+        def expect(self, n):
+            self.expected = n
+
+    write_chunks(lay, "alpha", ["one", "two"])
+    write_symbols(lay, "alpha", ["get_top_n"])
+    enc = Expecting()
+    embed_scope("alpha", lay, enc)
+    assert enc.expected == 3

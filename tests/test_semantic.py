@@ -246,3 +246,23 @@ def test_a_home_embedded_under_an_older_default_keeps_querying_with_the_model_th
     (lay.home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     side = SemanticSide.open(lay)
     assert isinstance(side.encoder, StaticEncoder) and side.model_id == STATIC_ID
+
+
+def test_a_small_embedding_job_is_encoded_without_loading_the_big_model():
+    loads = []
+
+    class Named:
+        def __init__(self, name):
+            loads.append(name)
+            self.name = name
+
+        def encode(self, texts):
+            return np.full((len(texts), 2), 1.0 if self.name == "big" else 2.0, dtype=np.float32)
+
+    enc = DeferredEncoder(lambda: Named("big"), "m", 2, small=lambda: Named("small"))
+    enc.expect(3)
+    assert enc.encode(["a", "b", "c"])[0, 0] == 2.0 and loads == ["small"]
+    enc.expect(DeferredEncoder.SMALL_JOB + 1)
+    assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
+    enc.expect(1)  # the big model is loaded now: it takes every job
+    assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
