@@ -4,7 +4,7 @@
 
 The tasks are the ones the `loci` CLI runs; state lives in $LOCI_HOME/.doit.db.
 """
-from loci.config import loci_home
+from loci.kernel.config import loci_home
 from pipeline.tasks import task_embed, task_graphs, task_index, task_routing, task_scan  # noqa: F401
 
 DOIT_CONFIG = {

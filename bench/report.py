@@ -3,7 +3,7 @@ ratio loci / reference, since the machines are noisy."""
 from __future__ import annotations
 
 from bench.runner import StepResult, SynthRun, ToolRun
-from loci.scoring import COLUMNS, fmt_pct, render_markdown
+from loci.query.scoring import COLUMNS, fmt_pct, render_markdown
 
 A, B = "loci", "reference"
 

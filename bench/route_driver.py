@@ -17,17 +17,17 @@ import time
 
 def _ref():
     from loci.index import load_index
-    from loci.router import route
+    from loci.query.router import route
 
     index = load_index()
     return lambda q: route(q, index, cwd=None).to_json()
 
 
 def _loci():
-    from loci.config import layout
+    from loci.kernel.config import layout
 
     try:  # the long-lived session the MCP server uses: aliases and the full index kept
-        from loci.ask import Session, route_question
+        from loci.query.ask import Session, route_question
 
         session = Session(layout(), keep_full_index=True)
         session.routing_for("")
@@ -35,8 +35,8 @@ def _loci():
         # (encoding the question) is measured by the one-shot `route` rows instead
         return lambda q: _plain(route_question(session, q, cwd=None, fast=True))
     except ImportError:
-        from loci.router import route
-        from loci.store import load_routing
+        from loci.query.router import route
+        from loci.query.store import load_routing
 
         index = load_routing(layout())
         return lambda q: _plain(route(q, index))

@@ -31,7 +31,7 @@ from bench import reference  # noqa: E402
 from bench.report import render  # noqa: E402
 from bench.runner import bench_synth, bench_tool, synth_beds  # noqa: E402
 from bench.tools import loci_tool, reference_tool  # noqa: E402
-from loci.scoring import load_questions  # noqa: E402
+from loci.query.scoring import load_questions  # noqa: E402
 
 ALL_REPOS = ["click", "doit", "flask", "rank_bm25", "requests", "slugify", "sqlite-utils", "walkdir"]
 QUICK_REPOS = ["rank_bm25", "slugify", "walkdir"]

@@ -12,7 +12,7 @@ from bench.measure import (Measured, changed_files, dir_size, percentile, run_me
                            scopes_touched, snapshot)
 from bench.synth import broad_capture, make_bed
 from bench.tools import Tool, parse_json
-from loci.scoring import Report, score
+from loci.query.scoring import Report, score
 
 # (repository, tracked file, comment prefix) edited for the one-file-change rebuild
 CHANGE_TARGETS = (("flask", "src/flask/app.py", "#"), ("walkdir", "src/lib.rs", "//"),

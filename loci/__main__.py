@@ -1,4 +1,4 @@
 """`python -m loci`: the same CLI as the `loci` command."""
-from loci.cli import main
+from loci.front.cli import main
 
 main()

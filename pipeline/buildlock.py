@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import atexit
 
-from loci.config import Layout
-from pipeline.atomic import build_lock
+from loci.kernel.config import Layout
+from loci.kernel.atomic import build_lock
 
 _held: dict[str, object] = {}
 

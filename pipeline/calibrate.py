@@ -1,6 +1,6 @@
 """Fit the routing thresholds that depend on the corpus, and write calibration.json.
 
-Samples come from ``loci.evalgen``: the calibration half of the signature
+Samples come from ``loci.query.evalgen``: the calibration half of the signature
 questions should route; unanswerable and deictic-without-cwd questions should
 not. The evidence floor, then ``concentrated_min_evidence``, is moved to the cut
 where the router's whole gate decides the samples best (balanced accuracy),
@@ -16,12 +16,12 @@ import time
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Mapping, Sequence
 
-from loci import evalgen
-from loci.calibration import CALIBRATION_SCHEMA
-from loci.config import DEFAULT_PARAMS, Layout, Params
-from loci.grammar import deixis
-from loci.router import FACT, Context, route
-from loci.store import RoutingIndex
+from loci.query import evalgen
+from loci.query.calibration import CALIBRATION_SCHEMA
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.query.grammar import deixis
+from loci.query.router import FACT, Context, route
+from loci.query.store import RoutingIndex
 
 CLAMP = (0.7, 1.5)          # a fitted value stays within these factors of the shipped default
 MIN_GAIN = 0.05            # balanced accuracy a cut must add over the default (about 2 standard errors here)
@@ -168,7 +168,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     if not models:
         return {"skipped": "no vectors yet (run `loci embed`); search keeps its default semantic gate"}
     try:
-        from loci import semantic
+        from loci.query import semantic
     except ImportError:
         return {"skipped": "the semantic module is not available"}
     load_encoder = load_encoder or semantic.load_encoder
@@ -221,8 +221,8 @@ def route_floors_from(best: Sequence[float]) -> dict:
 def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = None,
               write: bool = True) -> dict:
     """Fit on the current index and write ``calibration.json`` (atomically); return what was written."""
-    from loci.ask import open_session
-    from pipeline.atomic import build_lock, write_json
+    from loci.query.ask import open_session
+    from loci.kernel.atomic import build_lock, write_json
 
     session = open_session(layout.home, keep_full_index=True, params=DEFAULT_PARAMS)
     manifest = session.manifest

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from loci.config import DEFAULT_PARAMS, Params
+from loci.kernel.config import DEFAULT_PARAMS, Params
 from pipeline import comments, references
 from pipeline.chunks import Chunk, make_chunk
 from pipeline.definitions import language

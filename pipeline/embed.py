@@ -20,14 +20,14 @@ from typing import Callable
 
 import numpy as np
 
-from loci.config import Layout
-from loci.semantic import (
+from loci.kernel.config import Layout
+from loci.query.semantic import (
     EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
     EncoderUnavailable, force_offline, is_static_model, keys_path, label_vectors_path, load_encoder, matrix_path,
     model_id_for,
     packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
 )
-from pipeline.atomic import write_with
+from loci.kernel.atomic import write_with
 
 Progress = Callable[[int, int], None]
 
@@ -138,7 +138,7 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
 
 def _write_query_side(plan: _Plan, matrix: np.ndarray) -> None:
     """The keys (chunk hashes, or symbol labels) and vectors as two bare .npy files beside
-    their Parquet file (``loci.semantic.keys_path`` / ``matrix_path``): the query side
+    their Parquet file (``loci.query.semantic.keys_path`` / ``matrix_path``): the query side
     memory-maps them, so neither the second opinion nor episode search imports pyarrow."""
     keys = [(plan.wanted[h] if plan.key_column else h).encode("utf-8") for h in plan.wanted]
     for target, array in ((keys_path(plan.path), np.array(keys, dtype="S")),

@@ -114,7 +114,7 @@ def markers(relpaths: Iterable[str]) -> list[str]:
 def fact_vocabulary(root: Path, relpaths: list[str], deps: list[str] | None = None) -> Counter:
     """``fact:<token>`` routing entries (weight 1: a fact is held or not) for the scope's
     languages, license, declared dependencies (``deps`` when already read) and marker files."""
-    from loci.tokens import tokenize
+    from loci.kernel.tokens import tokenize
 
     vocab: Counter = Counter()
     facts = [*languages(relpaths), *license_ids(root, relpaths), *(dependencies(root, relpaths) if deps is None else deps),

@@ -14,8 +14,8 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
-from loci import tokens
-from loci.config import SCHEMA_VERSION, Params
+from loci.kernel import tokens
+from loci.kernel.config import SCHEMA_VERSION, Params
 
 
 def git_state(root: Path) -> str:

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Sequence
 
-from loci.config import Layout
-from pipeline.atomic import write_bytes, write_json
+from loci.kernel.config import Layout
+from loci.kernel.atomic import write_bytes, write_json
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
 INSTALL_HINT = "pip install 'loci-mem[graph]'"

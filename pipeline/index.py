@@ -15,9 +15,9 @@ from typing import Iterable, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.config import Layout, Params
-from loci import tokens
-from pipeline.atomic import write_with
+from loci.kernel.config import Layout, Params
+from loci.kernel import tokens
+from loci.kernel.atomic import write_with
 from pipeline.chunks import Chunk
 from pipeline.lexical_fit import fit_and_write
 from pipeline.paths import path_kind

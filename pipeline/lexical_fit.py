@@ -3,7 +3,7 @@
 BM25 weights are precomputed per posting (rank-bm25's Okapi idf and
 parameters); char-gram TF-IDF reproduces scikit-learn's char_wb vectorizer
 (a test holds them together) word by word, which is several times faster; both are stored as
-sorted-term inverted indexes that ``loci.lexical`` scores with numpy alone.
+sorted-term inverted indexes that ``loci.query.lexical`` scores with numpy alone.
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     word: a document's n-grams are the sum of its words' n-grams, so each distinct word
     is analysed once and the document x n-gram counts come from joining the two tables.
     """
-    from loci.lexical import char_wb_ngrams
+    from loci.query.lexical import char_wb_ngrams
 
     empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
              np.zeros(0, np.float32))

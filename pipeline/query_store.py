@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from pipeline.atomic import write_with
+from loci.kernel.atomic import write_with
 
 QUERY_SCHEMA = 2
 

@@ -9,9 +9,9 @@ import json
 import time
 from typing import Sequence
 
-from loci import tokens
-from loci.config import SCHEMA_VERSION, Layout
-from pipeline.atomic import write_json
+from loci.kernel import tokens
+from loci.kernel.config import SCHEMA_VERSION, Layout
+from loci.kernel.atomic import write_json
 from pipeline.query_store import write_routing_db
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from loci.config import Layout
+from loci.kernel.config import Layout
 
 
 @dataclass

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from loci.groups import provenance_group
-from loci.registry import Registry, Scope
+from loci.kernel.groups import provenance_group
+from loci.kernel.registry import Registry, Scope
 from pipeline.manifests import manifest_names
 from pipeline.provenance import Identity, owner_of, read_identity
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.config import DEFAULT_PARAMS, Layout, Params
-from loci.structure import bare_name, name_parts
-from loci.tokens import tokenize
-from pipeline.atomic import write_with
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.query.structure import bare_name, name_parts
+from loci.kernel.tokens import tokenize
+from loci.kernel.atomic import write_with
 from pipeline.paths import path_kind
 
 MAX_GRAPH_BYTES = 200_000_000

@@ -16,9 +16,9 @@ from typing import Callable
 
 from doit.tools import config_changed
 
-from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from pipeline import buildlock
-from pipeline.atomic import write_json
+from loci.kernel.atomic import write_json
 from pipeline.facts import dependencies, fact_vocabulary
 from pipeline.fingerprint import scope_fingerprint
 
@@ -36,7 +36,7 @@ def meta_path(layout: Layout, name: str) -> Path:
 
 
 def _registry(layout: Layout):
-    from loci.registry import load_registry
+    from loci.kernel.registry import load_registry
     return load_registry(layout)
 
 
@@ -115,7 +115,7 @@ def _no_error(layout: Layout, name: str) -> Callable[[], bool]:
 def task_scan():
     """Rescan the roots remembered in scopes.json (registers new repositories)."""
     def rescan():
-        from loci.registry import load_registry, save_registry
+        from loci.kernel.registry import load_registry, save_registry
         from pipeline.scan import scan
 
         layout = _layout()
@@ -212,12 +212,12 @@ def task_embed():
     if encoder is not None:
         model_id = encoder.model_id
     else:  # `doit embed` from a checkout: the model the last `loci embed` used
-        from loci.config import read_embed_config
-        from loci.semantic import model_id_for
+        from loci.kernel.config import read_embed_config
+        from loci.query.semantic import model_id_for
 
         cfg = read_embed_config(layout)
         model_id = cfg["model_id"] if cfg else model_id_for(None if model == "default" else model)
-    from loci.semantic import keys_path, matrix_path
+    from loci.query.semantic import keys_path, matrix_path
 
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
     for scope in _registry(layout).scopes:

@@ -15,8 +15,8 @@ from typing import Iterable, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.config import Layout
-from pipeline.atomic import write_with
+from loci.kernel.config import Layout
+from loci.kernel.atomic import write_with
 from pipeline.paths import path_kind
 from pipeline.references import declared, normalise, provided
 

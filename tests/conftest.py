@@ -47,7 +47,7 @@ def setup_home(code: Path, repos: dict[str, dict[str, str]], *flags: str) -> Pat
     or calibration unless ``flags`` ask otherwise); returns ``code``."""
     from typer.testing import CliRunner
 
-    from loci.cli import app
+    from loci.front.cli import app
 
     for name, files in repos.items():
         make_repo(code / name, files)
@@ -71,8 +71,8 @@ def routing_index(vocab_text: dict[str, str], updated: dict[str, str] | None = N
     """An in-memory RoutingIndex whose scopes hold the tokens of the given texts."""
     from collections import Counter
 
-    from loci.store import RoutingIndex
-    from loci.tokens import tokenize
+    from loci.query.store import RoutingIndex
+    from loci.kernel.tokens import tokenize
 
     scopes = sorted(vocab_text)
     postings: dict[str, dict[int, float]] = {}

@@ -6,7 +6,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_repo
-from loci.cli import app
+from loci.front.cli import app
 
 runner = CliRunner()
 CONCEPTS = {"cat": 0, "cats": 0, "kitten": 0, "feline": 0, "car": 1, "cars": 1, "engine": 1,
@@ -39,11 +39,11 @@ class ConceptEncoder:
 
 @pytest.fixture
 def pets(tmp_path, loci_home, monkeypatch):
-    import loci.semantic
+    import loci.query.semantic
     import pipeline.embed
 
     monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: ConceptEncoder())
-    monkeypatch.setattr(loci.semantic, "load_encoder", lambda name, layout: ConceptEncoder())
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout: ConceptEncoder())
     make_repo(tmp_path / "code" / "pets", {
         "README.md": "# pets\n\n## Feline care\n\nCats need food twice a day.\n\n"
                      "## Garage\n\nCars need engine oil.\n",
@@ -79,14 +79,14 @@ def test_a_second_embed_encodes_nothing(pets):
 
 
 def test_a_missing_embed_extra_is_one_line_and_ask_continues_lexically(pets, monkeypatch):
-    import loci.semantic
+    import loci.query.semantic
 
     runner.invoke(app, ["embed", "--quiet"])
 
     def unavailable(name, layout):
-        raise loci.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-mem[embed]'")
+        raise loci.query.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-mem[embed]'")
 
-    monkeypatch.setattr(loci.semantic, "load_encoder", unavailable)
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", unavailable)
     res = runner.invoke(app, ["ask", "--no-cwd", "In pets, how do cars get engine oil?"])
     assert res.exit_code == 0
     assert "loci-mem[embed]" in res.output and "Cars need engine oil" in res.output
@@ -108,11 +108,11 @@ class WordyConceptEncoder(ConceptEncoder):
 @pytest.fixture
 def garage(tmp_path, loci_home, monkeypatch):
     """Three projects; the question's words point one way, its meaning another."""
-    import loci.semantic
+    import loci.query.semantic
     import pipeline.embed
 
     monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: WordyConceptEncoder())
-    monkeypatch.setattr(loci.semantic, "load_encoder", lambda name, layout, **kw: WordyConceptEncoder())
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: WordyConceptEncoder())
     make_repo(tmp_path / "code" / "motors", {
         "README.md": "# motors\n\n## Oil\n\nThe engine needs fresh oil every spring.\n\n"
                      "## Belts\n\nThe engine belt is checked twice a year.\n\n"

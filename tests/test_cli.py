@@ -5,7 +5,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_repo, setup_home
-from loci.cli import app
+from loci.front.cli import app
 
 runner = CliRunner()
 
@@ -123,11 +123,11 @@ def test_update_registers_a_repository_created_since_the_last_scan(corpus):
 
 def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_default(corpus, loci_home,
                                                                                    monkeypatch):
-    import loci.cli_embed
-    from loci.semantic import STATIC_ID
+    import loci.front.cli_embed
+    from loci.query.semantic import STATIC_ID
 
     asked = []
-    monkeypatch.setattr(loci.cli_embed, "do_embed", lambda model, quiet: asked.append(model) or 0)
+    monkeypatch.setattr(loci.front.cli_embed, "do_embed", lambda model, quiet: asked.append(model) or 0)
     (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
     assert asked == [STATIC_ID]
@@ -229,8 +229,8 @@ def test_version_prints_the_package_version():
 def test_the_setup_prompt_estimates_the_embedding_time_from_the_chunk_count(loci_home):
     import json
 
-    from loci.cli_build import EMBED_RATE, _embed_estimate
-    from loci.config import SCHEMA_VERSION
+    from loci.front.cli_build import EMBED_RATE, _embed_estimate
+    from loci.kernel.config import SCHEMA_VERSION
 
     loci_home.mkdir(parents=True)
     (loci_home / "manifest.json").write_text(json.dumps({

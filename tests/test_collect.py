@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from loci.config import Params
+from loci.kernel.config import Params
 from pipeline import collect as collect_mod
 from pipeline.collect import collect_scope, list_files
 from pipeline.definitions import regex_definitions

@@ -7,9 +7,9 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import make_repo
-from loci.cli import app
-from loci.config import layout
-from loci.doctor import GAP, NOTE, diagnose
+from loci.front.cli import app
+from loci.kernel.config import layout
+from loci.front.doctor import GAP, NOTE, diagnose
 
 runner = CliRunner()
 GH_TOKEN = ("ghp_" + "FAKE0" * 10)[:40]
@@ -163,7 +163,7 @@ def test_names_missing_and_out_of_date_embeddings(corpus):
 
 
 def test_names_vectors_whose_width_does_not_match_the_model(corpus):
-    from loci.semantic import STATIC_ID, static_model_dir
+    from loci.query.semantic import STATIC_ID, static_model_dir
     from pipeline.embed import embed_scope
 
     for scope in ("gizmo", "webby"):
@@ -176,7 +176,7 @@ def test_names_vectors_whose_width_does_not_match_the_model(corpus):
 
 
 def test_names_a_model_whose_second_opinion_floors_are_not_fitted(corpus, loci_home):
-    from loci.semantic import TRANSFORMER_ID
+    from loci.query.semantic import TRANSFORMER_ID
     from pipeline.calibrate import calibrate
 
     (loci_home / "embed.json").write_text(json.dumps({"model": "fake-model", "model_id": "fake-model"}))
@@ -216,7 +216,7 @@ def test_doctor_on_an_empty_home_says_to_run_setup(tmp_path, loci_home):
 
 
 def test_static_model_vectors_get_a_note_naming_the_switch(corpus, loci_home):
-    from loci.semantic import STATIC_ID
+    from loci.query.semantic import STATIC_ID
 
     (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     note = by_problem(diagnose(layout()), "static_vectors")[None]

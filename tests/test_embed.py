@@ -13,8 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from loci.config import layout
-from loci.semantic import (
+from loci.kernel.config import layout
+from loci.query.semantic import (
     STATIC_ID, is_static_model, label_vectors_path, load_label_vectors, load_vectors, read_meta,
     static_model_dir,
 )
@@ -124,7 +124,7 @@ def test_only_new_or_changed_chunks_are_encoded(lay):
 
 
 def test_the_query_side_matrix_follows_the_stored_vectors_row_for_row(lay):
-    from loci.semantic import load_matrix, matrix_path
+    from loci.query.semantic import load_matrix, matrix_path
 
     write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
@@ -137,7 +137,7 @@ def test_the_query_side_matrix_follows_the_stored_vectors_row_for_row(lay):
 
 
 def test_a_home_without_the_matrix_gets_it_on_the_next_run_and_reads_parquet_meanwhile(lay):
-    from loci.semantic import load_matrix, matrix_path
+    from loci.query.semantic import load_matrix, matrix_path
 
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder())
@@ -307,8 +307,8 @@ def test_distilled_static_model_encodes_without_importing_torch(distilled_home):
     code = (
         "import sys, json\n"
         "from pathlib import Path\n"
-        "from loci.config import layout\n"
-        "from loci.semantic import load_encoder\n"
+        "from loci.kernel.config import layout\n"
+        "from loci.query.semantic import load_encoder\n"
         f"enc = load_encoder(None, layout(Path({str(distilled_home)!r})))\n"
         "v = enc.encode(['why is chardet no longer a hard dependency', 'walk a directory tree'])\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
@@ -325,7 +325,7 @@ def test_distilled_static_model_encodes_without_importing_torch(distilled_home):
 
 @pytest.mark.slow
 def test_distilled_static_model_ranks_a_paraphrase_above_an_unrelated_text(distilled_home):
-    from loci.semantic import load_encoder, semantic_scores
+    from loci.query.semantic import load_encoder, semantic_scores
 
     enc = load_encoder("static", layout(distilled_home))
     docs = enc.encode(["disable redirection handling with the allow_redirects parameter",
@@ -337,7 +337,7 @@ def test_distilled_static_model_ranks_a_paraphrase_above_an_unrelated_text(disti
 
 @pytest.mark.slow
 def test_packaged_transformer_loads_offline(tmp_path, monkeypatch):
-    from loci.semantic import TRANSFORMER_ID, load_encoder
+    from loci.query.semantic import TRANSFORMER_ID, load_encoder
 
     monkeypatch.setenv("LOCI_HOME", str(tmp_path))
     enc = load_encoder("transformer", layout())
@@ -349,8 +349,8 @@ def test_packaged_transformer_loads_offline(tmp_path, monkeypatch):
 def test_the_query_side_reads_hashes_and_vectors_without_pyarrow(lay):
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder())
-    code = ("import sys; from pathlib import Path; from loci.config import layout; "
-            "from loci.semantic import load_vectors; "
+    code = ("import sys; from pathlib import Path; from loci.kernel.config import layout; "
+            "from loci.query.semantic import load_vectors; "
             f"h, m = load_vectors(layout(Path({str(lay.home)!r})), 'fake', 'alpha'); "
             "print(len(h), m.shape[0], 'pyarrow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -358,7 +358,7 @@ def test_the_query_side_reads_hashes_and_vectors_without_pyarrow(lay):
 
 
 def test_torn_or_disagreeing_query_side_files_fall_back_to_the_parquet_store(lay):
-    from loci.semantic import keys_path, load_matrix, matrix_path
+    from loci.query.semantic import keys_path, load_matrix, matrix_path
 
     write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
@@ -371,14 +371,14 @@ def test_torn_or_disagreeing_query_side_files_fall_back_to_the_parquet_store(lay
 
 
 def read_store(lay, model: str, scope: str):
-    from loci.semantic import read_vector_file
+    from loci.query.semantic import read_vector_file
 
     cols, matrix = read_vector_file(lay.vectors(model, scope), ("hash",))
     return cols["hash"], matrix
 
 
 def test_label_vectors_read_from_the_query_side_files_match_the_store_even_for_non_ascii_labels(lay):
-    from loci.semantic import keys_path, label_vectors_path, read_vector_file
+    from loci.query.semantic import keys_path, label_vectors_path, read_vector_file
 
     write_chunks(lay, "alpha", ["one"])
     write_symbols(lay, "alpha", ["größe_berechnen", "BM25Okapi"])

@@ -4,10 +4,10 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from loci.tokens import tokenize
+from loci.kernel.tokens import tokenize
 from conftest import routing_index, GIZMO, WEBBY, setup_home
-from loci import evalgen
-from loci.cli import app
+from loci.query import evalgen
+from loci.front.cli import app
 
 runner = CliRunner()
 
@@ -77,7 +77,7 @@ def test_deictic_questions_have_the_cwd_scope_as_gold_and_none_without_cwd(index
 
 
 def test_no_fixed_question_reads_as_an_enumeration():
-    from loci.grammar import is_enumerative
+    from loci.query.grammar import is_enumerative
 
     fixed = evalgen.DEICTIC_TEMPLATES + evalgen.UNANSWERABLE_QUESTIONS
     assert not [q for q in fixed if is_enumerative(q)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loci.config import layout
+from loci.kernel.config import layout
 from pipeline import graphs
 from pipeline.graphs import build_graph, code_fingerprint, graph_source
 

@@ -1,15 +1,15 @@
-"""loci.groups: membership, modes, groups.json, and what a group does to a question."""
+"""loci.kernel.groups: membership, modes, groups.json, and what a group does to a question."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from loci.config import layout
-from loci.groups import (GroupError, GroupRow, Policy, add_member, confinement, effective_groups,
+from loci.kernel.config import layout
+from loci.kernel.groups import (GroupError, GroupRow, Policy, add_member, confinement, effective_groups,
                          infer, list_groups, load_policy, mode_of, remove_member, save_policy,
                          set_default_mode, set_mode)
-from loci.registry import Registry, Scope
+from loci.kernel.registry import Registry, Scope
 
 
 def registry() -> Registry:

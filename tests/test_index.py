@@ -9,9 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import git, make_repo
-from loci.config import layout
-from loci.registry import save_registry
-from pipeline.atomic import LockHeld, build_lock, write_bytes
+from loci.kernel.config import layout
+from loci.kernel.registry import save_registry
+from loci.kernel.atomic import LockHeld, build_lock, write_bytes
 from pipeline.runner import run_tasks
 from pipeline.scan import scan
 

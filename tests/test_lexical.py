@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from loci.lexical import char_wb_ngrams, load_lexical
-from loci.tokens import tokenize
+from loci.query.lexical import char_wb_ngrams, load_lexical
+from loci.kernel.tokens import tokenize
 from pipeline.lexical_fit import fit_and_write
 
 DOCS = [
@@ -62,7 +62,7 @@ def test_query_side_imports_neither_scikit_learn_nor_numpy(tmp_path):
 
     path = tmp_path / "r.sqlite"
     fit_and_write(path, [tokenize(d) for d in DOCS], DOCS, 3, 5)
-    code = ("import sys; from loci.lexical import load_lexical; l = load_lexical(sys.argv[1]); "
+    code = ("import sys; from loci.query.lexical import load_lexical; l = load_lexical(sys.argv[1]); "
             "l.gram_scores('cookie'); l.bm25_scores(['cookie']); "
             "bad = [m for m in sys.modules if m.startswith(('sklearn', 'scipy', 'rank_bm25', 'numpy', 'pyarrow'))]; "
             "print(bad); sys.exit(1 if bad else 0)")

@@ -10,11 +10,11 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import GIT_ENV, git, make_repo
-from loci.cli import app
-from loci.mcp_server import MCP_HINT, Service, ToolFailure
+from loci.front.cli import app
+from loci.front.mcp_server import MCP_HINT, Service, ToolFailure
 
 runner = CliRunner()
-SERVER = [sys.executable, "-c", "from loci.cli import main; main()", "mcp"]
+SERVER = [sys.executable, "-c", "from loci.front.cli import main; main()", "mcp"]
 QUESTION = "how do I calibrate a sprocket gauge?"
 
 
@@ -129,7 +129,7 @@ def test_mcp_without_the_extra_names_the_install_command(home, monkeypatch):
 
 
 def test_cli_help_does_not_import_the_mcp_sdk():
-    probe = ("import sys\nfrom loci.cli import app\n"
+    probe = ("import sys\nfrom loci.front.cli import app\n"
              "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
              "print('MCP-LOADED' if any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules) else 'MCP-ABSENT')")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout

@@ -1,9 +1,9 @@
 """The small recency term of episode ranking: newer commits first among equals."""
 import sqlite3
 
-from loci.lexical import load_lexical
-from loci.search import RECENCY_WEIGHT, rank
-from loci.tokens import tokenize
+from loci.query.lexical import load_lexical
+from loci.query.search import RECENCY_WEIGHT, rank
+from loci.kernel.tokens import tokenize
 from pipeline.index import recency_ranks
 from pipeline.lexical_fit import fit_and_write
 

@@ -1,12 +1,12 @@
-"""loci.registry: reading and writing scopes.json, and finding the scope of a path."""
+"""loci.kernel.registry: reading and writing scopes.json, and finding the scope of a path."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from loci.config import SCHEMA_VERSION, layout
-from loci.registry import Registry, RegistryError, Scope, load_registry, save_registry
+from loci.kernel.config import SCHEMA_VERSION, layout
+from loci.kernel.registry import Registry, RegistryError, Scope, load_registry, save_registry
 
 
 @pytest.fixture

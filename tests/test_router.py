@@ -4,8 +4,8 @@ import pytest
 
 from conftest import routing_index
 
-from loci.config import Params
-from loci.router import Context, route
+from loci.kernel.config import Params
+from loci.query.router import Context, route
 
 
 build_index = routing_index
@@ -171,7 +171,7 @@ def test_a_spelled_out_word_also_finds_the_abbreviation_code_uses():
 
 
 def test_a_definite_noun_before_an_infinitive_is_not_pointing():
-    from loci.grammar import deixis
+    from loci.query.grammar import deixis
 
     assert deixis("how do I get the library to halt on the first answer") != "strong"
     assert deixis("how do I install the library?") == "strong"

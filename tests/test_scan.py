@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loci.config import layout
-from loci.registry import Registry, Scope, load_registry, save_registry
+from loci.kernel.config import layout
+from loci.kernel.registry import Registry, Scope, load_registry, save_registry
 from pipeline import provenance
 from pipeline.manifests import manifest_names
 from pipeline.provenance import Identity, classify_owner, remote_org

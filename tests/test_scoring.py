@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from loci.scoring import (
+from loci.query.scoring import (
     Evidence,
     load_questions,
     parse_evidence,

@@ -3,7 +3,7 @@
 from conftest import routing_index
 from test_router import ALIASES, CORPUS, P
 
-from loci.router import Context, route, second_opinion
+from loci.query.router import Context, route, second_opinion
 
 INDEX = routing_index(CORPUS)
 

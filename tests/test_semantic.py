@@ -1,4 +1,4 @@
-"""loci.semantic: encoders behind the embed extra, stored vectors, cosine scores, label expansion."""
+"""loci.query.semantic: encoders behind the embed extra, stored vectors, cosine scores, label expansion."""
 from __future__ import annotations
 
 import json
@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import loci.semantic
-from loci.config import layout
-from loci.semantic import (
+import loci.query.semantic
+from loci.kernel.config import layout
+from loci.query.semantic import (
     DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, BertEncoder, Encoder, EncoderUnavailable,
     DeferredEncoder, StaticEncoder,
     align, load_encoder, load_label_vectors, load_vectors, model_id_for, nearest_labels,
@@ -50,7 +50,7 @@ def unit(*xs: float) -> np.ndarray:
 
 
 def test_importing_the_module_imports_nothing_heavy():
-    code = ("import sys, loci.semantic\n"
+    code = ("import sys, loci.query.semantic\n"
             "print([m for m in ('torch', 'sentence_transformers', 'transformers', 'model2vec', 'pyarrow')"
             " if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -75,7 +75,7 @@ def test_static_encoder_gives_similar_texts_similar_vectors(tmp_path):
 def test_loading_the_static_encoder_does_not_import_torch(tmp_path):
     model = tiny_static_model(tmp_path / "m")
     code = ("import sys\n"
-            "from loci.semantic import StaticEncoder\n"
+            "from loci.query.semantic import StaticEncoder\n"
             f"StaticEncoder({str(model)!r}, 'tiny').encode(['walk the tree'])\n"
             "print([m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -112,13 +112,13 @@ def test_the_build_side_encodes_with_sentence_transformers_when_it_is_installed(
             return 384
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
-    monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: True)
+    monkeypatch.setattr(loci.query.semantic, "_has_sentence_transformers", lambda: True)
     enc = load_encoder(None, lay, build=True)
     assert isinstance(enc, DeferredEncoder) and enc.dim == 384 and loaded == {}  # nothing loaded yet
     with pytest.raises(AttributeError):  # the fake has no encode: proves the real load happened
         enc.encode(["x"])
     assert loaded["name"].endswith("model")
-    monkeypatch.setattr(loci.semantic, "_has_sentence_transformers", lambda: False)
+    monkeypatch.setattr(loci.query.semantic, "_has_sentence_transformers", lambda: False)
     assert isinstance(load_encoder(None, lay, build=True), BertEncoder)
 
 
@@ -239,7 +239,7 @@ def test_align_orders_vectors_like_the_chunks_and_marks_the_missing():
 
 
 def test_a_home_embedded_under_an_older_default_keeps_querying_with_the_model_that_built_it(lay):
-    from loci.semantic_search import SemanticSide
+    from loci.query.semantic_search import SemanticSide
 
     tiny_static_model(static_model_dir(lay))
     lay.home.mkdir(parents=True, exist_ok=True)

@@ -6,8 +6,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from loci.cli import app
-from loci.skill import default_dir, skill_text
+from loci.front.cli import app
+from loci.front.skill import default_dir, skill_text
 
 runner = CliRunner()
 

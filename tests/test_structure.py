@@ -13,8 +13,8 @@ import pyarrow as pa
 
 import pytest
 
-from loci.config import Layout, layout
-from loci.structure import (StructureStore, bare_name, load_structure, name_parts, query,
+from loci.kernel.config import Layout, layout
+from loci.query.structure import (StructureStore, bare_name, load_structure, name_parts, query,
                             question_shape, structure_problem)
 from pipeline.query_store import write_scope_db
 from pipeline.structure_tables import StructureTables, graph_tables, symbol_vocabulary, write_structure
@@ -403,7 +403,7 @@ def test_load_and_query_are_fast_on_a_big_scope(tmp_path):
 
 
 def test_the_read_side_never_imports_graphify():
-    code = "import sys, loci.structure; sys.exit('graphify' in sys.modules)"
+    code = "import sys, loci.query.structure; sys.exit('graphify' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
@@ -411,8 +411,8 @@ def test_loading_and_querying_imports_neither_numpy_nor_pyarrow(tables, tmp_path
     write_query_file(layout(tmp_path), "demo", tables)
     code = (
         "import sys\n"
-        "from loci.config import layout\n"
-        "from loci.structure import load_structure, query\n"
+        "from loci.kernel.config import layout\n"
+        "from loci.query.structure import load_structure, query\n"
         f"store = load_structure(layout({str(tmp_path)!r}), 'demo')\n"
         "assert query(store, 'what calls should_strip_auth?'), 'no answer'\n"
         "heavy = sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules)\n"

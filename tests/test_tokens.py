@@ -1,4 +1,4 @@
-from loci.tokens import identifier_parts, signature, surface_forms, tokenize
+from loci.kernel.tokens import identifier_parts, signature, surface_forms, tokenize
 
 
 def test_qualified_symbol_is_kept_whole_and_split():

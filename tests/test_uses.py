@@ -5,7 +5,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from conftest import setup_home
-from loci.cli import app
+from loci.front.cli import app
 from pipeline.references import declared, imports, normalise, provided
 from pipeline.uses import Ref, find_uses
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from loci.config import DEFAULT_PARAMS, Layout, Params
-from loci.lexical import open_readonly
-from loci.tokens import STOPWORDS, tokenize
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.query.lexical import open_readonly
+from loci.kernel.tokens import STOPWORDS, tokenize
 
 SYMBOL_COLUMNS = frozenset({"id", "label", "kind", "path", "line"})
 CALL_COLUMNS = frozenset({"src", "dst", "relation", "path", "line"})

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from loci.cli import app, handled
+from loci.front.cli import app, handled
 
 
 @app.command()
@@ -15,9 +15,9 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
               as_json: bool = typer.Option(False, "--json")):
     """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
     second-opinion floors) to your corpus; writes calibration.json."""
-    from loci.calibration import CalibrationError, read_calibration
-    from loci.config import layout as make_layout
-    from loci.render import dump_json
+    from loci.query.calibration import CalibrationError, read_calibration
+    from loci.kernel.config import layout as make_layout
+    from loci.front.render import dump_json
     from pipeline.calibrate import calibrate as fit, render
 
     layout = make_layout()
@@ -47,9 +47,9 @@ def eval_(misses: bool = typer.Option(False, "--misses", help="List the question
                                                    "(the dev-questions.jsonl format) to score instead."),
           as_json: bool = typer.Option(False, "--json")):
     """Measure routing on your own corpus with questions whose answer is known by construction."""
-    from loci import evalgen
-    from loci.ask import open_session
-    from loci.render import dump_json
+    from loci.query import evalgen
+    from loci.query.ask import open_session
+    from loci.front.render import dump_json
 
     session = open_session(keep_full_index=True)
     if questions is None:
@@ -59,8 +59,8 @@ def eval_(misses: bool = typer.Option(False, "--misses", help="List the question
         else:
             typer.echo("\n".join(evalgen.render(report, misses)))
         return
-    from loci import scoring
-    from loci.errors import UsageError
+    from loci.query import scoring
+    from loci.kernel.errors import UsageError
 
     try:
         labelled = scoring.load_questions(questions)
@@ -84,10 +84,10 @@ def eval_(misses: bool = typer.Option(False, "--misses", help="List the question
 
 def print_doctor(as_json: bool = False) -> None:
     """Run the doctor on $LOCI_HOME and print its report (``loci setup`` ends with this)."""
-    from loci.config import layout as make_layout
-    from loci.doctor import diagnose, render
-    from loci.registry import RegistryError, load_registry
-    from loci.render import dump_json
+    from loci.kernel.config import layout as make_layout
+    from loci.front.doctor import diagnose, render
+    from loci.kernel.registry import RegistryError, load_registry
+    from loci.front.render import dump_json
 
     layout = make_layout()
     findings = diagnose(layout)
@@ -107,12 +107,12 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
          as_json: bool = typer.Option(False, "--json")):
     """Which of your projects reference another (imports and declared dependencies), with citations."""
-    from loci.ask import open_session
-    from loci.render import dump_json
-    from loci.uses import load_uses, use_lines
+    from loci.query.ask import open_session
+    from loci.front.render import dump_json
+    from loci.query.uses import load_uses, use_lines
 
     if refresh:
-        from loci.cli_build import _do_index
+        from loci.front.cli_build import _do_index
 
         code = _do_index(False, True)
         if code:

@@ -31,13 +31,13 @@ class SemanticSide:
     @classmethod
     def open(cls, layout) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read."""
-        from loci.config import read_embed_config
+        from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(layout)
         if cfg is None:
             return None
-        from loci.calibration import route_floors, semantic_floors
-        from loci.semantic import load_encoder
+        from loci.query.calibration import route_floors, semantic_floors
+        from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
         side = cls(layout, model, cfg["model_id"])
@@ -56,7 +56,7 @@ class SemanticSide:
         """Cosine of the question against the scope's chunks, the best TOP_SEMANTIC of them."""
         import numpy as np
 
-        from loci.semantic import align, load_vectors, semantic_scores
+        from loci.query.semantic import align, load_vectors, semantic_scores
 
         if scope not in self._vectors:
             hashes, matrix = load_vectors(self.layout, self.model_id, scope)
@@ -69,7 +69,7 @@ class SemanticSide:
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
     def _stored(self, scope: str):
-        from loci.semantic import load_matrix
+        from loci.query.semantic import load_matrix
 
         if scope not in self._matrix:
             self._matrix[scope] = load_matrix(self.layout, self.model_id, scope)
@@ -77,7 +77,7 @@ class SemanticSide:
 
     def affinities(self, question: str, scopes, k: int) -> dict[str, float]:
         """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks."""
-        from loci.semantic import affinity, semantic_scores
+        from loci.query.semantic import affinity, semantic_scores
 
         out = {}
         for scope in scopes:
@@ -95,7 +95,7 @@ class SemanticSide:
         """
         from dataclasses import replace
 
-        from loci.semantic import TRANSFORMER_ID
+        from loci.query.semantic import TRANSFORMER_ID
 
         fitted = self.route_floors
         if fitted:
@@ -104,7 +104,7 @@ class SemanticSide:
 
     def expansion(self, scope: str, question: str) -> list[str]:
         """The scope's symbol labels nearest the question (to widen lexical search)."""
-        from loci.semantic import load_label_vectors, nearest_labels
+        from loci.query.semantic import load_label_vectors, nearest_labels
 
         if scope not in self._labels:
             self._labels[scope] = load_label_vectors(self.layout, self.model_id, scope)

@@ -12,7 +12,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer  # noqa: E402
 
-from loci.config import layout as make_layout  # noqa: E402
+from loci.kernel.config import layout as make_layout  # noqa: E402
 
 app = typer.Typer(
     help="Scoped memory for coding agents: route a question to the right repositories, "
@@ -52,10 +52,10 @@ def handled(fn):
     """Turn the project's expected errors into one line on stderr and a non-zero exit."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from loci.errors import StoreError, UsageError
-        from loci.groups import GroupError
-        from loci.registry import RegistryError
-        from pipeline.atomic import LockHeld
+        from loci.kernel.errors import StoreError, UsageError
+        from loci.kernel.groups import GroupError
+        from loci.kernel.registry import RegistryError
+        from loci.kernel.atomic import LockHeld
         try:
             return fn(*args, **kwargs)
         except UsageError as exc:
@@ -95,9 +95,9 @@ def _interactive() -> bool:
 def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only members of this group."),
            as_json: bool = typer.Option(False, "--json")):
     """List registered scopes with their path, owner and groups."""
-    from loci.groups import effective_groups, load_policy
-    from loci.registry import load_registry
-    from loci.render import dump_json
+    from loci.kernel.groups import effective_groups, load_policy
+    from loci.kernel.registry import load_registry
+    from loci.front.render import dump_json
 
     layout = make_layout()
     reg = load_registry(layout)
@@ -138,8 +138,8 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
                                     "opinion (which can add a scope close in meaning, or answer an abstention)."),
           as_json: bool = typer.Option(False, "--json")):
     """Show which scopes a question routes to (or why it abstains), without searching them."""
-    from loci.ask import open_session, route_question
-    from loci.render import dump_json, route_lines
+    from loci.query.ask import open_session, route_question
+    from loci.front.render import dump_json, route_lines
 
     session = open_session()
     result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
@@ -163,8 +163,8 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
         as_json: bool = typer.Option(False, "--json")):
     """Route the question, then answer from each selected scope's stores with citations."""
-    from loci.ask import ask as run_ask, open_session
-    from loci.render import ask_lines, dump_json
+    from loci.query.ask import ask as run_ask, open_session
+    from loci.front.render import ask_lines, dump_json
 
     session = open_session()
     result = run_ask(session, question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k, fast=fast)
@@ -184,9 +184,9 @@ def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
     """List groups, their mode, and how many scopes each holds."""
     if ctx.invoked_subcommand:
         return
-    from loci.groups import list_groups, load_policy
-    from loci.registry import load_registry
-    from loci.render import dump_json
+    from loci.kernel.groups import list_groups, load_policy
+    from loci.kernel.registry import load_registry
+    from loci.front.render import dump_json
 
     layout = make_layout()
     rows = list_groups(load_registry(layout), load_policy(layout))
@@ -203,7 +203,7 @@ def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
 @handled
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.registry import load_registry, save_registry
+    from loci.kernel.registry import load_registry, save_registry
     from pipeline.scan import relabel
 
     layout = _writable_home()
@@ -214,9 +214,9 @@ def groups_infer():
 
 
 def _edit_policy(edit_name: str, *args: str) -> None:
-    """Apply one loci.groups edit (set_mode, add_member, remove_member) to groups.json."""
-    from loci import groups
-    from loci.registry import load_registry
+    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json."""
+    from loci.kernel import groups
+    from loci.kernel.registry import load_registry
 
     layout = _writable_home()
     edit = getattr(groups, edit_name)
@@ -251,7 +251,7 @@ def _register_more_commands() -> None:
     """Commands that live in their own modules register themselves on ``app``."""
     import importlib
 
-    for module in ("loci.cli_build", "loci.cli_diag", "loci.cli_embed", "loci.cli_mcp"):
+    for module in ("loci.front.cli_build", "loci.front.cli_diag", "loci.front.cli_embed", "loci.front.cli_mcp"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:
@@ -266,7 +266,7 @@ def main() -> None:
     app()
 
 
-if __name__ == "__main__":  # `python -m loci.cli`: run the registered app, not a second copy
-    from loci.cli import main as _main
+if __name__ == "__main__":  # `python -m loci.front.cli`: run the registered app, not a second copy
+    from loci.front.cli import main as _main
 
     _main()

@@ -18,10 +18,10 @@ import random
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from loci.config import DEFAULT_PARAMS, Params
-from loci.router import FACT, token_evidence
-from loci.store import RoutingIndex
-from loci.tokens import tokenize
+from loci.kernel.config import DEFAULT_PARAMS, Params
+from loci.query.router import FACT, token_evidence
+from loci.query.store import RoutingIndex
+from loci.kernel.tokens import tokenize
 
 DEICTIC_CWD, DEICTIC_NOCWD, UNANSWERABLE, SIGNATURE = "deictic_cwd", "deictic_nocwd", "unanswerable", "signature"
 FAMILIES = {
@@ -290,8 +290,8 @@ def render(report: EvalReport, misses: bool = False) -> list[str]:
 def run_generated(session, *, seed: int = 0) -> EvalReport:
     """Generate the families on the session's index (with the shipped Params, so the split
     matches calibration's) and route the eval questions with the session's Params."""
-    from loci.ask import context_for
-    from loci.router import route
+    from loci.query.ask import context_for
+    from loci.query.router import route
 
     index = session.routing_for("")
     aliases = session.aliases()
@@ -306,10 +306,10 @@ def run_generated(session, *, seed: int = 0) -> EvalReport:
 
 def run_labelled(session, questions: Sequence[Mapping]) -> tuple[object, dict[str, dict | None], list[str]]:
     """Ask each labelled question (``cwd`` names a scope; null means none) and score it with
-    ``loci.scoring``. Returns (Report, results by id, notes about questions that could not run)."""
-    from loci import scoring
-    from loci.ask import ask
-    from loci.errors import UsageError
+    ``loci.query.scoring``. Returns (Report, results by id, notes about questions that could not run)."""
+    from loci.query import scoring
+    from loci.query.ask import ask
+    from loci.kernel.errors import UsageError
 
     paths = {s.name: s.path for s in session.registry.scopes}
     results: dict[str, dict | None] = {}

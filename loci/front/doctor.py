@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from loci.config import DEFAULT_PARAMS, Layout
+from loci.kernel.config import DEFAULT_PARAMS, Layout
 
 GAP, NOTE = "gap", "note"
 ALL = "(all)"
@@ -35,7 +35,7 @@ class Finding:
 
 def diagnose(layout: Layout) -> list[Finding]:
     """Every finding for the home at ``layout``, whole-home ones first, then scope by scope."""
-    from loci.registry import RegistryError, load_registry
+    from loci.kernel.registry import RegistryError, load_registry
 
     try:
         registry = load_registry(layout)
@@ -67,8 +67,8 @@ def diagnose(layout: Layout) -> list[Finding]:
 
 
 def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
-    from loci.errors import StoreError
-    from loci.store import read_manifest
+    from loci.kernel.errors import StoreError
+    from loci.query.store import read_manifest
 
     if not layout.manifest.exists():
         return None, None  # every scope reports "not indexed"
@@ -79,7 +79,7 @@ def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
 
 
 def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
-    from loci.calibration import CalibrationError, read_calibration
+    from loci.query.calibration import CalibrationError, read_calibration
 
     try:
         data = read_calibration(layout)
@@ -97,9 +97,9 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
 
 def _second_opinion(layout: Layout) -> list[Finding]:
     """The router's second opinion needs floors on the embedding model's own cosine scale."""
-    from loci.calibration import route_floors
-    from loci.config import read_embed_config
-    from loci.semantic import STATIC_ID, TRANSFORMER_ID
+    from loci.query.calibration import route_floors
+    from loci.kernel.config import read_embed_config
+    from loci.query.semantic import STATIC_ID, TRANSFORMER_ID
 
     cfg = read_embed_config(layout)
     if cfg is None:
@@ -128,7 +128,7 @@ def _vector_models(layout: Layout) -> list[str] | None:
     """Models with stored vectors; None when this install has no embedding support at all."""
     import importlib.util
 
-    if importlib.util.find_spec("loci.semantic") is None:
+    if importlib.util.find_spec("loci.query.semantic") is None:
         return None
     root = layout.home / "vectors"
     return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
@@ -207,7 +207,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
 def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
     import pyarrow.parquet as pq
 
-    from loci.semantic import read_meta
+    from loci.query.semantic import read_meta
 
     try:
         chunk_hashes = set(pq.read_table(layout.chunks(name), columns=["hash"]).column("hash").to_pylist())
@@ -243,7 +243,7 @@ def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
 
 def _model_dim(layout: Layout, model: str) -> int | None:
     """The width the model produces, when it can be known without loading it."""
-    from loci.semantic import STATIC_ID, TRANSFORMER_ID, EncoderUnavailable, packaged_model_path, static_model_dir
+    from loci.query.semantic import STATIC_ID, TRANSFORMER_ID, EncoderUnavailable, packaged_model_path, static_model_dir
 
     try:
         if model == STATIC_ID:

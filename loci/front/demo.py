@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-SOURCE = Path(__file__).parent / "examples" / "demo"
+SOURCE = Path(__file__).parent.parent / "examples" / "demo"
 QUESTIONS = (
     "how do I correct a drifting temperature sensor?",
     "which keyboard shortcut forces an autosave?",

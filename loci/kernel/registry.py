@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from loci.config import SCHEMA_VERSION, Layout
+from loci.kernel.config import SCHEMA_VERSION, Layout
 
 SCOPE_KINDS = ("repo", "subscope", "added")
 
@@ -107,7 +107,7 @@ def registry_to_json(registry: Registry) -> dict:
 
 def load_registry(layout: Layout) -> Registry:
     """Read scopes.json; a missing file is an empty registry, a damaged one an error."""
-    from loci.jsonfile import read_json
+    from loci.kernel.jsonfile import read_json
 
     obj = read_json(layout.scopes, RegistryError, _fix(layout.scopes))
     return Registry() if obj is None else registry_from_json(obj, layout.scopes)
@@ -115,6 +115,6 @@ def load_registry(layout: Layout) -> Registry:
 
 def save_registry(layout: Layout, registry: Registry) -> None:
     """Write scopes.json whole and atomically, with the schema version."""
-    from pipeline.atomic import write_json  # the build side's writer; imported only when saving
+    from loci.kernel.atomic import write_json  # the build side's writer; imported only when saving
 
     write_json(layout.scopes, registry_to_json(registry))

@@ -1,6 +1,6 @@
 """Commands for AI clients: `loci mcp` (the MCP server on stdio) and `loci skill install`.
 
-Registered on the main typer app when loci.cli is imported; nothing heavy is
+Registered on the main typer app when loci.front.cli is imported; nothing heavy is
 imported until a command runs, so `loci --help` never loads the MCP SDK.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from loci.cli import _err, app, handled
+from loci.front.cli import _err, app, handled
 
 skill_app = typer.Typer(help="The agent skill for Claude Code: `loci skill install`.", no_args_is_help=True)
 app.add_typer(skill_app, name="skill")
@@ -21,7 +21,7 @@ app.add_typer(skill_app, name="skill")
 @handled
 def mcp_command():
     """Run the MCP server on stdio (an AI client launches it: `claude mcp add loci -- loci mcp`)."""
-    from loci.mcp_server import MissingExtra, load_server_class, serve
+    from loci.front.mcp_server import MissingExtra, load_server_class, serve
 
     try:
         load_server_class()
@@ -43,7 +43,7 @@ def skill_install(dir_: Optional[Path] = typer.Option(None, "--dir", help="Insta
                                                       "(default: ~/.claude/skills/loci)."),
                   print_: bool = typer.Option(False, "--print", help="Write the skill to stdout instead.")):
     """Install the `/loci` skill for Claude Code (re-run after upgrading loci)."""
-    from loci.skill import SkillError, install, skill_text
+    from loci.front.skill import SkillError, install, skill_text
 
     if print_:
         typer.echo(skill_text(), nl=False)

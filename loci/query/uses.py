@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from loci.config import Layout
-from loci.errors import UsageError
+from loci.kernel.config import Layout
+from loci.kernel.errors import UsageError
 
 MISSING = "no cross-project references recorded yet: run `loci index` (or `loci uses --refresh`)"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from loci.config import DEFAULT_PARAMS, Params
+from loci.kernel.config import DEFAULT_PARAMS, Params
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
 # in the scope the vectors picked on their own (the router's second opinion), meaning leads:

@@ -17,8 +17,8 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from loci.config import Layout, layout as make_layout
-from loci.errors import StoreError, UsageError
+from loci.kernel.config import Layout, layout as make_layout
+from loci.kernel.errors import StoreError, UsageError
 
 MCP_HINT = "the MCP server needs the `mcp` extra: pip install 'loci-mem[mcp]'"
 WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
@@ -60,16 +60,16 @@ def one_line(exc: BaseException) -> str:
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
-    from loci.groups import GroupError
-    from loci.registry import RegistryError
+    from loci.kernel.groups import GroupError
+    from loci.kernel.registry import RegistryError
 
     return (UsageError, StoreError, GroupError, RegistryError)
 
 
 def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     """The rows `loci scopes --json` prints; an unknown group is a UsageError naming the known ones."""
-    from loci.groups import effective_groups, load_policy
-    from loci.registry import load_registry
+    from loci.kernel.groups import effective_groups, load_policy
+    from loci.kernel.registry import load_registry
 
     reg = load_registry(layout)
     gof = effective_groups(reg, load_policy(layout))
@@ -127,7 +127,7 @@ class Service:
 
     def session(self):
         """The current Session: the same object until the artifacts on disk change."""
-        from loci.ask import open_session
+        from loci.query.ask import open_session
 
         with self._lock:
             stamp = self._current_stamp()
@@ -139,7 +139,7 @@ class Service:
 
     def warm(self, session) -> None:
         """Load the full routing index and the largest scopes' stores; best effort, never raises."""
-        from loci.ask import search_block
+        from loci.query.ask import search_block
 
         try:
             session.routing_for("")
@@ -158,7 +158,7 @@ class Service:
     # ------------------------------------------------------------ the tools
     def ask(self, question: str, cwd: str | None = None, group: str | None = None,
             scope: str | None = None, k: int = 5) -> dict:
-        from loci.ask import ask
+        from loci.query.ask import ask
 
         if not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise UsageError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
@@ -170,7 +170,7 @@ class Service:
         return scopes_listing(self.layout, group or None)
 
     def doctor(self) -> list[dict]:
-        from loci.doctor import diagnose
+        from loci.front.doctor import diagnose
 
         return [finding.to_json() for finding in diagnose(self.layout)]
 

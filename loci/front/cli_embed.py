@@ -7,14 +7,14 @@ from typing import Optional
 
 import typer
 
-from loci.cli import _err, _writable_home, app, handled
+from loci.front.cli import _err, _writable_home, app, handled
 
 
 def do_embed(model: Optional[str], quiet: bool) -> int:
     """Encode every indexed scope; returns an exit code. Shared by embed, setup and update."""
-    from loci.semantic import EncoderUnavailable
+    from loci.query.semantic import EncoderUnavailable
     from pipeline import tasks
-    from pipeline.atomic import write_json
+    from loci.kernel.atomic import write_json
     from pipeline.embed import EmbedError, open_encoder
     from pipeline.runner import run_tasks
 
@@ -23,7 +23,7 @@ def do_embed(model: Optional[str], quiet: bool) -> int:
         _err("nothing indexed yet: run `loci setup DIR` (or `loci index`) before `loci embed`")
         return 1
     name = model or "default"
-    from loci.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
+    from loci.query.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
 
     if model_id_for(model) == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
         typer.echo("distilling the static embedding model from the packaged one (once, about half a minute)...")

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from loci.config import SCHEMA_VERSION, Layout
-from loci.registry import Registry
+from loci.kernel.config import SCHEMA_VERSION, Layout
+from loci.kernel.registry import Registry
 
 MODES = ("explicit", "soft", "hard")
 _STRICTNESS = {mode: rank for rank, mode in enumerate(MODES)}
@@ -279,13 +279,13 @@ def policy_to_json(policy: Policy) -> dict:
 
 def load_policy(layout: Layout) -> Policy:
     """Read groups.json; missing means the defaults, damaged is an error naming the file."""
-    from loci.jsonfile import read_json
+    from loci.kernel.jsonfile import read_json
 
     obj = read_json(layout.groups, GroupError, _fix(layout.groups))
     return Policy() if obj is None else policy_from_json(obj, layout.groups)
 
 
 def save_policy(layout: Layout, policy: Policy) -> None:
-    from pipeline.atomic import write_json
+    from loci.kernel.atomic import write_json
 
     write_json(layout.groups, policy_to_json(policy))

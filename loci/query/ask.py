@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loci import grammar
-from loci.errors import UsageError
-from loci.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
-from loci.lexical import LexicalIndex, load_lexical
-from loci.registry import Registry, load_registry
-from loci.router import Context, RouteResult, open_to_opinion, question_tokens, route, second_opinion
-from loci.search import EpisodeHit, search_scope
-from loci.store import RoutingIndex, load_routing, read_manifest
-from loci.tokens import ABBREVIATIONS, tokenize
+from loci.query import grammar
+from loci.kernel.errors import UsageError
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
+from loci.query.lexical import LexicalIndex, load_lexical
+from loci.kernel.registry import Registry, load_registry
+from loci.query.router import Context, RouteResult, open_to_opinion, question_tokens, route, second_opinion
+from loci.query.search import EpisodeHit, search_scope
+from loci.query.store import RoutingIndex, load_routing, read_manifest
+from loci.kernel.tokens import ABBREVIATIONS, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 EPISODE_TEXT_CHARS = 1500
@@ -75,8 +75,8 @@ class Session:
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
         if self._semantic is None:
-            from loci.semantic import EncoderUnavailable
-            from loci.semantic_search import SemanticSide
+            from loci.query.semantic import EncoderUnavailable
+            from loci.query.semantic_search import SemanticSide
 
             try:
                 self._semantic = SemanticSide.open(self.layout) or False
@@ -136,7 +136,7 @@ def _clean_question(question: str) -> str:
 
 def context_for(session: Session, cwd: str | os.PathLike | None, group: str | None) -> Context:
     """The cwd's scope (deepest containing) and the group confinement, as a router Context."""
-    from loci.groups import GroupError, confinement, effective_groups, load_policy
+    from loci.kernel.groups import GroupError, confinement, effective_groups, load_policy
 
     indexed = set(session.indexed())
     cwd_scope = None
@@ -225,7 +225,7 @@ STRUCTURE_MIN_SCORE = 1.0   # an open question shows structure only on a near-ex
 def _structure(session: Session, scope: str, question: str, k: int) -> list[dict]:
     from dataclasses import asdict
 
-    from loci.structure import load_structure, query, question_shape
+    from loci.query.structure import load_structure, query, question_shape
 
     if scope not in session._structure:
         session._structure[scope] = load_structure(session.layout, scope)
@@ -277,6 +277,6 @@ def open_session(home: str | os.PathLike | None = None, **kw) -> Session:
     """A Session on ``home``; without ``params``, the shipped defaults with calibration.json applied."""
     layout = make_layout(Path(home) if home else None)
     if "params" not in kw:
-        from loci.calibration import calibrated_params
+        from loci.query.calibration import calibrated_params
         kw["params"] = calibrated_params(layout, DEFAULT_PARAMS)
     return Session(layout, **kw)

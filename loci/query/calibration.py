@@ -10,7 +10,7 @@ import json
 import math
 from dataclasses import replace
 
-from loci.config import Layout, Params
+from loci.kernel.config import Layout, Params
 
 FITTED = ("evidence_floor", "concentrated_min_evidence")
 CALIBRATION_SCHEMA = 1

@@ -17,7 +17,7 @@ class SkillError(RuntimeError):
 
 def skill_text() -> str:
     """The packaged SKILL.md, verbatim."""
-    return resources.files("loci").joinpath("skill", SKILL_FILE).read_text(encoding="utf-8")
+    return resources.files("loci.front").joinpath("skill_data", SKILL_FILE).read_text(encoding="utf-8")
 
 
 def default_dir() -> Path:
@@ -27,7 +27,7 @@ def default_dir() -> Path:
 
 def install(dest: Path | None = None) -> Path:
     """Write the skill to ``dest/SKILL.md`` (default ``default_dir()``) atomically; return the path."""
-    from pipeline.atomic import write_bytes
+    from loci.kernel.atomic import write_bytes
 
     target = Path(dest if dest is not None else default_dir()).expanduser() / SKILL_FILE
     try:

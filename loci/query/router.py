@@ -11,10 +11,10 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from loci import grammar
-from loci.config import DEFAULT_PARAMS, Params
-from loci.store import RoutingIndex
-from loci.tokens import ABBREVIATIONS, surface_forms, tokenize
+from loci.query import grammar
+from loci.kernel.config import DEFAULT_PARAMS, Params
+from loci.query.store import RoutingIndex
+from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from loci.config import SCHEMA_VERSION, Layout
-from loci.errors import StoreError  # noqa: F401  (re-exported)
+from loci.kernel.config import SCHEMA_VERSION, Layout
+from loci.kernel.errors import StoreError  # noqa: F401  (re-exported)
 
 
 @dataclass

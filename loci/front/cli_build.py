@@ -8,12 +8,12 @@ from typing import List, Optional
 
 import typer
 
-from loci.cli import _err, _interactive, _writable_home, app, handled
-from loci.config import layout as make_layout
+from loci.front.cli import _err, _interactive, _writable_home, app, handled
+from loci.kernel.config import layout as make_layout
 
 
 def _do_scan(dirs: List[Path], split: Optional[bool], quiet: bool) -> None:
-    from loci.registry import load_registry, save_registry
+    from loci.kernel.registry import load_registry, save_registry
     from pipeline.scan import scan
 
     layout = _writable_home()
@@ -56,7 +56,7 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
         glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
-    from loci.registry import load_registry, save_registry
+    from loci.kernel.registry import load_registry, save_registry
     from pipeline.scan import ScanError, add_scope
 
     layout = _writable_home()
@@ -163,7 +163,7 @@ def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (defaul
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
            quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
-    from loci.registry import load_registry
+    from loci.kernel.registry import load_registry
 
     reg = load_registry(make_layout())
     unknown = [n for n in names or [] if reg.get(n) is None]
@@ -176,7 +176,7 @@ def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (defaul
 
 
 def raise_usage(msg: str):
-    from loci.errors import UsageError
+    from loci.kernel.errors import UsageError
 
     raise UsageError(msg)
 
@@ -186,7 +186,7 @@ def raise_usage(msg: str):
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
           quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no report.")):
     """Build the episode store and routing index for every scope whose fingerprint moved."""
-    from loci.registry import load_registry
+    from loci.kernel.registry import load_registry
 
     if not load_registry(make_layout()).scopes:
         _err("no scopes registered yet: run `loci scan DIR` (or `loci setup DIR`) first")
@@ -214,7 +214,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
         else:
             dirs = [Path(default)]
     _do_scan(list(dirs), split, quiet)
-    from loci.registry import load_registry
+    from loci.kernel.registry import load_registry
     if not load_registry(make_layout()).scopes:
         _err("nothing to index: no git repositories were found")
         raise typer.Exit(1)
@@ -225,7 +225,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
     code = _do_index(False, quiet)
     code = _later_steps(code, embed=not no_embed, calibrate=not no_calibrate, ask=not yes, quiet=quiet)
     if not quiet:
-        from loci.cli_diag import print_doctor
+        from loci.front.cli_diag import print_doctor
 
         typer.echo("")
         print_doctor(as_json=False)
@@ -243,7 +243,7 @@ EMBED_RATE = 45   # chunks a second for the packaged transformer on 2 cores (ben
 
 def _embed_estimate() -> str:
     """"about 3 minutes for 8,441 chunks", from the manifest's chunk counts."""
-    from loci.store import StoreError, read_manifest
+    from loci.query.store import StoreError, read_manifest
 
     try:
         chunks = sum(int(m.get("chunks", 0)) for m in read_manifest(make_layout()).get("scopes", {}).values())
@@ -263,7 +263,7 @@ def _later_steps(code: int, *, embed: bool, calibrate: bool, ask: bool, quiet: b
             embed = typer.confirm(f"Build local embeddings for semantic recall ({_embed_estimate()})?",
                                   default=True)
         if embed:
-            from loci.cli_embed import do_embed
+            from loci.front.cli_embed import do_embed
 
             code = do_embed(None, quiet) or code
     if calibrate:
@@ -284,7 +284,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
            force: bool = typer.Option(False, "--force"),
            quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed."""
-    from loci.registry import load_registry
+    from loci.kernel.registry import load_registry
 
     layout = _writable_home()
     reg = load_registry(layout)
@@ -303,8 +303,8 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     had_embed = (layout.home / "embed.json").exists()
     had_calibration = layout.calibration.exists()
     if had_embed:
-        from loci.cli_embed import do_embed
-        from loci.config import read_embed_config
+        from loci.front.cli_embed import do_embed
+        from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(layout) or {}
         model = cfg.get("model")
@@ -321,9 +321,9 @@ def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the 
     """Lay out three tiny example projects, index them in their own home, and ask a few questions."""
     import tempfile
 
-    from loci.ask import ask as run_ask, open_session
-    from loci.demo import QUESTIONS, make_demo
-    from loci.render import ask_lines
+    from loci.query.ask import ask as run_ask, open_session
+    from loci.front.demo import QUESTIONS, make_demo
+    from loci.front.render import ask_lines
 
     dest = dest or Path(tempfile.mkdtemp(prefix="loci-demo-"))
     projects = make_demo(dest)
