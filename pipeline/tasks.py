@@ -19,7 +19,7 @@ from doit.tools import config_changed
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from pipeline import buildlock
 from loci.kernel.atomic import write_json
-from pipeline.facts import dependencies, fact_vocabulary
+from pipeline.facts import dependencies, fact_vocabulary, scope_facts
 from pipeline.fingerprint import scope_fingerprint
 
 
@@ -88,7 +88,8 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
                                    params, symbol_vocab)
         root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
         deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
-        vocab.update(fact_vocabulary(root, relpaths, deps))
+        facts = scope_facts(root, relpaths, deps)
+        vocab.update(fact_vocabulary(root, relpaths, facts=facts))
         write_scope(layout, name, collected.chunks, vocab, params, tables)
         write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
         meta = ScopeMeta(
@@ -97,6 +98,7 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
             updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
             redactions=dict(collected.redactions),
             stats={**dict(collected.stats), "graph_problems": problems},
+            facts=[f.to_json() for f in facts],
         )
         write_json(meta_path(layout, name), asdict(meta))
         if err.exists():

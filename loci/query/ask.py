@@ -163,6 +163,10 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
     result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
+    if result.members:
+        from loci.query.enumeration import cite, scope_facts
+
+        result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
     if fast or not open_to_opinion(result):
         return result
     semantic = session.semantic()
