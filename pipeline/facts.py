@@ -34,6 +34,8 @@ LICENSES = (
     ("mpl", re.compile(r"Mozilla Public License", re.I)),
 )
 FACT_PREFIX = "fact:"
+USES_PREFIX = FACT_PREFIX + "uses:"   # also held when the fact is a declared dependency
+DEPENDENCY_FREE = "dependency-free"   # installing it pulls in nothing (the router asks for it by this name)
 # marker files whose presence anywhere is itself a fact worth asking about
 MARKER_FILES = ("py.typed", "dockerfile", "makefile", "justfile", "tox.ini", "noxfile.py", "conftest.py",
                 "mkdocs.yml", "setup.py", "pyproject.toml", "package.json", "cargo.toml", "go.mod",
@@ -49,7 +51,7 @@ KIND_FILES = (("changelog", "", ("changelog", "changes", "history", "news")),
               ("security policy", "security", ("security",)))
 # the other words a marker file goes by (its own name is always one)
 MARKER_WORDS = {"py.typed": "typed hints annotations", "citation.cff": "citation", "uv.lock": "uv", "poetry.lock": "poetry", "dockerfile": "docker",
-                "mkdocs.yml": "mkdocs", "tox.ini": "tox", "noxfile.py": "nox", ".pre-commit-config.yaml": "pre-commit"}
+                "mkdocs.yml": "mkdocs", "tox.ini": "tox", "noxfile.py": "nox"}
 CI_PATHS = (".github/workflows/", ".travis.yml", ".gitlab-ci.yml", ".circleci/", "azure-pipelines.yml",
             "appveyor.yml", ".cirrus.yml")
 TYPE_WORDS = "typescript declarations typings"   # what a question calls shipped .d.ts files
@@ -142,6 +144,34 @@ def dependencies(root: Path, relpaths: Iterable[str]) -> list[str]:
     return sorted(d.lower() for d in deps if d.lower() not in ("python",))
 
 
+def runtime_dependencies(root: Path, relpaths: Iterable[str]) -> list[str] | None:
+    """What installing the project always or sometimes pulls in (not extras, not dev tools),
+    from the top-level manifest; None when no manifest says (or it computes them)."""
+    top = {rel for rel in relpaths if "/" not in rel}
+    if "pyproject.toml" in top:
+        try:
+            data = tomllib.loads(_head(root / "pyproject.toml", 200000))
+        except tomllib.TOMLDecodeError:
+            data = {}
+        proj = data.get("project")
+        if isinstance(proj, dict) and "dependencies" not in (proj.get("dynamic") or ()):
+            return [str(r) for r in proj.get("dependencies") or ()]
+    if "setup.py" in top:
+        m = re.search(r"install_requires\s*=\s*\[([^\]]*)\]", _head(root / "setup.py", 100000), re.S)
+        return re.findall(r"[\"']([^\"']+)", m.group(1)) if m else []
+    if "package.json" in top:
+        try:
+            return list(json.loads(_head(root / "package.json", 200000)).get("dependencies") or {})
+        except (ValueError, AttributeError):
+            return None
+    if "Cargo.toml" in top:
+        try:
+            return list(tomllib.loads(_head(root / "Cargo.toml", 200000)).get("dependencies") or {})
+        except tomllib.TOMLDecodeError:
+            return None
+    return None
+
+
 def markers(relpaths: Iterable[str]) -> list[str]:
     names = {Path(p).name.lower() for p in relpaths}
     return sorted(m for m in MARKER_FILES if m in names)
@@ -201,6 +231,9 @@ def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) 
     for dep in deps:
         rel, line = cited.get(dep, ("", 0))
         facts.append(Fact("dependency", dep, rel, line))
+    if runtime_dependencies(root, paths) == []:
+        manifest = next(m for m in ("pyproject.toml", "setup.py", "package.json", "cargo.toml") if m in top)
+        facts.append(Fact("dependency-free", DEPENDENCY_FREE, top[manifest], 1))
     for marker in markers(paths):
         rel = _first(paths, lambda p, m=marker: Path(p).name.lower() == m)
         facts.append(Fact("file", marker, rel or "", 1, MARKER_WORDS.get(marker, "")))
@@ -209,12 +242,29 @@ def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) 
         if rel:
             facts.append(Fact("file", value, rel, 1, words))
     facts += _toolchain(root, paths, top)
+    facts += changelog_mentions(root, next((f.source for f in facts if f.value == "changelog"), None))
     for rel in paths:
         m = _TRANSLATED.match(Path(rel).name) if rel.count("/") <= 1 else None
         name = LANGUAGE_NAMES.get(m.group(1).lower()) if m else None
         if name and not any(f.kind == "translation" and f.value == name for f in facts):
             facts.append(Fact("translation", name, rel, 1, "translation"))
     return facts
+
+
+_MENTION = re.compile(r"\b(python|pypy|node(?:\.js)?|rust|go|django|flask)\s+v?(\d+\.\d+)\b", re.I)
+
+
+def changelog_mentions(root: Path, changelog: str | None) -> list[Fact]:
+    """Each "<runtime> <version>" the changelog mentions ("Python 3.14", "Node 18.0"), cited at
+    its first mention; a question matches it by the version ("changelog mentions Python 3.14")."""
+    if not changelog:
+        return []
+    seen: dict[tuple[str, str], int] = {}
+    for number, line in enumerate(_head(root / changelog, 2_000_000).splitlines(), 1):
+        for m in _MENTION.finditer(line):
+            seen.setdefault((m.group(1).lower().removesuffix(".js"), m.group(2)), number)
+    return [Fact("changelog", f"{name} {version}", changelog, line, version)
+            for (name, version), line in seen.items()]
 
 
 def _toolchain(root: Path, paths: list[str], top: dict[str, str]) -> list[Fact]:
@@ -255,6 +305,8 @@ def fact_vocabulary(root: Path, relpaths: list[str], deps: list[str] | None = No
     for fact in scope_facts(root, relpaths, deps) if facts is None else facts:
         for tok in fact.tokens():
             vocab[FACT_PREFIX + tok] = 1
+            if fact.kind == "dependency":
+                vocab[USES_PREFIX + tok] = 1
     return vocab
 
 

@@ -6,6 +6,7 @@ from typer.testing import CliRunner
 
 from conftest import routing_index, setup_home
 from loci.front.cli import app
+from loci.kernel.tokens import tokenize
 from loci.query.router import route
 from pipeline.facts import fact_vocabulary, scope_facts
 
@@ -60,7 +61,7 @@ def _index(facts: dict[str, list[str]], texts: dict[str, str] | None = None):
     idx = routing_index({s: FILLER + texts.get(s, "") for s in facts})
     for scope, toks in facts.items():
         for t in toks:
-            idx.postings.setdefault("fact:" + t, {})[idx.position[scope]] = 1.0
+            idx.postings.setdefault("fact:" + tokenize(t)[0], {})[idx.position[scope]] = 1.0
     return idx
 
 
@@ -117,3 +118,47 @@ def test_route_cites_the_file_and_line_of_each_members_fact(tmp_path, loci_home)
     assert out["outcome"] == "enumerated" and sorted(out["scopes"]) == ["apa", "apb"]
     for member in out["members"]:
         assert member["facts"] == [{"kind": "license", "value": "apache", "source": "LICENSE", "line": 1}]
+
+
+def test_a_dependency_counts_only_when_the_question_asks_what_projects_use():
+    idx = _index({"alpha": ["python", "py.typed", "mypy"], "bravo": ["python", "py.typed"],
+                  "charlie": ["python"], "delta": ["go"]})
+    idx.postings["fact:uses:" + tokenize("mypy")[0]] = {idx.position["alpha"]: 1.0}
+    r = route("Which of my Python projects ship a py.typed marker for mypy?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "bravo"]
+    r = route("Which of my Python projects use mypy?", idx, aliases=ALIASES)
+    assert r.scopes == ["alpha"]
+
+
+def test_a_hyphenated_qualifier_and_where_do_i_have_read_as_enumerations():
+    from loci.query.grammar import is_enumerative
+
+    assert is_enumerative("Which of my command-line tools install a man page?")
+    assert is_enumerative("Where do I have support for loading configuration from a .env file?")
+
+
+def test_a_manifest_declaring_no_runtime_dependency_is_dependency_free(tmp_path):
+    free = _facts(tmp_path / "a", {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'
+                                                      '[project.optional-dependencies]\ndev = ["pytest"]\n'})
+    assert ("dependency-free", "dependency-free") in free
+    windows = _facts(tmp_path / "b", {"pyproject.toml": '[project]\nname = "b"\n'
+                                                         'dependencies = ["colorama; platform_system == \'Windows\'"]\n'})
+    assert ("dependency-free", "dependency-free") not in windows
+    computed = _facts(tmp_path / "c", {"pyproject.toml": '[project]\nname = "c"\ndynamic = ["dependencies"]\n'})
+    assert ("dependency-free", "dependency-free") not in computed
+
+
+def test_zero_dependencies_asks_for_the_dependency_free_projects():
+    idx = _index({"alpha": ["python", "dependency-free"], "bravo": ["python", "click"],
+                  "charlie": ["javascript", "dependency-free"], "delta": ["python"]})
+    r = route("Which of my Python packages install with zero third-party runtime dependencies?", idx, aliases=ALIASES)
+    assert r.scopes == ["alpha"]
+    r = route("Which of my projects have no dependencies?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "charlie"]
+
+
+def test_the_changelog_records_each_runtime_version_it_mentions_with_its_line(tmp_path):
+    facts = _facts(tmp_path, {"CHANGES.md": "# 2.0\n\n- Drop Python 3.8.\n- Add support for Python 3.14.\n"})
+    mention = facts[("changelog", "python 3.14")]
+    assert (mention.source, mention.line) == ("CHANGES.md", 4)
+    assert mention.tokens() == tokenize("3.14")

@@ -119,7 +119,7 @@ class Session:
             return self._routing
         toks = set(tokenize(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
-        toks |= {"fact:" + t for t in toks}
+        toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         for names in self.aliases().values():
             for a in names:
                 toks.update(tokenize(a)[:1])

@@ -250,7 +250,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top)
+        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, question)
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
@@ -273,21 +273,30 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
     return result("routed", chosen, None, "forced" if forced else "evidence")
 
 
-def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingIndex) -> dict[str, list[str]]:
-    """Per eligible scope, the question's words it holds as facts (licence, language, declared
-    dependency, marker file, toolchain...). A fact every eligible scope holds tells none apart
-    and is not asked."""
+FACT_USES = FACT + "uses:"   # the fact is a declared dependency
+
+
+def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingIndex,
+                uses: bool) -> dict[str, list[str]]:
+    """Per eligible scope, the question's words it holds as facts (licence, language, marker
+    file, toolchain...; a declared dependency only when the question asks about ``uses``).
+    A fact every eligible scope holds tells none apart and is not asked."""
     pos = {s.scope: index.position[s.scope] for s in elig}
-    asked = []
-    for t in dict.fromkeys(toks):
-        holders = index.get(FACT + t)
-        if holders and not all(p in holders for p in pos.values()):
-            asked.append(t)
-    return {s: [t for t in asked if p in index.get(FACT + t)] for s, p in pos.items()}
+
+    def holds(p: int, t: str) -> bool:
+        return p in index.get(FACT + t) and (uses or p not in index.get(FACT_USES + t))
+
+    asked = [t for t in dict.fromkeys(toks)
+             if any(holds(p, t) for p in pos.values()) and not all(holds(p, t) for p in pos.values())]
+    return {s: [t for t in asked if holds(p, t)] for s, p in pos.items()}
+
+
+DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation pulls in nothing
 
 
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
-                      params: Params, distinctive_terms, top: ScopeScore) -> tuple[list[ScopeScore], list[dict]]:
+                      params: Params, distinctive_terms, top: ScopeScore,
+                      question: str = "") -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -295,9 +304,14 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     depend on click" holds both; "written in Rust or Go", one), whatever their size
     or vocabulary, since a fact is held or not. Otherwise vocabulary: every scope with
     its own distinctive evidence, not far below the best. Negated words ("aren't
-    written in Python") keep only the scopes that lack them.
+    written in Python") keep only the scopes that lack them. A declared dependency counts
+    only when the question asks what a project uses (builds on, depends on, pulls in);
+    "with no dependencies" asks for the dependency-free fact.
     """
-    held = asked_facts(elig, toks, index)
+    if grammar.asks_for_no_dependencies(question):
+        toks = [*toks, DEPENDENCY_FREE]
+        negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
+    held = asked_facts(elig, toks, index, grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
     best = max((len(v) for v in held.values()), default=0)
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
