@@ -142,6 +142,18 @@ def test_pulling_again_moves_only_the_changed_bundle(pulled):
     assert again["imported"] == [] and sorted(again["unchanged"]) == ["gizmo", "webby"]
 
 
+def test_a_manifest_rewritten_within_the_same_second_and_size_is_still_noticed(published):
+    cli("pull", str(published), "--quiet")
+    path = published / "webby" / "manifest.json"
+    stat = path.stat()
+    manifest = json.loads(path.read_text())
+    manifest["commit"] = manifest["commit"][::-1]  # same length, another commit
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == ["webby"]
+
+
 def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_path):
     setup_home(tmp_path / "mine", {"gizmo": {"README.md": "# gizmo\n\nMy own gizmo: widgets and doohickeys.\n"}})
     out = json.loads(cli("pull", str(published), "--json").stdout)
