@@ -203,9 +203,9 @@ def group_rm(scope: str, group: str):
 
 def _compose() -> None:
     """Each command module records its own commands; they are added here, in one place."""
-    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp
+    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp, cli_share
 
-    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook):
+    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook, cli_share):
         module.commands.register(app)
 
 

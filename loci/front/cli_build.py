@@ -211,6 +211,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed: what `doit` alone does.
 
     Embeddings and calibration are refreshed when the home already has them."""
+    from loci.front.cli_share import pull_again
     from pipeline import build
 
     overrides = {"scan": not no_scan}
@@ -220,7 +221,8 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     report = build.update(ctx, list(dirs or []), force=force)
     if report.scan is not None:
         show_scan(report.scan, dirs, quiet=True)
-    raise typer.Exit(show_update(report, quiet))
+    code = show_update(report, quiet)
+    raise typer.Exit(pull_again(quiet) or code)  # pulled scopes refresh from where they came from
 
 
 @commands.command()
