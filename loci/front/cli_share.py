@@ -1,7 +1,6 @@
 """`loci export`, `loci pull`, `loci push`: bundles of scopes between machines."""
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import List, Optional
 
@@ -13,23 +12,8 @@ from loci.kernel.config import layout as make_layout
 commands = Commands()
 
 
-def refused(fn):
-    """A bundle that cannot be trusted, or a store that cannot be reached: one line, exit 1."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from pipeline.share.bundle import BundleError
-
-        try:
-            return fn(*args, **kwargs)
-        except BundleError as exc:
-            _err(str(exc))
-            raise typer.Exit(1)
-    return wrapper
-
-
 @commands.command()
 @handled
-@refused
 def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
            to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
@@ -60,7 +44,6 @@ def pull_lines(report) -> list[str]:
 
 @commands.command()
 @handled
-@refused
 def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix holding bundles."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Take the tables, not the embeddings "
                                          "(for vectors of another model than this home's; `loci embed` "
@@ -81,7 +64,6 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
 
 @commands.command()
 @handled
-@refused
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
          scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
