@@ -217,7 +217,7 @@ def task_embed():
 
         cfg = read_embed_config(layout)
         model_id = cfg["model_id"] if cfg else model_id_for(None if model == "default" else model)
-    from loci.query.semantic import keys_path, matrix_path
+    from loci.query.semantic import vector_files
 
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
     for scope in _registry(layout).scopes:
@@ -227,9 +227,8 @@ def task_embed():
             continue  # not indexed: nothing to encode
         yield {"name": scope.name, "actions": [(embed_action, [scope.name, model])],
                "uptodate": [config_changed(f"{model_id}:{built}")],
-               "targets": [str(layout.vectors(model_id, scope.name)),
-                           str(matrix_path(layout.vectors(model_id, scope.name))),
-                           str(keys_path(layout.vectors(model_id, scope.name)))], "verbosity": 0}
+               "targets": [str(p) for p in vector_files(layout.vectors(model_id, scope.name))],
+               "verbosity": 0}
 
 
 def _size_hint(layout: Layout, scope) -> int:
