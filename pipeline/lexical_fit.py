@@ -1,7 +1,7 @@
 """Fit the lexical rankers of one scope at index time and store them as arrays.
 
-BM25 uses rank-bm25's Okapi idf and parameters; char-gram TF-IDF is scikit-learn's
-char_wb vectorizer and TF-IDF transformer (a test holds the query side to both).
+BM25 uses rank-bm25's Okapi idf and parameters; char-gram TF-IDF reproduces
+scikit-learn's char_wb vectorizer word by word (a test holds the query side to both).
 Both are stored as sorted-term inverted indexes of small integer counts plus
 per-term and per-document factors, which ``loci.query.lexical`` scores in pure Python.
 """
@@ -21,6 +21,16 @@ def _ids(items: dict[str, int]) -> np.ndarray:
     for key, i in items.items():
         out[i] = key
     return out
+
+
+def _pairs(groups: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(row, column, count) of each distinct (row index, id) pair, rows in order."""
+    lengths = np.fromiter((len(g) for g in groups), np.int64, len(groups))
+    rows = np.repeat(np.arange(len(groups), dtype=np.int64), lengths)
+    cols = np.fromiter(chain.from_iterable(groups), np.int64, int(lengths.sum()))
+    width = int(cols.max()) + 1 if cols.size else 1
+    keys, counts = np.unique(rows * width + cols, return_counts=True)
+    return keys // width, keys % width, counts.astype(np.float64)
 
 
 def _alphabetical(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -67,29 +77,51 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     ``idf[g] = log((1 + n) / (1 + df)) + 1`` and ``df = ptr[g+1] - ptr[g]``: the query side
     derives the rest, so only the counts are stored.
 
-    scikit-learn does the fit: ``CountVectorizer(analyzer="char_wb")`` over the distinct words
-    (a document's n-grams are the sum of its words', so each word is analysed once), a
-    document x word count matrix times that word x n-gram one, and ``TfidfTransformer`` for
-    the weights behind the norms. Columns come out in alphabetical order: the stored order.
+    Identical to scikit-learn's TfidfVectorizer(analyzer="char_wb") (a test holds them
+    together) but computed word by word: a document's n-grams are the sum of its words'
+    n-grams, so each distinct word is analysed once and the document x n-gram counts come
+    from joining the two tables. scikit-learn's own CountVectorizer + TfidfTransformer, even
+    run the same word-by-word way, took 1.5 to 1.7x as long per scope here
+    (docs/decisions/footprint.md).
     """
-    from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
+    from loci.query.lexical import char_wb_ngrams
 
-    n_docs = len(texts)
-    lowered = [t.lower() for t in texts]
-    if not any(t.split() for t in lowered):
-        return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.ones(n_docs, np.float32)
+    empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32),
+             np.ones(len(texts), np.float32))
+    word_ids: dict[str, int] = {}
     # str.split() already folds runs of whitespace, as char_wb's normalisation does
-    by_word = CountVectorizer(analyzer=str.split, lowercase=False, dtype=np.int32)
-    doc_words = by_word.fit_transform(lowered)
-    by_gram = CountVectorizer(analyzer="char_wb", ngram_range=(lo, hi), lowercase=False, dtype=np.int32)
-    word_grams = by_gram.fit_transform(by_word.get_feature_names_out())
-    counts = (doc_words @ word_grams).tocsc()
-    counts.sort_indices()
-    weighted = TfidfTransformer(norm=None, sublinear_tf=True, smooth_idf=True).fit_transform(counts)
-    norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
+    groups = [[word_ids.setdefault(w, len(word_ids)) for w in text.lower().split()] for text in texts]
+    if not word_ids:
+        return empty
+    gram_ids: dict[str, int] = {}
+    word_grams = [[gram_ids.setdefault(g, len(gram_ids)) for g in char_wb_ngrams(w, lo, hi)]
+                  for w in _ids(word_ids)]
+    d_doc, d_word, d_count = _pairs(groups)          # word counts per document
+    g_word, g_gram, g_count = _pairs(word_grams)     # n-gram counts per word, words in order
+    g_start = np.zeros(len(word_ids) + 1, np.int64)
+    np.cumsum(np.bincount(g_word, minlength=len(word_ids)), out=g_start[1:])
+    # expand every (document, word) by that word's n-grams
+    span = g_start[d_word + 1] - g_start[d_word]
+    rep = np.repeat(np.arange(len(d_word)), span)
+    offset = np.arange(len(rep)) - np.repeat(np.cumsum(span) - span, span)
+    at = g_start[d_word][rep] + offset
+    # key each (n-gram, document) by the n-gram's alphabetical rank first: the one sort
+    # that aggregates the counts also leaves the postings in their stored order
+    names = _ids(gram_ids)
+    alpha, rank = _alphabetical(names)
+    n_docs = len(texts)
+    keys, inverse = np.unique(rank[g_gram[at]] * n_docs + d_doc[rep], return_inverse=True)
+    counts = np.bincount(inverse, weights=d_count[rep] * g_count[at])
+    ranks, docs = keys // n_docs, keys % n_docs
+    df = np.bincount(ranks, minlength=len(alpha))
+    idf = (np.log((1 + n_docs) / (1 + df)) + 1.0).astype(np.float32)
+    values = (1.0 + np.log(counts)) * idf[ranks]
+    norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=n_docs))
     norms[norms == 0] = 1.0
-    return (by_gram.get_feature_names_out().tolist(), counts.indptr.astype(np.int64),
-            counts.indices.astype(np.int32), counts.data.astype(np.int32), norms.astype(np.float32))
+    ptr = np.zeros(len(alpha) + 1, np.int64)
+    np.cumsum(df, out=ptr[1:])
+    return (names[alpha].tolist(), ptr, docs.astype(np.int32), np.rint(counts).astype(np.int32),
+            norms.astype(np.float32))
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,

@@ -44,10 +44,13 @@ def pack(values, code: str) -> bytes:
 
 
 def _postings_rows(terms: Sequence[str], ptr, docs, tf, scale, codes: tuple[str, str]):
-    bounds = list(map(int, ptr))
+    import numpy as np
+
+    docs, tf = np.asarray(docs).astype(_NUMPY[codes[0]]), np.asarray(tf).astype(_NUMPY[codes[1]])
+    bounds, scale = np.asarray(ptr).tolist(), np.asarray(scale, np.float64).tolist()
     for i, term in enumerate(terms):
         a, b = bounds[i], bounds[i + 1]
-        yield term, float(scale[i]), pack(docs[a:b], codes[0]), pack(tf[a:b], codes[1])
+        yield term, scale[i], docs[a:b].tobytes(), tf[a:b].tobytes()
 
 
 def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25, grams,
