@@ -163,6 +163,45 @@ def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str
         path.with_suffix(".keys.npy").unlink(missing_ok=True)
 
 
+def store_as_parquet(path: Path, key_column: str) -> bytes:
+    """The vector store ``path`` names as one Parquet table: ``key_column`` (hash or label),
+    ``vector`` (float32 unit rows) and the model in the schema metadata. The form a bundle
+    carries; the same store gives the same bytes."""
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    meta, got = read_meta(path), stored_vectors(path)
+    if meta is None or got is None:
+        raise EmbedError(f"the vectors at {matrix_path(path)} are unreadable or torn: run `loci embed`")
+    keys, matrix = got
+    table = pa.table({key_column: pa.array(keys, pa.string()),
+                      "vector": pa.FixedSizeListArray.from_arrays(
+                          pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()),
+                          int(meta["dim"]))})
+    table = table.replace_schema_metadata({b"loci.model": str(meta["model"]).encode(),
+                                           b"loci.dim": str(meta["dim"]).encode()})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()
+
+
+def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, object]:
+    """Write the vector store ``path`` from a table ``store_as_parquet`` made; returns its
+    model and dim. Raises ValueError/OSError on a table that is not one."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(parquet)
+    raw = pf.schema_arrow.metadata or {}
+    model, dim = raw[b"loci.model"].decode(), int(raw[b"loci.dim"])
+    table = pf.read(columns=[key_column, "vector"])
+    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
+    write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim)
+    return {"model": model, "dim": dim}
+
+
 def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     hashes = list(plan.wanted)
     matrix = np.zeros((len(hashes), encoder.dim), dtype=np.float32)
