@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from loci.kernel.errors import LociError
 from loci.kernel.config import Layout
 from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, VECTOR_DTYPE, VECTOR_SCHEMA, Encoder, EncoderUnavailable, force_offline,
@@ -31,7 +32,7 @@ from loci.kernel.atomic import write_json, write_with
 Progress = Callable[[int, int], None]
 
 
-class EmbedError(RuntimeError):
+class EmbedError(LociError, RuntimeError):
     """A scope cannot be embedded; the message says why and what to run."""
 
 

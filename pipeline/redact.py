@@ -476,6 +476,36 @@ def redact(text: str) -> tuple[str, Counter]:
     return _scrub(text, None)
 
 
+def redact_strings(value: object) -> tuple[object, Counter]:
+    """``value`` (JSON-like: dicts, lists, strings) with every string redacted, and the counts.
+
+    One pass over all strings joined decides whether any needs masking, so a clean
+    document costs one scan."""
+    strings: list[str] = []
+    _walk(value, strings.append)
+    if not redact("\n".join(strings))[1]:
+        return value, Counter()
+    found: Counter = Counter()
+
+    def clean(text: str) -> str:
+        masked, counts = redact(text)
+        found.update(counts)
+        return masked
+    return _walk(value, None, clean), found
+
+
+def _walk(value: object, visit: Callable[[str], None] | None, change: Callable[[str], str] | None = None):
+    if isinstance(value, str):
+        if visit is not None:
+            visit(value)
+        return change(value) if change is not None else value
+    if isinstance(value, dict):
+        return {_walk(k, visit, change): _walk(v, visit, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, visit, change) for v in value]
+    return value
+
+
 def secrets_in(text: str) -> list[tuple[str, str]]:
     """(kind, original text) for every span ``redact`` would mask, in the order it masks them."""
     spans: list[tuple[str, str]] = []
