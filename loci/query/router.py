@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
+from loci.kernel import language
 from loci.query import grammar
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
@@ -65,9 +66,13 @@ class RouteResult:
 
 
 def question_tokens(question: str, enumerative: bool) -> list[str]:
+    """The question's evidence tokens, each once: not an enumeration's frame words, and, in a
+    question written in another language, not that language's function words ("de", "les",
+    "und"): they say which language it is in, never what it is about."""
+    skip = language.foreign_function_words(question) if language.is_foreign(question) else set()
     seen: dict[str, None] = {}
     for tok in tokenize(question):
-        if enumerative and tok in grammar.ENUM_FRAME:
+        if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
             continue
         seen.setdefault(tok, None)
     return list(seen)
