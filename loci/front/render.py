@@ -87,8 +87,9 @@ def ask_lines(result) -> list[str]:
         if not block.episodes and not block.structure:
             lines.append("  no evidence in this scope")
         for hit in block.structure:
+            via = f"  (via {hit['via']})" if hit.get("via") else ""
             lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
-                         f"{hit['source_file']}:{hit['line']}")
+                         f"{hit['source_file']}:{hit['line']}{via}")
         for ep in block.episodes:
             cite = ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}"
             head = f" - {ep.heading}" if ep.heading else ""
