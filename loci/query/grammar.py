@@ -58,7 +58,7 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
     """Count (strong, bare, excluded) uses of ``alias`` in ``question``.
 
     A use is strong when it reads as a name: code-formatted or quoted, capitalised
-    against a lower-case alias, at the head of the question followed by ':' or ',',
+    (not in capitals: "CLI" is an acronym) against a lower-case alias, at the head of the question followed by ':' or ',',
     after 'in/with/using/for...', before 'library/package/...', or as "X's".
     ``excluded`` is True when the name follows 'besides', 'not counting', ...
     """
@@ -78,7 +78,9 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
             excluded = True
             continue
         quoted = before[-1:] in "`'\"" and after[:1] in "`'\""
-        capitalised = surface != alias.lower() and alias == alias.lower() and surface[:1].isupper()
+        # "Click" against the alias "click" is a name; "CLI" or "FD" in capitals is an acronym
+        capitalised = (surface != alias.lower() and alias == alias.lower() and surface[:1].isupper()
+                       and not (surface.isupper() and len(surface) > 1))
         at_head = not before.strip() and after[:1] in (":", ",")
         possessive = after[:2] in ("'s", "’s")
         prefix = prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
