@@ -21,8 +21,7 @@ from loci.kernel.atomic import write_with
 from pipeline.chunks import Chunk
 from pipeline.lexical_fit import fit_and_write
 from pipeline.paths import path_kind
-from loci.kernel.language import is_foreign
-from pipeline.prose import translation_language
+from loci.kernel.language import is_foreign, translation_language
 
 CHUNK_SCHEMA = pa.schema([
     ("id", pa.int32()), ("scope", pa.string()), ("kind", pa.string()), ("path", pa.string()),

@@ -2,8 +2,7 @@
 import pytest
 
 from conftest import setup_home
-from loci.kernel.language import is_foreign
-from pipeline.prose import translation_language
+from loci.kernel.language import is_foreign, translation_language
 
 SPANISH_README = """# algoritmos
 

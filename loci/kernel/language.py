@@ -1,12 +1,13 @@
-"""Is a text written in English? A function-word test both sides share.
+"""Is a text written in English, and is a file a translated copy? Both sides share these.
 
 Prose in another language is told apart from English prose and from code by the
 words no writer can avoid: English text is full of "the", "of", "to", "is";
 Spanish of "de", "que", "los"; German of "der", "und", "ist". A text whose
 function words are mostly another language's, or whose letters are mostly of
 another script (Cyrillic, CJK, Hangul, Arabic...), is foreign. Code and tables
-carry few function words of any language and stay English (unjudged). Pure: no
-model, no I/O.
+carry few function words of any language and stay English (unjudged). A path
+with a language tag (``README.es.md``, ``docs/zh-CN/``) names a translation
+(``translation_language``). Pure: no model, no I/O.
 """
 from __future__ import annotations
 
@@ -94,3 +95,45 @@ def is_foreign(text: str, min_words: int = 8, script_share: float = 0.5,
 def foreign_function_words(text: str) -> set[str]:
     """The other-language function words in ``text`` (lower-cased), to drop from a question's evidence."""
     return {w for w in _WORD.findall(text.lower()) if w in FOREIGN}
+
+
+# --- translated copies -------------------------------------------------------------------
+
+# ISO 639-1 codes of the languages documentation is translated into ("en" is the original)
+LANGUAGE_CODES = frozenset("""af ar az be bg bn bs ca cs cy da de el eo es et eu fa fi fil fr ga gl
+    he hi hr hu hy id is it ja ka kk km kn ko ku lt lv mk ml mn mr ms my nb ne nl nn no pa pl ps
+    pt ro ru si sk sl sq sr sv sw ta te th tl tr uk ur uz vi zh""".split())
+_REGION = r"(?P<region>[-_](?:[A-Za-z]{2}|Hans|Hant|hans|hant|\d{3}))?"
+_NAME_TAG = re.compile(r"^(?P<stem>.+?)(?P<sep>[._-])(?P<lang>[A-Za-z]{2,3})" + _REGION + r"$")
+_DIR_TAG = re.compile(r"^(?P<lang>[A-Za-z]{2,3})" + _REGION + r"$")
+# a bare code after '-' or '_' tags only a file every project has (``readme-fr``, not ``what-is``)
+_DOC_NAME = re.compile(r"(?i)^(readme|contributing|changelog|changes|code[-_]of[-_]conduct|index|security|faq|"
+                       r"getting[-_]started|quickstart|install(ation)?|usage|guide|tutorial)$")
+TRANSLATION_DIRS = frozenset({"i18n", "l10n", "translations", "translation", "locale", "locales", "lang"})
+
+
+def translation_language(relpath: str) -> str | None:
+    """The language a prose file's path says it is a translation into, else None.
+
+    ``README.es.md``, ``README-fr.md``, ``Readme_zh-CN.md``, ``guide.de.md``,
+    ``docs/zh-CN/...`` and ``i18n/...`` are translations; ``docs/en/...``,
+    ``README.md`` and ``what-is.md`` are not: a bare code after '-' or '_' tags
+    only a readme-like name, and a bare two-letter folder (``docs/fr/``, but also
+    ``src/ml/``) is too ambiguous to count (``is_foreign`` reads the text).
+    """
+    parts = [p for p in relpath.replace("\\", "/").split("/") if p]
+    if not parts:
+        return None
+    stem = parts[-1].rsplit(".", 1)[0] if "." in parts[-1].strip(".") else parts[-1]
+    m = _NAME_TAG.match(stem)
+    if m and m.group("lang").lower() in LANGUAGE_CODES and (
+            m.group("region") or m.group("sep") == "." or _DOC_NAME.match(m.group("stem"))):
+        return m.group("lang").lower()
+    for folder in parts[:-1]:
+        if folder.lower() in TRANSLATION_DIRS:
+            return "?"
+        m = _DIR_TAG.match(folder)
+        if m and m.group("region") and m.group("lang").lower() in LANGUAGE_CODES:
+            return m.group("lang").lower()
+    return None
+
