@@ -91,3 +91,13 @@ def test_a_symbol_the_threshold_share_admits_counts_as_held(index):
     strict = Params(symbol_holder_share=1.01)
     r = route("What calls parse_defaults?", index, Context(), ALIASES, strict)
     assert r.gate != "symbol"
+
+
+def test_a_symbol_route_may_be_vetoed_by_meaning_but_never_widened(index):
+    from loci.query.router import second_opinion
+
+    r = route("What calls parse_defaults?", index, Context(), ALIASES)
+    wide = second_opinion(r, {"parsers": 0.5, "tasks": 0.9, "styles": 0.1}, Context(), Params(), "q")
+    assert wide.scopes == ["parsers"]
+    far = second_opinion(r, {s: 0.05 for s in DEFS}, Context(), Params(), "q")
+    assert far.outcome == "abstained"

@@ -367,7 +367,9 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
     return out
 
 
-SEMANTIC_GATES = ("evidence",)   # a route decided by a name, the cwd or --scope is not second-guessed
+# a route decided by a name, the cwd or --scope is not second-guessed; one decided by a code name
+# (gate "symbol") only by the veto: meaning may say nothing is there, never add another scope
+SEMANTIC_GATES = ("evidence", "symbol")
 
 
 def open_to_opinion(result: RouteResult) -> bool:
@@ -412,6 +414,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
+        elif result.gate == "symbol":
+            pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
             out = replace(out, scopes=[*result.scopes, leader])
