@@ -403,6 +403,7 @@ def big_tables(n: int) -> StructureTables:
     return StructureTables(symbols, calls)
 
 
+@pytest.mark.slow   # timed: on a shared, busy machine it measures the neighbours (speed belongs in bench/)
 def test_load_and_query_are_fast_on_a_big_scope(tmp_path):
     lay = layout(tmp_path)
     write_query_file(lay, "big", big_tables(6000))
