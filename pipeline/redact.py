@@ -494,7 +494,7 @@ def redact_strings(value: object) -> tuple[object, Counter]:
     document costs one scan."""
     strings: list[str] = []
     _walk(value, strings.append)
-    if not redact("\n".join(strings))[1]:
+    if not redact("\n".join(dict.fromkeys(strings)))[1]:     # each distinct string once
         return value, Counter()
     found: Counter = Counter()
 
