@@ -76,6 +76,8 @@ def sha256_file(path: Path) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
+    if not repo.is_dir():
+        return ""
     try:
         out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.SubprocessError):
