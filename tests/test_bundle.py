@@ -142,3 +142,19 @@ def test_a_manifest_from_a_newer_loci_is_refused():
     raw = {"bundle_schema": BUNDLE_SCHEMA + 1, "scope": "x", "files": []}
     with pytest.raises(BundleError, match="newer loci"):
         parse_manifest(json.dumps(raw).encode(), "src/x")
+
+
+def test_the_ci_templates_parse_and_run_commands_loci_has():
+    import re
+
+    yaml = pytest.importorskip("yaml")
+    from loci.front.cli import app
+    import typer.main
+
+    commands = set(typer.main.get_command(app).commands)
+    docs = Path(__file__).resolve().parents[1] / "docs" / "ci"
+    for name in ("bundle.yml", "corpus.yml"):
+        text = (docs / name).read_text()
+        assert yaml.safe_load(text)["jobs"]
+        used = set(re.findall(r"(?:run:|&&)\s*loci ([a-z]+)", text))
+        assert used and used <= commands, used - commands
