@@ -21,6 +21,7 @@ from typing import Sequence
 
 from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json
+from pipeline.gitenv import git_env
 from pipeline.redact import redact_strings
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
@@ -118,7 +119,7 @@ def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResu
     work = layout.graph_dir(name) / "work"
     work.mkdir(parents=True, exist_ok=True)
     cmd = graphify_command(root, work, excludes, full)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}  # graphify re-execs itself without it
+    env = git_env(PYTHONHASHSEED="0")  # graphify re-execs itself without it
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT_SECONDS, check=False)
@@ -240,7 +241,7 @@ def _stat_key(path: Path) -> bytes:
 def _git(root: Path, args: list[str]) -> bytes | None:
     try:
         proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=120,
-                              check=False)
+                              check=False, env=git_env())
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout if proc.returncode == 0 else None

@@ -9,16 +9,15 @@ commits), which implies no group.
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from pipeline.gitenv import git_env
+
 LOG_DEPTH = 200
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
 
 
 @dataclass(frozen=True)
@@ -34,8 +33,7 @@ class Identity:
 
 
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess | None:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-    env["LC_ALL"] = "C"
+    env = git_env(LC_ALL="C")
     try:
         return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
                               env=env, timeout=30, errors="replace")

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from loci.kernel.errors import LociError
+
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
 
@@ -35,7 +37,7 @@ _ALIASES = {
 }
 
 
-class EncoderUnavailable(RuntimeError):
+class EncoderUnavailable(LociError, RuntimeError):
     """An encoder cannot be loaded; the message is one line that names the fix."""
 
 
