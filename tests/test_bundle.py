@@ -158,3 +158,20 @@ def test_the_ci_templates_parse_and_run_commands_loci_has():
         assert yaml.safe_load(text)["jobs"]
         used = set(re.findall(r"(?:run:|&&)\s*loci ([a-z]+)", text))
         assert used and used <= commands, used - commands
+
+
+def test_the_doit_bundle_task_writes_what_export_writes_and_then_rests(built, tmp_path, monkeypatch):
+    import pipeline.embed
+    from pipeline.runner import run
+    from pipeline.tasks import home_context
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    lay = layout()
+    report = run(home_context(lay, scan=False), ["bundle:gizmo"])
+    assert "bundle:gizmo" in report.executed, report.failed
+    task_made = lay.home / "bundles" / "gizmo"
+    exported = export_scope(lay, "gizmo", tmp_path / "out")
+    assert sorted(p.name for p in task_made.iterdir()) == sorted(p.name for p in exported.iterdir())
+    assert all((task_made / p.name).read_bytes() == p.read_bytes() for p in exported.iterdir())
+    again = run(home_context(lay, scan=False), ["bundle:gizmo"])
+    assert "bundle:gizmo" in again.uptodate

@@ -68,6 +68,18 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
     return {role: path for role, path in out.items() if path.is_file()}
 
 
+def bundle_state(layout: Layout, name: str) -> str:
+    """What the scope's bundle is made from, as file stats (cheap: no hashing)."""
+    parts = []
+    for role, path in sorted({**role_sources(layout, name), "meta": layout.meta(name)}.items()):
+        try:
+            st = path.stat()
+            parts.append(f"{role}={st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{role}=none")
+    return ";".join(parts)
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
