@@ -175,3 +175,12 @@ def test_the_doit_bundle_task_writes_what_export_writes_and_then_rests(built, tm
     assert all((task_made / p.name).read_bytes() == p.read_bytes() for p in exported.iterdir())
     again = run(home_context(lay, scan=False), ["bundle:gizmo"])
     assert "bundle:gizmo" in again.uptodate
+
+
+def test_a_meta_holding_a_machine_path_is_refused(built, tmp_path):
+    lay = layout()
+    meta = json.loads(lay.meta("webby").read_text())
+    meta["stats"]["graph_problems"] = [f"cannot parse {built / 'webby' / 'x.py'}"]
+    lay.meta("webby").write_text(json.dumps(meta))
+    with pytest.raises(BundleError, match="machine path"):
+        export_scope(lay, "webby", tmp_path / "out")

@@ -194,7 +194,12 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
                               f"(an absolute --glob? re-index {name} without it)")
     files = [(BundleFile(role, f"{role}.parquet", sha256_file(path), path.stat().st_size), path)
              for role, path in sorted(sources.items())]
-    return manifest_bytes(build_manifest(layout, name, [f for f, _ in files])), files
+    manifest = manifest_bytes(build_manifest(layout, name, [f for f, _ in files]))
+    found = next((n for n in needles if n.encode() in manifest), None)
+    if found is not None:
+        raise BundleError(f"the manifest of {name} would hold the machine path {found} (in its meta); "
+                          f"nothing was exported, re-index {name}")
+    return manifest, files
 
 
 def export_scope(layout: Layout, name: str, dest: Path, *, no_vectors: bool = False) -> Path:
