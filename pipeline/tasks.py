@@ -240,7 +240,7 @@ def _structure(layout: Layout, scope, params: Params):
 def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
     """Collect, redact and write one scope; the meta (with ``fingerprint``) last. Raises on failure."""
     from pipeline.collect import collect_scope
-    from pipeline.facts import dependencies, fact_vocabulary
+    from pipeline.facts import dependencies, fact_vocabulary, scope_facts
     from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
     from pipeline.uses import scope_refs, write_refs
     from loci.kernel.registry import load_registry
@@ -255,7 +255,8 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
                                params, symbol_vocab)
     root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
     deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
-    vocab.update(fact_vocabulary(root, relpaths, deps))
+    facts = scope_facts(root, relpaths, deps)
+    vocab.update(fact_vocabulary(root, relpaths, facts=facts))
     write_scope(layout, name, collected.chunks, vocab, params, tables)
     write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
     meta = ScopeMeta(
@@ -264,6 +265,7 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
         updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
         redactions=dict(collected.redactions),
         stats={**dict(collected.stats), "graph_problems": problems},
+        facts=[f.to_json() for f in facts],
     )
     write_json(layout.meta(name), asdict(meta))
     return {"chunks": meta.chunks, "redactions": meta.redactions}
