@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: one BLAS thread starts numpy faster
 import numpy as np  # noqa: E402
 
 from loci.kernel.config import DEFAULT_PARAMS, layout as make_layout  # noqa: E402
@@ -218,6 +219,7 @@ def main(argv=None) -> int:
     ap.add_argument("--questions", type=int, default=40)
     ap.add_argument("--asks", type=int, default=9, help="one-shot `loci ask` runs")
     ap.add_argument("--accuracy", action="store_true")
+    ap.add_argument("--only-accuracy", action="store_true", help="skip the synthetic bed")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
     args = ap.parse_args(argv)
@@ -227,6 +229,9 @@ def main(argv=None) -> int:
     source = args.source_home if (args.source_home / "manifest.json").is_file() else None
     out: dict = {"synthetic": args.scopes}
     try:
+        if args.only_accuracy:
+            out = {"accuracy": accuracy(args.source_home, work)}
+            return _emit(out, args.json)
         words, p = word_pool(source)
         gen, store, home = work / "gen-home", work / "store", work / "home"
         start = time.perf_counter()
@@ -260,10 +265,14 @@ def main(argv=None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     for key in ("cold_pull_s", "incremental_pull_s", "ask_p50_s", "ask_peak_mb"):
         out[key] = round(out[key], 3) if key in out else None
+    return _emit(out, args.json)
+
+
+def _emit(out: dict, path: Path | None) -> int:
     text = json.dumps(out, indent=1)
     print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    if path:
+        path.write_text(text + "\n")
     return 0
 
 
