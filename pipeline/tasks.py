@@ -469,7 +469,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     @create_after(executed="scan")
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import keys_path, matrix_path
+        from loci.query.semantic import vector_files
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -481,7 +481,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
-                   "targets": [str(store), str(matrix_path(store)), str(keys_path(store))], "verbosity": 0}
+                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
 
     @create_after(executed="scan")
     def task_embed():
