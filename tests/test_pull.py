@@ -197,6 +197,8 @@ def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, 
     assert "missing on disk" not in res.stdout
     names = {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
     assert {"gizmo", "webby", "solo"} <= names
+    listing = cli("scopes").stdout
+    assert "[pulled]" in listing and "missing on disk" not in listing
 
 
 # --- refusals: one line, nothing changed ------------------------------------------------------
