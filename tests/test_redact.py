@@ -600,6 +600,8 @@ KEY_SHAPES = {
     "template": "const key = `" + fake_pem("k", kind="OPENSSH PRIVATE KEY") + "`;\n",
     "no-end": "  " + fake_pem("k", end=False).replace("\n", "\n  ") + "\n\nThe rest of the notes.\n",
     "headless": "BODY = '''\n" + "\n".join(fake_key_lines("k")) + "\n'''\n",
+    "putty": ("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\n"
+              "Private-Lines: 26\n" + "\n".join(fake_key_lines("k")) + "\nPrivate-MAC: 0f1e2d3c4b5a\n"),
 }
 
 
