@@ -5,7 +5,6 @@ index workers, where importing them would be most of its cost.
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Sequence
 
@@ -17,11 +16,12 @@ from pipeline.query_store import write_routing_db
 
 def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
     """Merge the indexed scopes among ``names``; return their metas (as the manifest lists them)."""
+    from loci.kernel.state import read_meta
+
     metas = {}
     for name in names:
-        try:
-            meta = json.loads(layout.meta(name).read_text())
-        except (OSError, ValueError):
+        meta = read_meta(layout, name)
+        if meta is None:
             continue
         if layout.query_db(name).exists():
             metas[name] = meta

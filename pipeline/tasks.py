@@ -19,6 +19,8 @@ from doit.tools import config_changed
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from pipeline import buildlock
 from loci.kernel.atomic import write_json
+from loci.kernel.integrity import home_index_problems, scope_index_problems, vector_problems
+from loci.kernel.state import read_meta
 from pipeline.facts import dependencies, fact_vocabulary
 from pipeline.fingerprint import scope_fingerprint
 
@@ -112,18 +114,20 @@ def _no_error(layout: Layout, name: str) -> Callable[[], bool]:
     return lambda: not error_path(layout, name).exists()
 
 
+def _sound(problems: Callable[[], list]) -> Callable[[], bool]:
+    """An ``uptodate`` check: the step's files are whole (a torn or damaged one is rebuilt)."""
+    return lambda: not problems()
+
+
 def task_scan():
     """Rescan the roots remembered in scopes.json (registers new repositories)."""
     def rescan():
-        from loci.kernel.registry import load_registry, save_registry
+        from loci.kernel.registry import editing_registry
         from pipeline.scan import scan
 
-        layout = _layout()
-        prior = load_registry(layout)
-        if not prior.roots:
-            return True
-        result = scan([Path(r) for r in prior.roots], prior=prior)
-        save_registry(layout, result.registry)
+        with editing_registry(_layout()) as edit:
+            if edit.registry.roots:
+                edit.registry = scan([Path(r) for r in edit.registry.roots], prior=edit.registry).registry
         return True
 
     return {"actions": [rescan], "uptodate": [False], "verbosity": 0}
@@ -155,10 +159,7 @@ def stale_scopes(layout: Layout) -> list[str]:
         list(pool.map(lambda s: fingerprint_of(layout, s), scopes))
     out = []
     for scope in scopes:
-        try:
-            built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint")
-        except (OSError, ValueError):
-            built = None
+        built = (read_meta(layout, scope.name) or {}).get("fingerprint")
         if built != fingerprint_of(layout, scope) or layout.error(scope.name).exists():
             out.append(scope.name)
     return out
@@ -221,12 +222,13 @@ def task_embed():
 
     yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
     for scope in _registry(layout).scopes:
-        try:
-            built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint", "")
-        except (OSError, ValueError):
+        meta = read_meta(layout, scope.name)
+        if meta is None:
             continue  # not indexed: nothing to encode
+        built = meta["fingerprint"]
         yield {"name": scope.name, "actions": [(embed_action, [scope.name, model])],
-               "uptodate": [config_changed(f"{model_id}:{built}")],
+               "uptodate": [config_changed(f"{model_id}:{built}"),
+                            _sound(lambda name=scope.name: vector_problems(layout.vectors(model_id, name)))],
                "targets": [str(layout.vectors(model_id, scope.name)),
                            str(matrix_path(layout.vectors(model_id, scope.name))),
                            str(keys_path(layout.vectors(model_id, scope.name)))], "verbosity": 0}
@@ -235,10 +237,9 @@ def task_embed():
 def _size_hint(layout: Layout, scope) -> int:
     """How much work a scope is, for scheduling the biggest first: its last chunk count,
     else the size of its git index (a stat, proportional to the tracked files)."""
-    try:
-        return int(json.loads(layout.meta(scope.name).read_text()).get("chunks", 0)) * 100
-    except (OSError, ValueError):
-        pass
+    meta = read_meta(layout, scope.name)
+    if meta is not None:
+        return meta["chunks"] * 100
     try:
         return (Path(scope.path) / ".git" / "index").stat().st_size // 100
     except OSError:
@@ -259,7 +260,8 @@ def task_index():
         yield {
             "name": scope.name,
             "actions": [(index_scope, [scope.name, fp])],
-            "uptodate": [config_changed(fp), _no_error(layout, scope.name)],
+            "uptodate": [config_changed(fp), _no_error(layout, scope.name),
+                         _sound(lambda name=scope.name: scope_index_problems(layout, name))],
             "targets": [str(layout.chunks(scope.name)), str(layout.vocab(scope.name)),
                         str(layout.query_db(scope.name)), str(layout.refs(scope.name)),
                         str(meta_path(layout, scope.name))],
@@ -293,7 +295,8 @@ def task_routing():
     return {
         "actions": [merge],
         "task_dep": ["index"],
-        "uptodate": [lambda task, values: values.get("state") == state()],
+        "uptodate": [lambda task, values: values.get("state") == state(),
+                     _sound(lambda: home_index_problems(layout))],
         "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
         "verbosity": 0,
     }

@@ -203,12 +203,12 @@ def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
 @handled
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import relabel
 
-    layout = _writable_home()
-    result = relabel(load_registry(layout))
-    save_registry(layout, result.registry)
+    with editing_registry(_writable_home()) as edit:
+        result = relabel(edit.registry)
+        edit.registry = result.registry
     for name, owner in sorted(result.owners.items()):
         typer.echo(f"{name:<28} {owner}")
 

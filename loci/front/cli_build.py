@@ -13,13 +13,12 @@ from loci.kernel.config import layout as make_layout
 
 
 def _do_scan(dirs: List[Path], split: Optional[bool], quiet: bool) -> None:
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import scan
 
-    layout = _writable_home()
-    prior = load_registry(layout)
-    result = scan(dirs, split=split, prior=prior)
-    save_registry(layout, result.registry)
+    with editing_registry(_writable_home()) as edit:
+        result = scan(dirs, split=split, prior=edit.registry)
+        edit.registry = result.registry
     for p in result.problems:
         _err(p)
     if not quiet:
@@ -56,16 +55,15 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
         glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import ScanError, add_scope
 
-    layout = _writable_home()
     try:
-        reg = add_scope(load_registry(layout), path, alias=alias, glob=glob)
+        with editing_registry(_writable_home()) as edit:
+            edit.registry = reg = add_scope(edit.registry, path, alias=alias, glob=glob)
     except ScanError as exc:
         _err(str(exc))
         raise typer.Exit(1)
-    save_registry(layout, reg)
     scope = reg.at_path(path)
     typer.echo(f"registered {scope.name if scope else path}; run `loci index` to index it")
 
@@ -94,24 +92,18 @@ def _progress_run(targets: list[str], force: bool, quiet: bool, label: str, kind
 
 
 def _do_index(force: bool, quiet: bool) -> int:
-    import json
-
+    from loci.kernel.state import read_error, read_meta
 
     layout = make_layout()
     report = _progress_run(["index", "routing"], force, quiet, "indexing")
     rebuilt = [n.split(":", 1)[1] for n in report.executed if n.startswith("index:")]
-    failed = []
-    for name in rebuilt:
-        ep = layout.error(name)
-        if ep.exists():
-            failed.append((name, json.loads(ep.read_text()).get("error", "failed")))
+    failed = [(name, msg) for name in rebuilt if (msg := read_error(layout, name))]
     if not quiet:
         fresh = [n.split(":", 1)[1] for n in report.uptodate if n.startswith("index:")]
         typer.echo(f"indexed {len(rebuilt) - len(failed)} scope(s), {len(fresh)} unchanged")
         for name in rebuilt:
-            try:
-                meta = json.loads(layout.meta(name).read_text())
-            except (OSError, ValueError):
+            meta = read_meta(layout, name)
+            if meta is None:
                 continue
             red = meta.get("redactions") or {}
             red_s = ", ".join(f"{k} x{v}" for k, v in sorted(red.items()))

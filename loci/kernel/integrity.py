@@ -1,0 +1,176 @@
+"""Is a derived file whole? Cheap checks that read a file's frame, not its contents.
+
+Each ``*_problem`` returns None for a sound file and a short reason otherwise
+("truncated: 4096 of 16384 bytes"). They need neither numpy nor pyarrow, so a
+build step can ask them in its ``uptodate`` check and doctor can ask them for
+every scope: a torn or emptied file is found by what it holds, not its mtime.
+"""
+from __future__ import annotations
+
+import ast
+import os
+import sqlite3
+import struct
+from pathlib import Path
+
+from loci.kernel.config import Layout
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+PARQUET_MAGIC = b"PAR1"
+NPY_MAGIC = b"\x93NUMPY"
+
+
+def sqlite_uri(path: Path, mode: str = "ro") -> str:
+    """A ``file:`` URI for ``path`` with every special character quoted (``#``, ``?``, ``%``)."""
+    from urllib.parse import quote
+
+    return f"file:{quote(str(Path(path).resolve()))}?mode={mode}"
+
+
+def connect(path: Path, mode: str = "ro", **kwargs) -> sqlite3.Connection:
+    """Open an SQLite file by URI, so a home whose path holds ``#``, ``?`` or ``%`` still works."""
+    return sqlite3.connect(sqlite_uri(path, mode), uri=True, **kwargs)
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return None
+
+
+def sqlite_problem(path: Path, thorough: bool = False) -> str | None:
+    """A missing, truncated or unopenable SQLite file; ``thorough`` also runs ``PRAGMA quick_check``."""
+    size = _size(path)
+    if size is None:
+        return "missing"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(100)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        return "not an SQLite database (empty or overwritten)"
+    page = struct.unpack(">H", head[16:18])[0]
+    page = 65536 if page == 1 else page
+    pages, counter, valid_for = struct.unpack(">I", head[28:32])[0], head[24:28], head[92:96]
+    if pages and counter == valid_for and page * pages > size:
+        return f"truncated: {size} of {page * pages} bytes"
+    try:
+        con = connect(path)
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            if thorough:
+                verdict = con.execute("PRAGMA quick_check").fetchone()
+                if verdict and verdict[0] != "ok":
+                    return f"corrupt ({verdict[0]})"
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable ({exc})"
+    return None
+
+
+def parquet_problem(path: Path) -> str | None:
+    """A missing, emptied or truncated Parquet file (its magic bytes and footer length)."""
+    size = _size(path)
+    if size is None:
+        return "missing"
+    if size < 12:
+        return f"truncated: {size} bytes"
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+            fh.seek(size - 8)
+            tail = fh.read(8)
+    except OSError as exc:
+        return f"unreadable ({exc.strerror or exc})"
+    footer = struct.unpack("<I", tail[:4])[0]
+    if head != PARQUET_MAGIC or tail[4:] != PARQUET_MAGIC or footer + 12 > size:
+        return "truncated or overwritten (no Parquet footer)"
+    return None
+
+
+def npy_problem(path: Path) -> str | None:
+    """A missing, emptied or truncated ``.npy`` array (its header against the file's size)."""
+    size = _size(path)
+    if size is None:
+        return "missing"
+    try:
+        with open(path, "rb") as fh:
+            magic = fh.read(8)
+            if len(magic) < 8 or not magic.startswith(NPY_MAGIC):
+                return "empty" if size == 0 else "not a numpy array"
+            width = 2 if magic[6] == 1 else 4
+            length = int.from_bytes(fh.read(width), "little")
+            header = ast.literal_eval(fh.read(length).decode("latin1"))
+    except (OSError, ValueError, SyntaxError, UnicodeDecodeError, MemoryError) as exc:
+        return f"unreadable header ({exc})"
+    if not isinstance(header, dict) or not isinstance(header.get("shape"), tuple):
+        return "unreadable header"
+    itemsize = _itemsize(str(header.get("descr", "")))
+    if itemsize is None:
+        return None  # an object or structured array: leave it to numpy
+    count = 1
+    for n in header["shape"]:
+        count *= int(n)
+    expected = 8 + width + length + count * itemsize
+    if size < expected:
+        return f"truncated: {size} of {expected} bytes"
+    return None
+
+
+def _itemsize(descr: str) -> int | None:
+    digits = "".join(c for c in descr if c.isdigit())
+    if descr[-2:-1] in ("U",):
+        return int(digits) * 4 if digits else None
+    return int(digits) if digits and descr.lstrip("<>|=")[:1] in "fiubcS" else None
+
+
+# ---- what each build step leaves behind
+
+def scope_index_problems(layout: Layout, name: str) -> list[tuple[Path, str]]:
+    """The files one scope's index step writes that are missing or damaged."""
+    from loci.kernel.jsonfile import read_state
+    from loci.kernel.schemas import META_FILE, StateError
+
+    out = [(p, why) for p, why in (
+        (layout.chunks(name), parquet_problem(layout.chunks(name))),
+        (layout.vocab(name), parquet_problem(layout.vocab(name))),
+        (layout.refs(name), parquet_problem(layout.refs(name))),
+        (layout.query_db(name), sqlite_problem(layout.query_db(name))),
+    ) if why]
+    try:
+        if read_state(layout.meta(name), META_FILE) is None:
+            out.append((layout.meta(name), "missing"))
+    except StateError as exc:
+        out.append((layout.meta(name), str(exc)))
+    return out
+
+
+def home_index_problems(layout: Layout) -> list[tuple[Path, str]]:
+    """The whole-home files the routing step writes (routing.sqlite, uses.parquet, manifest.json)."""
+    from loci.kernel.jsonfile import read_state
+    from loci.kernel.schemas import MANIFEST_FILE, StateError
+
+    out = [(p, why) for p, why in ((layout.routing_db, sqlite_problem(layout.routing_db)),
+                                   (layout.uses, parquet_problem(layout.uses))) if why]
+    try:
+        if read_state(layout.manifest, MANIFEST_FILE) is None:
+            out.append((layout.manifest, "missing"))
+    except StateError as exc:
+        out.append((layout.manifest, str(exc)))
+    return out
+
+
+def vector_problems(vectors: Path) -> list[tuple[Path, str]]:
+    """The vector table of one scope and model, and its matrix and keys (``loci.query.semantic``)."""
+    base = vectors.with_suffix("")
+    found = [(vectors, parquet_problem(vectors))]
+    found += [(p, npy_problem(p)) for p in (base.with_name(base.name + ".npy"),
+                                            base.with_name(base.name + ".keys.npy")) if p.exists()]
+    return [(p, why) for p, why in found if why]
+
+
+def is_sound(problems: list[tuple[Path, str]]) -> bool:
+    return not problems
