@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,9 +20,11 @@ from loci.kernel.config import DEFAULT_PARAMS, Params
 from pipeline import comments, references
 from pipeline.chunks import Chunk, make_chunk
 from pipeline.definitions import language
+from pipeline.gitread import git_out
 from pipeline.paths import path_kind
 from pipeline.prose import sections
 from pipeline.redact import is_secret_file
+
 
 COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
 
@@ -56,27 +57,9 @@ class Collected:
 # --- listing --------------------------------------------------------------------------
 
 
-# what `git rev-parse --local-env-vars` prints: set inside a hook, they would point git at
-# the hook's repository instead of root
-_GIT_LOCAL_VARS = frozenset(
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_CONFIG GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT "
-    "GIT_OBJECT_DIRECTORY GIT_DIR GIT_WORK_TREE GIT_IMPLICIT_WORK_TREE GIT_GRAFT_FILE "
-    "GIT_INDEX_FILE GIT_NO_REPLACE_OBJECTS GIT_REPLACE_REF_BASE GIT_PREFIX "
-    "GIT_INTERNAL_SUPER_PREFIX GIT_SHALLOW_FILE GIT_COMMON_DIR".split())
-
-
 def _git(root: Path, *args: str) -> bytes | None:
-    """stdout of a git command run in root, or None if git is missing or fails.
-
-    Repository-locating variables are dropped so a hook's GIT_DIR cannot redirect it."""
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCAL_VARS}
-    env.update(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, env=env,
-                             timeout=GIT_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
+    """stdout of a read-only git command run in root, or None if git is missing or fails."""
+    return git_out(root, *args, timeout=GIT_TIMEOUT)
 
 
 def _pruned(name: str, top_level: bool) -> bool:

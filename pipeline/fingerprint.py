@@ -10,7 +10,6 @@ from __future__ import annotations
 import glob as globlib
 import hashlib
 import os
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
@@ -20,14 +19,10 @@ from loci.kernel.config import SCHEMA_VERSION, Params
 
 def git_state(root: Path) -> str:
     """HEAD plus a digest of every changed or untracked file's path, mtime and size."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
-            capture_output=True, timeout=60, check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "nogit:" + _tree_digest(root)
-    if out.returncode != 0:
+    from pipeline.gitread import run_git
+
+    out = run_git(root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".")
+    if out is None or out.returncode != 0:
         return "nogit:" + _tree_digest(root)
     head = "none"
     digest = hashlib.sha1()

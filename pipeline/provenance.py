@@ -9,7 +9,6 @@ commits), which implies no group.
 """
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass
@@ -17,9 +16,6 @@ from pathlib import Path
 from typing import Sequence
 
 LOG_DEPTH = 200
-_GIT_ENV_DROP = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
-                 "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE")
-
 
 @dataclass(frozen=True)
 class Identity:
@@ -34,13 +30,9 @@ class Identity:
 
 
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess | None:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
-    env["LC_ALL"] = "C"
-    try:
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
-                              env=env, timeout=30, errors="replace")
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    from pipeline.gitread import run_git
+
+    return run_git(path, *args, timeout=30, text=True)
 
 
 def read_identity() -> Identity:

@@ -113,6 +113,13 @@ def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False, jo
     from pipeline import buildlock
 
     buildlock.hold(layout)  # refuse here, cleanly, rather than from inside doit's task loader
+    from loci.kernel.integrity import set_aside_if_damaged
+
+    note = set_aside_if_damaged(layout.doit_db)  # a torn build state: start it afresh
+    if note:
+        import sys
+
+        print(f"loci: {note}", file=sys.stderr)
     try:
         report.code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
     finally:

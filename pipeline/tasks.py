@@ -89,7 +89,8 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
         vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
                                    params, symbol_vocab)
         root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
-        deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
+        manifest_problems: list[str] = []  # a bad value is skipped, the rest indexed, the file reported
+        deps = dependencies(root, relpaths, manifest_problems)  # read once: routing facts and cross-scope references
         vocab.update(fact_vocabulary(root, relpaths, deps))
         write_scope(layout, name, collected.chunks, vocab, params, tables)
         write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
@@ -98,7 +99,8 @@ def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) ->
             vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
             updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
             redactions=dict(collected.redactions),
-            stats={**dict(collected.stats), "graph_problems": problems},
+            stats={**dict(collected.stats), "graph_problems": problems,
+                   "manifest_problems": manifest_problems},
         )
         write_json(meta_path(layout, name), asdict(meta))
         if err.exists():

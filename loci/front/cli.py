@@ -27,12 +27,9 @@ app.add_typer(groups_app, name="groups")
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from loci.kernel.dist import installed_version
 
-        try:
-            typer.echo(f"loci {version('loci-mem')}")
-        except PackageNotFoundError:
-            typer.echo("loci (not installed as a package)")
+        typer.echo(f"loci {installed_version() or '(not installed as a package)'}")
         raise typer.Exit()
 
 

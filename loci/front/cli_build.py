@@ -115,6 +115,8 @@ def _do_index(force: bool, quiet: bool) -> int:
             if skipped:
                 line += "; " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items())
             typer.echo(line)
+            for problem in st.get("manifest_problems") or ():
+                _err(f"{name}: {problem}")
     for name, msg in failed:
         _err(f"{name}: {msg} (previous artifacts kept; fix and re-run `loci index`)")
     for name, msg in report.failed.items():
@@ -125,10 +127,10 @@ def _do_index(force: bool, quiet: bool) -> int:
 
 def _do_graphs(names: list[str], force: bool, quiet: bool) -> int:
     """Build code graphs through the doit `graphs` task; returns an exit code."""
-    from pipeline.graphs import graphify_available
+    from pipeline.graphs import INSTALL_HINT, graphify_available
 
     if not graphify_available():
-        _err("code graphs need the `graph` extra: pip install 'loci-mem[graph]' (indexing continues from prose)")
+        _err(f"code graphs need the `graph` extra: {INSTALL_HINT} (indexing continues from prose)")
         return 0 if quiet else 1
     targets = [f"graphs:{n}" for n in names] if names else ["graphs"]
     report = _progress_run(targets, force, quiet, "graphs", kind="graphs")

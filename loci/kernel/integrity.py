@@ -174,3 +174,16 @@ def vector_problems(vectors: Path) -> list[tuple[Path, str]]:
 
 def is_sound(problems: list[tuple[Path, str]]) -> bool:
     return not problems
+
+
+def set_aside_if_damaged(path: Path) -> str | None:
+    """Move a damaged SQLite file to ``<name>.damaged`` so the next writer starts afresh; the
+    note to show, or None when the file is sound or absent. For files that only cache work
+    (doit's build state): losing one makes the next build redo its steps, nothing more."""
+    path = Path(path)
+    why = sqlite_problem(path, thorough=True) if path.exists() else None
+    if why is None:
+        return None
+    aside = path.with_name(path.name + ".damaged")
+    os.replace(path, aside)
+    return f"{path} was {why}; moved it to {aside.name} and rebuilding every step"

@@ -123,7 +123,7 @@ CALIBRATION = Obj({"schema_version": int, "params": MapOf((int, float, type(None
                   required=("schema_version", "params"))
 EMBED = Obj({"model": TEXT, "model_id": TEXT}, required=("model_id",))
 LOCK = Obj({"pid": int, "what": TEXT, "start": (int, type(None))}, required=("pid",))
-GRAPH_RECORD = Obj({"fingerprint": TEXT, "status": TEXT, "files": int})
+GRAPH_RECORD = Obj({"fingerprint": TEXT, "status": TEXT, "setup": TEXT, "sha1": OPT_TEXT})
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ ERROR_FILE = StateFile("errors/<scope>.json", ERROR, "loci index")
 CALIBRATION_FILE = StateFile("calibration.json", CALIBRATION, "loci calibrate")
 EMBED_FILE = StateFile("embed.json", EMBED, "loci embed")
 LOCK_FILE = StateFile(".build.lock", LOCK, "loci index")
-GRAPH_RECORD_FILE = StateFile("graphs/<scope>/record", GRAPH_RECORD, "loci graphs --force")
+GRAPH_RECORD_FILE = StateFile("graphs/<scope>/fingerprint.json", GRAPH_RECORD, "loci graphs")
 
 
 class StateError(StoreError):

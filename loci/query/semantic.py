@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from loci.kernel.dist import install_hint
+
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
 
@@ -24,7 +26,7 @@ TRANSFORMER_ID = "all-minilm-l6-v2"
 STATIC_ID = "all-minilm-l6-v2-static256"
 """The static model distilled locally from it; bump the suffix when the recipe changes."""
 DEFAULT_MODEL = "transformer"
-EMBED_HINT = "pip install 'loci-mem[embed]'"
+EMBED_HINT = install_hint("embed")
 VECTOR_SCHEMA = 1
 
 META_MODEL, META_DIM, META_SCHEMA = b"loci.model", b"loci.dim", b"loci.schema"
@@ -327,7 +329,7 @@ def keys_path(vector_path: Path) -> Path:
 def _mapped(path: Path, kind: str) -> np.ndarray | None:
     try:
         arr = np.load(path, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):  # an emptied file reads as EOF: use the Parquet copy
         return None
     return arr if arr.dtype.kind == kind else None
 
