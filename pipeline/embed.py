@@ -28,6 +28,7 @@ from loci.query.semantic import (
     packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
 )
 from loci.kernel.atomic import write_with
+from loci.kernel.integrity import npy_problem
 
 Progress = Callable[[int, int], None]
 
@@ -185,7 +186,7 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         expect(total)
     for plan in plans:
         if plan.unchanged:
-            if not (matrix_path(plan.path).is_file() and keys_path(plan.path).is_file()):  # a home from before
+            if npy_problem(matrix_path(plan.path)) or npy_problem(keys_path(plan.path)):  # an old home, or torn
                 _write_query_side(plan, np.stack([plan.old[h] for h in plan.wanted])
                                   if plan.wanted else np.zeros((0, encoder.dim), dtype=np.float32))
             continue

@@ -17,7 +17,7 @@ from loci.kernel.config import layout as make_layout  # noqa: E402
 app = typer.Typer(
     help="Scoped memory for coding agents: route a question to the right repositories, "
          "then answer from their code structure and their prose.",
-    no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    no_args_is_help=True, add_completion=True, rich_markup_mode=None,
 )
 groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> from git (`groups infer`).",
                          invoke_without_command=True)
@@ -113,7 +113,7 @@ def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only membe
         typer.echo("no scopes registered: run `loci setup DIR`")
     for s in rows:
         gone = "" if Path(s.path).is_dir() else "  [missing on disk]"
-        typer.echo(f"{s.name:<28} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
+        typer.echo(f"{s.name:<28} {s.owner:<20} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
 
 
 # ---------------------------------------------------------------- read side

@@ -28,7 +28,8 @@ def _do_scan(dirs: List[Path], split: Optional[bool], quiet: bool) -> None:
         if result.found or not result.problems:
             typer.echo(f"registered {len(result.found)} scope(s) under {', '.join(map(str, dirs))}")
         for owner, names in sorted(by_owner.items()):
-            typer.echo(f"  {owner}: {', '.join(names)}")
+            label = "owner unknown (no remote, and the recent commits are not yours)" if owner == "unknown" else owner
+            typer.echo(f"  {label}: {', '.join(names)}")
         for name in result.missing:
             typer.echo(f"  missing on disk (kept, not removed): {name}")
 
@@ -201,12 +202,11 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 
     Prompts only on a terminal (-y takes every default); each step can be skipped."""
     if not dirs:
+        if not _interactive():
+            raise_usage("which folder holds your repositories? name it: `loci setup DIR` "
+                        "(with no terminal to ask on, loci does not guess)")
         default = str(Path.cwd())
-        if _interactive() and not yes:
-            answer = typer.prompt("Which folder holds your projects?", default=default)
-            dirs = [Path(answer)]
-        else:
-            dirs = [Path(default)]
+        dirs = [Path(default if yes else typer.prompt("Which folder holds your projects?", default=default))]
     _do_scan(list(dirs), split, quiet)
     from loci.kernel.registry import load_registry
     if not load_registry(make_layout()).scopes:
@@ -315,11 +315,22 @@ def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the 
     """Lay out three tiny example projects, index them in their own home, and ask a few questions."""
     import tempfile
 
+    before = os.environ.get("LOCI_HOME")
+    try:
+        if dest is None:  # a temporary folder, removed when the demo ends
+            with tempfile.TemporaryDirectory(prefix="loci-demo-") as tmp:
+                _run_demo(Path(tmp), kept=False)
+        else:
+            _run_demo(dest, kept=True)
+    finally:  # the demo's own home was for the demo only
+        os.environ.pop("LOCI_HOME", None) if before is None else os.environ.update(LOCI_HOME=before)
+
+
+def _run_demo(dest: Path, kept: bool) -> None:
     from loci.query.ask import ask as run_ask, open_session
     from loci.front.demo import QUESTIONS, make_demo
     from loci.front.render import ask_lines
 
-    dest = dest or Path(tempfile.mkdtemp(prefix="loci-demo-"))
     projects = make_demo(dest)
     os.environ["LOCI_HOME"] = str(Path(dest) / "loci-home")
     typer.echo(f"example projects in {projects}; index in {os.environ['LOCI_HOME']}")
@@ -329,4 +340,7 @@ def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the 
     for q in QUESTIONS:
         typer.echo(f"\n$ loci ask --no-cwd {q!r}")
         typer.echo("\n".join(ask_lines(run_ask(session, q, cwd=None, k=2))))
-    raise typer.Exit(code)
+    if not kept:
+        typer.echo("\n(the example and its index were temporary and are removed; `loci demo DIR` keeps them)")
+    if code:
+        raise typer.Exit(code)
