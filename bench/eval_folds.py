@@ -15,11 +15,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.folds import split  # noqa: E402
+from bench.folds import score_folds, shared_dir  # noqa: E402
 from loci.query import evalgen, scoring  # noqa: E402
 from loci.query.ask import open_session  # noqa: E402
 
-DEFAULT_QUESTIONS = ROOT.parent / "shared" / "corpus" / "dev-questions.jsonl"
+DEFAULT_QUESTIONS = shared_dir() / "corpus" / "dev-questions.jsonl"
 COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5")
 
 
@@ -38,10 +38,9 @@ def main(argv=None) -> int:
     session = open_session(keep_full_index=True)
     report, results, notes = evalgen.run_labelled(session, questions)
     out = {}
-    for fold, qs in split(questions).items():
-        rep = scoring.score(qs, {q["id"]: results.get(q["id"]) for q in qs})
+    for fold, rep in score_folds(questions, results).items():
         out[fold] = rep.as_dict()
-        print(f"\n### {fold} ({len(qs)} questions)\n")
+        print(f"\n### {fold} ({rep.overall.n} questions)\n")
         print("| family | " + " | ".join(COLS) + " |")
         print("|---" * (len(COLS) + 1) + "|")
         print(_row("**all**", out[fold]["overall"]))

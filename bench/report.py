@@ -139,6 +139,81 @@ def _accuracy_rows(runs: dict[str, ToolRun]) -> list[str]:
     return lines
 
 
+FOLDS = (("all", "all"), ("A", "fold A (tuned)"), ("B", "fold B (untuned)"))
+HEADLINE = {"one": ("top-1", "top1"), "set": ("set F1", "set_f1"), "abstain": ("abstain R", "abstain_recall")}
+
+
+def _metric(report, family: str | None, attr: str) -> float | None:
+    if report is None:
+        return None
+    m = report.overall if family is None else report.families.get(family)
+    return getattr(m, attr) if m is not None else None
+
+
+def _fold_rows(runs: dict[str, ToolRun]) -> list[str]:
+    """Every headline metric per tool on all questions, the tuned fold and the untuned fold,
+    with the untuned fold's distance from all questions (in points) for loci."""
+    present = [r for r in (runs.get(A), runs.get(B)) if r and r.folds]
+    head = ["metric"]
+    for r in present:
+        head += [f"{r.label}: {title}" for _, title in FOLDS]
+        if r.key == A:
+            head.append(f"{r.label}: B − all")
+    lines = _table(head)
+    n_cells = []
+    for r in present:
+        n_cells += [str(r.folds[f].overall.n) if f in r.folds else "–" for f, _ in FOLDS]
+        if r.key == A:
+            n_cells.append("")
+    lines.append("| questions | " + " | ".join(n_cells) + " |")
+    for title, attr in COLUMNS:
+        cells = []
+        for r in present:
+            vals = [_metric(r.folds.get(f), None, attr) for f, _ in FOLDS]
+            cells += [fmt_pct(v) for v in vals]
+            if r.key == A:
+                cells.append("–" if None in (vals[0], vals[2]) else f"{100 * (vals[2] - vals[0]):+.0f}")
+        lines.append(f"| {title} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def family_comparison(ours, theirs) -> list[dict]:
+    """Per family of ``ours`` (a Report): its headline metric (by question mode) and hit@5 for
+    both tools, and whether ours is at or above theirs on each (a missing figure of theirs
+    counts as below ours)."""
+    modes: dict[str, str] = {}
+    for q in ours.questions:
+        modes.setdefault(q.family, q.mode)
+    rows = []
+    for family, mode in sorted(modes.items()):
+        for title, attr in (HEADLINE[mode], ("hit@5", "hit5")):
+            a, b = _metric(ours, family, attr), _metric(theirs, family, attr)
+            if a is None and b is None:
+                continue
+            ok = b is None or (a is not None and a >= b - 1e-9)
+            rows.append({"family": family, "metric": title, "attr": attr, "ours": a, "theirs": b, "ok": ok})
+    return rows
+
+
+def _family_rows(runs: dict[str, ToolRun]) -> list[str]:
+    a, b = runs.get(A), runs.get(B)
+    if not (a and a.report):
+        return []
+    label_b = b.label if b else "reference"
+    lines = _table(["family", "n (A / B)", "metric", f"{a.label}: all", f"{label_b}: all",
+                    f"{a.label}: fold B", f"{label_b}: fold B", "at or above"])
+    rows = family_comparison(a.report, b.report if b else None)
+    for row in rows:
+        fam = row["family"]
+        n = " / ".join(str(_metric(a.folds.get(f), fam, "n") or 0) for f in ("A", "B"))
+        fold_b = [fmt_pct(_metric(r.folds.get("B") if r else None, fam, row["attr"])) for r in (a, b)]
+        lines.append(f"| {fam} | {n} | {row['metric']} | {fmt_pct(row['ours'])} | {fmt_pct(row['theirs'])} | "
+                     f"{fold_b[0]} | {fold_b[1]} | {'yes' if row['ok'] else '**no**'} |")
+    below = sorted({r["family"] for r in rows if not r["ok"]})
+    verdict = "yes" if not below else f"no (below on {', '.join(below)})"
+    return [f"Every family at or above the reference (all questions): **{verdict}**.", "", *lines]
+
+
 MEANING_FAMILIES = ("why", "paraphrase")   # the families semantic recall is for (issue #6's bar)
 
 
@@ -196,7 +271,11 @@ def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
     out += [f"| {k} | {v} |" for k, v in meta.items()]
     out += ["", "## Build", "", *_build_rows(runs), "",
             "## Query latency", "", *_latency_rows(runs), "",
-            "## Accuracy on the development questions", "", *_accuracy_rows(runs), ""]
+            "## Accuracy on the development questions", "", *_accuracy_rows(runs), "",
+            "## Cross-validated by repository", "",
+            "Constants are tuned on fold A's repositories and reported on fold B's (`bench/folds.py`); "
+            "a question belongs to the fold of its first gold scope.", "", *_fold_rows(runs), "",
+            "### Per family, against the reference", "", *_family_rows(runs), ""]
     for key in (A, B):
         run = runs.get(key)
         if run and run.report:

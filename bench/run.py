@@ -1,7 +1,10 @@
 """Measure loci against the reference loci-mem 0.6.0, side by side, in one run.
 
-    python bench/run.py            # full run (under 20 minutes on 2 cores)
-    python bench/run.py --quick    # 3 small repositories, a question subset, one bed
+    python bench/run.py            # full run: the 22 repositories, every question (under 30 minutes on 2 cores)
+    python bench/run.py --quick    # 3 small repositories (both folds), a question subset, one bed
+
+Accuracy is reported on all questions and per fold of ``bench/folds.py`` (A tuned, B untuned).
+loci runs from this checkout's sources (``PYTHONPATH``), whichever ``loci`` the venv installed.
 
 Writes bench/RESULTS.md and the raw figures to bench/.cache/last-run.json.
 Shared data: ``$LOCI_SHARED``, else ``../shared`` beside the checkout.
@@ -28,19 +31,15 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import reference  # noqa: E402
+from bench.folds import FOLD_A, FOLD_B, shared_dir  # noqa: E402
 from bench.report import render  # noqa: E402
 from bench.runner import bench_synth, bench_tool, synth_beds  # noqa: E402
 from bench.tools import loci_tool, reference_tool  # noqa: E402
 from loci.query.scoring import load_questions  # noqa: E402
 
-ALL_REPOS = ["click", "doit", "flask", "rank_bm25", "requests", "slugify", "sqlite-utils", "walkdir"]
-QUICK_REPOS = ["rank_bm25", "slugify", "walkdir"]
+ALL_REPOS = sorted(FOLD_A | FOLD_B)
+QUICK_REPOS = ["chalk", "rank_bm25", "walkdir"]   # fold A and fold B, three languages
 CACHE = ROOT / "bench" / ".cache"
-
-
-def shared_dir() -> Path:
-    env = os.environ.get("LOCI_SHARED")
-    return Path(env).expanduser().resolve() if env else ROOT.parent / "shared"
 
 
 def subset(questions: list[dict], repos: list[str], limit: int | None) -> list[dict]:
@@ -99,6 +98,7 @@ def lay_out(shared: Path, dest: Path, repos: list[str]) -> None:
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="3 repositories, a question subset, one small bed")
+    p.add_argument("--repos", default=None, help="comma list of repositories (default: all 22; quick: 3)")
     p.add_argument("--tools", default="loci,reference", help="comma list: loci, reference")
     p.add_argument("--loci-bin", type=Path, default=Path(sys.executable).parent,
                    help="folder holding the project's `loci` (default: this python's)")
@@ -117,7 +117,8 @@ def main(argv=None) -> int:
     if not qfile.exists():
         print(f"error: {qfile} not found; set LOCI_SHARED to the shared folder", file=sys.stderr)
         return 2
-    repos = QUICK_REPOS if args.quick else ALL_REPOS
+    repos = [r.strip() for r in args.repos.split(",") if r.strip()] if args.repos else \
+        (QUICK_REPOS if args.quick else ALL_REPOS)
     questions = subset(load_questions(qfile), repos, 3 if args.quick else None)
     scales = [int(x) for x in (args.scales or ("25" if args.quick else "25,100,500")).split(",") if x]
     wanted = {t.strip() for t in args.tools.split(",") if t.strip()}
@@ -130,7 +131,7 @@ def main(argv=None) -> int:
     tools, ref_version = [], None
     if "loci" in wanted:
         lay_out(shared, work / "loci" / "corpus", repos)
-        tools.append(loci_tool(args.loci_bin, work / "loci" / "home", work / "loci" / "corpus"))
+        tools.append(loci_tool(args.loci_bin, work / "loci" / "home", work / "loci" / "corpus", source=ROOT))
     if "reference" in wanted:
         try:
             ref_bin = reference.ensure_venv(CACHE / "ref-venv", log)
@@ -163,7 +164,8 @@ def main(argv=None) -> int:
         "versions": f"python {platform.python_version()}; loci {git_sha()}; "
                     f"loci-mem {ref_version or 'not installed'}; {reference.graphify_pin()}",
         "command": f"`{command}`",
-        "corpus": f"{', '.join(repos)} ({len(questions)} questions from dev-questions.jsonl)",
+        "corpus": f"{len(repos)} repositories: {', '.join(repos)} "
+                  f"({len(questions)} questions from dev-questions.jsonl)",
         "run time": f"{(time.time() - started) / 60:.1f} min",
     }
     if source_digest() != digest:

@@ -8,6 +8,7 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from bench.folds import score_folds
 from bench.measure import (Measured, changed_files, dir_size, percentile, run_measured,
                            scopes_touched, snapshot)
 from bench.synth import broad_capture, make_bed
@@ -63,13 +64,15 @@ class ToolRun:
     route: Latency | None = None
     ask: dict[str, Latency] = field(default_factory=dict)     # ask mode label -> latency
     inproc: dict | None = None          # in-process route: load_s, p50, p95 or error
-    report: Report | None = None
+    report: Report | None = None       # all questions
+    folds: dict[str, Report] = field(default_factory=dict)   # "all", "A" (tuned), "B" (untuned)
     results: dict[str, dict | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        d = {k: v for k, v in asdict(self).items() if k not in ("report", "results")}
+        d = {k: v for k, v in asdict(self).items() if k not in ("report", "folds", "results")}
         d["accuracy"] = self.report.as_dict() if self.report else None
+        d["accuracy_by_fold"] = {k: r.as_dict() for k, r in self.folds.items()}
         return d
 
 
@@ -156,7 +159,8 @@ def bench_tool(tool: Tool, questions: list[dict], repos: list[str], neutral: Pat
                 run.errors.append(f"{q['id']} {kind}: exit {m.rc}: {m.error_line()}")
     run.route = Latency.of(routes)
     run.ask = {label: Latency.of(ms) for label, ms in asks.items()}
-    run.report = score(questions, run.results)
+    run.folds = score_folds(questions, run.results)
+    run.report = run.folds["all"]
     run.inproc, _ = _in_process(tool, questions, neutral)
 
     log(f"  [{tool.key}] warm rebuild")

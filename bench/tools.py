@@ -37,6 +37,7 @@ class Tool:
     ask_modes: tuple[tuple[str, tuple[str, ...]], ...] = (("ask", ()),)
     driver_impl: str = "loci"
     timeout: float = 900.0
+    source: Path | None = None     # a checkout whose sources run instead of the installed package
 
     @property
     def exe(self) -> Path:
@@ -49,6 +50,8 @@ class Tool:
     def env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
         env.update(OFFLINE, LOCI_HOME=str(self.home), PATH=f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}")
+        if self.source is not None:
+            env["PYTHONPATH"] = str(self.source)
         return env
 
     def run(self, args, cwd: Path, timeout: float | None = None) -> Measured:
@@ -77,18 +80,18 @@ class Tool:
         return replace(self, home=home, corpus=corpus)
 
 
-def subcommands(exe: Path) -> set[str] | None:
-    """Subcommand names listed by ``exe --help``; None when the program does not run."""
-    m = run_measured([str(exe), "--help"], timeout=60)
-    if not m.ok:
-        return None
+def help_commands(text: str) -> set[str]:
+    """Subcommand names listed in a ``--help`` text."""
     # a command line of the listing: optional indent or box edge, the name, then 2+ spaces or the end
-    return set(re.findall(r"^[\s│|]*([a-z][a-z0-9_-]*)(?=\s{2,}|\s*[│|]?$)", m.stdout, re.M))
+    return set(re.findall(r"^[\s│|]*([a-z][a-z0-9_-]*)(?=\s{2,}|\s*[│|]?$)", text, re.M))
 
 
-def loci_tool(bin_dir: Path, home: Path, corpus: Path) -> Tool:
-    """The project's ``loci``: every build step its --help lists, in pipeline order."""
-    have = subcommands(bin_dir / "loci") or {"scan", "index"}
+def loci_tool(bin_dir: Path, home: Path, corpus: Path, source: Path | None = None) -> Tool:
+    """The project's ``loci`` (from ``source`` when given): every build step its --help lists,
+    in pipeline order."""
+    probe = Tool("loci", "loci", bin_dir, home, corpus, [], [], source=source)
+    m = run_measured([str(probe.exe), "--help"], env=probe.env(), timeout=60)
+    have = (help_commands(m.stdout) if m.ok else None) or {"scan", "index"}
     build = [Step("scan", ("scan", str(corpus)))]
     build += [Step(s, (s,)) for s in BUILD_ORDER[1:] if s in have]
     skipped = {s: "no such command" for s in BUILD_ORDER if s not in have and s != "scan"}
@@ -99,7 +102,7 @@ def loci_tool(bin_dir: Path, home: Path, corpus: Path) -> Tool:
         rebuild.append(Step("update", ("update", "--no-scan")))
     return Tool("loci", "loci", bin_dir, home, corpus, build, rebuild, skipped,
                 ask_modes=(("ask", ("--k", "5")), ("ask --fast", ("--k", "5", "--fast"))),
-                driver_impl="loci")
+                driver_impl="loci", source=source)
 
 
 def reference_tool(bin_dir: Path, home: Path, corpus: Path, version: str) -> Tool:

@@ -27,13 +27,15 @@ class Chunk:
 
 
 def make_chunk(scope: str, kind: str, path: str, line: int, text: str, *, heading: str = "",
-               path_kind: str | None = None, author: str = "", date: str = "") -> Chunk:
-    """Build a chunk; the text (and heading) is redacted here and nowhere else."""
+               path_kind: str | None = None, author: str = "", date: str = "",
+               found: Counter | None = None) -> Chunk:
+    """Build a chunk; the text (and heading) is redacted here even when the caller redacted
+    the whole it was cut from (``found``: what that masked, counted with the chunk)."""
     if kind not in CHUNK_KINDS:
         raise ValueError(f"unknown chunk kind {kind!r}")
-    clean, found = redact(text)
+    clean, found_t = redact(text)
     clean_heading, found_h = redact(heading) if heading else (heading, Counter())
-    found = Counter(found) + Counter(found_h)
+    found = Counter(found or ()) + Counter(found_t) + Counter(found_h)
     if path_kind is None:
         path_kind = "docs" if kind == "commit" else classify(path)
     digest = hashlib.sha1(clean.encode("utf-8", "replace")).hexdigest()

@@ -5,6 +5,8 @@ Listing prunes dependency, build and dot directories instead of filtering after 
 walk, never follows symlinks, and never opens a file that exists to hold secrets.
 Files that are not valid UTF-8 are decoded with replacement characters and counted
 (``non_utf8_replaced``), not skipped. A leading license header comment is skipped.
+Every text is redacted whole (a file, a commit message) before it is cut into chunks,
+so a secret that spans a chunk boundary is still caught.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from pipeline.definitions import language
 from pipeline.gitread import git_out
 from pipeline.paths import path_kind
 from pipeline.prose import sections
-from pipeline.redact import is_secret_file
+from pipeline.redact import is_secret_file, redact
 
 
 COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
@@ -178,6 +180,15 @@ def _read_bytes(path: str | Path, limit: int) -> bytes:
         return f.read(limit + 1)
 
 
+def _redacted(text: str | None, out: Collected) -> str | None:
+    """The whole text with its secrets masked, counted in ``out.redactions``."""
+    if not text:
+        return text
+    clean, found = redact(text)
+    out.redactions.update(found)
+    return clean
+
+
 def read_text(path: str | Path, size: int, params: Params, stats: Counter) -> str | None:
     """The file's text, or None (counted in stats) when too large, binary or unreadable."""
     if size > params.max_file_bytes:
@@ -268,9 +279,9 @@ def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits:
         if len(fields) != 5 or not re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
             continue
         sha, author, date, subject, body = fields
-        text = subject + ("\n\n" + body.strip() if body.strip() else "")
-        chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=subject,
-                                 author=author, date=date))
+        text, found = redact(subject + ("\n\n" + body.strip() if body.strip() else ""))
+        chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=text.split("\n", 1)[0],
+                                 author=author, date=date, found=found))
     return chunks
 
 
@@ -353,7 +364,7 @@ def _glob_notes(name: str, root: Path, globs: Sequence[str], seen: set[str], par
                 out.stats["symlinks_skipped"] += stat.S_ISLNK(st.st_mode)
                 continue
             out.paths.append((shown, path_kind(shown)))
-            text = read_text(hit, st.st_size, params, out.stats)
+            text = _redacted(read_text(hit, st.st_size, params, out.stats), out)
             if text is not None:
                 fmt = PROSE_EXTS.get(_ext(hit), "md" if _ext(hit) in ("", "txt") else "plain")
                 out.chunks.extend(_prose_chunks(name, shown, text, ("note", fmt), params))
@@ -386,7 +397,7 @@ def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
         if prose is None and ext is None:
             continue
         seen.add(rel)
-        text = read_text(root / rel, listing.sizes[rel], params, out.stats)
+        text = _redacted(read_text(root / rel, listing.sizes[rel], params, out.stats), out)
         if text is None:
             continue
         if prose is not None:

@@ -22,6 +22,7 @@ from typing import Sequence
 from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json
 from loci.kernel.dist import install_hint
+from pipeline.redact import redact_strings
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
 INSTALL_HINT = install_hint("graph")
@@ -133,6 +134,7 @@ def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResu
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
         return done("failed", f"{name}: graphify failed (exit {proc.returncode}): {tail[0][:200]}; "
                               f"run `loci graphs {name}` to retry")
+    _mask_secrets(work / "graphify-out")
     if _symbol_count(produced, root) == 0:
         return _finish_unsupported(name, layout, fingerprint, done, excludes)
     ours = graph_path(name, layout)
@@ -165,6 +167,20 @@ def _literal_pattern(relpath: str) -> str:
     """An ignore pattern matching exactly this path from the root (wildcards escaped)."""
     escaped = "".join("\\" + c if c in "\\*?[]!#" else c for c in relpath)
     return "/" + escaped
+
+
+def _mask_secrets(out: Path) -> None:
+    """graphify keeps docstrings in node labels, in its graph and its cache: mask the secrets
+    there before anything reads them (an unreadable cache file is removed)."""
+    for path in sorted(out.rglob("*.json")):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            path.unlink(missing_ok=True)
+            continue
+        clean, found = redact_strings(data)
+        if found:
+            write_bytes(path, json.dumps(clean, ensure_ascii=False).encode("utf-8"))
 
 
 def graphify_command(root: Path, out: Path, excludes: Sequence[str] = (), full: bool = False) -> list[str]:

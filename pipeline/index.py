@@ -122,14 +122,21 @@ def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Count
     items = sorted(vocab.items())
     write_table(layout.vocab(name), pa.table(
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
+    write_query_file(layout.query_db(name), chunks, items, params, structure)
+
+
+def write_query_file(path: Path, chunks: Sequence[Chunk], vocab_items: Sequence[tuple[str, float]],
+                     params: Params, structure=None) -> None:
+    """The scope's query file (fitted rankers, chunk rows, structure, vocabulary) at ``path``;
+    a pulled bundle's is rebuilt from its Parquet tables through here too."""
     docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
     texts = [(c.heading + "\n" + c.text)[:GRAM_TEXT_CHARS] for c in chunks]
     recency = recency_ranks([c.date for c in chunks])
     rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash, recency[i])
             for i, c in enumerate(chunks))
-    fit_and_write(layout.query_db(name), docs_tokens, texts, params.chargram_min, params.chargram_max,
+    fit_and_write(path, docs_tokens, texts, params.chargram_min, params.chargram_max,
                   chunks=rows, symbols=structure.symbols if structure else None,
-                  calls=structure.calls if structure else None, vocab=items)
+                  calls=structure.calls if structure else None, vocab=vocab_items)
 
 
 def newest_commit_date(chunks: Sequence[Chunk]) -> str:

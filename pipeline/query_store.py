@@ -8,6 +8,7 @@ pyarrow.parquet costs ~0.2 s here, more than the whole query.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -91,16 +92,67 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
             CREATE TABLE scopes (id INTEGER PRIMARY KEY, name TEXT, size REAL, updated TEXT);
             CREATE TABLE routing (token TEXT, scope INTEGER, weight REAL);
         """)
-        con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", [
-            (i, n, float(metas[n].get("vocab_weight", 0.0)) or 1.0, metas[n].get("updated", ""))
-            for i, n in enumerate(names)])
+        con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", _scope_rows(names, metas))
         for i, name in enumerate(names):
-            con.execute("ATTACH DATABASE ? AS s", (str(scope_dbs[name]),))
-            con.execute("INSERT INTO routing SELECT token, ?, weight FROM s.vocab", (i,))
-            con.commit()
-            con.execute("DETACH DATABASE s")
+            _attach_vocab(con, scope_dbs[name], i)
         con.execute("CREATE INDEX routing_token ON routing (token)")
         con.commit()
         con.close()
 
     write_with(path, writer)
+
+
+def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict],
+                      changed: Iterable[str]) -> bool:
+    """Apply only ``changed`` scopes (and any scope no longer in ``metas``) to a copy of the
+    existing routing.sqlite, then move it into place; the other scopes' rows are kept as
+    they are. Returns False, writing nothing, when there is no usable file to start from."""
+    import shutil
+
+    from loci.kernel.integrity import connect
+
+    names = sorted(metas)
+    try:
+        con = connect(path)
+        try:
+            old = dict(con.execute("SELECT name, id FROM scopes").fetchall())
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return False
+    stale = (set(changed) & set(names)) | (set(old) - set(names))
+    new_id = {n: i for i, n in enumerate(names)}
+
+    def writer(tmp: Path) -> None:
+        shutil.copyfile(path, tmp)
+        con = _connect(tmp)
+        con.execute("DELETE FROM routing WHERE scope IN (SELECT value FROM json_each(?))",
+                    (json.dumps([old[n] for n in stale if n in old]),))
+        remap = [(old[n], new_id[n]) for n in names if n in old and n not in stale and old[n] != new_id[n]]
+        if remap:  # a scope came or went before others in name order: their ids shift
+            con.execute("CREATE TEMP TABLE remap (old INTEGER PRIMARY KEY, new INTEGER)")
+            con.executemany("INSERT INTO remap VALUES (?, ?)", remap)
+            con.execute("UPDATE routing SET scope = (SELECT new FROM remap WHERE old = routing.scope) "
+                        "WHERE scope IN (SELECT old FROM remap)")
+        con.execute("DELETE FROM scopes")
+        con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", _scope_rows(names, metas))
+        con.commit()
+        for name in sorted(n for n in names if n in stale or n not in old):
+            _attach_vocab(con, scope_dbs[name], new_id[name])
+        con.commit()
+        con.close()
+
+    write_with(path, writer)
+    return True
+
+
+def _scope_rows(names: Sequence[str], metas: dict[str, dict]) -> list[tuple]:
+    return [(i, n, float(metas[n].get("vocab_weight", 0.0)) or 1.0, metas[n].get("updated", ""))
+            for i, n in enumerate(names)]
+
+
+def _attach_vocab(con: sqlite3.Connection, scope_db: Path, scope_id: int) -> None:
+    con.execute("ATTACH DATABASE ? AS s", (str(scope_db),))
+    con.execute("INSERT INTO routing SELECT token, ?, weight FROM s.vocab", (scope_id,))
+    con.commit()
+    con.execute("DETACH DATABASE s")

@@ -1,23 +1,33 @@
 """Remove credentials from collected text, and name the files that are never opened.
 
 ``redact(text)`` returns the text with each secret replaced by ``[REDACTED:<kind>]``
-and a Counter of what was removed. It is idempotent, keeps the words around a
-secret (key names, quotes, ``Bearer``, a URL's scheme, user and host) and cannot
-backtrack catastrophically: every quantifier that could is bounded or possessive.
+and a Counter of what was removed; ``secrets_in(text)`` lists what it would remove
+(to measure false positives, never to store). Run it over a whole file or commit
+message before cutting chunks: a private key block is masked line by line, so the
+text keeps its lines and a key that a chunk boundary would split is still whole.
+It is idempotent, keeps the words around a secret (key names, quotes, ``Bearer``,
+a URL's scheme, user and host) and cannot backtrack catastrophically: every
+quantifier that could is bounded or possessive.
 """
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable
 
-KINDS = ("aws-access-key", "aws-secret-key", "github-token", "slack-token", "google-api-key",
-         "stripe-key", "openai-key", "anthropic-key", "private-key-block", "jwt",
-         "url-credentials", "bearer-token", "secret-assignment")
+from loci.kernel.tokens import STOPWORDS
+
+KINDS = ("aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token",
+         "google-api-key", "stripe-key", "sendgrid-key", "azure-key", "twilio-key", "npm-token",
+         "pypi-token", "openai-key", "anthropic-key", "vendor-token", "private-key-block", "jwt",
+         "url-credentials", "basic-auth", "bearer-token", "secret-assignment")
 
 MARKER = "[REDACTED:{}]"
 _SEEN = "[REDACTED:"
+
+Seen = Callable[[str, str], None]      # (kind, the original text masked)
 
 
 # --- files that exist to hold secrets -------------------------------------------------
@@ -54,6 +64,16 @@ _GENERIC = frozenset({"password", "passwd", "pass", "pwd", "secret", "secretkey"
                       "hunter2", "letmein"})   # compared with "_" and "-" removed
 _ATTRIBUTE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
 _SNAKE_NAME = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+\d{0,2}")
+MIN_VALUE = 8                 # shorter assigned values are not judged secrets
+PHRASE_WORDS = (2, 8)         # a bare pass phrase has this many words
+QUOTED_PHRASE_WORDS = 12      # a quoted one at most this many
+# words of documentation and code that a pass phrase does not contain
+_DOC_WORDS = STOPWORDS | frozenset("""password passwords passphrase passwd pwd secret secrets token
+    tokens key keys user users username login account string str int bool bytes optional required
+    default defaults none null value values field fields type see set sets given provided returned
+    stored used hash hashed plain plaintext text encrypted authentication credential credentials
+    new old current same here below above example description never""".split())
+_PLAIN_WORD = re.compile(r"[^\W_][\w'!.@$%^*~-]*")
 
 
 def _placeholder(value: str) -> bool:
@@ -77,20 +97,48 @@ def _random_looking(value: str) -> bool:
     return changes >= 0.3 * len(value)
 
 
+def _entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def _high_entropy(value: str) -> bool:
+    """Tokens of one character class that ``_random_looking`` cannot judge: digits
+    (8+, not a date-like repetition) or letters of one case (12+, few vowels, varied)."""
+    if value.isdigit():
+        return len(value) >= MIN_VALUE and _entropy(value) >= 2.5
+    if len(value) >= 12 and value.isalpha() and (value.islower() or value.isupper()):
+        vowels = sum(c in "aeiouAEIOU" for c in value)
+        return vowels < 0.3 * len(value) and _entropy(value) >= 3.0
+    return False
+
+
 def _token_value(value: str) -> bool:
     """An opaque credential of at least 8 characters that is not a placeholder."""
-    return len(value) >= 8 and not _placeholder(value) and _random_looking(value)
+    return len(value) >= MIN_VALUE and not _placeholder(value) and _random_looking(value)
+
+
+def _passphrase(value: str, max_words: int) -> bool:
+    """Several plain words (not code, not a sentence of documentation): a pass phrase."""
+    words = value.split()
+    if not PHRASE_WORDS[0] <= len(words) <= max_words or len(value) < MIN_VALUE:
+        return False
+    if value.rstrip()[-1] in ":?" or _placeholder(value):
+        return False
+    return all(_PLAIN_WORD.fullmatch(w) and w.strip(".!'").lower() not in _DOC_WORDS for w in words)
 
 
 def _assigned_value(value: str, quoted: bool) -> bool:
-    """Quoted: any 8+ non-space characters; bare: also no code reference and random-looking."""
-    if len(value) < 8 or _placeholder(value):
+    """Quoted: 8+ characters (several words: a pass phrase); bare: one token that is no code
+    reference and looks random (mixed characters, or high entropy)."""
+    if len(value) < MIN_VALUE or _placeholder(value):
         return False
     if quoted:
-        return True
+        return _passphrase(value, QUOTED_PHRASE_WORDS) if any(c.isspace() for c in value) else True
     if _ATTRIBUTE_PATH.fullmatch(value) or _SNAKE_NAME.fullmatch(value):
         return False
-    return _random_looking(value)
+    return _random_looking(value) or _high_entropy(value)
 
 
 # --- the rules, applied in order --------------------------------------------------------
@@ -124,17 +172,25 @@ def _group(name: str, accept: Callable[[str], bool] | None = None) -> Pick:
     return pick
 
 
+def _not_placeholder(value: str) -> bool:
+    return not _placeholder(value)
+
+
+def _whole(m: re.Match[str], src: str) -> Span | None:
+    return m.span()
+
+
+def _with_hex_before(m: re.Match[str], src: str) -> Span | None:
+    """The match and the 32 hex digits its look-behind checked (a Mailchimp key)."""
+    return m.start() - 32, m.end()
+
+
 def _fenced(literal: str, rest: str) -> str:
     """``literal`` + ``rest`` as group ``v``, refused when a word character precedes it.
 
     The check follows the literal, so the engine still skips straight to the literal."""
     lit = re.escape(literal)
     return rf"(?P<v>{lit}(?<![A-Za-z0-9_]{lit}){rest})"
-
-
-def _url_password(m: re.Match[str], src: str) -> Span | None:
-    start, end = m.span("v")
-    return None if _placeholder(src[start:end]) else (start, end)
 
 
 _AWS_BEFORE = re.compile(r"aws[_. -]?\Z")
@@ -148,29 +204,82 @@ def _aws_secret(m: re.Match[str], src: str) -> Span | None:
     return _AWS_VALUE(m, src)
 
 
+_PHRASE = re.compile(r"[^\n\r;,\"'`()\[\]{}]{1,256}")
+_PASSWORDISH = ("pass", "pwd", "secret")
+
+
+def _phrase_at(src: str, start: int) -> str:
+    """The rest of the line from ``start``, up to a delimiter or a `` #`` comment."""
+    m = _PHRASE.match(src, start)
+    return m.group(0).split(" #", 1)[0].rstrip().rstrip(".!?") if m else ""
+
+
 def _assignment(m: re.Match[str], src: str) -> Span | None:
-    """The value assigned to a secret-shaped name, quoted (8+ characters) or bare (also random)."""
-    low, start = m.string, m.start()
-    if low.startswith("key", start) and not _KEY_PREFIX.search(low, max(0, start - 12), start):
+    """The value assigned to a secret-shaped name: quoted (8+ characters or a pass phrase),
+    several bare words after a password-like name (a pass phrase), or one random token."""
+    low, start, word = m.string, m.start(), m.group("k")
+    if word.startswith("key") and not _KEY_PREFIX.search(low, max(0, start - 12), start):
         return None                          # a bare "key" names nothing secret
+    if word.startswith(("pass", "pwd")) and not word.startswith(("passw", "passp")) \
+            and start and low[start - 1].isalnum():
+        return None                          # bypass, compass
     if m.start("qv") >= 0:
         start, end = m.span("qv")
         return (start, end) if _assigned_value(src[start:end], True) else None
     start, end = m.span("uv")
+    if word.startswith(_PASSWORDISH):
+        phrase = _phrase_at(src, start)
+        if len(phrase) > end - start and _passphrase(phrase, PHRASE_WORDS[1]):
+            return start, start + len(phrase)
     trimmed = src[start:end].rstrip(".:!?")   # sentence punctuation after a bare value stays
     return (start, start + len(trimmed)) if _assigned_value(trimmed, False) else None
+
+
+def _stated(m: re.Match[str], src: str) -> Span | None:
+    """Prose that states a secret: "our secret key is <token>" or "... is '<phrase>'"."""
+    if not _STATED_NAME.search(m.string, max(0, m.start() - 24), m.start()):
+        return None
+    quoted = m.start("qv") >= 0
+    start, end = m.span("qv" if quoted else "uv")
+    value = src[start:end] if quoted else src[start:end].rstrip(".:!?")
+    return (start, start + len(value)) if _assigned_value(value, quoted) else None
 
 
 def _rule(kind: str, pattern: str, needles: tuple[str, ...], pick: Pick, lower: bool = False) -> _Rule:
     return _Rule(kind, re.compile(pattern), needles, pick, lower)
 
 
+def _vendor(kind: str, literal: str, rest: str, needle: str | None = None) -> _Rule:
+    """A token known by its literal prefix; refused only when it is a placeholder."""
+    return _rule(kind, _fenced(literal, rest), (needle or literal.lower(),), _group("v", _not_placeholder))
+
+
 _B64URL = r"[A-Za-z0-9_-]"
-_SEP = r"""["'`]?[ \t]*(?:=>|:=|={1,3}|:)[ \t]*"""
-_KEY_WORD = (r"(?:pass(?:word|wd|phrase)|secret(?:[_.-]?key)?|key|token|credentials?)"
-             r"(?:[_.-]?(?:base|value|b64|base64|hex))?")
+_BARE = r"""[^\s"'`,;&(){}\[\]<>\\]"""
+_KEY_WORD = (r"(?P<k>(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_.-]?key)?|key|token|credentials?)"
+             r"(?:[_.-]?(?:base|value|b64|base64|hex|prod|production|dev|development|staging|stage"
+             r"|test|qa|uat|live|local|ci|root|admin|master|main|old|new|default|primary|backup"
+             r"|\d{1,3})){0,3})")
 _KEY_PREFIX = re.compile(r"(?:api|private|access|auth|encryption|signing|master|client)[_.-]?\Z")
 _ANNOTATION = r""":[ \t]*(?:str|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*="""
+_STATED_NAME = re.compile(r"(?:password|passphrase|passwd|secret(?: key)?|api key|access key"
+                          r"|access token|auth token|token|private key)[ \t]*\Z")
+_STATED_VALUE = (r"[ \t]+(?:[\"'`](?P<qv>[^\n\"'`]{1,512}+)[\"'`]|(?P<uv>" + _BARE + r"{1,512}+))")
+
+_VENDOR_TOKENS = (
+    ("shp", r"(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"), *((f"do{c}_v1_", r"[a-f0-9]{64}") for c in "opr"),
+    ("hvs.", r"[\w-]{90,}+"), ("hvb.", r"[\w-]{90,}+"), ("dapi", r"[a-h0-9]{32}(?:-\d)?"),
+    ("hf_", r"[A-Za-z]{34,}+"), ("sq0", r"(?:atp|csp)-[\w-]{22,}+"), ("ATATT3", r"[\w=-]{150,}+"),
+    ("lin_", r"(?:api|oauth)_[A-Za-z0-9]{40}"), ("PMAK-", r"[a-f0-9]{24}-[a-f0-9]{34}"),
+    ("AGE-SECRET-KEY-1", r"[0-9A-Z]{58}"), ("glc_", r"[A-Za-z0-9+/]{32,}+={0,2}"),
+    ("glsa_", r"[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"), ("sntry", r"[su]_[\w+/=]{40,}+"),
+    ("NR", r"(?:AK|JS|II)-[A-Z0-9]{27}"), ("pul-", r"[a-f0-9]{40}"), ("LTAI", r"[A-Za-z0-9]{20}"),
+    ("dp.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}+"), ("sbp_", r"[a-f0-9]{40}"),
+    ("key-", r"[a-f0-9]{32}(?![a-z0-9])"), ("gsk_", r"[A-Za-z0-9]{48,}+"), ("r8_", r"[A-Za-z0-9]{37}"),
+    ("ntn_", r"[A-Za-z0-9]{40,}+"), ("HRKU-", r"[\w-]{60}"), ("EAA", r"[MC][A-Za-z0-9]{80,}+"),
+    ("v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}"), ("sl.", r"[\w-]{130,}+"),
+    ("sk.", r"eyJ[\w-]{20,}+\.[\w-]{20,}+"),
+)
 
 _RULES = (
     _rule("anthropic-key", _fenced("sk-ant-", r"[A-Za-z0-9_-]{20,}+"), ("sk-ant-",),
@@ -179,6 +288,8 @@ _RULES = (
           ("sk-",), _group("v", _random_looking)),
     _rule("github-token", _fenced("gh", r"[pousr]_[A-Za-z0-9]{30,}+"), ("gh",), _group("v")),
     _rule("github-token", _fenced("github_pat_", r"\w{40,}+"), ("github_pat_",), _group("v")),
+    _vendor("gitlab-token", "gl", r"(?:pat|ptt|dt|rt|ft|imt|agent|oas|cbt|soat|sa)-[\w-]{20,}+"),
+    _vendor("gitlab-token", "GR1348941", r"[\w-]{20,}+"),
     _rule("slack-token", _fenced("xox", r"[abeposr]-\d++-[0-9A-Za-z-]{8,}+"), ("xox",), _group("v")),
     _rule("slack-token", _fenced("xapp-", r"\d++-[0-9A-Za-z-]{8,}+"), ("xapp-",), _group("v")),
     _rule("slack-token", r"hooks\.slack\.com/services/(?P<v>T[0-9A-Z]++/B[0-9A-Z]++/[0-9A-Za-z]++)",
@@ -189,16 +300,33 @@ _RULES = (
     _rule("google-api-key", _fenced("AIza", _B64URL + r"{35}(?![\w-])"), ("aiza",), _group("v")),
     _rule("google-api-key", _fenced("GOCSPX-", _B64URL + r"{28}(?![\w-])"), ("gocspx-",), _group("v")),
     _rule("google-api-key", _fenced("ya29.", r"[0-9A-Za-z_-]{20,}+"), ("ya29.",), _group("v")),
-    _rule("aws-access-key", _fenced("A", r"(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}(?![A-Za-z0-9])"),
-          ("akia", "asia", "abia", "acca", "a3t"), _group("v")),
+    _rule("sendgrid-key", _fenced("SG.", r"[\w-]{16,32}+\.[\w-]{16,64}+"), ("sg.",),
+          _group("v", _random_looking)),
+    _rule("azure-key", r"(?:accountkey|sharedaccesskey|sharedaccesssignature)[ \t]*=[ \t]*"
+          r"(?P<v>[^;\s\"'`<>]{8,512}+)", ("accountkey", "sharedaccess"),
+          _group("v", _not_placeholder), lower=True),
+    _rule("azure-key", r"[?&]sig=(?P<v>[a-z0-9%+/=]{20,256}+)", ("sig=",), _group("v"), lower=True),
+    _rule("azure-key", r"[A-Za-z0-9_~.]{3}\dQ~(?P<v>[A-Za-z0-9_~.-]{31,34})(?![\w~.-])", ("q~",),
+          _group("v")),
+    _vendor("twilio-key", "SK", r"[0-9a-f]{32}(?![0-9A-Za-z])"),
+    _vendor("npm-token", "npm_", r"[A-Za-z0-9]{36}(?![A-Za-z0-9])"),
+    _vendor("pypi-token", "pypi-", r"AgE[\w-]{50,}+", "pypi-age"),
+    *(_vendor("vendor-token", literal, rest) for literal, rest in _VENDOR_TOKENS),
+    _rule("vendor-token", r"-us(?<=(?<![0-9a-f])[0-9a-f]{32}-us)\d{1,2}(?![0-9a-z])", ("-us",),
+          _with_hex_before),
+    _rule("vendor-token", r"\d{8,10}:AA[\w-]{33}(?![\w-])", (":aa",), _whole),
+    *(_rule("aws-access-key", _fenced(prefix, rf"[A-Z0-9]{{{20 - len(prefix)}}}(?![A-Za-z0-9])"),
+            (prefix.lower(),), _group("v")) for prefix in ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
     _rule("jwt", _fenced("eyJ", _B64URL + r"{8,}+\." + _B64URL + r"{8,}+\." + _B64URL + r"{10,}+"),
           ("eyj",), _group("v")),
     _rule("url-credentials", r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@'\"`<>]{0,256}+:"
-          r"(?P<v>[^\s/'\"`<>]{1,256})@(?=[\w\[.-])", ("://",), _url_password),
+          r"(?P<v>[^\s/'\"`<>]{1,256})@(?=[\w\[.-])", ("://",), _group("v", _not_placeholder)),
     # the rest match the lower-cased copy
+    _rule("basic-auth", r"curl[^\n]{0,256}?[ \t](?:-u|--user)[ \t=]+[\"']?[^\s:\"']{1,64}:"
+          r"(?P<v>[^\s\"'`]{4,256}+)", ("curl",), _group("v", _not_placeholder), lower=True),
     _rule("aws-secret-key", r"secret(?P<access>[_. -]?access)?[_. -]?key"
-          r"(?:" + _SEP + r"|[ \t]+(?:is[ \t]+)?)[\"'`]?(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])",
-          ("secret",), _aws_secret, lower=True),
+          r"(?:" + r"""["'`]?[ \t]*(?:=>|:=|={1,3}|:)[ \t]*""" + r"|[ \t]+(?:is[ \t]+)?)[\"'`]?"
+          r"(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])", ("secret",), _aws_secret, lower=True),
     _rule("bearer-token", r"bearer(?<![a-z0-9_]bearer)[ \t]+(?P<v>[a-z0-9._~+/-]{8,1024}+=*)",
           ("bearer",), _group("v", _token_value), lower=True),
     _rule("bearer-token", r"authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?(?:basic|token)"
@@ -206,47 +334,112 @@ _RULES = (
           _group("v", _token_value), lower=True),
     _rule("secret-assignment", _KEY_WORD + r"(?![\w.-])[\"'`]?[ \t]*(?:" + _ANNOTATION
           + r"|=>|:=|={1,3}|:)[ \t]*"
-          r"(?:[rbfu]{0,2}(?P<q>[\"'`])(?P<qv>[^\s\"'`\\]{1,512}+)(?P=q)"
-          r"|(?P<uv>[^\s\"'`,;&(){}\[\]<>\\]{1,512}+)(?![(\[]))",
-          ("pass", "secret", "key", "token", "credential"), _assignment, lower=True),
+          r"(?:[rbfu]{0,2}(?P<q>[\"'`])(?P<qv>[^\n\"'`\\]{1,512}+)(?P=q)"
+          r"|(?P<uv>" + _BARE + r"{1,512}+(?:&(?![a-z_][\w.-]{0,64}=)" + _BARE + r"{0,256}+)*+)(?![(\[]))",
+          ("pass", "pwd", "secret", "key", "token", "credential"), _assignment, lower=True),
     _rule("secret-assignment", _KEY_WORD + r">(?P<qv>[^\s<>]{1,512}+)</", ("</",), _assignment,
           lower=True),
+    *(_rule("secret-assignment", verb + _STATED_VALUE, (verb,), _stated, lower=True)
+      for verb in (" is", " was")),
 )
+
+
+# --- private key blocks -----------------------------------------------------------------
+#
+# A block is found in the whole text, however its lines are indented, prefixed (``#``,
+# ``*``, ``//``, quotes) or escaped (``\n`` in JSON). The BEGIN line becomes the marker;
+# every base64 run, dash and header word up to the END line is deleted, and line breaks,
+# ``\n`` escapes, quotes and comment marks stay, so the text keeps its line count (and
+# usually its syntax). With no END, the block runs over the lines that still look like
+# key material.
 
 _KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_BODY = re.compile(r"(?:(?:\r?\n|\\n)[A-Za-z0-9+/=]{16,}+)*+")   # lines after a BEGIN with no END
+_KEY_HEADERS = re.compile(r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
+_KEY_HEADLESS = re.compile(r"MII(?<![A-Za-z0-9+/]MII)[A-Za-z0-9+/]{40}|b3BlbnNzaC1rZXktdjE")
+_KEY_WIPE = re.compile(r"\\[nrt]|[A-Za-z0-9+/=-]++")
+_KEY_LINE = re.compile(r"[A-Za-z0-9+/=]{16}")
+_KEY_HEADER = re.compile(r"[^A-Za-z]{0,16}(?:Proc-Type|DEK-Info|Comment|Version|Encryption"
+                         r"|Public-Lines|Private-Lines|Private-MAC)[ \t]*:")
+_KEY_TAIL = re.compile(r"[^A-Za-z0-9+/=]{0,16}(?P<run>[A-Za-z0-9+/]{2,64}={0,2})(?:\\n)?[^A-Za-z0-9+/=]{0,16}")
 _KEY_BLOCK_MAX = 64 * 1024
 
 
-class _NoEnd:
-    """Sentinel: no END line anywhere after the current position."""
-
-    def start(self) -> int:
-        return 1 << 62
-
-
-_NO_END = _NoEnd()
+def _wipe(segment: str) -> str:
+    """The segment without its header lines' words, base64 runs and dashes."""
+    segment = _KEY_HEADERS.sub("", segment)
+    return _KEY_WIPE.sub(lambda m: m.group(0) if m.group(0)[0] == "\\" else "", segment)
 
 
-def _redact_key_blocks(text: str, found: Counter) -> str:
-    """Replace each BEGIN ... END PRIVATE KEY block (or a header and its body) by one marker."""
-    out, pos, end = [], 0, None
-    marker = MARKER.format("private-key-block")
-    while (begin := _KEY_BEGIN.search(text, pos)) is not None:
-        if end is not None and end.start() < begin.end():
-            end = None
-        if end is None:
-            end = _KEY_END.search(text, begin.end()) or _NO_END
-        if end is not _NO_END and end.start() - begin.end() <= _KEY_BLOCK_MAX:
-            stop = end.end()
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos)
+    return len(text) if end < 0 else end
+
+
+def _key_material(line: str) -> bool:
+    return _KEY_LINE.search(line) is not None or _KEY_HEADER.match(line) is not None
+
+
+def _last_key_line(line: str) -> bool:
+    """The short last line of a key body: one base64 run that is padded or mixed."""
+    m = _KEY_TAIL.fullmatch(line.rstrip("\r"))
+    if m is None:
+        return False
+    run = m.group("run")
+    return run.endswith("=") or any(c.isdigit() or c in "+/" for c in run) or (
+        len(run) >= MIN_VALUE and not run.islower() and not run.isupper())
+
+
+def _body_end(text: str, pos: int) -> int:
+    """Where a key body with no END line stops: the rest of the line at ``pos``, every
+    following line of key material (a blank line may come before more), and one short
+    last line; never more than _KEY_BLOCK_MAX characters."""
+    end, stop = _line_end(text, pos), min(len(text), pos + _KEY_BLOCK_MAX)
+    while end < stop:
+        nxt = _line_end(text, end + 1)
+        line = text[end + 1:nxt]
+        if _key_material(line):
+            end = nxt
+        elif not line.strip() and nxt < len(text) and _KEY_LINE.search(text, nxt + 1, _line_end(text, nxt + 1)):
+            end = nxt
         else:
-            stop = _KEY_BODY.match(text, begin.end()).end()
-        out += (text[pos:begin.start()], marker)
-        found["private-key-block"] += 1
-        pos = stop
+            return nxt if _last_key_line(line) else end
+    return min(end, stop)
+
+
+def _key_blocks(text: str, found: Counter, seen: Seen | None) -> str:
+    """Mask each private key block: BEGIN ... END, a BEGIN with its body, or a bare body."""
+    out: list[str] = []
+    pos, end = 0, None
+    if "PRIVATE KEY" in text:
+        while (begin := _KEY_BEGIN.search(text, pos)) is not None:
+            if end is not None and end.start() < begin.end():
+                end = None
+            if end is None:
+                end = _KEY_END.search(text, begin.end(), begin.end() + _KEY_BLOCK_MAX)
+            stop = end.end() if end is not None else _body_end(text, begin.end())
+            pos = _mask_block(text, pos, begin.span(), stop, out, found, seen)
+        out.append(text[pos:])
+        text, out, pos = "".join(out), [], 0
+    for head in _KEY_HEADLESS.finditer(text):
+        if head.start() < pos or "-----BEGIN" in text[max(0, head.start() - 200):head.start()]:
+            continue                  # inside a masked block, or a certificate's body
+        pos = _mask_block(text, pos, head.span(), _body_end(text, head.end()), out, found, seen)
     out.append(text[pos:])
     return "".join(out)
+
+
+def _mask_block(text: str, pos: int, head: Span, stop: int, out: list[str], found: Counter,
+                seen: Seen | None) -> int:
+    """Append text[pos:stop] to ``out`` with the block from head[0] masked; return stop."""
+    out += (text[pos:head[0]], MARKER.format("private-key-block"), _wipe(text[head[1]:stop]))
+    found["private-key-block"] += 1
+    if seen is not None:
+        seen("private-key-block", text[head[0]:stop])
+    return stop
+
+
+# --- the driver -----------------------------------------------------------------------
 
 
 def _lowered(text: str) -> str:
@@ -258,14 +451,13 @@ def _lowered(text: str) -> str:
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
-def redact(text: str) -> tuple[str, Counter]:
-    """Return ``text`` with every secret replaced by a marker, and a Counter kind -> removed."""
+def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
     found: Counter = Counter()
     if not text:
         return text, found
     present = _lowered(text)
-    if "private key" in present:
-        text = _redact_key_blocks(text, found)
+    if "private key" in present or "mii" in present or "b3blbnnzac1rzxktdje" in present:
+        text = _key_blocks(text, found, seen)
     low = None if found else present          # lower-cased copy of the current text
     for rule in _RULES:
         if not any(needle in present for needle in rule.needles):
@@ -273,21 +465,65 @@ def redact(text: str) -> tuple[str, Counter]:
         if rule.lower and low is None:
             low = _lowered(text)
         before = found.total()
-        text = _apply(rule, text, low if rule.lower else text, found)
+        text = _apply(rule, text, low if rule.lower else text, found, seen)
         if found.total() != before:
             low = None
     return text, found
 
 
-def _apply(rule: _Rule, text: str, view: str, found: Counter) -> str:
+def redact(text: str) -> tuple[str, Counter]:
+    """Return ``text`` with every secret replaced by a marker, and a Counter kind -> removed."""
+    return _scrub(text, None)
+
+
+def redact_strings(value: object) -> tuple[object, Counter]:
+    """``value`` (JSON-like: dicts, lists, strings) with every string redacted, and the counts.
+
+    One pass over all strings joined decides whether any needs masking, so a clean
+    document costs one scan."""
+    strings: list[str] = []
+    _walk(value, strings.append)
+    if not redact("\n".join(strings))[1]:
+        return value, Counter()
+    found: Counter = Counter()
+
+    def clean(text: str) -> str:
+        masked, counts = redact(text)
+        found.update(counts)
+        return masked
+    return _walk(value, None, clean), found
+
+
+def _walk(value: object, visit: Callable[[str], None] | None, change: Callable[[str], str] | None = None):
+    if isinstance(value, str):
+        if visit is not None:
+            visit(value)
+        return change(value) if change is not None else value
+    if isinstance(value, dict):
+        return {_walk(k, visit, change): _walk(v, visit, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, visit, change) for v in value]
+    return value
+
+
+def secrets_in(text: str) -> list[tuple[str, str]]:
+    """(kind, original text) for every span ``redact`` would mask, in the order it masks them."""
+    spans: list[tuple[str, str]] = []
+    _scrub(text, lambda kind, value: spans.append((kind, value)))
+    return spans
+
+
+def _apply(rule: _Rule, text: str, view: str, found: Counter, seen: Seen | None) -> str:
     """Match ``rule`` over ``view`` (``text`` or its lower-cased copy); splice markers into ``text``."""
     marker = MARKER.format(rule.kind)
     out, pos = [], 0
     for m in rule.pattern.finditer(view):
         span = rule.pick(m, text)
-        if span is None:
+        if span is None or span[0] < pos:     # refused, or inside a phrase masked already
             continue
         out += (text[pos:span[0]], marker)
+        if seen is not None:
+            seen(rule.kind, text[span[0]:span[1]])
         pos = span[1]
         found[rule.kind] += 1
     if not out:

@@ -6,16 +6,19 @@ index workers, where importing them would be most of its cost.
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from typing import Iterable, Sequence
 
 from loci.kernel import tokens
 from loci.kernel.config import SCHEMA_VERSION, Layout
 from loci.kernel.atomic import write_json
-from pipeline.query_store import write_routing_db
+from pipeline.query_store import update_routing_db, write_routing_db
 
 
-def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
-    """Merge the indexed scopes among ``names``; return their metas (as the manifest lists them)."""
+def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] | None = None) -> dict[str, dict]:
+    """Merge the indexed scopes among ``names``; return their metas (as the manifest lists them).
+
+    With ``changed`` (a pull), only those scopes' rows are rewritten in the existing
+    routing.sqlite; the others are kept as they are."""
     from loci.kernel.state import read_meta
 
     metas = {}
@@ -25,7 +28,10 @@ def merge_routing(layout: Layout, names: Sequence[str]) -> dict[str, dict]:
             continue
         if layout.query_db(name).exists():
             metas[name] = meta
-    write_routing_db(layout.routing_db, {n: layout.query_db(n) for n in metas}, metas)
+    dbs = {n: layout.query_db(n) for n in metas}
+    if changed is None or not layout.routing_db.is_file() or not update_routing_db(
+            layout.routing_db, dbs, metas, changed):
+        write_routing_db(layout.routing_db, dbs, metas)
     write_json(layout.manifest, {
         "schema_version": SCHEMA_VERSION,
         "tokenizer": tokens.signature(),

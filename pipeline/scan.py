@@ -258,7 +258,7 @@ def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | 
         repos.extend(found)
     repos = sorted(set(repos))
 
-    missing = [s.name for s in prior.scopes if not Path(s.path).exists()]
+    missing = [s.name for s in prior.scopes if s.kind != "pulled" and not Path(s.path).exists()]
     kept = [s for s in prior.scopes
             if s.kind == "added" or s.name in missing
             or not any(_inside(_reach(s, prior), r) for r in good_roots)]

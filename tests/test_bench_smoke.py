@@ -129,3 +129,42 @@ def test_why_and_paraphrase_hit5_is_pooled_over_their_questions():
     report = score(questions, {"w0": hit, "w1": hit, "w2": hit, "p0": miss})
     assert _hit5_of(SimpleNamespace(report=report), MEANING_FAMILIES) == 0.75  # 3 of 4, not (100% + 0%) / 2
     assert _hit5_of(None, MEANING_FAMILIES) is None
+
+
+def _q(qid, family, gold, mode="one"):
+    return {"id": qid, "family": family, "question": "q", "gold_scopes": gold, "mode": mode}
+
+
+def test_the_bench_covers_every_repository_of_both_folds():
+    from bench.folds import FOLD_A, FOLD_B
+    from bench.run import ALL_REPOS, QUICK_REPOS
+
+    assert len(ALL_REPOS) == 22 and set(ALL_REPOS) == FOLD_A | FOLD_B and not FOLD_A & FOLD_B
+    assert set(QUICK_REPOS) & FOLD_A and set(QUICK_REPOS) & FOLD_B and len(QUICK_REPOS) <= 3
+
+
+def test_folds_score_the_same_results_on_each_side_of_the_split():
+    from bench.folds import score_folds
+
+    questions = [_q("a1", "vocab", ["click"]), _q("b1", "vocab", ["doit"]), _q("b2", "vocab", ["walkdir"])]
+    results = {"a1": {"outcome": "routed", "scopes": ["click"]},
+               "b1": {"outcome": "routed", "scopes": ["click"]},
+               "b2": {"outcome": "routed", "scopes": ["walkdir"]}}
+    folds = score_folds(questions, results)
+    assert (folds["all"].overall.n, folds["A"].overall.n, folds["B"].overall.n) == (3, 1, 2)
+    assert folds["A"].overall.top1 == 1.0 and folds["B"].overall.top1 == 0.5
+
+
+def test_family_comparison_flags_each_family_below_the_reference():
+    from bench.report import family_comparison
+    from loci.query.scoring import score
+
+    questions = [_q("v", "vocab", ["a"]), _q("n", "nonsense", [], "abstain"), _q("e", "enumerative", ["a", "b"], "set")]
+    ours = score(questions, {"v": {"outcome": "routed", "scopes": ["a"]},
+                             "n": {"outcome": "routed", "scopes": ["a"]},
+                             "e": {"outcome": "enumerated", "scopes": ["a", "b"]}})
+    theirs = score(questions, {"v": {"outcome": "routed", "scopes": ["b"]},
+                               "n": {"outcome": "abstained", "scopes": []},
+                               "e": {"outcome": "enumerated", "scopes": ["a"]}})
+    rows = {(r["family"], r["metric"]): r["ok"] for r in family_comparison(ours, theirs)}
+    assert rows == {("vocab", "top-1"): True, ("nonsense", "abstain R"): False, ("enumerative", "set F1"): True}

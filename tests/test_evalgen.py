@@ -167,3 +167,26 @@ def test_eval_rejects_a_malformed_questions_file(corpus, tmp_path):
     path.write_text('{"id": "x"}\n')
     res = runner.invoke(app, ["eval", "--questions", str(path)])
     assert res.exit_code == 2 and "line 1" in res.output and "Traceback" not in res.output
+
+
+class _FarInMeaning:
+    """A semantic side for which no scope comes close to any question: the veto fires."""
+
+    def route_params(self, params):
+        return params
+
+    def affinities(self, question, scopes, k):
+        return {s: 0.0 for s in scopes}
+
+
+def test_eval_scores_as_abstained_what_ask_abstains_on(corpus):
+    from loci.query.ask import ask, open_session
+
+    session = open_session(keep_full_index=True)
+    session._semantic = _FarInMeaning()
+    report = evalgen.run_generated(session)
+    signature = [j for j in report.judged if j.question.family == evalgen.SIGNATURE]
+    assert signature
+    for j in signature:
+        assert ask(session, j.question.question).route.outcome == "abstained"
+        assert j.outcome == "abstained"

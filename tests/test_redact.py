@@ -13,18 +13,24 @@ Decisions recorded by the tables (over-redaction bias, with these exceptions):
   needs 8+ non-space characters, so ``token = "<UUID>"`` is redacted;
 - a git sha, a UUID in prose and base64 image data in a docs URL are not secrets;
 - ``Authorization: Basic <b64>`` and ``Authorization: token <tok>`` count as bearer-token;
-- a BEGIN PRIVATE KEY header with no END is redacted with the base64 lines after it.
+- a BEGIN PRIVATE KEY header with no END is redacted with the lines after it that still
+  look like key material; a key block keeps its line breaks (the text keeps its lines);
+- several bare words after a password-like name are a pass phrase unless one of them is a
+  word of documentation or code (``the``, ``password``, ``str``...); a bare single token
+  must look random by its mix of characters or by its entropy.
 """
 from __future__ import annotations
 
+import base64
 import hashlib
+import signal
 import time
 from collections import Counter
 
 import pytest
 
 from pipeline.chunks import make_chunk
-from pipeline.redact import KINDS, is_secret_file, redact
+from pipeline.redact import KINDS, is_secret_file, redact, secrets_in
 
 
 def fill(prefix: str, length: int, pattern: str = "FAKE0") -> str:
@@ -48,6 +54,16 @@ URL_PW = "Fak3Passw0rd4Tests"
 URL = f"postgres://app:{URL_PW}@db.internal:5432/app"
 BEARER = fill("", 32)
 SA = "Fake0ClientSecret0Value0For0Tests"
+GITLAB = fill("glpat-", 26)
+SENDGRID = "SG." + fill("", 22) + "." + fill("", 43)
+AZURE = fill("", 86, "Fak3Azure0Key+/") + "=="
+AZURE_CONN = f"DefaultEndpointsProtocol=https;AccountName=fakeacct;AccountKey={AZURE};EndpointSuffix=core.windows.net"
+TWILIO = fill("SK", 34, "fa4e0")
+NPM = fill("npm_", 40)
+PYPI = "pypi-AgEIcHlwaS5vcmc" + fill("", 60)
+HF = fill("hf_", 37, "FAKEzero")
+DIGITALOCEAN = fill("dop_v1_", 71, "fa4e0")
+PW = "Fak3Passw0rd4Tests"
 SETTINGS = ("prose", "code", "commit")
 
 
@@ -129,6 +145,50 @@ POSITIVES = [
          BEARER, "headers = {'Authorization': 'Bearer ", "'}"),
     case("bearer-token", "commit", f"Debug 401s\n\nThe client sent bearer {BEARER} after it expired.",
          BEARER, "Debug 401s", "sent bearer ", " after it expired."),
+    case("gitlab-token", "prose", f"The runner cloned with {GITLAB} until it was revoked.",
+         GITLAB, "The runner cloned with ", " until it was revoked."),
+    case("gitlab-token", "code", f'GITLAB_TOKEN = "{GITLAB}"', GITLAB, 'GITLAB_TOKEN = "'),
+    case("gitlab-token", "commit", f"Revoke CI token\n\n{GITLAB} was printed in the job log.",
+         GITLAB, "Revoke CI token", " was printed in the job log."),
+    case("sendgrid-key", "prose", f"Staging mail goes out with {SENDGRID} for now.",
+         SENDGRID, "Staging mail goes out with ", " for now."),
+    case("sendgrid-key", "code", f'sg = SendGridAPIClient("{SENDGRID}")', SENDGRID,
+         'sg = SendGridAPIClient("', '")'),
+    case("sendgrid-key", "commit", f"Move mail key to vault\n\nThe key {SENDGRID} is revoked.",
+         SENDGRID, "Move mail key to vault", " is revoked."),
+    case("azure-key", "prose", f"Paste {AZURE_CONN} into the portal.", AZURE,
+         "Paste DefaultEndpointsProtocol=https;AccountName=fakeacct;AccountKey=", ";EndpointSuffix="),
+    case("azure-key", "code", f'CONN = "{AZURE_CONN}"', AZURE, 'CONN = "DefaultEndpointsProtocol='),
+    case("azure-key", "commit", f"Rotate storage key\n\nAccountKey={AZURE} leaked in a notebook.",
+         AZURE, "Rotate storage key", "AccountKey=", " leaked in a notebook."),
+    case("twilio-key", "prose", f"The API key {TWILIO} belongs to the test account.",
+         TWILIO, "The API key ", " belongs to the test account."),
+    case("twilio-key", "code", f'client = Client("{TWILIO}", api_secret)', TWILIO, 'client = Client("'),
+    case("twilio-key", "commit", f"Use subaccount\n\n{TWILIO} was the parent account's key.",
+         TWILIO, "Use subaccount", " was the parent"),
+    case("npm-token", "prose", f"Publish with {NPM} from the release box only.",
+         NPM, "Publish with ", " from the release box only."),
+    case("npm-token", "code", f"//registry.npmjs.org/:_authToken={NPM}\n", NPM,
+         "//registry.npmjs.org/:_authToken="),
+    case("npm-token", "commit", f"Drop .npmrc token\n\n{NPM} is revoked.", NPM, "Drop .npmrc token"),
+    case("pypi-token", "prose", f"Upload with the token {PYPI} and nothing else.", PYPI,
+         "Upload with the token ", " and nothing else."),
+    case("pypi-token", "code", f"[pypi]\nusername = __token__\npassword = {PYPI}\n", PYPI,
+         "username = __token__\npassword = "),
+    case("pypi-token", "commit", f"Trusted publishing\n\nThe old {PYPI} is gone.", PYPI,
+         "Trusted publishing", " is gone."),
+    case("vendor-token", "prose", f"Download the model with {HF} on the GPU box.", HF,
+         "Download the model with ", " on the GPU box."),
+    case("vendor-token", "code", f'client = Client(token="{DIGITALOCEAN}")', DIGITALOCEAN,
+         'client = Client(token="', '")'),
+    case("vendor-token", "commit", f"Rotate droplet token\n\n{DIGITALOCEAN} leaked.", DIGITALOCEAN,
+         "Rotate droplet token", " leaked."),
+    case("basic-auth", "prose", f"Check health with curl -u admin:{PW} https://api.internal/health today.",
+         PW, "curl -u admin:", " https://api.internal/health today."),
+    case("basic-auth", "code", f"curl --user deploy:{PW} -X POST https://ci.internal/hook\n", PW,
+         "curl --user deploy:", " -X POST"),
+    case("basic-auth", "commit", f"Script the backup\n\nIt ran curl -u backup:{PW} nightly.", PW,
+         "Script the backup", "curl -u backup:", " nightly."),
     case("secret-assignment", "prose", f'Set client_secret = "{SA}" in settings.py first.',
          SA, 'Set client_secret = "', '" in settings.py first.'),
     case("secret-assignment", "code", f"database:\n  host: db\n  password: {SA}\n",
@@ -179,6 +239,30 @@ NEGATIVES = [
     case("bearer-token", "prose", "The bearer of the token must present it in a header."),
     case("bearer-token", "code", 'headers = {"Authorization": f"Bearer {token}"}'),
     case("bearer-token", "commit", "Send Bearer tokens over TLS\n\nBearer authentication is required."),
+    case("gitlab-token", "prose", "GitLab personal tokens start with glpat- and twenty characters."),
+    case("gitlab-token", "code", 'if token.startswith("glpat-"):'),
+    case("gitlab-token", "commit", "Support glpat- tokens\n\nglpat-short is rejected."),
+    case("sendgrid-key", "prose", "SendGrid keys look like SG.<id>.<secret>."),
+    case("sendgrid-key", "code", 'assert key.startswith("SG."), "not a SendGrid key"'),
+    case("sendgrid-key", "commit", "Validate SG. prefix\n\nSG.short.key is rejected."),
+    case("azure-key", "prose", "The connection string needs AccountName and AccountKey."),
+    case("azure-key", "code", 'conn = f"AccountName={name};AccountKey={account_key}"'),
+    case("azure-key", "commit", "Read AccountKey from env\n\nAccountKey=<your-key> is a placeholder."),
+    case("twilio-key", "prose", "Twilio API keys start with SK and are 34 characters long."),
+    case("twilio-key", "code", 'if sid.startswith("SK"):'),
+    case("twilio-key", "commit", "Skip SK ids\n\nSKIP_TESTS=1 is unrelated."),
+    case("npm-token", "prose", "npm tokens start with npm_ and are 40 characters long."),
+    case("npm-token", "code", 'NPM_PREFIX = "npm_"'),
+    case("npm-token", "commit", "Publish from CI\n\nnpm_config_registry is set by the workflow."),
+    case("pypi-token", "prose", "PyPI tokens start with pypi- followed by a macaroon."),
+    case("pypi-token", "code", 'if token.startswith("pypi-"):'),
+    case("pypi-token", "commit", "Upload to pypi-test\n\npypi-AgE is the prefix of every token."),
+    case("vendor-token", "prose", "Hugging Face tokens start with hf_ and DigitalOcean ones with dop_v1_."),
+    case("vendor-token", "code", 'HF_PREFIX = "hf_"'),
+    case("vendor-token", "commit", "Document dop_v1_ tokens\n\ndop_v1_short is not a token."),
+    case("basic-auth", "prose", "Pass credentials with `curl -u user:$PASSWORD` from the environment."),
+    case("basic-auth", "code", 'curl -u "$API_USER:$API_TOKEN" https://api.internal/'),
+    case("basic-auth", "commit", "Use netrc for curl\n\ncurl -u user:pass is gone."),
     case("secret-assignment", "prose", "Keep the password in a manager; token_count = 42 is unrelated."),
     case("secret-assignment", "code", "password_field = models.CharField(max_length=128)"),
     case("secret-assignment", "commit",
@@ -307,15 +391,15 @@ def test_redaction_is_idempotent():
     assert redact(once) == (once, Counter())
 
 
-def test_private_key_block_becomes_one_marker():
+def test_private_key_block_becomes_one_marker_and_keeps_its_line_breaks():
     out, found = redact(f"before\n{PEM}\nafter")
-    assert out == "before\n[REDACTED:private-key-block]\nafter"
+    assert out == "before\n[REDACTED:private-key-block]\n\n\n\nafter"
     assert found == Counter({"private-key-block": 1})
 
 
 def test_private_key_header_without_end_redacts_the_base64_lines_after_it():
     out, found = redact(f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n(truncated)")
-    assert out == "[REDACTED:private-key-block]\n(truncated)"
+    assert out == "[REDACTED:private-key-block]\n\n\n(truncated)"
     assert found == Counter({"private-key-block": 1})
 
 
@@ -406,3 +490,145 @@ def test_secret_files_are_recognised_at_any_depth(path):
 ])
 def test_ordinary_files_are_not_secret_files(path):
     assert not is_secret_file(path)
+
+
+# --- generic assignments: the shapes that used to pass ----------------------------------
+
+
+@pytest.mark.parametrize("text,secret", [
+    ("password: correct horse battery staple", "correct horse battery staple"),
+    ("Password: correct horse battery staple\n", "correct horse battery staple"),
+    (f"DB_PASSWORD_PROD={PW}", PW),
+    (f"db_pass={PW}", PW),
+    (f"pwd={PW}", PW),
+    (f"export MYSQL_PWD={PW}", PW),
+    (f"passwd: {PW}", PW),
+    (f"token_prod: {PW}", PW),
+    ('password = "correct horse battery staple"', "correct horse battery staple"),
+    ("db:\n  password: 'correct horse battery staple'\n", "correct horse battery staple"),
+    (f"Our secret key is {PW}.", PW),
+    ('The admin password is "correct horse battery staple".', "correct horse battery staple"),
+    ("secret: zqxwvkrtplmnbhgfd", "zqxwvkrtplmnbhgfd"),
+    ("api_key=93847561029384", "93847561029384"),
+    ("Server=db;User Id=sa;Password=Fak3&Passw0rd;", "Fak3&Passw0rd"),
+    ("Server=db;User Id=sa;Password=correct horse battery;Database=app", "correct horse battery"),
+])
+def test_generic_secret_shapes_are_masked(text, secret):
+    out, found = redact(text)
+    assert secret not in out and "Passw0rd" not in out and "horse" not in out
+    assert found == Counter({"secret-assignment": 1})
+
+
+@pytest.mark.parametrize("text", [
+    "password = getpass()",
+    "token = tokens[0]",
+    "password: str",
+    "password: Optional[str] = None",
+    "password: str | None = None",
+    "    password: The password to use when connecting.",
+    ":param password: the user's password",
+    'password: "The password for the account"',
+    "password = password_hash + salt",
+    "password = self.password or default_password",
+    'password = input("Password: ")',
+    "pwd = os.getcwd()",
+    "passwords = load()",
+    'bypass = "the cache for tests"',
+    'compass = "north-north-east"',
+    'token_url = "https://oauth2.example.com/token"',
+    "secret = derive_secret(master)",
+    "secret: !vault |",
+    "token = tokenizer",
+    "The password is required.",
+    "The token is valid for one hour.",
+    "api_key = 20231130",
+    "secret = authentication",
+])
+def test_code_and_prose_near_generic_names_are_not_masked(text):
+    assert redact(text) == (text, Counter())
+
+
+def test_a_query_string_keeps_the_parameters_after_the_masked_token():
+    out, _ = redact(f"https://api.internal/?token={PW}&format=json")
+    assert out == "https://api.internal/?token=[REDACTED:secret-assignment]&format=json"
+
+
+# --- private keys: whole, however they are indented, prefixed or wrapped ---------------
+
+
+def fake_key_lines(label: str, nbytes: int = 1190) -> list[str]:
+    """A deterministic base64 body the size of a 2048-bit RSA key, 64 characters a line."""
+    raw = b"".join(hashlib.sha256(f"{label}:{i}".encode()).digest() for i in range(nbytes // 32 + 1))
+    body = "MIIEowIBAAKCAQEA" + base64.b64encode(raw[:nbytes]).decode()[16:]
+    return [body[i:i + 64] for i in range(0, len(body), 64)]
+
+
+def fake_pem(label: str, prefix: str = "", suffix: str = "", kind: str = "RSA PRIVATE KEY",
+             end: bool = True) -> str:
+    """A PEM block of ``fake_key_lines(label)``, each line wrapped in prefix and suffix."""
+    lines = [f"-----BEGIN {kind}-----", *fake_key_lines(label)] + ([f"-----END {kind}-----"] if end else [])
+    return "\n".join(prefix + line + suffix for line in lines)
+
+
+def key_slices(label: str) -> list[str]:
+    """Distinctive 30-character slices of the key body: one per line, and one across a line break."""
+    lines = fake_key_lines(label)
+    return [line[17:47] for line in lines if len(line) >= 47] + [lines[5][-15:] + lines[6][:15]]
+
+
+KEY_SHAPES = {
+    "docstring": 'def load():\n    """Test key.\n\n    ' + fake_pem("k").replace("\n", "\n    ") + '\n    """\n',
+    "hash-comment": "# deploy key\n" + fake_pem("k", "# ") + "\nx = 1\n",
+    "setup.cfg": "[tool:demo]\nkey =\n" + fake_pem("k", "    ") + "\nother = 1\n",
+    "quoted-lines": "KEY = (\n" + fake_pem("k", '    "', '\\n"') + "\n)\n",
+    "json": '{"private_key": "' + fake_pem("k", kind="PRIVATE KEY").replace("\n", "\\n") + '\\n"}',
+    "c-comment": "/*\n" + fake_pem("k", " * ") + "\n */\n",
+    "template": "const key = `" + fake_pem("k", kind="OPENSSH PRIVATE KEY") + "`;\n",
+    "no-end": "  " + fake_pem("k", end=False).replace("\n", "\n  ") + "\n\nThe rest of the notes.\n",
+    "headless": "BODY = '''\n" + "\n".join(fake_key_lines("k")) + "\n'''\n",
+}
+
+
+@pytest.mark.parametrize("shape", sorted(KEY_SHAPES))
+def test_private_key_is_masked_however_it_is_indented_or_wrapped(shape):
+    text = KEY_SHAPES[shape]
+    out, found = redact(text)
+    assert found == Counter({"private-key-block": 1})
+    assert not [s for s in key_slices("k") if s in out]
+    assert out.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("shape", ["docstring", "quoted-lines"])
+def test_python_holding_a_masked_key_still_parses(shape):
+    import ast
+
+    ast.parse(redact(KEY_SHAPES[shape])[0])
+
+
+def test_text_after_a_key_with_no_end_is_kept():
+    out, _ = redact(KEY_SHAPES["no-end"])
+    assert out.endswith("\n\nThe rest of the notes.\n")
+
+
+def test_a_certificate_body_is_not_a_key():
+    cert = "-----BEGIN CERTIFICATE-----\n" + "\n".join(fake_key_lines("c")) + "\n-----END CERTIFICATE-----"
+    assert redact(cert) == (cert, Counter())
+
+
+def test_secrets_in_lists_the_original_spans():
+    assert secrets_in(f"token: {PW} and {GH}") == [("github-token", GH), ("secret-assignment", PW)]
+
+
+def test_a_200kb_line_of_junk_completes():
+    import random
+
+    rng = random.Random(12)
+    junk = "".join(rng.choice("ab=:/-_\"' .@&;AKIAsk-eyJ\\nMII+") for _ in range(200_000))
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("redaction backtracked"))
+    signal.alarm(60)                 # a guard against catastrophic backtracking, not a timing
+    try:
+        out, _ = redact(junk)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert redact(out)[1] == Counter()

@@ -248,7 +248,8 @@ def _register_more_commands() -> None:
     """Commands that live in their own modules register themselves on ``app``."""
     import importlib
 
-    for module in ("loci.front.cli_build", "loci.front.cli_diag", "loci.front.cli_embed", "loci.front.cli_mcp"):
+    for module in ("loci.front.cli_build", "loci.front.cli_diag", "loci.front.cli_embed", "loci.front.cli_mcp",
+                   "loci.front.cli_share"):
         try:
             importlib.import_module(module)
         except ModuleNotFoundError as exc:

@@ -293,6 +293,9 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     if not no_graphs and graphify_available():
         _do_graphs([], False, True)  # unchanged code is skipped, so this costs little
     code = _do_index(force, quiet)
+    from loci.front.cli_share import pull_again
+
+    code = pull_again(quiet) or code  # pulled scopes refresh from where they came from
     # refresh what the install already has, and opt into nothing new
     had_embed = (layout.home / "embed.json").exists()
     had_calibration = layout.calibration.exists()

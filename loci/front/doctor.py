@@ -170,6 +170,8 @@ def _vector_models(layout: Layout) -> list[str] | None:
 
 def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
     name, root = scope.name, Path(scope.path)
+    if scope.kind == "pulled":
+        return _pulled(scope, meta)
     if not root.is_dir():
         return [Finding(name, "missing_dir", f"{root} no longer exists (the entry is kept for its "
                         "groups and aliases); restore it, or scan where it moved", "loci scan NEW_DIR")]
@@ -183,6 +185,18 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
         out.append(Finding(name, "manifest_value_skipped", f"{problem}: fix it in the repository, "
                            "then run `loci index`", None, NOTE))
     return out
+
+
+def _pulled(scope, meta: dict | None) -> list[Finding]:
+    """A pulled scope has no working tree: say where it came from, and that a pull refreshes it."""
+    source = scope.path.rsplit("/", 1)[0]
+    if meta is None:
+        return [Finding(scope.name, "not_indexed", f"pulled from {scope.path} but not merged",
+                        f"loci pull {source}")]
+    origin = meta.get("origin") or {}
+    at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
+    return [Finding(scope.name, "pulled", f"pulled from {scope.path}{at}; `loci update` pulls it again",
+                    None, NOTE)]
 
 
 def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:

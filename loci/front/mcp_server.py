@@ -124,7 +124,7 @@ class Service:
             data = json.loads(self.layout.manifest.read_text())
         except (OSError, ValueError):
             return ("unreadable", self._manifest_key)
-        return data.get("written_at") or ("no-stamp", self._manifest_key)
+        return (data.get("written_at") if isinstance(data, dict) else None) or ("no-stamp", self._manifest_key)
 
     def session(self):
         """The current Session: the same object until the artifacts on disk change."""

@@ -93,14 +93,16 @@ def ask_lines(result) -> list[str]:
     lines = route_lines(result.route)
     for block in result.blocks:
         lines.append("")
-        lines.append(f"== {block.scope}")
+        origin = getattr(block, "origin", None) or {}
+        at = f" @ {origin['commit'][:12]}" if origin.get("commit") else ""
+        lines.append(f"== {block.scope}" + (f"  ({origin.get('repository') or 'pulled'}{at})" if origin else ""))
         if not block.episodes and not block.structure:
             lines.append("  no evidence in this scope")
         for hit in block.structure:
             lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
                          f"{hit['source_file']}:{hit['line']}")
         for ep in block.episodes:
-            cite = ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}"
+            cite = (ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}") + at
             head = f" - {ep.heading}" if ep.heading else ""
             lines.append(f"  [{ep.kind}] {cite}{head}")
             snippet = " ".join(ep.text.split())

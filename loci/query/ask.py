@@ -33,10 +33,14 @@ class Block:
     episodes: list[EpisodeHit] = field(default_factory=list)
     structure: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    origin: dict | None = None   # a pulled scope's {"repository", "commit"}: where its paths live
 
     def to_json(self) -> dict:
-        return {"scope": self.scope, "episodes": [e.to_json() for e in self.episodes],
-                "structure": list(self.structure)}
+        out = {"scope": self.scope, "episodes": [e.to_json() for e in self.episodes],
+               "structure": list(self.structure)}
+        if self.origin:
+            out["origin"] = dict(self.origin)
+        return out
 
 
 @dataclass
@@ -178,7 +182,8 @@ def _forced_route(session: Session, scope: str) -> RouteResult:
 
 def search_block(session: Session, scope: str, question: str, *, k: int, gate: bool,
                  prefer_project_docs: bool, semantic=None, semantic_led: bool = False) -> Block:
-    block = Block(scope)
+    origin = (session.manifest.get("scopes", {}).get(scope) or {}).get("origin")
+    block = Block(scope, origin={k: origin.get(k) for k in ("repository", "commit")} if origin else None)
     lex = session.lexical(scope)
     if lex is None:
         block.notes.append("no episode store for this scope: run `loci index`")

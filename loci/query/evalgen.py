@@ -287,41 +287,46 @@ def render(report: EvalReport, misses: bool = False) -> list[str]:
 
 # --- running them (reads the session's artifacts, writes nothing) -------------------------
 
+def _cwd_of(session, scope: str | None):
+    """The folder of the scope a question is asked from (None: no cwd, or an unknown scope)."""
+    if not scope:
+        return None
+    return next((s.path for s in session.registry.scopes if s.name == scope), None)
+
+
 def run_generated(session, *, seed: int = 0) -> EvalReport:
     """Generate the families on the session's index (with the shipped Params, so the split
-    matches calibration's) and route the eval questions with the session's Params."""
-    from loci.query.ask import context_for
-    from loci.query.router import route
+    matches calibration's) and route the eval questions exactly as `loci ask` does
+    (``route_question``: the vocabulary route, the vectors' second opinion, veto and gates)."""
+    from loci.query.ask import route_question
 
     index = session.routing_for("")
-    aliases = session.aliases()
-    paths = {s.name: s.path for s in session.registry.scopes}
     judged = []
-    for q in eval_questions(generate(index, aliases, DEFAULT_PARAMS, seed=seed)):
-        ctx = context_for(session, paths.get(q.cwd_scope) if q.cwd_scope else None, None)
-        r = route(q.question, index, ctx, aliases, session.params)
+    for q in eval_questions(generate(index, session.aliases(), DEFAULT_PARAMS, seed=seed)):
+        r = route_question(session, q.question, cwd=_cwd_of(session, q.cwd_scope))
         judged.append(Judged(q, r.outcome, tuple(r.scopes), r.reason))
     return summarise(judged, len(index.scopes))
 
 
 def run_labelled(session, questions: Sequence[Mapping]) -> tuple[object, dict[str, dict | None], list[str]]:
-    """Ask each labelled question (``cwd`` names a scope; null means none) and score it with
-    ``loci.query.scoring``. Returns (Report, results by id, notes about questions that could not run)."""
+    """Ask each labelled question with `loci ask` (``cwd`` names a scope; null means none) and
+    score it with ``loci.query.scoring``. Returns (Report, results by id, notes about questions
+    that could not run)."""
     from loci.query import scoring
     from loci.query.ask import ask
     from loci.kernel.errors import UsageError
 
-    paths = {s.name: s.path for s in session.registry.scopes}
     results: dict[str, dict | None] = {}
     notes = []
     for q in questions:
         cwd_name = q.get("cwd")
-        if cwd_name and cwd_name not in paths:
+        cwd = _cwd_of(session, cwd_name)
+        if cwd_name and cwd is None:
             notes.append(f"{q['id']}: cwd scope {cwd_name!r} is not registered; counted as a miss")
             results[q["id"]] = None
             continue
         try:
-            results[q["id"]] = ask(session, q["question"], cwd=paths.get(cwd_name) if cwd_name else None).to_json()
+            results[q["id"]] = ask(session, q["question"], cwd=cwd).to_json()
         except UsageError as exc:
             notes.append(f"{q['id']}: {exc}")
             results[q["id"]] = None

@@ -1,0 +1,113 @@
+"""`loci export`, `loci pull`, `loci push`: bundles of scopes between machines (registers itself on the app)."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from loci.front.cli import _err, _writable_home, app, handled
+from loci.kernel.config import layout as make_layout
+
+
+def refused(fn):
+    """A bundle that cannot be trusted, or a store that cannot be reached: one line, exit 1."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from pipeline.share.bundle import BundleError
+
+        try:
+            return fn(*args, **kwargs)
+        except BundleError as exc:
+            _err(str(exc))
+            raise typer.Exit(1)
+    return wrapper
+
+
+@app.command()
+@handled
+@refused
+def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
+           to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
+           no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
+           quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
+    from pipeline.share.bundle import export_scope
+    from pipeline.share.pull import local_scopes
+
+    layout = make_layout()
+    names = list(scopes or []) or local_scopes(layout)
+    if not names:
+        _err("nothing to export: no indexed scope was built here (`loci setup DIR` first)")
+        raise typer.Exit(1)
+    for name in names:
+        folder = export_scope(layout, name, to, no_vectors=no_vectors)
+        if not quiet:
+            typer.echo(f"{name}: {folder}")
+
+
+def pull_lines(report) -> list[str]:
+    lines = [f"pulled {len(report.imported)} scope(s) from {report.source}, {len(report.unchanged)} unchanged"]
+    renamed = {local: scope for scope, local in report.renamed.items()}
+    lines += [f"  {name}" + (f"  ({renamed[name]!r} was taken here)" if name in renamed else "")
+              for name in report.imported]
+    lines += [f"  {name}: no longer in the store (kept; `loci doctor` lists it)" for name in report.gone]
+    return lines
+
+
+@app.command()
+@handled
+@refused
+def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix holding bundles."),
+         no_vectors: bool = typer.Option(False, "--no-vectors", help="Take the tables, not the embeddings "
+                                         "(for vectors of another model than this home's; `loci embed` "
+                                         "re-embeds them here)."),
+         quiet: bool = typer.Option(False, "--quiet", "-q"),
+         as_json: bool = typer.Option(False, "--json")):
+    """Fetch the bundles that changed, verify every checksum, and merge them into this home."""
+    from loci.front.render import dump_json
+    from pipeline.share.pull import pull as run_pull
+
+    report = run_pull(_writable_home(), source, no_vectors=no_vectors)
+    if as_json:
+        dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
+                   "renamed": report.renamed, "gone": report.gone})
+    elif not quiet:
+        typer.echo("\n".join(pull_lines(report)))
+
+
+@app.command()
+@handled
+@refused
+def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
+         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
+         no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
+         quiet: bool = typer.Option(False, "--quiet", "-q")):
+    """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
+    from pipeline.share.pull import push as run_push
+
+    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors)
+    if not quiet:
+        typer.echo(f"pushed {len(report.uploaded)} bundle(s) to {report.dest}, {len(report.unchanged)} unchanged")
+        for name in report.uploaded:
+            typer.echo(f"  {name}")
+
+
+def pull_again(quiet: bool) -> int:
+    """Pull every source this home has pulled from (for `loci update`); returns an exit code."""
+    from pipeline.share.bundle import BundleError
+    from pipeline.share.pull import pull as run_pull, pulled_sources
+
+    layout = make_layout()
+    code = 0
+    for source in pulled_sources(layout):
+        try:
+            report = run_pull(layout, source)
+        except BundleError as exc:
+            _err(f"{exc} (the scopes pulled from it before are kept)")
+            code = 1
+            continue
+        if not quiet:
+            typer.echo("\n".join(pull_lines(report)))
+    return code

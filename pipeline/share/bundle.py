@@ -1,0 +1,262 @@
+"""One scope's bundle: its Parquet artifacts copied as they are, plus ``manifest.json``.
+
+The manifest names the scope, where it came from (repository URL, commit and its
+date), what built it (fingerprint, parameter and tokenizer signatures, the
+embedding model and dimension) and each file's sha256 and size. It is written
+last, with sorted keys and no clock time, so exporting the same home twice gives
+the same bytes. Nothing from outside the scope goes in: no machine path (a file
+that holds the repository's or the home's path is refused), no secret (chunks
+were redacted at index time).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from loci.kernel import tokens
+from loci.kernel.atomic import write_bytes
+from loci.kernel.config import DEFAULT_PARAMS, SCHEMA_VERSION, Layout, read_embed_config, safe_name
+
+BUNDLE_SCHEMA = 1
+MANIFEST = "manifest.json"
+REQUIRED_ROLES = ("chunks", "vocab")
+ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors")
+VECTOR_ROLES = ("vectors", "label_vectors")
+META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats")
+
+
+class BundleError(RuntimeError):
+    """A bundle cannot be written or trusted; the message is one line naming it and the fix."""
+
+
+@dataclass(frozen=True)
+class BundleFile:
+    role: str
+    path: str        # a plain file name inside the bundle
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A checked manifest; ``raw`` is the decoded JSON as written."""
+
+    scope: str
+    files: tuple[BundleFile, ...]
+    embedding: dict | None
+    raw: dict
+
+    def file(self, role: str) -> BundleFile | None:
+        return next((f for f in self.files if f.role == role), None)
+
+
+def role_sources(layout: Layout, name: str) -> dict[str, Path]:
+    """The home's file for each bundle role that exists for ``name`` (vectors: the home's model)."""
+    from loci.query.semantic import label_vectors_path
+
+    out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
+           "calls": layout.calls(name), "refs": layout.refs(name)}
+    cfg = read_embed_config(layout)
+    if cfg is not None:
+        out["vectors"] = layout.vectors(cfg["model_id"], name)
+        out["label_vectors"] = label_vectors_path(layout, cfg["model_id"], name)
+    return {role: path for role, path in out.items() if path.is_file()}
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _git(repo: Path, *args: str) -> str:
+    from pipeline.gitread import run_git
+
+    out = run_git(repo, *args, timeout=30, text=True)
+    return out.stdout.strip() if out is not None and out.returncode == 0 else ""
+
+
+_USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
+
+
+def repository_url(repo: Path) -> str | None:
+    """The ``origin`` remote (else the first remote) without any user or token in it; None if none."""
+    remote = _git(repo, "remote", "get-url", "origin")
+    if not remote:
+        first = _git(repo, "remote").splitlines()
+        remote = _git(repo, "remote", "get-url", first[0]) if first else ""
+    if not remote:
+        return None
+    return _USERINFO.sub(r"\1", remote)
+
+
+def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
+    """The manifest of scope ``name`` as it stands in ``layout`` (pure but for git and the meta file)."""
+    from loci.kernel.registry import load_registry
+    from loci.kernel.state import read_meta
+
+    meta = read_meta(layout, name)
+    if meta is None:
+        raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it") from None
+    scope = load_registry(layout).get(name)
+    if scope is None:
+        raise BundleError(f"unknown scope {name!r}: `loci scopes` lists what can be exported")
+    if scope.kind == "pulled":
+        raise BundleError(f"scope {name!r} was pulled from {scope.path}; export it where it is built")
+    repo = Path(scope.path)
+    embedding = None
+    vec = next((f for f in files if f.role == "vectors"), None)
+    if vec is not None:
+        from loci.query.semantic import read_meta
+
+        vmeta = read_meta(role_sources(layout, name)["vectors"]) or {}
+        embedding = {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
+    return {
+        "bundle_schema": BUNDLE_SCHEMA,
+        "loci_schema": SCHEMA_VERSION,
+        "scope": name,
+        "aliases": sorted(set(scope.aliases) - {name}),
+        "owner": scope.owner,
+        "repository": repository_url(repo),
+        "commit": _git(repo, "rev-parse", "HEAD") or None,
+        "commit_date": _git(repo, "log", "-1", "--format=%cI") or None,
+        "fingerprint": meta.get("fingerprint", ""),
+        "params": DEFAULT_PARAMS.signature(),
+        "tokenizer": tokens.signature(),
+        "embedding": embedding,
+        "meta": {k: meta[k] for k in META_FIELDS if k in meta},
+        "files": [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size}
+                  for f in sorted(files, key=lambda f: f.role)],
+    }
+
+
+def manifest_bytes(manifest: dict) -> bytes:
+    return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def _leaked(path: Path, needles: list[str]) -> str | None:
+    """The first of ``needles`` found in any string column of the Parquet file at ``path``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    for column in table.columns:
+        if not pa.types.is_string(column.type):
+            continue
+        for needle in needles:
+            if pc.any(pc.match_substring(column, needle)).as_py():
+                return needle
+    return None
+
+
+def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple[bytes, list[tuple[BundleFile, Path]]]:
+    """The manifest bytes of scope ``name``'s bundle and each file with the home file it copies.
+
+    Refuses a scope that is not indexed, was pulled, or whose files hold a machine path."""
+    from loci.kernel.registry import load_registry
+
+    scope = load_registry(layout).get(name)
+    sources = role_sources(layout, name)
+    if no_vectors:
+        sources = {r: p for r, p in sources.items() if r not in VECTOR_ROLES}
+    if not all(r in sources for r in REQUIRED_ROLES) or not layout.meta(name).is_file():
+        raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it")
+    needles = [str(layout.home.resolve())]
+    if scope is not None and scope.kind != "pulled":
+        needles.append(str(Path(scope.path)))
+    for role, path in sources.items():
+        found = _leaked(path, needles)
+        if found is not None:
+            raise BundleError(f"{path} holds the machine path {found}; nothing was exported "
+                              f"(an absolute --glob? re-index {name} without it)")
+    files = [(BundleFile(role, f"{role}.parquet", sha256_file(path), path.stat().st_size), path)
+             for role, path in sorted(sources.items())]
+    return manifest_bytes(build_manifest(layout, name, [f for f, _ in files])), files
+
+
+def export_scope(layout: Layout, name: str, dest: Path, *, no_vectors: bool = False) -> Path:
+    """Write scope ``name``'s bundle into ``dest/<name>/`` (data first, manifest last); returns
+    the bundle folder. An unchanged scope rewrites nothing."""
+    manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
+    folder = Path(dest) / safe_name(name)
+    if (folder / MANIFEST).is_file() and (folder / MANIFEST).read_bytes() == manifest:
+        return folder
+    folder.mkdir(parents=True, exist_ok=True)
+    for f, path in files:
+        write_bytes(folder / f.path, path.read_bytes())
+    listed = {f.path for f, _ in files} | {MANIFEST}
+    write_bytes(folder / MANIFEST, manifest)
+    for old in folder.iterdir():  # a role the scope no longer has (its graph went away)
+        if old.is_file() and old.name not in listed and not old.name.startswith("."):
+            old.unlink()
+    return folder
+
+
+# --- reading a manifest back -------------------------------------------------------------------
+
+def _plain_name(path: object) -> bool:
+    """A file name that stays inside the bundle: relative, no ``..``, no separators."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path:
+        return False
+    pure = PurePosixPath(path)
+    return not pure.is_absolute() and len(pure.parts) == 1 and pure.name not in (".", "..")
+
+
+def parse_manifest(data: bytes, where: str) -> Manifest:
+    """Check a manifest's bytes; raise BundleError naming ``where`` on anything untrustworthy."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise BundleError(f"{where}: the manifest is not valid JSON ({exc}); re-export the bundle") from None
+    if not isinstance(raw, dict):
+        raise BundleError(f"{where}: the manifest is not a JSON object; re-export the bundle")
+    version = raw.get("bundle_schema")
+    if not isinstance(version, int) or version < 1:
+        raise BundleError(f"{where}: the manifest has no bundle_schema; re-export the bundle")
+    if version > BUNDLE_SCHEMA:
+        raise BundleError(f"{where} was written by a newer loci (bundle schema {version}, this one reads "
+                          f"{BUNDLE_SCHEMA}): upgrade loci to pull it")
+    scope = raw.get("scope")
+    if not isinstance(scope, str) or not scope.strip():
+        raise BundleError(f"{where}: the manifest names no scope; re-export the bundle")
+    files = raw.get("files")
+    if not isinstance(files, list):
+        raise BundleError(f"{where}: the manifest lists no files; re-export the bundle")
+    out = []
+    for entry in files:
+        if not isinstance(entry, dict):
+            raise BundleError(f"{where}: a file entry is not an object; re-export the bundle")
+        path = entry.get("path")
+        if not _plain_name(path):
+            raise BundleError(f"{where}: the manifest names {path!r}, a path outside the bundle; refused")
+        role, digest, size = entry.get("role"), entry.get("sha256"), entry.get("size")
+        if role not in ROLES or not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest) \
+                or not isinstance(size, int) or size < 0:
+            raise BundleError(f"{where}: the entry for {path!r} is malformed; re-export the bundle")
+        out.append(BundleFile(role, path, digest, size))
+    roles = [f.role for f in out]
+    missing = [r for r in REQUIRED_ROLES if r not in roles]
+    if missing or len(set(roles)) != len(roles):
+        raise BundleError(f"{where}: the manifest lacks {missing[0] if missing else 'unique roles'}; "
+                          f"re-export the bundle")
+    embedding = raw.get("embedding")
+    if "vectors" in roles and not (isinstance(embedding, dict) and isinstance(embedding.get("model"), str)
+                                   and isinstance(embedding.get("dim"), int)):
+        raise BundleError(f"{where}: vectors without an embedding model and dimension; re-export the bundle")
+    return Manifest(scope=scope, files=tuple(out), embedding=embedding if "vectors" in roles else None, raw=raw)
+
+
+def check_file(f: BundleFile, data: bytes, where: str) -> None:
+    """Refuse bytes that are not what the manifest promised (truncated, damaged or swapped)."""
+    if len(data) != f.size:
+        raise BundleError(f"{where}/{f.path} is {len(data)} bytes, the manifest says {f.size} "
+                          f"(truncated or replaced); nothing was pulled, re-export the bundle")
+    if hashlib.sha256(data).hexdigest() != f.sha256:
+        raise BundleError(f"{where}/{f.path} does not match its sha256 in the manifest; "
+                          f"nothing was pulled, re-export the bundle")

@@ -1,0 +1,382 @@
+"""``pull``: bring a store's bundles into this home; ``push``: publish this home's scopes.
+
+A pull lists the store's manifests and reads only those whose listing (size,
+time) moved since the last pull, fetches only bundles whose manifest bytes
+changed, verifies every file against the manifest, and builds each scope's
+derived files (query file, memory-mapped vectors) in a staging folder inside the
+home. Only when every changed bundle is staged does anything in the home move:
+each scope's files by ``os.replace`` (meta last), then the registry, routing
+(only the changed scopes' rows) and the manifest, and ``pulled.json`` last. A
+refusal, or a kill at any point, leaves the previous state answering; the next
+pull redoes what was not recorded.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from loci.kernel.atomic import build_lock, write_json
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
+from pipeline.share.bundle import (
+    MANIFEST, VECTOR_ROLES, BundleError, Manifest, check_file, parse_manifest,
+)
+from pipeline.share.store import Entry, Store, open_store
+
+MANIFEST_LIMIT = 4 << 20
+STAGING_PREFIX = ".pull-"
+PULLED_KIND = "pulled"
+
+
+def pulled_path(layout: Layout) -> Path:
+    """What was pulled from where: ``{"scopes": {local name: record}}``."""
+    return layout.home / "pulled.json"
+
+
+def read_pulled(layout: Layout) -> dict[str, dict]:
+    try:
+        data = json.loads(pulled_path(layout).read_text())
+    except (OSError, ValueError):
+        return {}
+    scopes = data.get("scopes") if isinstance(data, dict) else None
+    return scopes if isinstance(scopes, dict) else {}
+
+
+def pulled_sources(layout: Layout) -> list[str]:
+    """Every source a scope of this home was pulled from (what `loci update` pulls again)."""
+    return sorted({r["source"] for r in read_pulled(layout).values() if isinstance(r.get("source"), str)})
+
+
+@dataclass
+class PullReport:
+    source: str
+    imported: list[str] = field(default_factory=list)     # local names, written this time
+    unchanged: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)  # the bundle's scope -> its local name
+    gone: list[str] = field(default_factory=list)          # pulled before, no longer in the store
+    model: str | None = None                               # the vectors' model, when any came
+
+
+@dataclass
+class _Incoming:
+    entry: Entry
+    manifest: Manifest
+    digest: str
+    name: str = ""
+
+
+def _checkpoint(stage: str) -> None:
+    """A test kills the pull here (``LOCI_TEST_KILL_AT=<stage>``) as ``kill -9`` would."""
+    if os.environ.get("LOCI_TEST_KILL_AT") == stage:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _listing_key(store: Store, entry: Entry) -> tuple:
+    return (store.url, entry.folder, entry.size, entry.mtime_ns)
+
+
+def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
+             no_vectors: bool) -> tuple[list[_Incoming], list[str]]:
+    """The bundles whose manifest moved since the last pull, and the local names of the rest."""
+    by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
+    incoming, unchanged = [], []
+    for entry in entries:
+        name, rec = by_folder.get((store.url, entry.folder), (None, None))
+        same_mode = rec is not None and bool(rec.get("no_vectors")) == no_vectors and layout.meta(name).is_file()
+        if same_mode and tuple(rec.get("listing", ())) == _listing_key(store, entry)[2:]:
+            unchanged.append(name)
+            continue
+        data = store.read(entry.folder, MANIFEST, MANIFEST_LIMIT)
+        if len(data) > MANIFEST_LIMIT:
+            raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
+        digest = hashlib.sha256(data).hexdigest()
+        if same_mode and rec.get("manifest_sha256") == digest:
+            unchanged.append(name)
+            continue
+        manifest = parse_manifest(data, f"{store.url}/{entry.folder}")
+        incoming.append(_Incoming(entry, manifest, digest, name or ""))
+    return incoming, unchanged
+
+
+def _home_model(layout: Layout, incoming: list[_Incoming], no_vectors: bool, store: Store) -> str | None:
+    """The model every pulled vector must come from: the home's, else the first bundle's."""
+    cfg = read_embed_config(layout)
+    model = cfg["model_id"] if cfg else None
+    if no_vectors:
+        return model
+    for inc in incoming:
+        emb = inc.manifest.embedding
+        if emb is None:
+            continue
+        if model is None:
+            model = emb["model"]
+        elif emb["model"] != model:
+            raise BundleError(
+                f"{store.url}/{inc.entry.folder} holds vectors of model {emb['model']} (dim {emb['dim']}), "
+                f"this home's are {model}: pull with --no-vectors (then `loci embed` re-embeds them here)")
+    return model
+
+
+def _resolve_names(incoming: list[_Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
+    """Each bundle's local name: its own, unless a local scope or another source holds it
+    (then ``name@origin``); never an existing scope's name."""
+    from loci.kernel.registry import load_registry
+
+    registry = load_registry(layout)
+    taken = {s.name for s in registry.scopes}
+    owners = {name: (r.get("source"), r.get("folder")) for name, r in records.items()}
+    label = store.label or "remote"
+    claimed: set[str] = set()
+    for inc in incoming:
+        if inc.name:  # pulled before from this very folder: keep its name
+            claimed.add(inc.name)
+            continue
+        base = inc.manifest.scope
+        mine = (store.url, inc.entry.folder)
+        candidates = [base, f"{base}@{label}"] + [f"{base}@{label}-{n}" for n in range(2, 1000)]
+        for cand in candidates:
+            if cand in claimed:
+                continue
+            if cand not in taken or owners.get(cand) == mine:
+                inc.name = cand
+                break
+        claimed.add(inc.name)
+
+
+def _stage_scope(stage: Path, store: Store, inc: _Incoming, no_vectors: bool, params: Params) -> dict[str, Path]:
+    """Fetch and verify one bundle into ``stage``, then build its derived files there.
+
+    Returns the staged file for each home location key."""
+    where = f"{store.url}/{inc.entry.folder}"
+    stage.mkdir(parents=True)
+    staged: dict[str, Path] = {}
+    for f in inc.manifest.files:
+        if no_vectors and f.role in VECTOR_ROLES:
+            continue
+        data = store.read(inc.entry.folder, f.path, f.size)
+        check_file(f, data, where)
+        target = stage / f.path
+        target.write_bytes(data)
+        staged[f.role] = target
+    try:
+        staged.update(_derived(stage, staged, inc.manifest, params))
+    except BundleError:
+        raise
+    except Exception as exc:  # checksums held, so the publisher wrote a bad table
+        raise BundleError(f"{where}: a file cannot be read ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0][:120] if str(exc) else ''}); re-export the bundle") from None
+    return staged
+
+
+def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
+    """The query file and the vectors' .npy pairs, built from the staged Parquet tables."""
+    from types import SimpleNamespace
+
+    import pyarrow.parquet as pq
+
+    from loci.query.semantic import keys_path, matrix_path, read_meta, read_vector_file
+    from pipeline.chunks import Chunk
+    from pipeline.index import write_query_file
+
+    out: dict[str, Path] = {}
+    cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
+    table = pq.read_table(staged["chunks"], columns=cols).to_pydict()
+    chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
+    vocab = pq.read_table(staged["vocab"]).to_pydict()
+    structure = None
+    if "symbols" in staged and "calls" in staged:
+        structure = SimpleNamespace(symbols=pq.read_table(staged["symbols"]), calls=pq.read_table(staged["calls"]))
+    out["query"] = stage / "query.sqlite"
+    write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
+    for role, column in (("vectors", "hash"), ("label_vectors", "label")):
+        if role not in staged:
+            continue
+        meta = read_meta(staged[role]) or {}
+        want = manifest.embedding or {}
+        if meta.get("model") != want.get("model") or meta.get("dim") != want.get("dim"):
+            raise BundleError(f"{staged[role].name} holds vectors of {meta.get('model')} "
+                              f"(dim {meta.get('dim')}), not the manifest's {want.get('model')}; re-export it")
+        keys, matrix = read_vector_file(staged[role], (column,))
+        out[f"{role}.keys"], out[f"{role}.matrix"] = keys_path(staged[role]), matrix_path(staged[role])
+        write_npy_pair(out[f"{role}.keys"], out[f"{role}.matrix"], keys[column], matrix)
+    return out
+
+
+def write_npy_pair(keys_file: Path, matrix_file: Path, keys: list[str], matrix) -> None:
+    """The query side's memory-mapped pair (``loci.query.semantic.keys_path``/``matrix_path``)."""
+    import numpy as np
+
+    np.save(keys_file, np.array([k.encode("utf-8") for k in keys], dtype="S"), allow_pickle=False)
+    np.save(matrix_file, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
+
+
+def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
+    """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
+    from loci.query.semantic import keys_path, label_vectors_path, matrix_path
+
+    out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
+           "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name)}
+    if model is not None:
+        for role, path in (("vectors", layout.vectors(model, name)),
+                           ("label_vectors", label_vectors_path(layout, model, name))):
+            out[role], out[f"{role}.keys"], out[f"{role}.matrix"] = path, keys_path(path), matrix_path(path)
+    return out
+
+
+def _install(layout: Layout, name: str, staged: dict[str, Path], inc: _Incoming, store: Store,
+             model: str | None) -> None:
+    """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope."""
+    for key, dest in _destinations(layout, name, model).items():
+        if key in staged:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staged[key], dest)
+        else:  # a role this version of the bundle lacks (or vectors left out): no stale copy stays
+            dest.unlink(missing_ok=True)
+    raw = inc.manifest.raw
+    meta = dict(raw.get("meta") or {})
+    meta.update(name=name, fingerprint=raw.get("fingerprint", ""), origin=origin_of(store, inc))
+    write_json(layout.meta(name), meta)
+    layout.error(name).unlink(missing_ok=True)
+
+
+def origin_of(store: Store, inc: _Incoming) -> dict:
+    """Where a pulled scope came from, as its meta (and so the manifest) records it."""
+    raw = inc.manifest.raw
+    return {"source": store.url, "bundle": inc.entry.folder, "scope": inc.manifest.scope,
+            "repository": raw.get("repository"), "commit": raw.get("commit"),
+            "commit_date": raw.get("commit_date")}
+
+
+def _register(layout: Layout, store: Store, incoming: list[_Incoming]) -> None:
+    from loci.kernel.registry import Scope, load_registry, save_registry
+
+    registry = load_registry(layout)
+    others = {s.name for s in registry.scopes} - {i.name for i in incoming}
+    scopes = [s for s in registry.scopes if s.name not in {i.name for i in incoming}]
+    for inc in incoming:
+        raw = inc.manifest.raw
+        aliases = [a for a in raw.get("aliases") or [] if isinstance(a, str) and a not in others]
+        if inc.name != inc.manifest.scope:
+            aliases = [a for a in aliases if a != inc.manifest.scope]
+        owner = raw.get("owner") if str(raw.get("owner", "")).startswith("vendor:") else "unknown"
+        scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
+                            aliases=tuple(sorted(set(aliases))), owner=owner))
+    registry.scopes = sorted(scopes, key=lambda s: s.name)
+    save_registry(layout, registry)
+
+
+def _clean_staging(layout: Layout) -> None:
+    """Staging folders left by a killed pull (we hold the lock, so none is live)."""
+    for path in layout.home.glob(f"{STAGING_PREFIX}*"):
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS) -> PullReport:
+    """Pull every changed bundle from ``source`` into ``layout``'s home; refuse (BundleError,
+    home untouched) on anything that cannot be trusted."""
+    store = open_store(source)
+    report = PullReport(store.url)
+    layout.home.mkdir(parents=True, exist_ok=True)
+    with build_lock(layout.lock, "pull"):
+        _clean_staging(layout)
+        records = read_pulled(layout)
+        entries = store.list()
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors)
+        listed = {e.folder for e in entries}
+        report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
+                             and r.get("folder") not in listed)
+        if not incoming:
+            return report
+        model = _home_model(layout, incoming, no_vectors, store)
+        _resolve_names(incoming, store, layout, records)
+        stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
+        try:
+            staged = {inc.name: _stage_scope(stage / f"s{i}", store, inc, no_vectors, params)
+                      for i, inc in enumerate(incoming)}
+            _checkpoint("staged")
+            for inc in incoming:
+                _install(layout, inc.name, staged[inc.name], inc, store, model)
+                _checkpoint("installed-one")
+        finally:
+            shutil.rmtree(stage, ignore_errors=True)
+        _register(layout, store, incoming)
+        _checkpoint("registered")
+        _merge(layout, [inc.name for inc in incoming])
+        _checkpoint("merged")
+        if model is not None and read_embed_config(layout) is None and any(
+                inc.manifest.embedding for inc in incoming) and not no_vectors:
+            write_json(layout.home / "embed.json", {"model": model, "model_id": model})
+        for inc in incoming:
+            records[inc.name] = {
+                "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
+                "manifest_sha256": inc.digest, "listing": list(_listing_key(store, inc.entry)[2:]),
+                "no_vectors": no_vectors}
+        for name in report.unchanged:  # remember the listing, so the next pull reads no manifest
+            rec = records[name]
+            entry = next(e for e in entries if e.folder == rec["folder"])
+            rec["listing"] = list(_listing_key(store, entry)[2:])
+        write_json(pulled_path(layout), {"scopes": records})
+    report.imported = [inc.name for inc in incoming]
+    report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}
+    report.model = model if any(inc.manifest.embedding for inc in incoming) and not no_vectors else None
+    return report
+
+
+def _merge(layout: Layout, changed: list[str]) -> None:
+    """Routing (only ``changed`` rewritten), cross-scope uses, and the manifest last."""
+    from loci.kernel.registry import load_registry
+    from pipeline.routing import merge_routing
+    from pipeline.uses import merge_uses
+
+    names = load_registry(layout).names()
+    merge_uses(layout, [n for n in names if layout.refs(n).is_file()])
+    merge_routing(layout, names, changed=changed)
+
+
+# --- push -----------------------------------------------------------------------------------
+
+@dataclass
+class PushReport:
+    dest: str
+    uploaded: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+def local_scopes(layout: Layout) -> list[str]:
+    """The indexed scopes built on this machine (not pulled), the ones a push publishes."""
+    from loci.kernel.registry import load_registry
+
+    return [s.name for s in load_registry(layout).scopes
+            if s.kind != PULLED_KIND and layout.meta(s.name).is_file() and layout.chunks(s.name).is_file()]
+
+
+def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vectors: bool = False) -> PushReport:
+    """Publish each local scope's bundle to ``dest``, uploading only those whose manifest changed
+    (data files first, the manifest last)."""
+    from loci.kernel.config import safe_name
+    from pipeline.share.bundle import plan_bundle
+
+    store = open_store(dest, create=True)
+    report = PushReport(store.url)
+    for name in names or local_scopes(layout):
+        manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
+        folder = safe_name(name)
+        try:
+            current = store.read(folder, MANIFEST, MANIFEST_LIMIT)
+        except BundleError:
+            current = None
+        if current == manifest:
+            report.unchanged.append(name)
+            continue
+        for f, path in files:
+            store.write(folder, f.path, path.read_bytes())
+        store.write(folder, MANIFEST, manifest)
+        report.uploaded.append(name)
+    return report
+
+

@@ -1,0 +1,144 @@
+"""pipeline.share.bundle: one scope's Parquet artifacts plus a deterministic manifest."""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from conftest import GIZMO, WEBBY, git, setup_home
+from loci.kernel.config import layout
+from pipeline.share.bundle import BUNDLE_SCHEMA, BundleError, export_scope, parse_manifest
+
+
+class FakeEncoder:
+    """Unit vectors seeded by the text (the same text, the same vector, on any machine)."""
+
+    batch_size = 16
+
+    def __init__(self, model_id: str = "fake-model", dim: int = 8):
+        self.model_id, self.dim = model_id, dim
+
+    def encode(self, texts):
+        rows = []
+        for t in texts:
+            v = np.random.default_rng(int(hashlib.sha1(t.encode()).hexdigest()[:8], 16)).standard_normal(self.dim)
+            rows.append(v / np.linalg.norm(v))
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+def embed_home(monkeypatch, encoder=None) -> None:
+    """`loci embed` in the current LOCI_HOME with ``encoder`` standing in for the model."""
+    from typer.testing import CliRunner
+
+    import loci.query.semantic
+    import pipeline.embed
+    from loci.front.cli import app
+
+    encoder = encoder or FakeEncoder()
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: encoder)
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: encoder)
+    res = CliRunner().invoke(app, ["embed", "--quiet"])
+    assert res.exit_code == 0, res.output
+
+
+@pytest.fixture
+def built(tmp_path, loci_home, monkeypatch) -> Path:
+    """Two indexed and embedded repositories; gizmo has a remote with a token in its URL."""
+    code = setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})
+    git(code / "gizmo", "remote", "add", "origin", "https://bot:s3cr3t-token@example.invalid/team/gizmo.git")
+    embed_home(monkeypatch)
+    return code
+
+
+def test_a_bundle_holds_the_scopes_tables_and_a_manifest_of_their_checksums(built, tmp_path):
+    folder = export_scope(layout(), "gizmo", tmp_path / "out")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["bundle_schema"] == BUNDLE_SCHEMA and manifest["scope"] == "gizmo"
+    roles = {f["role"] for f in manifest["files"]}
+    assert {"chunks", "vocab", "refs", "vectors"} <= roles
+    for f in manifest["files"]:
+        data = (folder / f["path"]).read_bytes()
+        assert len(data) == f["size"] and hashlib.sha256(data).hexdigest() == f["sha256"]
+    assert manifest["embedding"] == {"model": "fake-model", "dim": 8}
+    assert manifest["commit"] == git(built / "gizmo", "rev-parse", "HEAD").strip()
+    assert manifest["meta"]["chunks"] > 0 and manifest["fingerprint"]
+
+
+def test_the_repository_url_is_recorded_without_its_credentials(built, tmp_path):
+    folder = export_scope(layout(), "gizmo", tmp_path / "out")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["repository"] == "https://example.invalid/team/gizmo.git"
+    assert b"s3cr3t" not in (folder / "manifest.json").read_bytes()
+
+
+def test_exporting_twice_gives_the_same_bytes(built, tmp_path):
+    a = export_scope(layout(), "webby", tmp_path / "a")
+    b = export_scope(layout(), "webby", tmp_path / "b")
+    files = sorted(p.name for p in a.iterdir())
+    assert files == sorted(p.name for p in b.iterdir())
+    assert all((a / n).read_bytes() == (b / n).read_bytes() for n in files)
+    assert b"built_at" not in (a / "manifest.json").read_bytes()
+
+
+def _strings(path: Path) -> list[str]:
+    """Every string a bundle file holds: the raw bytes, and each Parquet string value decoded."""
+    data = path.read_bytes()
+    out = [data.decode("utf-8", "replace")]
+    if path.suffix == ".parquet":
+        table = pq.read_table(path)
+        for column in table.columns:
+            if pa.types.is_string(column.type):
+                out.extend(v for v in column.to_pylist() if v)
+    return out
+
+
+def test_no_bundle_byte_names_the_machine_path_of_the_repository_or_the_home(built, tmp_path, loci_home):
+    for name in ("gizmo", "webby"):
+        folder = export_scope(layout(), name, tmp_path / "out")
+        for path in folder.iterdir():
+            for text in _strings(path):
+                assert str(built) not in text, path
+                assert str(loci_home) not in text, path
+
+
+def test_a_table_holding_a_machine_path_is_refused(built, tmp_path):
+    lay = layout()
+    chunks = pq.read_table(lay.chunks("gizmo")).to_pydict()
+    chunks["text"][0] = f"see {built / 'gizmo' / 'notes.txt'}"
+    pq.write_table(pa.table(chunks, schema=pq.read_schema(lay.chunks("gizmo"))), lay.chunks("gizmo"))
+    with pytest.raises(BundleError, match="machine path"):
+        export_scope(lay, "gizmo", tmp_path / "out")
+    assert not (tmp_path / "out" / "gizmo" / "manifest.json").exists()
+
+
+def test_an_unindexed_scope_cannot_be_exported(built, tmp_path):
+    with pytest.raises(BundleError, match="not indexed"):
+        export_scope(layout(), "nosuch", tmp_path / "out")
+
+
+def test_no_vectors_leaves_the_vectors_out(built, tmp_path):
+    folder = export_scope(layout(), "gizmo", tmp_path / "out", no_vectors=True)
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert not {"vectors", "label_vectors"} & {f["role"] for f in manifest["files"]}
+    assert manifest["embedding"] is None
+    assert not (folder / "vectors.parquet").exists()
+
+
+@pytest.mark.parametrize("path", ["../escape.parquet", "/etc/passwd", "sub/dir.parquet", "..", "a\\b"])
+def test_a_manifest_naming_a_path_outside_the_bundle_is_refused(path):
+    raw = {"bundle_schema": 1, "scope": "x", "files": [
+        {"role": "chunks", "path": path, "sha256": "0" * 64, "size": 1},
+        {"role": "vocab", "path": "vocab.parquet", "sha256": "0" * 64, "size": 1}]}
+    with pytest.raises(BundleError, match="outside the bundle"):
+        parse_manifest(json.dumps(raw).encode(), "src/x")
+
+
+def test_a_manifest_from_a_newer_loci_is_refused():
+    raw = {"bundle_schema": BUNDLE_SCHEMA + 1, "scope": "x", "files": []}
+    with pytest.raises(BundleError, match="newer loci"):
+        parse_manifest(json.dumps(raw).encode(), "src/x")

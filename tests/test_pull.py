@@ -1,0 +1,286 @@
+"""`loci push` / `loci pull`: bundles from one home merged into another, refusals leave it untouched."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import GIZMO, WEBBY, git, setup_home
+from loci.front.cli import app
+from loci.kernel.config import layout
+from test_bundle import FakeEncoder, embed_home
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args: str, code: int = 0):
+    res = runner.invoke(app, list(args))
+    assert res.exit_code == code, res.output
+    return res
+
+
+def ask_json(*args: str) -> dict:
+    return json.loads(cli("ask", "--json", "--no-cwd", *args).stdout)
+
+
+def snapshot(home: Path) -> dict[str, str]:
+    """Every file of a home and its sha256 (what "untouched" means)."""
+    return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".doit.db"}
+
+
+@pytest.fixture
+def published(tmp_path, loci_home, monkeypatch):
+    """Home A builds gizmo and webby (with vectors) and pushes them to a folder store;
+    LOCI_HOME then points at an empty home B. Returns (code dir, store, home A, home B)."""
+    code = setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})
+    git(code / "gizmo", "remote", "add", "origin", "https://example.invalid/team/gizmo.git")
+    embed_home(monkeypatch)
+    store = tmp_path / "store"
+    cli("push", str(store), "--quiet")
+    home_b = tmp_path / "home-b"
+    monkeypatch.setenv("LOCI_HOME", str(home_b))
+    return code, store, loci_home, home_b
+
+
+def republish(code: Path, home_a: Path, home_b: Path, monkeypatch) -> None:
+    """Change webby, rebuild and push it from home A; come back to home B."""
+    (code / "webby" / "webby" / "tls.py").write_text("def handshake_certificate_rotation():\n    pass\n")
+    git(code / "webby", "add", "-A")
+    git(code / "webby", "commit", "-q", "-m", "rotate certificates during the handshake")
+    monkeypatch.setenv("LOCI_HOME", str(home_a))
+    cli("index", "--quiet")
+    embed_home(monkeypatch)
+    res = cli("push", str(code.parent / "store"))
+    assert "pushed 1 bundle(s)" in res.stdout and "webby" in res.stdout
+    monkeypatch.setenv("LOCI_HOME", str(home_b))
+
+
+def test_a_pulled_home_answers_with_the_repository_and_commit(published):
+    code, store, _a, _b = published
+    res = cli("pull", str(store))
+    assert "pulled 2 scope(s)" in res.stdout
+    out = ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")
+    assert out["scopes"] == ["gizmo"]
+    block = out["blocks"][0]
+    assert block["episodes"] or block["structure"]
+    assert block["origin"] == {"repository": "https://example.invalid/team/gizmo.git",
+                               "commit": git(code / "gizmo", "rev-parse", "HEAD").strip()}
+    text = cli("ask", "--no-cwd", "--fast", "In gizmo, how do I calibrate a sprocket?").stdout
+    assert "example.invalid/team/gizmo.git @ " in text
+
+
+def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, monkeypatch):
+    _code, store, _a, home_b = published
+    cli("pull", str(store), "--quiet")
+    assert json.loads((home_b / "embed.json").read_text())["model_id"] == "fake-model"
+    import loci.query.semantic
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    out = ask_json("In webby, how are session cookies kept?")
+    assert out["scopes"] == ["webby"]
+    assert "semantic" in out or out["blocks"][0]["episodes"]
+
+
+def test_a_pulled_scope_has_no_working_tree_to_route_from(published, tmp_path):
+    code, store, _a, _b = published
+    cli("pull", str(store), "--quiet")
+    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(code / "gizmo"), "how do I install it?").stdout)
+    assert out["outcome"] == "abstained"
+
+
+def test_pulling_again_moves_only_the_changed_bundle(published, monkeypatch):
+    code, store, home_a, home_b = published
+    cli("pull", str(store), "--quiet")
+    lay = layout()
+    kept = {p: p.stat().st_mtime_ns for p in (lay.chunks("gizmo"), lay.query_db("gizmo"), lay.meta("gizmo"))}
+    republish(code, home_a, home_b, monkeypatch)
+    out = json.loads(cli("pull", str(store), "--json").stdout)
+    assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"]
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept
+    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
+    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
+    again = json.loads(cli("pull", str(store), "--json").stdout)
+    assert again["imported"] == [] and sorted(again["unchanged"]) == ["gizmo", "webby"]
+
+
+def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_path):
+    _code, store, _a, _b = published
+    setup_home(tmp_path / "mine", {"gizmo": {"README.md": "# gizmo\n\nMy own gizmo: widgets and doohickeys.\n"}})
+    out = json.loads(cli("pull", str(store), "--json").stdout)
+    assert out["renamed"] == {"gizmo": "gizmo@store"}
+    names = {s["name"]: s for s in json.loads(cli("scopes", "--json").stdout)}
+    assert Path(names["gizmo"]["path"]) == tmp_path / "mine" / "gizmo"
+    assert ask_json("--fast", "--scope", "gizmo@store", "calibrate sprocket")["blocks"][0]["scope"] == "gizmo@store"
+    assert ask_json("--fast", "In gizmo, what about doohickeys?")["scopes"] == ["gizmo"]
+
+
+def test_update_refreshes_a_pulled_scope_by_pulling_again(published, monkeypatch):
+    code, store, home_a, home_b = published
+    cli("pull", str(store), "--quiet")
+    republish(code, home_a, home_b, monkeypatch)
+    cli("update", "--quiet", "--no-graphs")
+    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
+
+
+def test_doctor_says_where_a_pulled_scope_came_from(published):
+    _code, store, _a, _b = published
+    cli("pull", str(store), "--quiet")
+    out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
+    assert "pulled from" in out and "store" in out
+    assert "no longer exists" not in out
+
+
+# --- refusals: one line, nothing changed ------------------------------------------------------
+
+def _bad_store(store: Path, tmp_path: Path, damage) -> Path:
+    bad = tmp_path / "bad"
+    shutil.copytree(store, bad)
+    damage(bad / "webby")
+    return bad
+
+
+def _edit_manifest(folder: Path, edit) -> None:
+    manifest = json.loads((folder / "manifest.json").read_text())
+    edit(manifest)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def _flip_byte(folder: Path) -> None:
+    path = folder / "chunks.parquet"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _truncate(folder: Path) -> None:
+    path = folder / "vocab.parquet"
+    path.write_bytes(path.read_bytes()[:-7])
+
+
+def _newer_schema(folder: Path) -> None:
+    _edit_manifest(folder, lambda m: m.update(bundle_schema=m["bundle_schema"] + 1))
+
+
+def _outside(folder: Path) -> None:
+    _edit_manifest(folder, lambda m: m["files"][0].update(path="../gizmo/chunks.parquet"))
+
+
+def _other_model(folder: Path) -> None:
+    _edit_manifest(folder, lambda m: m.update(embedding={"model": "another-model", "dim": 8}))
+
+
+BAD = {
+    "checksum": (_flip_byte, "sha256"),
+    "truncated": (_truncate, "truncated"),
+    "missing": (lambda f: (f / "refs.parquet").unlink(), "missing"),
+    "newer schema": (_newer_schema, "newer loci"),
+    "outside": (_outside, "outside the bundle"),
+    "other model": (_other_model, "--no-vectors"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD))
+def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(published, tmp_path, monkeypatch, kind):
+    code, store, home_a, home_b = published
+    cli("pull", str(store), "--quiet")
+    republish(code, home_a, home_b, monkeypatch)
+    before = snapshot(home_b)
+    damage, words = BAD[kind]
+    res = cli("pull", str(_bad_store(store, tmp_path, damage)), code=1)
+    assert words in res.output and len(res.output.strip().splitlines()) == 1
+    assert "Traceback" not in res.output
+    assert snapshot(home_b) == before
+
+
+def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
+    res = cli("pull", str(tmp_path / "nowhere"), code=1)
+    assert "not a folder" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_vectors_of_another_model_come_in_with_no_vectors(published, tmp_path):
+    _code, store, _a, home_b = published
+    home_b.mkdir(parents=True)
+    (home_b / "embed.json").write_text(json.dumps({"model": "static", "model_id": "another-model"}))
+    res = cli("pull", str(store), code=1)
+    assert "--no-vectors" in res.output
+    cli("pull", str(store), "--no-vectors", "--quiet")
+    assert not list((home_b / "vectors").rglob("*.parquet")) if (home_b / "vectors").exists() else True
+    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
+
+
+# --- a pull killed at any point leaves the previous state answering ---------------------------
+
+@pytest.mark.parametrize("stage", ["staged", "installed-one", "registered", "merged"])
+def test_a_pull_killed_midway_leaves_the_previous_state_answering(published, monkeypatch, stage):
+    code, store, home_a, home_b = published
+    cli("pull", str(store), "--quiet")
+    republish(code, home_a, home_b, monkeypatch)
+    env = {**os.environ, "LOCI_HOME": str(home_b), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(store)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
+    assert ask_json("--fast", "In webby, how are session cookies kept?")["scopes"] == ["webby"]
+    out = json.loads(cli("pull", str(store), "--json").stdout)
+    assert out["imported"] == ["webby"]
+    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
+
+
+def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, tmp_path):
+    _code, store, _a, _b = published
+    cli("pull", str(store), "--quiet")
+    setup_home(tmp_path / "mine", {"solo": {"README.md": "# solo\n\nA lonely project.\n"}})
+    res = cli("scan", str(tmp_path / "mine"))
+    assert "missing on disk" not in res.stdout
+    names = {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+    assert {"gizmo", "webby", "solo"} <= names
+
+
+def _routing_rows(path: Path) -> list[tuple]:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        scopes = con.execute("SELECT id, name, size, updated FROM scopes ORDER BY id").fetchall()
+        rows = con.execute("SELECT token, s.name, weight FROM routing JOIN scopes s ON s.id = routing.scope "
+                           "ORDER BY 1, 2").fetchall()
+    finally:
+        con.close()
+    return [scopes, rows]
+
+
+def test_an_incremental_routing_merge_equals_a_full_one(tmp_path):
+    import sqlite3
+
+    from pipeline.query_store import update_routing_db, write_routing_db
+
+    def scope_db(name: str, words: list[str]) -> Path:
+        path = tmp_path / f"{name}.sqlite"
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE vocab (token TEXT, weight REAL)")
+        con.executemany("INSERT INTO vocab VALUES (?, ?)", [(w, float(len(w))) for w in words])
+        con.commit()
+        con.close()
+        return path
+
+    dbs = {"b": scope_db("b", ["bee", "hive"]), "d": scope_db("d", ["dog"]), "e": scope_db("e", ["elk"])}
+    metas = {n: {"vocab_weight": 2.0, "updated": ""} for n in dbs}
+    inc = tmp_path / "inc.sqlite"
+    write_routing_db(inc, dbs, metas)
+    # "b" changes, "a" and "c" arrive (every later id shifts), "e" leaves
+    dbs.update(b=scope_db("b2", ["bee", "wax"]), a=scope_db("a", ["ant"]), c=scope_db("c", ["cat", "dog"]))
+    del dbs["e"]
+    metas = {n: {"vocab_weight": 3.0, "updated": "2026"} for n in dbs}
+    assert update_routing_db(inc, dbs, metas, changed=["a", "b", "c"])
+    full = tmp_path / "full.sqlite"
+    write_routing_db(full, dbs, metas)
+    assert _routing_rows(inc) == _routing_rows(full)
