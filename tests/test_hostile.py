@@ -391,3 +391,16 @@ def test_the_distribution_name_is_used_in_every_install_hint():
     assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp]" in text
     assert INSTALL_HINT == install_hint("graph") == f"pip install '{DIST}[graph]'"
     assert "loci-mem" not in DIST
+
+
+def test_pages_overwritten_in_place_are_found_and_force_rebuilt(home):
+    path = home / "query" / "alpha.sqlite"
+    data = bytearray(path.read_bytes())
+    page = int.from_bytes(data[16:18], "big")
+    data[page + 8: 2 * page] = b"\xff" * (page - 8)       # the second page: same size, garbage inside
+    path.write_bytes(bytes(data))
+    seen = runner.invoke(app, ["doctor"])
+    assert ok(seen) and "alpha.sqlite" in seen.output and "loci index --force" in seen.output, seen.output
+    assert runner.invoke(app, ["index", "--force", "--quiet"]).exit_code == 0
+    assert "alpha.sqlite" not in runner.invoke(app, ["doctor"]).output
+    assert answers(home)

@@ -94,10 +94,12 @@ def _home_files(layout: Layout) -> list[Finding]:
 
     out = []
     if layout.manifest.exists():
-        for path, why in ((layout.routing_db, sqlite_problem(layout.routing_db, thorough=True)),
-                          (layout.uses, parquet_problem(layout.uses))):
-            if why:
-                out.append(Finding(None, "index_damaged", f"{path} is {why}", "loci index"))
+        why, fix = _sqlite_damage(layout.routing_db)
+        if why:
+            out.append(Finding(None, "index_damaged", f"{layout.routing_db} is {why}", fix))
+        why = parquet_problem(layout.uses)
+        if why:
+            out.append(Finding(None, "index_damaged", f"{layout.uses} is {why}", "loci index"))
     why = sqlite_problem(layout.doit_db, thorough=True) if layout.doit_db.exists() else None
     if why:
         out.append(Finding(None, "build_state_damaged", f"{layout.doit_db} (the build's record of what is "
@@ -199,8 +201,19 @@ def _pulled(scope, meta: dict | None) -> list[Finding]:
                     None, NOTE)]
 
 
+def _sqlite_damage(path: Path) -> tuple[str | None, str]:
+    """(what is wrong, the fix): `loci index` sees a torn file itself; damage only a full
+    check finds (pages overwritten in place) needs `loci index --force`."""
+    from loci.kernel.integrity import sqlite_problem
+
+    why = sqlite_problem(path)
+    if why:
+        return why, "loci index"
+    return sqlite_problem(path, thorough=True), "loci index --force"
+
+
 def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
-    from loci.kernel.integrity import scope_index_problems, sqlite_problem
+    from loci.kernel.integrity import scope_index_problems
     from loci.kernel.state import read_error
 
     name = scope.name
@@ -211,14 +224,13 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     if meta is None:
         return [Finding(name, "not_indexed", "registered but not indexed: no question can route here",
                         "loci index")]
-    damaged = scope_index_problems(layout, name)
-    why = sqlite_problem(layout.query_db(name), thorough=True)
-    if why and not any(p == layout.query_db(name) for p, _ in damaged):
-        damaged.append((layout.query_db(name), why))
+    damaged, fix = scope_index_problems(layout, name), "loci index"
+    if not damaged:
+        why, fix = _sqlite_damage(layout.query_db(name))
+        damaged = [(layout.query_db(name), why)] if why else []
     if damaged:
         listed = "; ".join(f"{p.relative_to(layout.home)} is {why}" for p, why in damaged)
-        return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})",
-                        "loci index")]
+        return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})", fix)]
     if meta.get("fingerprint") != _scope_fingerprint(layout, scope):
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
