@@ -1,15 +1,8 @@
-"""doit entry point for a checkout: `doit` rebuilds what changed (commit hooks, CI jobs).
+"""doit entry point for a checkout: `doit` here is `loci update` (commit hooks, CI jobs).
 
-`doit graphs`, `doit index` and `doit embed` run one step; plain `doit` runs index + routing.
-
-The tasks are the ones the `loci` CLI runs; state lives in $LOCI_HOME/.doit.db.
+`doit list` names every task; `doit index:NAME`, `doit graphs`, `doit embed`, `doit calibrate`
+run one step and what it depends on. The tasks, their dependencies and DOIT_CONFIG are the
+installed package's (loci/dodo.py); state lives in $LOCI_HOME/.doit.db. Prefer
+`python -m loci.dodo`, which also merges routing after `index:NAME` and after a failed scope.
 """
-from loci.kernel.config import loci_home
-from pipeline.tasks import task_embed, task_graphs, task_index, task_routing, task_scan  # noqa: F401
-
-DOIT_CONFIG = {
-    "dep_file": str(loci_home() / ".doit.db"),
-    "backend": "sqlite3",
-    "default_tasks": ["index", "routing"],
-    "verbosity": 1,
-}
+from loci.dodo import *  # noqa: F401,F403

@@ -20,6 +20,7 @@ from typing import Callable
 
 import numpy as np
 
+from loci.kernel.errors import LociError
 from loci.kernel.config import Layout
 from loci.query.semantic import (
     EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
@@ -33,7 +34,7 @@ from loci.kernel.integrity import npy_problem
 Progress = Callable[[int, int], None]
 
 
-class EmbedError(RuntimeError):
+class EmbedError(LociError, RuntimeError):
     """A scope cannot be embedded; the message says why and what to run."""
 
 

@@ -1,13 +1,14 @@
 """What a scope's artifacts were built from, as one comparable string.
 
 Git HEAD, the working tree (an edited tracked file counts, by mtime and size),
-added globs, the graph's mtime, the tokenizer's and parameters' signatures and
-the schema version. One ``git status`` call per scope keeps this cheap enough
-for a no-change rebuild to finish in well under a second.
+every file below the scope's added globs (by mtime and size), the graph's
+mtime, the tokenizer's and parameters' signatures and the schema version. One
+``git status`` call per scope keeps this cheap enough for a no-change rebuild
+to finish in well under a second. Git runs without the repository-locating
+variables a hook inherits (pipeline.gitenv).
 """
 from __future__ import annotations
 
-import glob as globlib
 import hashlib
 import os
 from pathlib import Path
@@ -54,11 +55,13 @@ def _tree_digest(root: Path) -> str:
 
 
 def globs_state(root: Path, patterns: Sequence[str]) -> str:
+    """A digest of every file the globs collect (a directory stands for all files below it)."""
+    from pipeline.collect import glob_files  # the very files collect reads
+
     digest = hashlib.sha1()
     for pattern in patterns:
-        full = pattern if os.path.isabs(pattern) else str(Path(root) / pattern)
-        digest.update(pattern.encode())
-        for hit in sorted(globlib.glob(full, recursive=True)):
+        digest.update(pattern.encode() + b"\0")
+        for hit in glob_files(Path(root), pattern):
             try:
                 st = os.stat(hit)
             except OSError:
@@ -84,12 +87,13 @@ def build_signature() -> str:
 
 
 def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequence[str] = (),
-                      graph_mtime: float | None = None, params: Params, extra: str = "") -> str:
+                      graph_mtime: float | None = None, params: Params, git: str | None = None) -> str:
+    """``git``: the scope's git_state when the caller already has it (one `git status` per run)."""
     parts = [
         f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.signature()}",
         f"build={build_signature()}",
-        f"git={git_state(root)}", f"excl={','.join(sorted(excludes))}",
+        f"git={git if git is not None else git_state(root)}", f"excl={','.join(sorted(excludes))}",
         f"globs={globs_state(root, globs) if globs else ''}",
-        f"graph={graph_mtime or 0:.6f}", f"extra={extra}",
+        f"graph={graph_mtime or 0:.6f}", "extra=",  # kept: existing homes keep their fingerprints
     ]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()

@@ -22,6 +22,7 @@ from typing import Sequence
 from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json
 from loci.kernel.dist import install_hint
+from pipeline.gitenv import git_env
 from pipeline.redact import redact_strings
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
@@ -120,7 +121,7 @@ def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResu
     work.mkdir(parents=True, exist_ok=True)
     unnamed = undecodable_paths(root)  # graphify fails on a whole repository for one such name
     cmd = graphify_command(root, work, [*excludes, *map(_literal_pattern, unnamed)], full)
-    env = {**os.environ, "PYTHONHASHSEED": "0"}  # graphify re-execs itself without it
+    env = git_env(PYTHONHASHSEED="0")  # graphify re-execs itself without it
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
                               timeout=TIMEOUT_SECONDS, check=False)
@@ -307,6 +308,11 @@ def graph_problem(path: Path) -> str | None:
     if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
         return "not a graphify graph (no node list)"
     return None
+
+
+def graph_intact(name: str, layout: Layout) -> bool:
+    """loci's graph of ``name`` exists and is the one last written (a torn file is rebuilt)."""
+    return _whole(graph_path(name, layout), read_record(name, layout))
 
 
 def _whole(graph: Path, record: dict) -> bool:

@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+
 LOG_DEPTH = 200
+
 
 @dataclass(frozen=True)
 class Identity:

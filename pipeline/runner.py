@@ -1,79 +1,136 @@
-"""Run the build tasks in-process through doit as a library.
+"""Run the build tasks through doit as a library, and `python -m loci.dodo`.
 
-``config_filenames=()`` keeps doit from reading a pyproject.toml in the cwd;
-doit's own state lives in $LOCI_HOME (sqlite3 backend).
+``namespace(ctx, ...)`` is a doit namespace (task creators + DOIT_CONFIG) for
+one BuildContext: the CLI, the MCP server, the demo, ``dodo.py`` and
+``python -m loci.dodo`` all load it. doit's own state lives in the home
+(sqlite3 backend); ``config_filenames=()`` keeps doit from reading a
+pyproject.toml in the cwd. The build lock is taken around ``run`` only: by
+``run`` here, and by the reporter when a run begins under plain ``doit``, so
+``doit list``/``info``/``forget`` never take it.
 """
 from __future__ import annotations
 
+import io
+import sys
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
-from loci.kernel.config import Layout
+from doit.reporter import ConsoleReporter
+
+from pipeline import buildlock
+from pipeline.tasks import BuildContext, make_tasks
+
+PER_SCOPE = ("graphs", "index", "vectors")
 
 
 @dataclass
 class RunReport:
+    """What one doit run did: task names executed, skipped as up to date, failed (with doit's message)."""
+
     executed: list[str] = field(default_factory=list)
     uptodate: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     values: dict[str, dict] = field(default_factory=dict)
     code: int = 0
 
+    def scopes(self, step: str, which: str = "executed") -> list[str]:
+        """Scope names of ``step:S`` tasks in ``executed``, ``uptodate`` or ``failed``."""
+        names = self.failed if which == "failed" else getattr(self, which)
+        return sorted(n.split(":", 1)[1] for n in names if n.startswith(step + ":"))
 
-def _reporter_class(report: RunReport, on_event: Callable[[str, str], None] | None):
-    class Reporter:
-        desc = "loci progress reporter"
+    def failure(self, task: str) -> str:
+        """doit's message for a failed task, as one line (its last non-empty line)."""
+        lines = [ln.strip() for ln in self.failed.get(task, "").splitlines() if ln.strip()]
+        return lines[-1] if lines else "failed"
+
+
+def _per_scope(name: str) -> bool:
+    return name.split(":", 1)[0] in PER_SCOPE and ":" in name
+
+
+def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
+    """doit's console reporter that also fills ``report``, tells ``ctx.progress`` and holds the lock."""
+
+    class Reporter(ConsoleReporter):
+        desc = "loci: console output, run report, build lock"
 
         def __init__(self, outstream, options):
-            pass
+            super().__init__(io.StringIO() if quiet else outstream, options)
+            self.locked = False
 
         def initialize(self, tasks, selected_tasks):
-            if on_event:
-                chosen = set(selected_tasks or ())
-                subtasks = [n for n in tasks if ":" in n and (n in chosen or n.split(":", 1)[0] in chosen)]
-                on_event("total", str(len(subtasks)))
+            from loci.kernel.atomic import LockHeld
 
-        def get_status(self, task):
-            pass
+            try:
+                buildlock.hold(ctx.layout)
+            except LockHeld as exc:  # plain `doit`: one line, no traceback
+                sys.stderr.write(f"loci: {exc}\n")
+                raise SystemExit(1) from None
+            self.locked = True
+            chosen = set(selected_tasks or ())
+            ctx.progress.planned(sum(1 for n in tasks if _per_scope(n)
+                                     and (n in chosen or n.split(":", 1)[0] in chosen)))
 
         def execute_task(self, task):
-            if on_event and ":" in task.name:
-                on_event("start", task.name)
+            super().execute_task(task)
+            if _per_scope(task.name):
+                ctx.progress.started(task.name)
 
         def add_success(self, task):
-            if ":" in task.name or task.actions:
+            super().add_success(task)
+            if task.actions:
                 report.executed.append(task.name)
             if task.values:
                 report.values[task.name] = dict(task.values)
-            if on_event and ":" in task.name:
-                on_event("done", task.name)
+            if _per_scope(task.name):
+                ctx.progress.finished(task.name)
 
         def add_failure(self, task, fail):
+            super().add_failure(task, fail)
             report.failed[task.name] = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
-            if on_event and ":" in task.name:
-                on_event("done", task.name)
+            if _per_scope(task.name):
+                ctx.progress.finished(task.name)
 
         def skip_uptodate(self, task):
-            report.uptodate.append(task.name)
-            if on_event and ":" in task.name:
-                on_event("done", task.name)
-
-        def skip_ignore(self, task):
-            pass
-
-        def cleanup_error(self, exception):
-            report.failed["cleanup"] = str(exception)
+            super().skip_uptodate(task)
+            if task.actions:
+                report.uptodate.append(task.name)
+            if _per_scope(task.name):
+                ctx.progress.finished(task.name)
 
         def runtime_error(self, msg):
+            super().runtime_error(msg)
             report.failed["runtime"] = msg
 
-        def teardown_task(self, task):
-            pass
-
         def complete_run(self):
-            pass
+            super().complete_run()
+            if self.locked:
+                buildlock.release(ctx.layout)
+                self.locked = False
 
     return Reporter
+
+
+def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False) -> dict:
+    """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
+
+    Makes the home if it is missing (so `doit list` on a fresh machine works)."""
+    ctx.layout.home.mkdir(parents=True, exist_ok=True)
+    ns = dict(make_tasks(ctx))
+    ns["DOIT_CONFIG"] = {
+        "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
+        "continue": True, "verbosity": 0,
+        "reporter": reporter_class(ctx, report if report is not None else RunReport(), quiet),
+    }
+    return ns
+
+
+def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False):
+    """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.doit_cmd import DoitMain
+
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet)), config_filenames=())
 
 
 def default_jobs() -> int:
@@ -82,46 +139,166 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def run_tasks(layout: Layout, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
-              on_event: Callable[[str, str], None] | None = None) -> RunReport:
-    """Run doit ``targets`` (e.g. ["index", "routing"]) against ``layout.home``."""
-    from doit.cmd_base import ModuleTaskLoader
-    from doit.doit_cmd import DoitMain
+def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
+    """Worker processes pay off only when several scopes need work (graphs: always may)."""
+    if force or any(t in ("graphs", "update") for t in targets):
+        return default_jobs()
+    stale = 0
+    for scope in ctx.registry().scopes:
+        if scope.name in ctx.git_states() and not _built_from(ctx, scope):
+            stale += 1
+            if stale > 1:
+                return default_jobs()
+    return 1
 
-    import pipeline.tasks as tasks_module
 
-    tasks_module.forget_fingerprints()  # the working trees may have moved since the last run
+def _built_from(ctx: BuildContext, scope) -> bool:
+    from loci.kernel.state import read_meta
 
-    layout.home.mkdir(parents=True, exist_ok=True)
+    return (read_meta(ctx.layout, scope.name) or {}).get("fingerprint") == ctx.fingerprint(scope)
+
+
+def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
+        quiet: bool = True, single: bool = False) -> RunReport:
+    """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx``; LockHeld if busy.
+
+    When a scope's index fails, doit skips routing (a dependency failed); it is then merged
+    alone, so the other scopes' new artifacts are routed to. ``single``: run only ``targets``,
+    not their ``task_dep`` (doit's ``-s``)."""
     report = RunReport()
-    namespace = {k: getattr(tasks_module, k) for k in dir(tasks_module) if k.startswith("task_")}
-    namespace["DOIT_CONFIG"] = {
-        "dep_file": str(layout.doit_db), "backend": "sqlite3",
-        "reporter": _reporter_class(report, on_event), "verbosity": 0,
-    }
-    args = ["run", "--continue"]
-    if jobs is None:  # worker processes pay off only when several scopes need work
-        from pipeline.tasks import stale_scopes
+    ctx.fresh()
+    buildlock.hold(ctx.layout)  # refuse here, cleanly, before doit starts
+    try:
+        _reset_damaged_state(ctx.layout)
+        n = _jobs(ctx, targets, force) if jobs is None else jobs
+        args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
+        args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
+        report.code = doit_main(ctx, report, quiet=quiet).run(args)
+        if report.scopes("index", "failed") and "routing" in report.failed:
+            from pipeline.tasks import routing_action
 
-        many = any(t.startswith("graphs") for t in targets) or len(stale_scopes(layout)) > 1
-        jobs = default_jobs() if force or many else 1
-    if jobs > 1:
-        args += ["-n", str(jobs), "-P", "process"]
-    if force:
-        args.append("--always-execute")
-    args.extend(targets)
-    from pipeline import buildlock
+            report.failed.pop("routing")  # "a dependency failed": merge what the other scopes built
+            routing_action(ctx)
+            report.executed.append("routing")
+    finally:
+        buildlock.release(ctx.layout)
+    return report
 
-    buildlock.hold(layout)  # refuse here, cleanly, rather than from inside doit's task loader
+
+def _reset_damaged_state(layout) -> None:
+    """A torn .doit.db is set aside (every step then runs again) instead of failing every build."""
+    import sys
+
     from loci.kernel.integrity import set_aside_if_damaged
 
-    note = set_aside_if_damaged(layout.doit_db)  # a torn build state: start it afresh
+    note = set_aside_if_damaged(layout.doit_db)
     if note:
-        import sys
-
         print(f"loci: {note}", file=sys.stderr)
-    try:
-        report.code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(args)
-    finally:
-        buildlock.release(layout)  # a later run in this process takes it again
+
+
+DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",
+                 "tabcompletion", "auto"}
+
+
+def wait_and_hold(layout, seconds: float = 1800.0, poll: float = 0.5) -> None:
+    """Take the build lock, waiting (up to ``seconds``) for a running build to finish."""
+    import time
+
+    from loci.kernel.atomic import LockHeld
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            buildlock.hold(layout)
+            return
+        except LockHeld:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(poll)
+
+
+def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
+    """The scopes named by ``index:S`` targets (what a hook asks for)."""
+    return [t.split(":", 1)[1] for t in targets if t.startswith("index:")]
+
+
+def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
+    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them."""
+    report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
+    if report.scopes("index"):
+        merged = run(ctx, ["routing"], single=True, quiet=quiet)
+        report.executed += merged.executed
+        report.failed.update(merged.failed)
+    if ctx.embed and report.scopes("index"):
+        embedded = run(ctx, [f"vectors:{n}" for n in names if f"index:{n}" in report.executed],
+                       single=True, jobs=1, quiet=quiet)
+        report.executed += embedded.executed
+        report.failed.update(embedded.failed)
+    report.code = 1 if report.failed else 0
     return report
+
+
+def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
+    """The ``update`` task in two runs: scan to routing with worker processes, then embed and
+    calibrate in this process (one model load; progress reaches ``ctx.progress``)."""
+    first = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
+    later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
+    report = run(ctx, first, force=force, jobs=jobs, quiet=quiet)
+    if later:
+        scan, ctx.scan = ctx.scan, False  # just done
+        try:
+            more = run(ctx, later, force=force, jobs=1, quiet=quiet)
+        finally:
+            ctx.scan = scan
+        report.executed += [t for t in more.executed if t not in report.executed]
+        report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
+        report.failed.update(more.failed)
+        report.values.update(more.values)
+        report.code = report.code or more.code
+    return report
+
+
+def main(argv: Sequence[str], layout) -> int:
+    """`python -m loci.dodo [--wait] [doit command | run options and targets]`."""
+    from loci.kernel.errors import LociError
+    from pipeline.tasks import home_context
+
+    argv = list(argv)
+    wait = "--wait" in argv
+    argv = [a for a in argv if a != "--wait"]
+    ctx = home_context(layout)
+    if argv and argv[0] in DOIT_COMMANDS:  # nothing runs: no lock
+        return doit_main(ctx).run(argv)
+    if argv[:1] == ["run"]:
+        argv = argv[1:]
+    force = any(a in ("-a", "--always-execute") for a in argv)
+    jobs = None
+    if "-n" in argv:
+        jobs = int(argv[argv.index("-n") + 1])
+        del argv[argv.index("-n"):argv.index("-n") + 2]
+    targets = [a for a in argv if not a.startswith("-")]
+    unknown = [a for a in argv if a.startswith("-") and a not in ("-a", "--always-execute")]
+    if unknown:
+        sys.stderr.write(f"loci: {unknown[0]} is not an option here (-a, -n N, --wait); "
+                         "for the rest of doit's, run `doit -f $(loci dodo-path) ...`\n")
+        return 2
+    try:
+        if wait:
+            wait_and_hold(layout)
+        try:
+            names = scope_targets(ctx, targets)
+            if names and len(names) == len(targets):
+                report = run_scopes(ctx, names, force=force, quiet=False)
+            elif targets in ([], ["update"]):
+                report = run_update(ctx, force=force, jobs=jobs, quiet=False)
+            else:
+                report = run(ctx, targets, force=force, jobs=jobs, quiet=False)
+        finally:
+            if wait:
+                buildlock.release(layout)
+    except LociError as exc:
+        sys.stderr.write(f"loci: {exc}\n")
+        return exc.exit_code
+    if report.failed:
+        return 1
+    return report.code

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from loci.kernel.errors import LociError
 from loci.kernel.groups import provenance_group
 from loci.kernel.registry import Registry, Scope
 from pipeline.manifests import manifest_names
@@ -38,7 +39,7 @@ MANIFESTS = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod")
 SPLIT_CONTAINERS = ("packages", "apps", "libs", "crates")
 
 
-class ScanError(ValueError):
+class ScanError(LociError, ValueError):
     """A path given to ``loci add`` that cannot be registered."""
 
 

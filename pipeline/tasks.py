@@ -1,66 +1,234 @@
-"""doit task creators: ``scan`` and ``index`` (one subtask per scope), then ``routing``.
+"""The build as doit's DAG: one task factory, ``make_tasks(ctx)``, for every entry point.
 
-The same creators serve ``doit`` run from a checkout (dodo.py imports them) and
-the CLI, which runs them in-process through ``run_tasks``. Non-file inputs
-enter through ``uptodate``: a scope's fingerprint (pipeline.fingerprint).
+    scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
+                                                 update (the default) = all of it
+
+``scan`` rescans the remembered roots; the creators that list scopes run after
+it (``create_after``), so a repository found by this run is built by this run.
+``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
+a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
+Everything that is not a file enters through ``uptodate`` callables that doit
+calls when it checks the task, after its dependencies ran: the scope's
+fingerprint (git HEAD and dirty state, files below globs, graph mtime,
+parameters), the model id, the metas' stats. Nothing is read at load time but
+the registry and the home's settings (which steps ``update`` includes, the
+embedding model).
+
+A scope whose index fails fails its task (TaskFailed names the fix; the error
+is also kept in errors/S.json for ``loci doctor``); the other scopes still
+build. The layout, parameters, model and progress reporter come in one
+``BuildContext``; nothing here reads environment variables or module state.
 """
 from __future__ import annotations
 
-import json
 import os
+import threading
 import time
 import traceback
-from dataclasses import asdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from doit import create_after
+from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
-from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
-from pipeline import buildlock
 from loci.kernel.atomic import write_json
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems, vector_problems
 from loci.kernel.state import read_meta
-from pipeline.facts import dependencies, fact_vocabulary
-from pipeline.fingerprint import scope_fingerprint
 
 
-def _layout() -> Layout:
-    return make_layout()
+class Progress:
+    """What a build tells its front end; every method is optional to override (default: silent)."""
+
+    def planned(self, total: int) -> None:
+        """How many per-scope tasks this run selected."""
+
+    def started(self, task: str) -> None:
+        """A per-scope task (``index:S``, ``vectors:S``, ...) starts running."""
+
+    def finished(self, task: str) -> None:
+        """A per-scope task ran, was up to date, or failed."""
+
+    def encoding(self, scope: str, done: int, total: int) -> None:
+        """``done`` of ``total`` texts of ``scope`` encoded."""
 
 
-def error_path(layout: Layout, name: str) -> Path:
-    return layout.error(name)
+@dataclass
+class BuildContext:
+    """Everything the tasks need, passed in (picklable: worker processes get a copy without
+    the callables, which only the in-process embed and calibrate steps use)."""
+
+    layout: Layout
+    params: Params = DEFAULT_PARAMS
+    scan: bool = True             # the scan task rescans the remembered roots
+    graphs: bool = False          # index:S waits for graphs:S (a fresh code graph)
+    embed: bool = False           # `update` includes vectors + embed
+    calibrate: bool = False       # `update` includes calibrate
+    model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
+    open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
+    query_encoder: Callable | None = None  # (model, layout) -> Encoder for calibrate; default the query side's
+    progress: Progress = field(default_factory=Progress)
+    _cache: dict = field(default_factory=dict, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.update(open_encoder=None, query_encoder=None, progress=Progress(), _cache={}, _lock=None)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+    def fresh(self) -> None:
+        """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
+        with self._lock:
+            self._cache.pop("git", None)
+            self._cache.pop("code", None)
+
+    # ------------------------------------------------------------------ observations
+    def registry(self):
+        from loci.kernel.registry import load_registry
+
+        return load_registry(self.layout)
+
+    def scope_names(self) -> list[str]:
+        return [s.name for s in self.registry().scopes]
+
+    def git_states(self) -> dict[str, str]:
+        """Every scope's git state, observed once per run, in parallel (one `git status` each)."""
+        from pipeline.fingerprint import git_state
+
+        with self._lock:
+            if "git" not in self._cache:
+                scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
+                with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
+                    states = list(pool.map(lambda s: git_state(Path(s.path)), scopes))
+                self._cache["git"] = {s.name: st for s, st in zip(scopes, states)}
+            return self._cache["git"]
+
+    def code_fingerprints(self) -> dict[str, str]:
+        """Every scope's code fingerprint (what graphs:S compares), observed once per run."""
+        from pipeline.graphs import code_fingerprint
+
+        with self._lock:
+            if "code" not in self._cache:
+                scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
+
+                def one(scope):
+                    try:
+                        return code_fingerprint(Path(scope.path), scope.excludes)[0]
+                    except OSError:
+                        return None
+                with ThreadPoolExecutor(max_workers=8) as pool:
+                    self._cache["code"] = dict(zip((s.name for s in scopes), pool.map(one, scopes)))
+            return self._cache["code"]
+
+    def fingerprint(self, scope, *, observed: bool = True) -> str:
+        """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
+        from pipeline.fingerprint import scope_fingerprint
+
+        git = self.git_states().get(scope.name) if observed else None
+        return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
+                                 graph_mtime=graph_mtime(self.layout, scope), params=self.params, git=git)
+
+    # ------------------------------------------------------------------ the embedding model
+    def model_name(self) -> str | None:
+        """The model asked for, else the one that built the home's vectors, else the default (None)."""
+        if self.model is not None:
+            return None if self.model == "default" else self.model
+        from loci.kernel.config import read_embed_config
+
+        cfg = read_embed_config(self.layout) or {}
+        name = cfg.get("model")
+        return cfg.get("model_id") if name in (None, "default") else name
+
+    def model_id(self) -> str:
+        from loci.query.semantic import model_id_for
+
+        if "encoder" in self._cache:  # what the vectors will be stored under
+            return self._cache["encoder"].model_id
+        return model_id_for(self.model_name())
+
+    def encoder(self):
+        """The build-side encoder, opened once per process."""
+        if "encoder" not in self._cache:
+            if self.open_encoder is not None:
+                opener = self.open_encoder
+            else:
+                from pipeline.embed import open_encoder as opener
+            self._cache["encoder"] = opener(self.model_name(), self.layout)
+        return self._cache["encoder"]
 
 
-def meta_path(layout: Layout, name: str) -> Path:
-    return layout.meta(name)
+def graph_mtime(layout: Layout, scope) -> float | None:
+    from pipeline.graphs import graph_source
 
-
-def _registry(layout: Layout):
-    from loci.kernel.registry import load_registry
-    return load_registry(layout)
-
-
-def _graph_mtime(layout: Layout, scope) -> float | None:
-    try:
-        from pipeline.graphs import graph_source
-    except ImportError:
-        return None
     try:
         src = graph_source(scope.name, Path(scope.path), layout)
-    except Exception:  # a broken graph must not stop indexing
+        return src.stat().st_mtime if src is not None else None
+    except OSError:  # a broken graph must not stop indexing
         return None
-    return src.stat().st_mtime if src is not None else None
+
+
+def die_with_parent() -> None:
+    """In a doit worker process: be killed when the build's main process dies (Linux)."""
+    import multiprocessing
+    import signal
+    import sys
+
+    parent = multiprocessing.parent_process()
+    if parent is None or not sys.platform.startswith("linux") or getattr(die_with_parent, "done", False):
+        return
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    die_with_parent.done = True
+    if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
+        os._exit(1)
+
+
+# ---------------------------------------------------------------------------- actions
+
+def scan_action(ctx: BuildContext) -> dict:
+    """Rescan the remembered roots (registers new repositories, keeps missing ones)."""
+    from loci.kernel.registry import editing_registry
+    from pipeline.scan import scan
+
+    prior = ctx.registry()
+    if not ctx.scan or not prior.roots:
+        return {"scopes": len(prior.scopes)}
+    with editing_registry(ctx.layout) as edit:  # re-read under the lock: a concurrent `loci add` survives
+        result = scan([Path(r) for r in edit.registry.roots], prior=edit.registry)
+        edit.registry = result.registry
+    ctx.fresh()  # new scopes: observe again
+    return {"scopes": len(result.registry.scopes), "found": len(result.found)}
+
+
+def graphs_action(ctx: BuildContext, name: str) -> dict:
+    """Extract one scope's code graph (graphify; a failure leaves the scope indexed from prose)."""
+    from pipeline.graphs import build_graph
+
+    die_with_parent()
+    scope = ctx.registry().get(name)
+    if scope is None:
+        return {"status": "failed", "message": f"scope {name!r} is no longer registered"}
+    r = build_graph(scope.name, Path(scope.path), ctx.layout, excludes=scope.excludes)
+    return {"status": r.status, "message": r.message}
 
 
 def _structure(layout: Layout, scope, params: Params):
     """Write the scope's structure tables from its graph; return (tables, routing vocabulary, problems)."""
-    try:
-        from pipeline.graphs import graph_source
-        from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
-    except ImportError:
-        return None, None, []
+    from pipeline.graphs import graph_source
+    from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
+
     src = graph_source(scope.name, Path(scope.path), layout)
     if src is None:
         return None, None, []
@@ -71,169 +239,152 @@ def _structure(layout: Layout, scope, params: Params):
     return tables, symbol_vocabulary(tables.symbols, params), list(tables.problems)
 
 
-def index_scope(name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
-    """Collect, redact and write one scope; record failures instead of raising."""
+def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
+    """Collect, redact and write one scope; the meta (with ``fingerprint``) last. Raises on failure."""
     from pipeline.collect import collect_scope
+    from pipeline.facts import dependencies, fact_vocabulary
     from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
     from pipeline.uses import scope_refs, write_refs
+    from loci.kernel.registry import load_registry
 
-    layout = _layout()
-    err = error_path(layout, name)
+    scope = load_registry(layout).get(name)
+    if scope is None:
+        raise RuntimeError(f"scope {name!r} is no longer registered")
+    collected = collect_scope(scope.name, Path(scope.path), exclude=scope.excludes,
+                              globs=scope.globs, params=params)
+    tables, symbol_vocab, problems = _structure(layout, scope, params)
+    vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
+                               params, symbol_vocab)
+    root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
+    manifest_problems: list[str] = []  # a bad value is skipped, the rest indexed, the file reported
+    deps = dependencies(root, relpaths, manifest_problems)  # read once: facts and cross-scope references
+    vocab.update(fact_vocabulary(root, relpaths, deps))
+    write_scope(layout, name, collected.chunks, vocab, params, tables)
+    write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
+    meta = ScopeMeta(
+        name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
+        vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
+        updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
+        redactions=dict(collected.redactions),
+        stats={**dict(collected.stats), "graph_problems": problems, "manifest_problems": manifest_problems},
+    )
+    write_json(layout.meta(name), asdict(meta))
+    return {"chunks": meta.chunks, "redactions": meta.redactions}
+
+
+def index_action(ctx: BuildContext, name: str):
+    """index:S. A failure keeps the earlier artifacts, is written to errors/S.json and fails the task."""
+    die_with_parent()
+    err = ctx.layout.error(name)
     try:
-        scope = _registry(layout).get(name)
+        scope = ctx.registry().get(name)
         if scope is None:
             raise RuntimeError(f"scope {name!r} is no longer registered")
-        collected = collect_scope(scope.name, Path(scope.path), exclude=scope.excludes,
-                                  globs=scope.globs, params=params)
-        tables, symbol_vocab, problems = _structure(layout, scope, params)
-        vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
-                                   params, symbol_vocab)
-        root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
-        manifest_problems: list[str] = []  # a bad value is skipped, the rest indexed, the file reported
-        deps = dependencies(root, relpaths, manifest_problems)  # read once: routing facts and cross-scope references
-        vocab.update(fact_vocabulary(root, relpaths, deps))
-        write_scope(layout, name, collected.chunks, vocab, params, tables)
-        write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
-        meta = ScopeMeta(
-            name=name, fingerprint=fingerprint, chunks=len(collected.chunks),
-            vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
-            updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
-            redactions=dict(collected.redactions),
-            stats={**dict(collected.stats), "graph_problems": problems,
-                   "manifest_problems": manifest_problems},
-        )
-        write_json(meta_path(layout, name), asdict(meta))
-        if err.exists():
-            err.unlink()
-        return {"chunks": meta.chunks, "redactions": meta.redactions}
-    except Exception as exc:  # recorded, reported by the CLI, retried next run
-        write_json(err, {"scope": name, "error": f"{type(exc).__name__}: {exc}",
-                         "trace": traceback.format_exc(limit=5), "at": time.time()})
-        return {"error": str(exc)}
-
-
-def _no_error(layout: Layout, name: str) -> Callable[[], bool]:
-    return lambda: not error_path(layout, name).exists()
-
-
-def _sound(problems: Callable[[], list]) -> Callable[[], bool]:
-    """An ``uptodate`` check: the step's files are whole (a torn or damaged one is rebuilt)."""
-    return lambda: not problems()
-
-
-def task_scan():
-    """Rescan the roots remembered in scopes.json (registers new repositories)."""
-    def rescan():
-        from loci.kernel.registry import editing_registry
-        from pipeline.scan import scan
-
-        with editing_registry(_layout()) as edit:
-            if edit.registry.roots:
-                edit.registry = scan([Path(r) for r in edit.registry.roots], prior=edit.registry).registry
-        return True
-
-    return {"actions": [rescan], "uptodate": [False], "verbosity": 0}
-
-
-_FINGERPRINTS: dict[tuple[str, str], str] = {}
-
-
-def fingerprint_of(layout: Layout, scope, params: Params = DEFAULT_PARAMS) -> str:
-    """The scope's build fingerprint, computed once per process."""
-    key = (str(layout.home), scope.name)
-    if key not in _FINGERPRINTS:
-        _FINGERPRINTS[key] = scope_fingerprint(
-            Path(scope.path), excludes=scope.excludes, globs=scope.globs,
-            graph_mtime=_graph_mtime(layout, scope), params=params)
-    return _FINGERPRINTS[key]
-
-
-def forget_fingerprints() -> None:
-    _FINGERPRINTS.clear()
-
-
-def stale_scopes(layout: Layout) -> list[str]:
-    """Registered scopes whose last successful build used another fingerprint."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    scopes = [s for s in _registry(layout).scopes if Path(s.path).is_dir()]
-    with ThreadPoolExecutor(max_workers=8) as pool:  # one `git status` each: waiting, not computing
-        list(pool.map(lambda s: fingerprint_of(layout, s), scopes))
-    out = []
-    for scope in scopes:
-        built = (read_meta(layout, scope.name) or {}).get("fingerprint")
-        if built != fingerprint_of(layout, scope) or layout.error(scope.name).exists():
-            out.append(scope.name)
+        out = index_scope(ctx.layout, name, ctx.fingerprint(scope, observed=False), ctx.params)
+    except Exception as exc:  # the task fails; doit reports it and builds the other scopes
+        message = f"{type(exc).__name__}: {exc}"
+        write_json(err, {"scope": name, "error": message, "trace": traceback.format_exc(limit=5),
+                         "at": time.time()})
+        return TaskFailed(f"{name}: {message} (earlier artifacts kept; fix it, then run "
+                          f"`loci index` or `doit index:{name}`)")
+    err.unlink(missing_ok=True)
     return out
 
 
-def build_graph_action(name: str, force: bool = False) -> dict:
-    """Extract one scope's code graph (graphify decides nothing changed in ~10 ms)."""
-    from pipeline.graphs import build_graph
-
-    layout = _layout()
-    scope = _registry(layout).get(name)
-    if scope is None:
-        return {"status": "failed", "message": f"scope {name!r} is no longer registered"}
-    r = build_graph(scope.name, Path(scope.path), layout, excludes=scope.excludes, force=force)
-    return {"status": r.status, "message": r.message}
-
-
-def task_graphs():
-    """Build or refresh every scope's code graph under $LOCI_HOME/graphs (nothing in the repos)."""
-    layout = _layout()
-    buildlock.hold(layout)
-    yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
-    for scope in _registry(layout).scopes:
-        if Path(scope.path).is_dir():
-            yield {"name": scope.name, "actions": [(build_graph_action, [scope.name])],
-                   "uptodate": [False], "verbosity": 0}
+def routing_state(layout: Layout, names: list[str]) -> str:
+    """The metas' stats: routing is up to date while none of them moved."""
+    parts = []
+    for n in names:
+        try:
+            st = layout.meta(n).stat()
+            parts.append(f"{n}={st.st_mtime_ns}:{st.st_size}")
+        except OSError:
+            parts.append(f"{n}=none")
+    return ";".join(parts)
 
 
-EMBED_PROGRESS: Callable[[str, int, int], None] | None = None  # set by the CLI (one process)
-_ENCODERS: dict[str, object] = {}
+def routing_action(ctx: BuildContext) -> dict:
+    """Merge the registered scopes' vocabularies (the registry as it is now, after any scan)."""
+    from pipeline.routing import merge_routing
+    from pipeline.uses import merge_uses
+
+    names = ctx.scope_names()
+    merge_routing(ctx.layout, names)
+    merge_uses(ctx.layout, [n for n in names if ctx.layout.refs(n).is_file()])
+    return {"state": routing_state(ctx.layout, names)}
 
 
-def embed_action(name: str, model: str) -> dict:
-    """Encode the scope's new or changed chunks (and symbol labels) under ``model``."""
-    from pipeline.embed import embed_scope, open_encoder
-
-    layout = _layout()
-    if model not in _ENCODERS:
-        _ENCODERS[model] = open_encoder(None if model == "default" else model, layout)
-    progress = (lambda done, total: EMBED_PROGRESS(name, done, total)) if EMBED_PROGRESS else None
-    r = embed_scope(name, layout, _ENCODERS[model], progress=progress)
-    return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped}
+def vectors_state(ctx: BuildContext, name: str) -> str:
+    """What vectors:S depends on besides the chunks (a file_dep): the model and the symbol labels."""
+    try:
+        st = ctx.layout.symbols(name).stat()
+        symbols = f"{st.st_mtime_ns}:{st.st_size}"
+    except OSError:
+        symbols = "none"
+    return f"{ctx.model_id()}|{symbols}"
 
 
-def task_embed():
-    """Local embeddings of every indexed scope's chunks, keyed by chunk hash (unchanged ones reused)."""
-    layout = _layout()
-    buildlock.hold(layout)
-    model = os.environ.get("LOCI_EMBED_MODEL", "default")
-    encoder = _ENCODERS.get(model)
-    if encoder is not None:
-        model_id = encoder.model_id
-    else:  # `doit embed` from a checkout: the model the last `loci embed` used
-        from loci.kernel.config import read_embed_config
-        from loci.query.semantic import model_id_for
+def vectors_action(ctx: BuildContext, name: str) -> dict:
+    """Encode the scope's new or changed chunks (and symbol labels)."""
+    from loci.kernel.errors import LociError
+    from pipeline.embed import embed_scope
 
-        cfg = read_embed_config(layout)
-        model_id = cfg["model_id"] if cfg else model_id_for(None if model == "default" else model)
-    from loci.query.semantic import keys_path, matrix_path
+    try:
+        r = embed_scope(name, ctx.layout, ctx.encoder(),
+                        progress=lambda done, total: ctx.progress.encoding(name, done, total))
+    except LociError as exc:  # no model, an unreadable store: one line with its fix
+        return TaskFailed(f"{name}: {exc}")
+    return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped,
+            "state": vectors_state(ctx, name)}
 
-    yield {"name": None, "doc": "encode chunks locally, one subtask per scope"}
-    for scope in _registry(layout).scopes:
-        meta = read_meta(layout, scope.name)
-        if meta is None:
-            continue  # not indexed: nothing to encode
-        built = meta["fingerprint"]
-        yield {"name": scope.name, "actions": [(embed_action, [scope.name, model])],
-               "uptodate": [config_changed(f"{model_id}:{built}"),
-                            _sound(lambda name=scope.name: vector_problems(layout.vectors(model_id, name)))],
-               "targets": [str(layout.vectors(model_id, scope.name)),
-                           str(matrix_path(layout.vectors(model_id, scope.name))),
-                           str(keys_path(layout.vectors(model_id, scope.name)))], "verbosity": 0}
+
+def embed_config(ctx: BuildContext) -> dict:
+    return {"model": ctx.model or "default", "model_id": ctx.model_id()}
+
+
+def embed_action(ctx: BuildContext) -> dict:
+    """embed.json names the model whose vectors the query side reads: written once they all exist."""
+    write_json(ctx.layout.home / "embed.json", embed_config(ctx))
+    return embed_config(ctx)
+
+
+def calibration_state(ctx: BuildContext) -> str:
+    """What calibrate reads besides the manifest (a file_dep): the vectors the model wrote."""
+    from loci.kernel.config import read_embed_config
+
+    cfg = read_embed_config(ctx.layout)
+    if cfg is None:
+        return "no-vectors"
+    folder = ctx.layout.home / "vectors"
+    stats = []
+    for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
+        st = path.stat()
+        stats.append(f"{path.relative_to(folder)}:{st.st_mtime_ns}:{st.st_size}")
+    return f"{cfg['model_id']}|" + ";".join(stats)
+
+
+def calibration_sound(layout: Layout) -> bool:
+    """calibration.json can be read (a damaged one is fitted again)."""
+    from loci.query.calibration import CalibrationError, read_calibration
+
+    try:
+        return read_calibration(layout) is not None
+    except CalibrationError:
+        return False
+
+
+def calibrate_action(ctx: BuildContext) -> dict:
+    from pipeline.calibrate import calibrate
+
+    data = calibrate(ctx.layout, load_encoder=ctx.query_encoder)
+    return {"evidence_floor": data.get("params", {}).get("evidence_floor"), "state": calibration_state(ctx)}
+
+
+# ---------------------------------------------------------------------------- task creators
+
+def _saved(key: str, current: Callable[[], str]) -> Callable:
+    """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
+    return lambda task, values: values.get(key) == current()
 
 
 def _size_hint(layout: Layout, scope) -> int:
@@ -248,57 +399,122 @@ def _size_hint(layout: Layout, scope) -> int:
         return 0
 
 
-def task_index():
-    """Index every registered scope whose fingerprint moved."""
-    layout = _layout()
-    buildlock.hold(layout)
-    params = DEFAULT_PARAMS
-    registry = _registry(layout)
-    yield {"name": None, "doc": "build the episode store and routing vocabulary, one subtask per scope"}
-    for scope in sorted(registry.scopes, key=lambda s: -_size_hint(layout, s)):  # biggest first
-        if not Path(scope.path).is_dir():
-            continue
-        fp = fingerprint_of(layout, scope, params)
-        yield {
-            "name": scope.name,
-            "actions": [(index_scope, [scope.name, fp])],
-            "uptodate": [config_changed(fp), _no_error(layout, scope.name),
-                         _sound(lambda name=scope.name: scope_index_problems(layout, name))],
-            "targets": [str(layout.chunks(scope.name)), str(layout.vocab(scope.name)),
-                        str(layout.query_db(scope.name)), str(layout.refs(scope.name)),
-                        str(meta_path(layout, scope.name))],
+def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
+    """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
+    layout = ctx.layout
+
+    def live_scopes():
+        return [s for s in ctx.registry().scopes if Path(s.path).is_dir()]
+
+    def task_scan():
+        """Rescan the roots remembered in scopes.json (registers new repositories)."""
+        return {"actions": [(scan_action, [ctx])], "uptodate": [False], "verbosity": 0}
+
+    @create_after(executed="scan")
+    def task_graphs():
+        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+        from pipeline.graphs import graph_intact, graphify_available, read_record
+
+        yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
+        if not graphify_available():
+            return
+        for scope in live_scopes():
+            name = scope.name
+
+            def current(name=name) -> bool:
+                record = read_record(name, layout)
+                fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
+                return fresh and (record.get("status") == "unsupported" or graph_intact(name, layout))
+            yield {"name": name, "actions": [(graphs_action, [ctx, name])],
+                   "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
+
+    @create_after(executed="scan")
+    def task_index():
+        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
+        from pipeline.graphs import graphify_available
+
+        yield {"name": None, "doc": "collect, redact and write each scope whose fingerprint moved"}
+        wait_for_graph = ctx.graphs and graphify_available()
+        for scope in sorted(live_scopes(), key=lambda s: -_size_hint(layout, s)):  # biggest first
+            name = scope.name
+
+            def current(scope=scope) -> bool:  # a torn or damaged output is rebuilt too
+                built = (read_meta(layout, scope.name) or {}).get("fingerprint")
+                return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
+                        and not scope_index_problems(layout, scope.name))
+            yield {
+                "name": name,
+                "actions": [(index_action, [ctx, name])],
+                "task_dep": [f"graphs:{name}"] if wait_for_graph else [],
+                "uptodate": [lambda task, values, current=current: current()],
+                "targets": [str(layout.chunks(name)), str(layout.vocab(name)), str(layout.query_db(name)),
+                            str(layout.refs(name)), str(layout.meta(name))],
+                "verbosity": 0,
+            }
+
+    def task_routing():
+        """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
+        return {
+            "actions": [(routing_action, [ctx])],
+            "task_dep": ["index"],
+            "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
+                         lambda: not home_index_problems(layout)],
+            "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
             "verbosity": 0,
         }
 
+    @create_after(executed="scan")
+    def task_vectors():
+        """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
+        from loci.query.semantic import keys_path, matrix_path
 
-def task_routing():
-    """Merge every scope's vocabulary into routing.sqlite and write the manifest last."""
-    layout = _layout()
-    registry = _registry(layout)
-    names = [s.name for s in registry.scopes]
+        yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
+        indexed = {s.name for s in live_scopes()}
+        for scope in ctx.registry().scopes:
+            name = scope.name
+            if name not in indexed and not layout.chunks(name).exists():
+                continue  # neither indexed nor indexable: nothing to encode
+            store = layout.vectors(ctx.model_id(), name)
+            yield {"name": name, "actions": [(vectors_action, [ctx, name])],
+                   "file_dep": [str(layout.chunks(name))],
+                   "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
+                                lambda store=store: not vector_problems(store)],
+                   "targets": [str(store), str(matrix_path(store)), str(keys_path(store))], "verbosity": 0}
 
-    def state() -> str:  # evaluated when doit checks the task, i.e. after the index subtasks ran
-        parts = []
-        for n in names:
-            try:
-                parts.append(f"{n}={meta_path(layout, n).stat().st_mtime_ns}")
-            except OSError:
-                parts.append(f"{n}=none")
-        return ";".join(parts)
+    @create_after(executed="scan")
+    def task_embed():
+        """Every scope's vectors, then embed.json naming the model the queries use."""
+        return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
+                "targets": [str(layout.home / "embed.json")],
+                "uptodate": [config_changed(embed_config(ctx)),
+                             lambda: read_embed_config(layout) == embed_config(ctx)], "verbosity": 0}
 
-    def merge() -> dict:
-        from pipeline.routing import merge_routing
-        from pipeline.uses import merge_uses
+    @create_after(executed="scan")
+    def task_calibrate():
+        """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
+        return {"actions": [(calibrate_action, [ctx])],
+                "task_dep": ["routing"] + (["embed"] if ctx.embed else []),
+                "file_dep": [str(layout.manifest)],
+                "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
+                "targets": [str(layout.calibration)], "verbosity": 0}
 
-        merge_routing(layout, names)
-        merge_uses(layout, [n for n in names if layout.refs(n).is_file()])
-        return {"state": state()}
+    def task_update():
+        """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
+        steps = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
+        steps += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
+        return {"actions": None, "task_dep": steps}
 
-    return {
-        "actions": [merge],
-        "task_dep": ["index"],
-        "uptodate": [lambda task, values: values.get("state") == state(),
-                     _sound(lambda: home_index_problems(layout))],
-        "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
-        "verbosity": 0,
-    }
+    return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
+                                    task_embed, task_calibrate, task_update)}
+
+
+def home_context(layout: Layout, **overrides) -> BuildContext:
+    """The context `doit` and `loci update` use: each step the home already has is refreshed
+    (graphs when graphify is installed, embeddings when embed.json exists, calibration when
+    calibration.json exists), nothing new is opted into."""
+    from pipeline.graphs import graphify_available
+
+    settings = dict(graphs=graphify_available(), embed=(layout.home / "embed.json").exists(),
+                    calibrate=layout.calibration.exists())
+    settings.update(overrides)
+    return BuildContext(layout, **settings)

@@ -123,11 +123,20 @@ def test_update_registers_a_repository_created_since_the_last_scan(corpus):
 
 def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_default(corpus, loci_home,
                                                                                    monkeypatch):
-    import loci.front.cli_embed
+    import numpy as np
+
+    import pipeline.embed
     from loci.query.semantic import STATIC_ID
 
     asked = []
-    monkeypatch.setattr(loci.front.cli_embed, "do_embed", lambda model, quiet: asked.append(model) or 0)
+
+    class Recorder:
+        model_id, dim = STATIC_ID, 4
+
+        def encode(self, texts):
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: asked.append(name) or Recorder())
     (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
     assert asked == [STATIC_ID]

@@ -258,7 +258,6 @@ def test_a_file_name_that_is_not_utf8_does_not_stop_the_graph(tmp_path, loci_hom
     (repo / os.fsdecode(b"bad\xff.py")).write_bytes(b"def bad_function():\n    return 2\n")
     res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--no-embed", "--no-calibrate"])
     assert ok(res) and res.exit_code == 0, res.output
-    assert "not UTF-8" in res.output
     assert "good_function" in (loci_home / "graphs" / "odd" / "graph.json").read_text()
 
 

@@ -12,7 +12,8 @@ from conftest import git, make_repo
 from loci.kernel.config import layout
 from loci.kernel.registry import save_registry
 from loci.kernel.atomic import LockHeld, build_lock, write_bytes
-from pipeline.runner import run_tasks
+from pipeline.runner import run
+from pipeline.tasks import BuildContext
 from pipeline.scan import scan
 
 
@@ -48,7 +49,7 @@ def built(report):
 
 def test_index_writes_chunks_routing_and_a_manifest_listing_every_scope(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    report = run_tasks(lay, ["index", "routing"])
+    report = run(BuildContext(lay), ["index", "routing"])
     assert report.code == 0 and built(report) == ["gizmo", "webby"]
     manifest = json.loads(lay.manifest.read_text())
     assert set(manifest["scopes"]) == {"gizmo", "webby"}
@@ -62,7 +63,7 @@ def test_index_writes_chunks_routing_and_a_manifest_listing_every_scope(tmp_path
 
 def test_docstrings_feed_retrieval_but_never_routing(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
+    run(BuildContext(lay), ["index", "routing"])
     tokens = {r["token"] for r in routing_rows(lay)}
     assert "docstringonlyword" not in tokens
     texts = " ".join(pq.read_table(lay.chunks("gizmo")).column("text").to_pylist()).lower()
@@ -71,25 +72,25 @@ def test_docstrings_feed_retrieval_but_never_routing(tmp_path, loci_home):
 
 def test_a_word_seen_only_in_tests_weighs_less_than_source(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
+    run(BuildContext(lay), ["index", "routing"])
     vocab = dict(zip(*[pq.read_table(lay.vocab("gizmo")).column(c).to_pylist() for c in ("token", "weight")]))
     assert vocab["fixtureword"] < vocab["calibrate_sprocket"]
 
 
 def test_a_second_run_with_nothing_changed_rebuilds_nothing(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
+    run(BuildContext(lay), ["index", "routing"])
     before = lay.manifest.stat().st_mtime_ns
-    report = run_tasks(lay, ["index", "routing"])
+    report = run(BuildContext(lay), ["index", "routing"])
     assert built(report) == [] and "routing" not in report.executed
     assert lay.manifest.stat().st_mtime_ns == before
 
 
 def test_editing_one_tracked_file_rebuilds_that_scope_only(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
+    run(BuildContext(lay), ["index", "routing"])
     (tmp_path / "code" / "webby" / "README.md").write_text("# webby\n\nNow with websockets.\n")
-    report = run_tasks(lay, ["index", "routing"])
+    report = run(BuildContext(lay), ["index", "routing"])
     assert built(report) == ["webby"] and "routing" in report.executed
     tokens = {r["token"] for r in routing_rows(lay)}
     assert "websocket" in tokens
@@ -97,18 +98,18 @@ def test_editing_one_tracked_file_rebuilds_that_scope_only(tmp_path, loci_home):
 
 def test_a_new_commit_rebuilds_the_scope(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
+    run(BuildContext(lay), ["index", "routing"])
     repo = tmp_path / "code" / "gizmo"
     (repo / "NOTES.md").write_text("# notes\n\nflux capacitor\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "Add notes")
-    assert built(run_tasks(lay, ["index", "routing"])) == ["gizmo"]
+    assert built(run(BuildContext(lay), ["index", "routing"])) == ["gizmo"]
 
 
 def test_force_rebuilds_everything(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
-    run_tasks(lay, ["index", "routing"])
-    assert built(run_tasks(lay, ["index", "routing"], force=True)) == ["gizmo", "webby"]
+    run(BuildContext(lay), ["index", "routing"])
+    assert built(run(BuildContext(lay), ["index", "routing"], force=True)) == ["gizmo", "webby"]
 
 
 def test_a_repository_with_no_commits_is_indexed(tmp_path, loci_home):
@@ -118,7 +119,7 @@ def test_a_repository_with_no_commits_is_indexed(tmp_path, loci_home):
     (repo / "README.md").write_text("# empty\n\nnothing committed yet\n")
     lay = layout()
     save_registry(lay, scan([tmp_path / "code"]).registry)
-    report = run_tasks(lay, ["index", "routing"])
+    report = run(BuildContext(lay), ["index", "routing"])
     assert built(report) == ["empty"]
     assert "empty" in json.loads(lay.manifest.read_text())["scopes"]
 

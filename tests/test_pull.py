@@ -8,17 +8,21 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import GIZMO, WEBBY, git, setup_home
+from conftest import GIT_ENV, GIZMO, WEBBY, git, setup_home
 from loci.front.cli import app
 from loci.kernel.config import layout
 from test_bundle import FakeEncoder, embed_home
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
+GIZMO_Q = "In gizmo, how do I calibrate a sprocket?"
+WEBBY_Q = "In webby, how are session cookies kept?"
+CHANGED_Q = "In webby, how is the certificate rotation handshake done?"
 
 
 def cli(*args: str, code: int = 0):
@@ -37,85 +41,122 @@ def snapshot(home: Path) -> dict[str, str]:
             for p in sorted(home.rglob("*")) if p.is_file() and p.name != ".doit.db"}
 
 
-@pytest.fixture
-def published(tmp_path, loci_home, monkeypatch):
-    """Home A builds gizmo and webby (with vectors) and pushes them to a folder store;
-    LOCI_HOME then points at an empty home B. Returns (code dir, store, home A, home B)."""
-    code = setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})
-    git(code / "gizmo", "remote", "add", "origin", "https://example.invalid/team/gizmo.git")
-    embed_home(monkeypatch)
-    store = tmp_path / "store"
-    cli("push", str(store), "--quiet")
-    home_b = tmp_path / "home-b"
-    monkeypatch.setenv("LOCI_HOME", str(home_b))
-    return code, store, loci_home, home_b
-
-
-def republish(code: Path, home_a: Path, home_b: Path, monkeypatch) -> None:
-    """Change webby, rebuild and push it from home A; come back to home B."""
-    (code / "webby" / "webby" / "tls.py").write_text("def handshake_certificate_rotation():\n    pass\n")
+def change_webby(code: Path, dest: str, monkeypatch, name: str = "handshake_certificate_rotation") -> None:
+    """Commit a change to webby, rebuild it in the current home and push to ``dest``: one bundle moves."""
+    (code / "webby" / "webby" / f"{name}.py").write_text(f"def {name}():\n    pass\n")
     git(code / "webby", "add", "-A")
     git(code / "webby", "commit", "-q", "-m", "rotate certificates during the handshake")
-    monkeypatch.setenv("LOCI_HOME", str(home_a))
     cli("index", "--quiet")
     embed_home(monkeypatch)
-    res = cli("push", str(code.parent / "store"))
+    res = cli("push", dest)
     assert "pushed 1 bundle(s)" in res.stdout and "webby" in res.stdout
-    monkeypatch.setenv("LOCI_HOME", str(home_b))
 
 
-def test_a_pulled_home_answers_with_the_repository_and_commit(published):
-    code, store, _a, _b = published
-    res = cli("pull", str(store))
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Built once: home A with gizmo and webby (vectors of a fake model) pushed to store ``v1``;
+    then webby changes and the push lands in ``v2``, a copy of v1 where only webby moved."""
+    tmp = tmp_path_factory.mktemp("corpus")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LOCI_HOME", str(tmp / "home-a"))
+        for k, v in GIT_ENV.items():
+            mp.setenv(k, v)
+        code = setup_home(tmp / "code", {"gizmo": GIZMO, "webby": WEBBY})
+        git(code / "gizmo", "remote", "add", "origin", "https://example.invalid/team/gizmo.git")
+        embed_home(mp)
+        cli("push", str(tmp / "v1"), "--quiet")
+        shutil.copytree(tmp / "v1", tmp / "v2")
+        gizmo_commit = git(code / "gizmo", "rev-parse", "HEAD").strip()
+        change_webby(code, str(tmp / "v2"), mp)
+    return SimpleNamespace(code=code, home_a=tmp / "home-a", v1=tmp / "v1", v2=tmp / "v2",
+                           gizmo_commit=gizmo_commit)
+
+
+def swap(store: Path, version: Path) -> None:
+    """The store at ``store`` now holds ``version`` (same address, so the records still match)."""
+    shutil.rmtree(store, ignore_errors=True)
+    shutil.copytree(version, store)
+
+
+@pytest.fixture
+def published(corpus, tmp_path, loci_home):
+    """A store holding v1, and an empty home at LOCI_HOME. Returns the store."""
+    swap(tmp_path / "store", corpus.v1)
+    return tmp_path / "store"
+
+
+@pytest.fixture
+def pulled(published, corpus):
+    """The home has pulled v1; the store now holds v2 (only webby changed)."""
+    cli("pull", str(published), "--quiet")
+    swap(published, corpus.v2)
+    return published
+
+
+def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus):
+    res = cli("pull", str(published))
     assert "pulled 2 scope(s)" in res.stdout
-    out = ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")
+    out = ask_json("--fast", GIZMO_Q)
     assert out["scopes"] == ["gizmo"]
     block = out["blocks"][0]
     assert block["episodes"] or block["structure"]
     assert block["origin"] == {"repository": "https://example.invalid/team/gizmo.git",
-                               "commit": git(code / "gizmo", "rev-parse", "HEAD").strip()}
-    text = cli("ask", "--no-cwd", "--fast", "In gizmo, how do I calibrate a sprocket?").stdout
-    assert "example.invalid/team/gizmo.git @ " in text
+                               "commit": corpus.gizmo_commit}
+    text = cli("ask", "--no-cwd", "--fast", GIZMO_Q).stdout
+    assert f"example.invalid/team/gizmo.git @ {corpus.gizmo_commit[:12]}" in text
 
 
-def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, monkeypatch):
-    _code, store, _a, home_b = published
-    cli("pull", str(store), "--quiet")
-    assert json.loads((home_b / "embed.json").read_text())["model_id"] == "fake-model"
+def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, loci_home, monkeypatch):
     import loci.query.semantic
 
-    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
-    out = ask_json("In webby, how are session cookies kept?")
-    assert out["scopes"] == ["webby"]
-    assert "semantic" in out or out["blocks"][0]["episodes"]
+    cli("pull", str(published), "--quiet")
+    assert json.loads((loci_home / "embed.json").read_text())["model_id"] == "fake-model"
+    asked = []
+
+    class Spy(FakeEncoder):
+        def encode(self, texts):
+            asked.extend(texts)
+            return super().encode(texts)
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: Spy())
+    out = ask_json("what keeps the cookie jar between redirects?", "--scope", "webby")
+    assert asked and out["blocks"][0]["episodes"]
 
 
-def test_a_pulled_scope_has_no_working_tree_to_route_from(published, tmp_path):
-    code, store, _a, _b = published
-    cli("pull", str(store), "--quiet")
-    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(code / "gizmo"), "how do I install it?").stdout)
+def test_a_pulled_scope_has_no_working_tree_to_route_from(published, corpus):
+    cli("pull", str(published), "--quiet")
+    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(corpus.code / "gizmo"),
+                         "how do I install it?").stdout)
     assert out["outcome"] == "abstained"
 
 
-def test_pulling_again_moves_only_the_changed_bundle(published, monkeypatch):
-    code, store, home_a, home_b = published
-    cli("pull", str(store), "--quiet")
+def test_pulling_again_moves_only_the_changed_bundle(pulled):
     lay = layout()
     kept = {p: p.stat().st_mtime_ns for p in (lay.chunks("gizmo"), lay.query_db("gizmo"), lay.meta("gizmo"))}
-    republish(code, home_a, home_b, monkeypatch)
-    out = json.loads(cli("pull", str(store), "--json").stdout)
+    out = json.loads(cli("pull", str(pulled), "--json").stdout)
     assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"]
     assert {p: p.stat().st_mtime_ns for p in kept} == kept
-    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
-    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
-    again = json.loads(cli("pull", str(store), "--json").stdout)
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+    again = json.loads(cli("pull", str(pulled), "--json").stdout)
     assert again["imported"] == [] and sorted(again["unchanged"]) == ["gizmo", "webby"]
 
 
+def test_a_manifest_rewritten_within_the_same_second_and_size_is_still_noticed(published):
+    cli("pull", str(published), "--quiet")
+    path = published / "webby" / "manifest.json"
+    stat = path.stat()
+    manifest = json.loads(path.read_text())
+    manifest["commit"] = manifest["commit"][::-1]  # same length, another commit
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == ["webby"]
+
+
 def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_path):
-    _code, store, _a, _b = published
     setup_home(tmp_path / "mine", {"gizmo": {"README.md": "# gizmo\n\nMy own gizmo: widgets and doohickeys.\n"}})
-    out = json.loads(cli("pull", str(store), "--json").stdout)
+    out = json.loads(cli("pull", str(published), "--json").stdout)
     assert out["renamed"] == {"gizmo": "gizmo@store"}
     names = {s["name"]: s for s in json.loads(cli("scopes", "--json").stdout)}
     assert Path(names["gizmo"]["path"]) == tmp_path / "mine" / "gizmo"
@@ -123,30 +164,31 @@ def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_p
     assert ask_json("--fast", "In gizmo, what about doohickeys?")["scopes"] == ["gizmo"]
 
 
-def test_update_refreshes_a_pulled_scope_by_pulling_again(published, monkeypatch):
-    code, store, home_a, home_b = published
-    cli("pull", str(store), "--quiet")
-    republish(code, home_a, home_b, monkeypatch)
+def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
+    import pipeline.embed
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())  # update re-embeds
     cli("update", "--quiet", "--no-graphs")
-    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
 def test_doctor_says_where_a_pulled_scope_came_from(published):
-    _code, store, _a, _b = published
-    cli("pull", str(store), "--quiet")
+    cli("pull", str(published), "--quiet")
     out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
 
+def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, tmp_path):
+    cli("pull", str(published), "--quiet")
+    setup_home(tmp_path / "mine", {"solo": {"README.md": "# solo\n\nA lonely project.\n"}})
+    res = cli("scan", str(tmp_path / "mine"))
+    assert "missing on disk" not in res.stdout
+    names = {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+    assert {"gizmo", "webby", "solo"} <= names
+
+
 # --- refusals: one line, nothing changed ------------------------------------------------------
-
-def _bad_store(store: Path, tmp_path: Path, damage) -> Path:
-    bad = tmp_path / "bad"
-    shutil.copytree(store, bad)
-    damage(bad / "webby")
-    return bad
-
 
 def _edit_manifest(folder: Path, edit) -> None:
     manifest = json.loads((folder / "manifest.json").read_text())
@@ -189,16 +231,14 @@ BAD = {
 
 
 @pytest.mark.parametrize("kind", sorted(BAD))
-def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(published, tmp_path, monkeypatch, kind):
-    code, store, home_a, home_b = published
-    cli("pull", str(store), "--quiet")
-    republish(code, home_a, home_b, monkeypatch)
-    before = snapshot(home_b)
+def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(pulled, loci_home, kind):
+    before = snapshot(loci_home)
     damage, words = BAD[kind]
-    res = cli("pull", str(_bad_store(store, tmp_path, damage)), code=1)
+    damage(pulled / "webby")
+    res = cli("pull", str(pulled), code=1)
     assert words in res.output and len(res.output.strip().splitlines()) == 1
     assert "Traceback" not in res.output
-    assert snapshot(home_b) == before
+    assert snapshot(loci_home) == before
 
 
 def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
@@ -206,43 +246,34 @@ def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
     assert "not a folder" in res.output and len(res.output.strip().splitlines()) == 1
 
 
-def test_vectors_of_another_model_come_in_with_no_vectors(published, tmp_path):
-    _code, store, _a, home_b = published
-    home_b.mkdir(parents=True)
-    (home_b / "embed.json").write_text(json.dumps({"model": "static", "model_id": "another-model"}))
-    res = cli("pull", str(store), code=1)
+def test_vectors_of_another_model_come_in_with_no_vectors(published, loci_home):
+    loci_home.mkdir(parents=True)
+    (loci_home / "embed.json").write_text(json.dumps({"model": "static", "model_id": "another-model"}))
+    res = cli("pull", str(published), code=1)
     assert "--no-vectors" in res.output
-    cli("pull", str(store), "--no-vectors", "--quiet")
-    assert not list((home_b / "vectors").rglob("*.parquet")) if (home_b / "vectors").exists() else True
-    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
+    cli("pull", str(published), "--no-vectors", "--quiet")
+    assert not (loci_home / "vectors").exists()
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
 
 # --- a pull killed at any point leaves the previous state answering ---------------------------
 
-@pytest.mark.parametrize("stage", ["staged", "installed-one", "registered", "merged"])
-def test_a_pull_killed_midway_leaves_the_previous_state_answering(published, monkeypatch, stage):
-    code, store, home_a, home_b = published
-    cli("pull", str(store), "--quiet")
-    republish(code, home_a, home_b, monkeypatch)
-    env = {**os.environ, "LOCI_HOME": str(home_b), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(store)], env=env, cwd=ROOT,
+@pytest.mark.parametrize("stage", [
+    "installed-one",
+    pytest.param("staged", marks=pytest.mark.slow),
+    pytest.param("registered", marks=pytest.mark.slow),
+    pytest.param("merged", marks=pytest.mark.slow),
+])
+def test_a_pull_killed_midway_leaves_the_previous_state_answering(pulled, loci_home, stage):
+    env = {**os.environ, "LOCI_HOME": str(loci_home), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(pulled)], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
-    assert ask_json("--fast", "In gizmo, how do I calibrate a sprocket?")["scopes"] == ["gizmo"]
-    assert ask_json("--fast", "In webby, how are session cookies kept?")["scopes"] == ["webby"]
-    out = json.loads(cli("pull", str(store), "--json").stdout)
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+    assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
+    out = json.loads(cli("pull", str(pulled), "--json").stdout)
     assert out["imported"] == ["webby"]
-    assert ask_json("--fast", "In webby, how is the certificate rotation handshake done?")["scopes"] == ["webby"]
-
-
-def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, tmp_path):
-    _code, store, _a, _b = published
-    cli("pull", str(store), "--quiet")
-    setup_home(tmp_path / "mine", {"solo": {"README.md": "# solo\n\nA lonely project.\n"}})
-    res = cli("scan", str(tmp_path / "mine"))
-    assert "missing on disk" not in res.stdout
-    names = {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
-    assert {"gizmo", "webby", "solo"} <= names
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
 def _routing_rows(path: Path) -> list[tuple]:

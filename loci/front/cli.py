@@ -1,9 +1,7 @@
 """The `loci` command line: parse, call one function, render. No logic of its own."""
 from __future__ import annotations
 
-import functools
 import os
-import sys
 from pathlib import Path
 from typing import Optional
 
@@ -12,6 +10,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import typer  # noqa: E402
 
+from loci.front.cli_common import err as _err, handled, writable_home as _writable_home  # noqa: E402
 from loci.kernel.config import layout as make_layout  # noqa: E402
 
 app = typer.Typer(
@@ -39,50 +38,6 @@ def _root(version: bool = typer.Option(False, "--version", callback=_version, is
     """Scoped memory for coding agents: route a question to the right repositories,
     then answer from their code structure and their prose."""
 app.add_typer(group_app, name="group")
-
-
-def _err(msg: str) -> None:
-    typer.echo(f"loci: {msg}", err=True)
-
-
-def handled(fn):
-    """Turn the project's expected errors into one line on stderr and a non-zero exit."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from loci.kernel.errors import StoreError, UsageError
-        from loci.kernel.groups import GroupError
-        from loci.kernel.registry import RegistryError
-        from loci.kernel.atomic import LockHeld
-        try:
-            return fn(*args, **kwargs)
-        except UsageError as exc:
-            _err(str(exc))
-            raise typer.Exit(2)
-        except (StoreError, RegistryError, GroupError, LockHeld) as exc:
-            _err(str(exc))
-            raise typer.Exit(1)
-        except PermissionError as exc:
-            _err(f"permission denied: {exc.filename or exc}; set LOCI_HOME to a writable directory")
-            raise typer.Exit(1)
-    return wrapper
-
-
-def _writable_home():
-    layout = make_layout()
-    try:
-        layout.home.mkdir(parents=True, exist_ok=True)
-        probe = layout.home / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as exc:
-        _err(f"cannot write to {layout.home} ({exc.strerror or exc}); "
-             "set LOCI_HOME to a writable directory")
-        raise typer.Exit(1)
-    return layout
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
 
 
 # ---------------------------------------------------------------- build side
@@ -155,7 +110,6 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
         k: int = typer.Option(5, "--k", min=1, max=50, help="Results per scope."),
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
-        rerank: bool = typer.Option(False, "--rerank", help="Accepted for compatibility; no reranker yet."),
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
         as_json: bool = typer.Option(False, "--json")):
@@ -244,27 +198,20 @@ def group_rm(scope: str, group: str):
     typer.echo(f"{scope} is no longer in {group}")
 
 
-def _register_more_commands() -> None:
-    """Commands that live in their own modules register themselves on ``app``."""
-    import importlib
+def _compose() -> None:
+    """Each command module records its own commands; they are added here, in one place."""
+    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp, cli_share
 
-    for module in ("loci.front.cli_build", "loci.front.cli_diag", "loci.front.cli_embed", "loci.front.cli_mcp",
-                   "loci.front.cli_share"):
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook, cli_share):
+        module.commands.register(app)
 
 
-_register_more_commands()
+_compose()
 
 
 def main() -> None:
     app()
 
 
-if __name__ == "__main__":  # `python -m loci.front.cli`: run the registered app, not a second copy
-    from loci.front.cli import main as _main
-
-    _main()
+if __name__ == "__main__":
+    main()

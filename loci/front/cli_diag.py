@@ -1,4 +1,4 @@
-"""`loci calibrate`, `loci eval`, `loci uses` and `loci doctor`, registered on the main typer app."""
+"""`loci calibrate`, `loci eval`, `loci uses` and `loci doctor`."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,41 +6,44 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli import app, handled
+from loci.front.cli_common import Commands, build_context, err, handled, index_lines, writable_home
+
+commands = Commands()
 
 
-@app.command()
+@commands.command()
 @handled
 def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
               as_json: bool = typer.Option(False, "--json")):
     """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
     second-opinion floors) to your corpus; writes calibration.json."""
-    from loci.query.calibration import CalibrationError, read_calibration
+    from loci.query.calibration import read_calibration
     from loci.kernel.config import layout as make_layout
     from loci.front.render import dump_json
-    from pipeline.calibrate import calibrate as fit, render
+    from pipeline.calibrate import render
 
-    layout = make_layout()
     if show:
-        try:
-            data = read_calibration(layout)
-        except CalibrationError as exc:
-            typer.echo(f"loci: {exc}", err=True)
-            raise typer.Exit(1)
+        layout = make_layout()
+        data = read_calibration(layout)
         if data is None:
             typer.echo("not calibrated yet: the shipped thresholds are in use (run `loci calibrate`)")
             return
     else:
-        data = fit(layout)
+        from pipeline import build
+
+        layout = writable_home()
+        report = build.calibrate(build_context(layout, quiet=True, graphs=False))
+        data = report.data
     if as_json:
         dump_json(data)
         return
     typer.echo("\n".join(render(data)))
     if not show:
-        typer.echo(f"\nwritten to {layout.calibration}")
+        typer.echo(f"\nwritten to {layout.calibration}" if report.fitted
+                   else f"\nunchanged: {layout.calibration} already fits this index")
 
 
-@app.command(name="eval")
+@commands.command(name="eval")
 @handled
 def eval_(misses: bool = typer.Option(False, "--misses", help="List the questions routing got wrong."),
           questions: Optional[Path] = typer.Option(None, "--questions", help="A JSONL file of labelled questions "
@@ -103,7 +106,7 @@ def print_doctor(as_json: bool = False) -> list:
     return findings
 
 
-@app.command()
+@commands.command()
 @handled
 def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope."),
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
@@ -114,11 +117,13 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
     from loci.query.uses import load_uses, use_lines
 
     if refresh:
-        from loci.front.cli_build import _do_index
+        from pipeline import build
 
-        code = _do_index(False, True)
-        if code:
-            raise typer.Exit(code)
+        report = build.index(build_context(writable_home(), quiet=True, graphs=False))
+        for line in index_lines(report)[1]:
+            err(line)
+        if report.code:
+            raise typer.Exit(report.code)
     session = open_session()
     found = load_uses(session.layout, scope, set(session.indexed()))
     if as_json:
@@ -127,7 +132,7 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
         typer.echo("\n".join(use_lines(found)))
 
 
-@app.command()
+@commands.command()
 @handled
 def doctor(as_json: bool = typer.Option(False, "--json")):
     """Name what is missing or stale per scope, and the one command that fixes each; writes nothing.

@@ -1,7 +1,6 @@
 """Commands for AI clients: `loci mcp` (the MCP server on stdio) and `loci skill install`.
 
-Registered on the main typer app when loci.front.cli is imported; nothing heavy is
-imported until a command runs, so `loci --help` never loads the MCP SDK.
+Nothing heavy is imported until a command runs, so `loci --help` never loads the MCP SDK.
 """
 from __future__ import annotations
 
@@ -11,26 +10,23 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli import _err, app, handled
+from loci.front.cli_common import Commands, err, handled
 
-skill_app = typer.Typer(help="The agent skill for Claude Code: `loci skill install`.", no_args_is_help=True)
-app.add_typer(skill_app, name="skill")
+commands = Commands()
+skill_app = commands.typer(typer.Typer(help="The agent skill for Claude Code: `loci skill install`.",
+                                       no_args_is_help=True), "skill")
 
 
-@app.command("mcp")
+@commands.command("mcp")
 @handled
 def mcp_command():
     """Run the MCP server on stdio (an AI client launches it: `claude mcp add loci -- loci mcp`)."""
-    from loci.front.mcp_server import MissingExtra, load_server_class, serve
+    from loci.front.mcp_server import load_server_class, serve
 
-    try:
-        load_server_class()
-    except MissingExtra as exc:
-        _err(str(exc))
-        raise typer.Exit(1)
+    load_server_class()  # MissingExtra: one line with the install command
     if sys.stdin.isatty():
-        _err("this speaks MCP on stdin/stdout for an AI client to launch, e.g. "
-             "`claude mcp add loci --scope user -- loci mcp`; Ctrl-C stops it")
+        err("this speaks MCP on stdin/stdout for an AI client to launch, e.g. "
+            "`claude mcp add loci --scope user -- loci mcp`; Ctrl-C stops it")
     try:
         serve()
     except KeyboardInterrupt:
@@ -43,14 +39,10 @@ def skill_install(dir_: Optional[Path] = typer.Option(None, "--dir", help="Insta
                                                       "(default: ~/.claude/skills/loci)."),
                   print_: bool = typer.Option(False, "--print", help="Write the skill to stdout instead.")):
     """Install the `/loci` skill for Claude Code (re-run after upgrading loci)."""
-    from loci.front.skill import SkillError, install, skill_text
+    from loci.front.skill import install, skill_text
 
     if print_:
         typer.echo(skill_text(), nl=False)
         return
-    try:
-        target = install(dir_)
-    except SkillError as exc:
-        _err(str(exc))
-        raise typer.Exit(1)
+    target = install(dir_)
     typer.echo(f"installed the loci skill at {target}")

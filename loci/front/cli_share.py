@@ -1,33 +1,19 @@
-"""`loci export`, `loci pull`, `loci push`: bundles of scopes between machines (registers itself on the app)."""
+"""`loci export`, `loci pull`, `loci push`: bundles of scopes between machines."""
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import List, Optional
 
 import typer
 
-from loci.front.cli import _err, _writable_home, app, handled
+from loci.front.cli_common import Commands, err as _err, handled, writable_home as _writable_home
 from loci.kernel.config import layout as make_layout
 
-
-def refused(fn):
-    """A bundle that cannot be trusted, or a store that cannot be reached: one line, exit 1."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        from pipeline.share.bundle import BundleError
-
-        try:
-            return fn(*args, **kwargs)
-        except BundleError as exc:
-            _err(str(exc))
-            raise typer.Exit(1)
-    return wrapper
+commands = Commands()
 
 
-@app.command()
+@commands.command()
 @handled
-@refused
 def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
            to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
@@ -56,9 +42,8 @@ def pull_lines(report) -> list[str]:
     return lines
 
 
-@app.command()
+@commands.command()
 @handled
-@refused
 def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix holding bundles."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Take the tables, not the embeddings "
                                          "(for vectors of another model than this home's; `loci embed` "
@@ -77,9 +62,8 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
         typer.echo("\n".join(pull_lines(report)))
 
 
-@app.command()
+@commands.command()
 @handled
-@refused
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
          scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),

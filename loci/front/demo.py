@@ -1,9 +1,11 @@
-"""A small bundled example: three tiny projects laid out as git repositories."""
+"""A small bundled example: three tiny projects laid out as git repositories, built in their own home."""
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).parent.parent / "examples" / "demo"
@@ -15,6 +17,14 @@ QUESTIONS = (
 )
 _ENV = {"GIT_AUTHOR_NAME": "loci demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
         "GIT_COMMITTER_NAME": "loci demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
+
+
+@dataclass
+class DemoResult:
+    projects: Path
+    home: Path
+    index: object                      # pipeline.build.IndexReport
+    answers: list[tuple[str, object]]  # (question, loci.query.ask result)
 
 
 def make_demo(dest: Path) -> Path:
@@ -29,3 +39,20 @@ def make_demo(dest: Path) -> Path:
         for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", f"Start {src.name}"]):
             subprocess.run(["git", "-C", str(target), *args], check=True, capture_output=True, env=env)
     return projects
+
+
+def run_demo(dest: Path | None = None) -> DemoResult:
+    """Lay out the projects, build them in ``dest/loci-home`` (never the user's home) and ask QUESTIONS."""
+    from loci.kernel.config import layout
+    from loci.query.ask import ask, open_session
+    from pipeline import build
+    from pipeline.tasks import BuildContext
+
+    dest = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="loci-demo-"))
+    projects = make_demo(dest)
+    ctx = BuildContext(layout(dest / "loci-home"))
+    build.scan(ctx, [projects], split=False)
+    report = build.index(ctx)
+    session = open_session(ctx.layout.home)
+    return DemoResult(projects, ctx.layout.home, report,
+                      [(q, ask(session, q, cwd=None, k=2)) for q in QUESTIONS])

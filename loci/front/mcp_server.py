@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from loci.kernel.config import Layout, layout as make_layout
 from loci.kernel.dist import install_hint
-from loci.kernel.errors import StoreError, UsageError
+from loci.kernel.errors import LociError, UsageError
 
 MCP_HINT = f"the MCP server needs the `mcp` extra: {install_hint('mcp')}"
 WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
@@ -47,7 +47,7 @@ DOCTOR_DOC = ("Report coverage gaps per scope (unindexed, stale, no graph, no ve
               "and the command that fixes each (what `loci doctor --json` prints).")
 
 
-class MissingExtra(RuntimeError):
+class MissingExtra(LociError, RuntimeError):
     """The ``mcp`` package is not installed; the message names the install command."""
 
 
@@ -58,13 +58,6 @@ class ToolFailure(Exception):
 def one_line(exc: BaseException) -> str:
     """An exception's message collapsed to one line (its type name when it has none)."""
     return " ".join(str(exc).split()) or type(exc).__name__
-
-
-def _expected_errors() -> tuple[type[BaseException], ...]:
-    from loci.kernel.groups import GroupError
-    from loci.kernel.registry import RegistryError
-
-    return (UsageError, StoreError, GroupError, RegistryError)
 
 
 def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
@@ -151,7 +144,7 @@ class Service:
             hook = getattr(session, "warm", None)   # e.g. an encoder, once the Session has one
             if callable(hook):
                 hook()
-        except _expected_errors() as exc:
+        except LociError as exc:
             _log(f"not warmed: {one_line(exc)}")
         except Exception as exc:  # warming must never take the server down
             _log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
@@ -188,7 +181,7 @@ class Service:
             raise ToolFailure(f"unknown tool {tool!r}; tools: {', '.join(self.TOOLS)}")
         try:
             out = getattr(self, tool)(**arguments)
-        except _expected_errors() as exc:
+        except LociError as exc:
             raise ToolFailure(one_line(exc)) from None
         except Exception as exc:
             _log(f"{tool} failed:\n{traceback.format_exc()}")

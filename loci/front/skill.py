@@ -8,10 +8,12 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from loci.kernel.errors import LociError
+
 SKILL_FILE = "SKILL.md"
 
 
-class SkillError(RuntimeError):
+class SkillError(LociError, RuntimeError):
     """The skill could not be written; the message names the path and the fix."""
 
 

@@ -16,12 +16,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from loci.kernel.errors import LociError
+
 
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
 
-class LockHeld(RuntimeError):
+class LockHeld(LociError, RuntimeError):
     """Another live process holds the build lock."""
 
 

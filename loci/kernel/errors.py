@@ -1,9 +1,27 @@
-"""Errors the CLI turns into one line and an exit code (kept import-light on purpose)."""
+"""The project's one error hierarchy: every expected failure is a LociError.
+
+Its message is one line naming the file or value and the fix; ``exit_code`` is
+what the CLI exits with. The CLI turns them into that line and code in one
+place (loci.front.cli_common.handled), the MCP server into a tool error in one
+place (loci.front.mcp_server.Service.call). Kept import-light on purpose.
+"""
 
 
-class UsageError(ValueError):
+class LociError(Exception):
+    """An expected failure with a one-line message that says what to do."""
+
+    exit_code = 1
+
+
+class UsageError(LociError, ValueError):
     """Bad arguments: unknown scope or group, empty question. Exit code 2."""
 
+    exit_code = 2
 
-class StoreError(RuntimeError):
+
+class StoreError(LociError, RuntimeError):
     """An artifact is missing or unreadable; the message names the file and the fix."""
+
+
+class BuildError(LociError, RuntimeError):
+    """A build step cannot run or failed as a whole (nothing registered, no model, a failed fit)."""

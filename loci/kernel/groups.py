@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from loci.kernel.errors import LociError
 from loci.kernel.config import SCHEMA_VERSION, Layout
 from loci.kernel.registry import Registry
 
@@ -23,7 +24,7 @@ PROVENANCE_ME = "me"
 VENDOR_PREFIX = "vendor:"
 
 
-class GroupError(ValueError):
+class GroupError(LociError, ValueError):
     """A bad group, scope or mode name, or an unreadable groups.json."""
 
 

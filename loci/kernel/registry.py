@@ -12,12 +12,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from loci.kernel.errors import LociError
 from loci.kernel.config import SCHEMA_VERSION, Layout
 
 SCOPE_KINDS = ("repo", "subscope", "added")
 
 
-class RegistryError(ValueError):
+class RegistryError(LociError, ValueError):
     """scopes.json cannot be read; the message names the file and the fix."""
 
 

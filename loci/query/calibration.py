@@ -10,13 +10,14 @@ import json
 import math
 from dataclasses import replace
 
+from loci.kernel.errors import LociError
 from loci.kernel.config import Layout, Params
 
 FITTED = ("evidence_floor", "concentrated_min_evidence")
 CALIBRATION_SCHEMA = 1
 
 
-class CalibrationError(ValueError):
+class CalibrationError(LociError, ValueError):
     """calibration.json exists but cannot be used; the message names the file and the fix."""
 
 

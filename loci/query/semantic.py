@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from loci.kernel.dist import install_hint
+from loci.kernel.errors import LociError
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
@@ -37,7 +38,7 @@ _ALIASES = {
 }
 
 
-class EncoderUnavailable(RuntimeError):
+class EncoderUnavailable(LociError, RuntimeError):
     """An encoder cannot be loaded; the message is one line that names the fix."""
 
 

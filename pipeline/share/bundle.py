@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from loci.kernel import tokens
 from loci.kernel.atomic import write_bytes
+from loci.kernel.errors import LociError
 from loci.kernel.config import DEFAULT_PARAMS, SCHEMA_VERSION, Layout, read_embed_config, safe_name
 
 BUNDLE_SCHEMA = 1
@@ -28,7 +29,7 @@ VECTOR_ROLES = ("vectors", "label_vectors")
 META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats")
 
 
-class BundleError(RuntimeError):
+class BundleError(LociError, RuntimeError):
     """A bundle cannot be written or trusted; the message is one line naming it and the fix."""
 
 

@@ -18,6 +18,7 @@ import os
 import shutil
 import signal
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,14 +71,31 @@ class _Incoming:
     name: str = ""
 
 
+def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float) -> bool:
+    """Remember the listing of unchanged manifests once it can be trusted; True if any moved."""
+    by_folder = {e.folder: e for e in entries}
+    moved = False
+    for name in names:
+        rec = records[name]
+        listing = _listing(by_folder[rec["folder"]], now)
+        if rec.get("listing") != listing:
+            rec["listing"], moved = listing, True
+    return moved
+
+
 def _checkpoint(stage: str) -> None:
     """A test kills the pull here (``LOCI_TEST_KILL_AT=<stage>``) as ``kill -9`` would."""
     if os.environ.get("LOCI_TEST_KILL_AT") == stage:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _listing_key(store: Store, entry: Entry) -> tuple:
-    return (store.url, entry.folder, entry.size, entry.mtime_ns)
+SETTLE_SECONDS = 300  # a listing older than this is trusted: stores keep times to the second, clocks drift
+
+
+def _listing(entry: Entry, now: float) -> list[int] | None:
+    """What identifies this version of a manifest in the listing alone (size, time), or None
+    while it is too recent to tell apart from a rewrite within the same second."""
+    return [entry.size, entry.mtime_ns] if now - entry.mtime_ns / 1e9 > SETTLE_SECONDS else None
 
 
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
@@ -88,7 +106,7 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
     for entry in entries:
         name, rec = by_folder.get((store.url, entry.folder), (None, None))
         same_mode = rec is not None and bool(rec.get("no_vectors")) == no_vectors and layout.meta(name).is_file()
-        if same_mode and tuple(rec.get("listing", ())) == _listing_key(store, entry)[2:]:
+        if same_mode and rec.get("listing") is not None and rec.get("listing") == [entry.size, entry.mtime_ns]:
             unchanged.append(name)
             continue
         data = store.read(entry.folder, MANIFEST, MANIFEST_LIMIT)
@@ -296,6 +314,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
         if not incoming:
+            if _settle(records, report.unchanged, entries, time.time()):
+                write_json(pulled_path(layout), {"scopes": records})
             return report
         model = _home_model(layout, incoming, no_vectors, store)
         _resolve_names(incoming, store, layout, records)
@@ -316,15 +336,13 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
             write_json(layout.home / "embed.json", {"model": model, "model_id": model})
+        now = time.time()
         for inc in incoming:
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
-                "manifest_sha256": inc.digest, "listing": list(_listing_key(store, inc.entry)[2:]),
+                "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
                 "no_vectors": no_vectors}
-        for name in report.unchanged:  # remember the listing, so the next pull reads no manifest
-            rec = records[name]
-            entry = next(e for e in entries if e.folder == rec["folder"])
-            rec["listing"] = list(_listing_key(store, entry)[2:])
+        _settle(records, report.unchanged, entries, now)
         write_json(pulled_path(layout), {"scopes": records})
     report.imported = [inc.name for inc in incoming]
     report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}

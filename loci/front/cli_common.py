@@ -1,0 +1,141 @@
+"""What every `loci` command module shares: error handling, the home, progress display,
+the build context, and ``Commands`` (each module's commands, registered by cli.py)."""
+from __future__ import annotations
+
+import functools
+import sys
+from typing import Callable
+
+import typer
+
+from loci.kernel.config import Layout, layout as make_layout
+
+
+def err(msg: str) -> None:
+    typer.echo(f"loci: {msg}", err=True)
+
+
+def handled(fn):
+    """The one place the CLI turns an expected error into one line on stderr and its exit code."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        from loci.kernel.errors import LociError
+
+        try:
+            return fn(*args, **kwargs)
+        except LociError as exc:
+            err(str(exc))
+            raise typer.Exit(exc.exit_code)
+        except PermissionError as exc:
+            err(f"permission denied: {exc.filename or exc}; set LOCI_HOME to a writable directory")
+            raise typer.Exit(1)
+    return wrapper
+
+
+class Commands:
+    """A module's commands and sub-apps, recorded with the decorators and added by ``register``."""
+
+    def __init__(self) -> None:
+        self._commands: list[tuple[tuple, dict, Callable]] = []
+        self._typers: list[tuple[typer.Typer, str]] = []
+
+    def command(self, *args, **kwargs):
+        def decorate(fn):
+            self._commands.append((args, kwargs, fn))
+            return fn
+        return decorate
+
+    def typer(self, sub: typer.Typer, name: str) -> typer.Typer:
+        self._typers.append((sub, name))
+        return sub
+
+    def register(self, app: typer.Typer) -> None:
+        for args, kwargs, fn in self._commands:
+            app.command(*args, **kwargs)(fn)
+        for sub, name in self._typers:
+            app.add_typer(sub, name=name)
+
+
+def writable_home() -> Layout:
+    layout = make_layout()
+    try:
+        layout.home.mkdir(parents=True, exist_ok=True)
+        probe = layout.home / ".write-probe"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        err(f"cannot write to {layout.home} ({exc.strerror or exc}); set LOCI_HOME to a writable directory")
+        raise typer.Exit(1)
+    return layout
+
+
+def interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def build_context(layout: Layout, *, quiet: bool = False, label: str = "building", **overrides):
+    """The home's build context (pipeline.tasks.home_context) with a progress display on a terminal."""
+    from pipeline.tasks import home_context
+
+    ctx = home_context(layout, **overrides)
+    if not quiet and sys.stderr.isatty():
+        ctx.progress = bar_progress(label)
+    return ctx
+
+
+def bar_progress(label: str):
+    """A rich progress display: one bar over the per-scope tasks, one per scope being encoded."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from pipeline.tasks import Progress as BuildProgress
+
+    class Bars(BuildProgress):
+        def __init__(self) -> None:
+            self.display = Progress(TextColumn("{task.fields[what]}"), BarColumn(), MofNCompleteColumn(),
+                                    TextColumn("{task.description}"), TimeElapsedColumn(), transient=True)
+            self.bar = None
+            self.encoding_bars: dict[str, int] = {}
+
+        def planned(self, total: int) -> None:
+            if total:
+                self.display.start()
+                self.bar = self.display.add_task("", total=total, what=label)
+
+        def started(self, task: str) -> None:
+            if self.bar is not None:
+                self.display.update(self.bar, description=task)
+
+        def finished(self, task: str) -> None:
+            if self.bar is not None:
+                self.display.advance(self.bar)
+                if self.display.tasks[self.bar].finished:
+                    self.display.stop()
+
+        def encoding(self, scope: str, done: int, total: int) -> None:
+            if scope not in self.encoding_bars:
+                self.display.start()
+                self.encoding_bars[scope] = self.display.add_task(scope, total=total, what="embedding")
+            self.display.update(self.encoding_bars[scope], completed=done, total=total)
+
+    return Bars()
+
+
+def index_lines(report) -> tuple[list[str], list[str]]:
+    """What `loci index` prints for a pipeline.build.IndexReport: (stdout lines, stderr lines)."""
+    out = [f"indexed {len(report.rebuilt)} scope(s), {len(report.unchanged)} unchanged"]
+    for name in report.rebuilt:
+        meta = report.metas.get(name)
+        if not meta:
+            continue
+        red = meta.get("redactions") or {}
+        red_s = ", ".join(f"{k} x{v}" for k, v in sorted(red.items()))
+        skipped = {k: v for k, v in meta.get("stats", {}).items() if k.startswith("skipped") and v}
+        line = f"  {name}: {meta['chunks']} chunks, {meta['vocab_tokens']} routing tokens"
+        if red_s:
+            line += f"; redacted {red_s}"
+        if skipped:
+            line += "; " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items())
+        out.append(line)
+    notes = [f"{name}: {problem}" for name in report.rebuilt
+             for problem in (report.metas.get(name) or {}).get("stats", {}).get("manifest_problems") or ()]
+    return out, notes + [f"{name}: {msg}" for name, msg in report.failed.items()]

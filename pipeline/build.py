@@ -1,0 +1,239 @@
+"""The one build API: ``scan``, ``setup``, ``update``, ``graphs``, ``index``, ``embed``, ``calibrate``.
+
+Each takes a BuildContext (layout, parameters, model, progress reporter), runs
+the doit tasks of pipeline.tasks through pipeline.runner, and returns a report
+value; the CLI, the MCP server, the demo and `python -m loci.dodo` only display
+it. Expected failures raise loci.kernel.errors.LociError subclasses (one line,
+with the fix); a scope that fails to build is a ``failed`` entry, not an
+exception, so the other scopes' results still come back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from loci.kernel.errors import BuildError, UsageError
+from pipeline import buildlock
+from pipeline.runner import RunReport, run, run_update
+from pipeline.tasks import BuildContext
+
+
+@dataclass
+class ScanReport:
+    found: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    owners: dict[str, str] = field(default_factory=dict)
+    scopes: int = 0
+
+
+@dataclass
+class GraphsReport:
+    results: dict[str, dict] = field(default_factory=dict)   # scope -> {"status", "message"}
+    failed: dict[str, str] = field(default_factory=dict)     # scope or task -> message
+
+    @property
+    def code(self) -> int:
+        return 1 if self.failed else 0
+
+
+@dataclass
+class IndexReport:
+    rebuilt: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)     # scope (or a step) -> message with the fix
+    metas: dict[str, dict] = field(default_factory=dict)     # rebuilt scope -> its meta
+    routed: bool = False                                      # routing.sqlite was rewritten
+
+    @property
+    def code(self) -> int:
+        return 1 if self.failed else 0
+
+
+@dataclass
+class EmbedReport:
+    model_id: str = ""
+    embedded: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    encoded: int = 0
+    reused: int = 0
+    failed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def code(self) -> int:
+        return 1 if self.failed else 0
+
+
+@dataclass
+class CalibrateReport:
+    data: dict
+    fitted: bool            # False: calibration.json was already fitted to this index
+
+
+@dataclass
+class UpdateReport:
+    scan: ScanReport | None
+    graphs: GraphsReport
+    index: IndexReport
+    embed: EmbedReport | None
+    calibrate: CalibrateReport | None
+    failed: dict[str, str] = field(default_factory=dict)     # steps after index that failed
+
+    @property
+    def code(self) -> int:
+        return 1 if self.index.failed or self.failed or (self.embed and self.embed.failed) else 0
+
+
+# ---------------------------------------------------------------------------- reports from a run
+
+def graphs_report(run_report: RunReport) -> GraphsReport:
+    out = GraphsReport()
+    for task, values in run_report.values.items():
+        if task.startswith("graphs:"):
+            out.results[task[7:]] = dict(values)
+            if values.get("status") == "failed":
+                out.failed[task[7:]] = values.get("message", "failed")
+    for task in run_report.failed:
+        if task.startswith("graphs"):
+            out.failed[task.split(":", 1)[-1]] = run_report.failure(task)
+    return out
+
+
+def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
+    out = IndexReport(rebuilt=run_report.scopes("index"), unchanged=run_report.scopes("index", "uptodate"),
+                      routed="routing" in run_report.executed)
+    for name in run_report.scopes("index", "failed"):
+        out.failed[name] = run_report.failure(f"index:{name}").removeprefix(f"{name}: ")
+    for task in run_report.failed:
+        if task in ("routing", "scan", "runtime", "update"):
+            out.failed[task] = run_report.failure(task)
+    from loci.kernel.state import read_meta
+
+    for name in out.rebuilt:
+        meta = read_meta(ctx.layout, name)
+        if meta is not None:
+            out.metas[name] = meta
+    return out
+
+
+def embed_report(ctx: BuildContext, run_report: RunReport) -> EmbedReport:
+    out = EmbedReport(model_id=ctx.model_id(), embedded=run_report.scopes("vectors"),
+                      unchanged=run_report.scopes("vectors", "uptodate"))
+    for task, values in run_report.values.items():
+        if task.startswith("vectors:") and task in run_report.executed:
+            out.encoded += int(values.get("encoded", 0))
+            out.reused += int(values.get("reused", 0))
+    for task in run_report.failed:
+        if task.startswith("vectors") or task == "embed":
+            out.failed[task.split(":", 1)[-1]] = run_report.failure(task)
+    return out
+
+
+def calibrate_report(ctx: BuildContext, run_report: RunReport) -> CalibrateReport | None:
+    from loci.query.calibration import read_calibration
+
+    if "calibrate" in run_report.failed:
+        return None
+    data = read_calibration(ctx.layout)
+    return CalibrateReport(data or {}, fitted="calibrate" in run_report.executed)
+
+
+# ---------------------------------------------------------------------------- the steps
+
+def scan(ctx: BuildContext, dirs: Sequence[Path], split: bool | None = None) -> ScanReport:
+    """Register the git repositories under ``dirs`` (and remember the roots); scopes.json is rewritten whole."""
+    from loci.kernel.registry import editing_registry
+    from pipeline.scan import scan as walk
+
+    buildlock.hold(ctx.layout)
+    try:  # a damaged scopes.json is read as far as it is sound and rewritten whole
+        with editing_registry(ctx.layout) as edit:
+            result = walk(list(dirs), split=split, prior=edit.registry)
+            edit.registry = result.registry
+    finally:
+        buildlock.release(ctx.layout)
+    return ScanReport(list(result.found), list(result.missing), list(result.problems), dict(result.owners),
+                      len(result.registry.scopes))
+
+
+def _known(ctx: BuildContext, names: Sequence[str]) -> None:
+    reg = ctx.registry()
+    unknown = [n for n in names if reg.get(n) is None]
+    if unknown:
+        raise UsageError(f"unknown scope {unknown[0]!r}; known scopes: {', '.join(reg.names()) or 'none'}")
+
+
+def graphs(ctx: BuildContext, names: Sequence[str] = (), *, force: bool = False) -> GraphsReport:
+    """Extract code graphs (every scope, or ``names``); unchanged code is skipped."""
+    _known(ctx, names)
+    targets = [f"graphs:{n}" for n in names] or ["graphs"]
+    return graphs_report(run(ctx, targets, force=force))
+
+
+def index(ctx: BuildContext, *, force: bool = False) -> IndexReport:
+    """Index every scope whose fingerprint moved, then merge routing."""
+    if not ctx.registry().scopes:
+        raise BuildError("no scopes registered yet: run `loci scan DIR` (or `loci setup DIR`) first")
+    return index_report(ctx, run(ctx, ["index", "routing"], force=force))
+
+
+def _require_index(ctx: BuildContext, step: str) -> None:
+    if not ctx.layout.manifest.exists():
+        raise BuildError(f"nothing indexed yet: run `loci setup DIR` (or `loci index`) before `loci {step}`")
+
+
+def open_encoder_first(ctx: BuildContext) -> None:
+    """Load (and on first use distil) the model before any work: a clear error, not a failed task."""
+    from loci.query.semantic import EncoderUnavailable
+    from pipeline.embed import EmbedError
+
+    try:
+        ctx.encoder()
+    except (EncoderUnavailable, EmbedError) as exc:
+        raise BuildError(str(exc)) from None
+
+
+def embed(ctx: BuildContext) -> EmbedReport:
+    """Encode every indexed scope's new or changed chunks; embed.json names the model once all are done."""
+    _require_index(ctx, "embed")
+    open_encoder_first(ctx)
+    return embed_report(ctx, run(ctx, ["embed"], jobs=1))
+
+
+def calibrate(ctx: BuildContext) -> CalibrateReport:
+    """Fit the thresholds to this corpus (nothing is refitted while the index and vectors are unchanged)."""
+    _require_index(ctx, "calibrate")
+    r = run(ctx, ["calibrate"], jobs=1)
+    report = calibrate_report(ctx, r)
+    if report is None:
+        raise BuildError(f"calibration failed: {r.failure('calibrate')}")
+    return report
+
+
+def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate_step: bool, scan_report=None):
+    failed = {t: r.failure(t) for t in r.failed if t in ("embed", "calibrate")}
+    return UpdateReport(scan=scan_report, graphs=graphs_report(r), index=index_report(ctx, r),
+                        embed=embed_report(ctx, r) if embed_step else None,
+                        calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed)
+
+
+def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
+    """What `doit` alone does: rescan the remembered roots (plus ``dirs``), then rebuild whatever
+    changed, refreshing the steps the home already has (``home_context``)."""
+    scanned = scan(ctx, dirs) if dirs else None
+    if not ctx.registry().scopes:
+        raise BuildError("nothing registered: run `loci setup DIR` first")
+    r = run_update(ctx, force=force)
+    return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
+
+
+def setup(ctx: BuildContext, dirs: Sequence[Path], *, split: bool = False) -> UpdateReport:
+    """First run: scan ``dirs``, then graphs/index/routing and the embed and calibrate steps ``ctx`` asks for."""
+    scanned = scan(ctx, dirs, split=split)
+    ctx.scan = False  # just done
+    if not ctx.registry().scopes:
+        raise BuildError("nothing to index: no git repositories were found under "
+                         + ", ".join(str(d) for d in dirs))
+    r = run_update(ctx)
+    return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)

@@ -1,0 +1,105 @@
+"""push and pull through S3: a moto server on 127.0.0.1 started by the tests (no other traffic)."""
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from pathlib import Path
+
+import loci.query.semantic
+from test_bundle import FakeEncoder
+from test_pull import CHANGED_Q, GIZMO_Q, ask_json, change_webby, cli, corpus, snapshot  # noqa: F401
+
+moto_server = pytest.importorskip("moto.server")
+boto3 = pytest.importorskip("boto3")
+
+
+@pytest.fixture
+def s3(monkeypatch):
+    """An S3-compatible server on loopback with one empty bucket; AWS_* set for it."""
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    client.create_bucket(Bucket="corpus")
+    yield client
+    server.stop()
+
+
+def _etags(client) -> dict[str, str]:
+    listing = client.list_objects_v2(Bucket="corpus", Prefix="bundles/")
+    return {o["Key"]: o["ETag"] for o in listing.get("Contents", [])}
+
+
+def _upload(client, version: Path) -> None:
+    for path in sorted(version.rglob("*")):
+        if path.is_file():
+            client.put_object(Bucket="corpus", Key=f"bundles/{path.relative_to(version)}", Body=path.read_bytes())
+
+
+def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus, loci_home, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    assert "pushed 2 bundle(s)" in cli("push", "s3://corpus/bundles").stdout
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    out = json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)
+    assert sorted(out["imported"]) == ["gizmo", "webby"]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    assert ask_json(CHANGED_Q)["scopes"] == ["webby"]  # with the second opinion (the fake model)
+
+    before = _etags(s3)
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    change_webby(corpus.code, "s3://corpus/bundles", monkeypatch, "rotate_keys_on_schedule")
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    after = _etags(s3)
+    assert {k.split("/")[1] for k in after if before.get(k) != after[k]} == {"webby"}
+    out = json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)
+    assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"]
+    assert ask_json("--fast", "In webby, how do I rotate keys on a schedule?")["scopes"] == ["webby"]
+
+
+def test_a_damaged_object_is_refused_and_the_home_is_untouched(s3, corpus, loci_home):
+    _upload(s3, corpus.v1)
+    cli("pull", "s3://corpus/bundles", "--quiet")
+    before = snapshot(loci_home)
+    _upload(s3, corpus.v2)  # webby's manifest moved, so the pull fetches it again
+    body = s3.get_object(Bucket="corpus", Key="bundles/webby/chunks.parquet")["Body"].read()
+    s3.put_object(Bucket="corpus", Key="bundles/webby/chunks.parquet", Body=body[:-1] + bytes([body[-1] ^ 1]))
+    res = cli("pull", "s3://corpus/bundles", code=1)
+    assert "sha256" in res.output and len(res.output.strip().splitlines()) == 1
+    assert snapshot(loci_home) == before
+
+
+def test_an_unreachable_endpoint_is_one_line(loci_home, monkeypatch):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setenv("AWS_ENDPOINT_URL", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    res = cli("pull", "s3://corpus/bundles", code=1)
+    assert "cannot list s3://corpus/bundles" in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (loci_home / "manifest.json").exists()
+
+
+def test_a_missing_bucket_is_one_line(s3, loci_home):
+    res = cli("pull", "s3://no-such-bucket/x", code=1)
+    assert "s3://no-such-bucket/x" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_unauthorised_credentials_are_one_line(s3, loci_home, monkeypatch):
+    import moto.settings
+
+    monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # from now on, keys must exist
+    res = cli("pull", "s3://corpus/bundles", code=1)
+    assert "credentials" in res.output and len(res.output.strip().splitlines()) == 1
+    assert not (loci_home / "manifest.json").exists()
