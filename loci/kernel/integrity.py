@@ -4,10 +4,10 @@ Each ``*_problem`` returns None for a sound file and a short reason otherwise
 ("truncated: 4096 of 16384 bytes"). They need neither numpy nor pyarrow, so a
 build step can ask them in its ``uptodate`` check and doctor can ask them for
 every scope: a torn or emptied file is found by what it holds, not its mtime.
+(Vector stores check themselves: ``loci.query.semantic.stored_vectors``.)
 """
 from __future__ import annotations
 
-import ast
 import os
 import sqlite3
 import struct
@@ -17,7 +17,6 @@ from loci.kernel.config import Layout
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PARQUET_MAGIC = b"PAR1"
-NPY_MAGIC = b"\x93NUMPY"
 
 
 def sqlite_uri(path: Path, mode: str = "ro") -> str:
@@ -91,42 +90,6 @@ def parquet_problem(path: Path) -> str | None:
     return None
 
 
-def npy_problem(path: Path) -> str | None:
-    """A missing, emptied or truncated ``.npy`` array (its header against the file's size)."""
-    size = _size(path)
-    if size is None:
-        return "missing"
-    try:
-        with open(path, "rb") as fh:
-            magic = fh.read(8)
-            if len(magic) < 8 or not magic.startswith(NPY_MAGIC):
-                return "empty" if size == 0 else "not a numpy array"
-            width = 2 if magic[6] == 1 else 4
-            length = int.from_bytes(fh.read(width), "little")
-            header = ast.literal_eval(fh.read(length).decode("latin1"))
-    except (OSError, ValueError, SyntaxError, UnicodeDecodeError, MemoryError) as exc:
-        return f"unreadable header ({exc})"
-    if not isinstance(header, dict) or not isinstance(header.get("shape"), tuple):
-        return "unreadable header"
-    itemsize = _itemsize(str(header.get("descr", "")))
-    if itemsize is None:
-        return None  # an object or structured array: leave it to numpy
-    count = 1
-    for n in header["shape"]:
-        count *= int(n)
-    expected = 8 + width + length + count * itemsize
-    if size < expected:
-        return f"truncated: {size} of {expected} bytes"
-    return None
-
-
-def _itemsize(descr: str) -> int | None:
-    digits = "".join(c for c in descr if c.isdigit())
-    if descr[-2:-1] in ("U",):
-        return int(digits) * 4 if digits else None
-    return int(digits) if digits and descr.lstrip("<>|=")[:1] in "fiubcS" else None
-
-
 # ---- what each build step leaves behind
 
 def scope_index_problems(layout: Layout, name: str) -> list[tuple[Path, str]]:
@@ -161,19 +124,6 @@ def home_index_problems(layout: Layout) -> list[tuple[Path, str]]:
     except StateError as exc:
         out.append((layout.manifest, str(exc)))
     return out
-
-
-def vector_problems(vectors: Path) -> list[tuple[Path, str]]:
-    """The vector table of one scope and model, and its matrix and keys (``loci.query.semantic``)."""
-    base = vectors.with_suffix("")
-    found = [(vectors, parquet_problem(vectors))]
-    found += [(p, npy_problem(p)) for p in (base.with_name(base.name + ".npy"),
-                                            base.with_name(base.name + ".keys.npy")) if p.exists()]
-    return [(p, why) for p, why in found if why]
-
-
-def is_sound(problems: list[tuple[Path, str]]) -> bool:
-    return not problems
 
 
 def set_aside_if_damaged(path: Path) -> str | None:
