@@ -173,7 +173,7 @@ def _vector_models(layout: Layout) -> list[str] | None:
 def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
     name, root = scope.name, Path(scope.path)
     if scope.kind == "pulled":
-        return _pulled(scope, meta)
+        return _pulled(layout, scope, meta)
     if not root.is_dir():
         return [Finding(name, "missing_dir", f"{root} no longer exists (the entry is kept for its "
                         "groups and aliases); restore it, or scan where it moved", "loci scan NEW_DIR")]
@@ -189,12 +189,17 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
     return out
 
 
-def _pulled(scope, meta: dict | None) -> list[Finding]:
+def _pulled(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     """A pulled scope has no working tree: say where it came from, and that a pull refreshes it."""
+    from loci.query.lexical import load_lexical
+
     source = scope.path.rsplit("/", 1)[0]
     if meta is None:
         return [Finding(scope.name, "not_indexed", f"pulled from {scope.path} but not merged",
                         f"loci pull {source}")]
+    if load_lexical(layout.query_db(scope.name)) is None:
+        return [Finding(scope.name, "query_file_stale", "its query file is missing or from another "
+                        "version of loci: a pull builds it again from the bundle", "loci update")]
     origin = meta.get("origin") or {}
     at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
     return [Finding(scope.name, "pulled", f"pulled from {scope.path}{at}; `loci update` pulls it again",
