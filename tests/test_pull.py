@@ -361,7 +361,7 @@ def test_query_files_from_another_loci_are_built_again_by_the_next_pull(publishe
 
     cli("pull", str(published), "--quiet")
     layout().query_db("gizmo").write_bytes(b"not a query file from this loci")
-    assert "query file is missing or from another version" in cli("doctor").stdout
+    assert "query file is missing or from another version" in cli("doctor", code=1).stdout
     monkeypatch.setattr(pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
     out = json.loads(cli("pull", str(published), "--json").stdout)
     assert sorted(out["imported"]) == ["gizmo", "webby"]
