@@ -691,3 +691,10 @@ def test_redact_strings_returns_a_clean_document_itself():
     doc = {"nodes": [{"id": "a", "label": "def main(): nothing secret"}]}
     assert redact_strings(doc) == (doc, Counter())
     assert redact_strings(doc)[0] is doc
+
+
+def test_redaction_keeps_every_line_so_chunks_cite_the_right_line():
+    text = "\n".join([p.values[1] for p in POSITIVES] + list(KEY_SHAPES.values())
+                     + ["password: correct horse battery staple", "Server=db;Password=Fak3&Passw0rd;"])
+    out, found = redact(text)
+    assert found and out.count("\n") == text.count("\n")
