@@ -2,6 +2,7 @@
 
     python bench/run.py            # full run: the 22 repositories, every question (under 30 minutes on 2 cores)
     python bench/run.py --quick    # 3 small repositories (both folds), a question subset, one bed
+    python bench/run.py --vectors-from bench/.cache/loci-last   # reuse the last run's vectors
 
 Accuracy is reported on all questions and per fold of ``bench/folds.py`` (A tuned, B untuned).
 loci runs from this checkout's sources (``PYTHONPATH``), whichever ``loci`` the venv installed.
@@ -106,6 +107,9 @@ def parse_args(argv):
     p.add_argument("--no-synth", action="store_true")
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "RESULTS.md")
     p.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    p.add_argument("--vectors-from", type=Path, default=None,
+                   help="a loci home (e.g. bench/.cache/loci-last) whose vectors seed loci's home: the "
+                        "cold embed then encodes only the chunks not found there (said in RESULTS.md)")
     return p.parse_args(argv)
 
 
@@ -132,6 +136,8 @@ def main(argv=None) -> int:
     if "loci" in wanted:
         lay_out(shared, work / "loci" / "corpus", repos)
         tools.append(loci_tool(args.loci_bin, work / "loci" / "home", work / "loci" / "corpus", source=ROOT))
+        if args.vectors_from:
+            shutil.copytree(args.vectors_from / "vectors", work / "loci" / "home" / "vectors")
     if "reference" in wanted:
         try:
             ref_bin = reference.ensure_venv(CACHE / "ref-venv", log)
@@ -168,6 +174,9 @@ def main(argv=None) -> int:
                   f"({len(questions)} questions from dev-questions.jsonl)",
         "run time": f"{(time.time() - started) / 60:.1f} min",
     }
+    if args.vectors_from:
+        meta["vectors"] = (f"seeded from {args.vectors_from}: the cold `embed` encodes only the chunks "
+                           "not found there")
     if source_digest() != digest:
         meta["warning"] = ("loci's sources changed during this run: its rows mix versions, and "
                            "a rebuild may have been caused by the change")
@@ -178,6 +187,10 @@ def main(argv=None) -> int:
            "synth": [asdict(s) for s in synth]}
     (CACHE / "last-run.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     log(f"wrote {args.out} in {meta['run time']}")
+    loci_vectors = work / "loci" / "home" / "vectors"
+    if loci_vectors.is_dir():  # for a later --vectors-from bench/.cache/loci-last
+        shutil.rmtree(CACHE / "loci-last", ignore_errors=True)
+        shutil.copytree(loci_vectors, CACHE / "loci-last" / "vectors")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
