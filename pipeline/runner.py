@@ -30,6 +30,7 @@ class RunReport:
     executed: list[str] = field(default_factory=list)
     uptodate: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    blocked: dict[str, str] = field(default_factory=dict)   # not run: a dependency failed (task -> which)
     values: dict[str, dict] = field(default_factory=dict)
     code: int = 0
 
@@ -86,8 +87,14 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 ctx.progress.finished(task.name)
 
         def add_failure(self, task, fail):
+            from doit.exceptions import UnmetDependency
+
             super().add_failure(task, fail)
-            report.failed[task.name] = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
+            message = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
+            if isinstance(fail, UnmetDependency):
+                report.blocked[task.name] = str(fail)
+            else:
+                report.failed[task.name] = message
             if _per_scope(task.name):
                 ctx.progress.finished(task.name)
 
@@ -177,11 +184,10 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
         args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
         report.code = doit_main(ctx, report, quiet=quiet).run(args)
-        if report.scopes("index", "failed") and "routing" in report.failed:
+        if report.scopes("index", "failed") and "routing" in report.blocked:
             from pipeline.tasks import routing_action
 
-            report.failed.pop("routing")  # "a dependency failed": merge what the other scopes built
-            routing_action(ctx)
+            routing_action(ctx)  # a scope failed: route to what the other scopes built
             report.executed.append("routing")
     finally:
         buildlock.release(ctx.layout)
@@ -215,7 +221,9 @@ def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
 
 
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
-    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them."""
+    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them
+    (what a commit hook asks for: no rescan)."""
+    ctx.scan = False
     report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
     if report.scopes("index"):
         merged = run(ctx, ["routing"], single=True, quiet=quiet)
@@ -237,14 +245,12 @@ def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = Non
     later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
     report = run(ctx, first, force=force, jobs=jobs, quiet=quiet)
     if later:
-        scan, ctx.scan = ctx.scan, False  # just done
-        try:
-            more = run(ctx, later, force=force, jobs=1, quiet=quiet)
-        finally:
-            ctx.scan = scan
+        ctx.scan = False  # just done
+        more = run(ctx, later, force=force, jobs=1, quiet=quiet)
         report.executed += [t for t in more.executed if t not in report.executed]
         report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
         report.failed.update(more.failed)
+        report.blocked.update(more.blocked)
         report.values.update(more.values)
         report.code = report.code or more.code
     return report

@@ -173,14 +173,17 @@ def graph_mtime(layout: Layout, scope) -> float | None:
         return None
 
 
-def die_with_parent() -> None:
-    """In a doit worker process: be killed when the build's main process dies (Linux)."""
+def die_with_parent(_registered=None) -> None:
+    """In a worker process: be killed when the build's main process dies (Linux's PR_SET_PDEATHSIG).
+
+    Runs in every process multiprocessing forks (doit's workers), before it waits for its
+    first task, so an idle worker goes too."""
     import multiprocessing
     import signal
     import sys
 
     parent = multiprocessing.parent_process()
-    if parent is None or not sys.platform.startswith("linux") or getattr(die_with_parent, "done", False):
+    if parent is None or not sys.platform.startswith("linux"):
         return
     import ctypes
 
@@ -189,9 +192,22 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    die_with_parent.done = True
     if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
         os._exit(1)
+
+
+class _WorkerStart:
+    """The object multiprocessing's after-fork registry is keyed on (kept alive by this module)."""
+
+
+_WORKER_START = _WorkerStart()
+
+
+def arm_workers() -> None:
+    """Make every worker process this build forks die with it (idempotent)."""
+    import multiprocessing.util
+
+    multiprocessing.util.register_after_fork(_WORKER_START, die_with_parent)
 
 
 # ---------------------------------------------------------------------------- actions
@@ -202,7 +218,7 @@ def scan_action(ctx: BuildContext) -> dict:
     from pipeline.scan import scan
 
     prior = ctx.registry()
-    if not ctx.scan or not prior.roots:
+    if not prior.roots:
         return {"scopes": len(prior.scopes)}
     result = scan([Path(r) for r in prior.roots], prior=prior)
     save_registry(ctx.layout, result.registry)
@@ -214,7 +230,6 @@ def graphs_action(ctx: BuildContext, name: str) -> dict:
     """Extract one scope's code graph (graphify; a failure leaves the scope indexed from prose)."""
     from pipeline.graphs import build_graph
 
-    die_with_parent()
     scope = ctx.registry().get(name)
     if scope is None:
         return {"status": "failed", "message": f"scope {name!r} is no longer registered"}
@@ -271,7 +286,6 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
 
 def index_action(ctx: BuildContext, name: str):
     """index:S. A failure keeps the earlier artifacts, is written to errors/S.json and fails the task."""
-    die_with_parent()
     err = ctx.layout.error(name)
     try:
         scope = ctx.registry().get(name)
@@ -389,6 +403,7 @@ def _size_hint(layout: Layout, scope) -> int:
 
 def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
+    arm_workers()  # `doit -n N` forks workers: they must not outlive the build
     layout = ctx.layout
 
     def live_scopes():
@@ -396,7 +411,8 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
 
     def task_scan():
         """Rescan the roots remembered in scopes.json (registers new repositories)."""
-        return {"actions": [(scan_action, [ctx])], "uptodate": [False], "verbosity": 0}
+        return {"actions": [(scan_action, [ctx])], "uptodate": [lambda task, values: not ctx.scan],
+                "verbosity": 0}
 
     @create_after(executed="scan")
     def task_graphs():
