@@ -68,6 +68,7 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 sys.stderr.write(f"loci: {exc}\n")
                 raise SystemExit(1) from None
             self.locked = True
+            ctx.fresh()  # observe the repositories anew in each run
             chosen = set(selected_tasks or ())
             ctx.progress.planned(sum(1 for n in tasks if _per_scope(n)
                                      and (n in chosen or n.split(":", 1)[0] in chosen)))
@@ -234,19 +235,23 @@ def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, 
                        single=True, jobs=1, quiet=quiet)
         report.executed += embedded.executed
         report.failed.update(embedded.failed)
-    report.code = 1 if report.failed else 0
+    report.code = report.code or (1 if report.failed else 0)
     return report
 
 
 def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
-    """The ``update`` task in two runs: scan to routing with worker processes, then embed and
-    calibrate in this process (one model load; progress reaches ``ctx.progress``)."""
-    first = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
+    """The ``update`` task in runs: scan (so the tasks load from the new registry), graphs to
+    routing with worker processes, then embed and calibrate in this process (one model load;
+    progress reaches ``ctx.progress``)."""
+    report = RunReport()
+    steps = [(["scan"], 1)] if ctx.scan else []
+    steps.append(((["graphs"] if ctx.graphs else []) + ["routing"], jobs))
     later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
-    report = run(ctx, first, force=force, jobs=jobs, quiet=quiet)
     if later:
-        ctx.scan = False  # just done
-        more = run(ctx, later, force=force, jobs=1, quiet=quiet)
+        steps.append((later, 1))
+    for targets, n in steps:
+        more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
+        ctx.scan = False  # done, or not wanted
         report.executed += [t for t in more.executed if t not in report.executed]
         report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
         report.failed.update(more.failed)

@@ -3,8 +3,10 @@
     scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
                                                  update (the default) = all of it
 
-``scan`` rescans the remembered roots; the creators that list scopes run after
-it (``create_after``), so a repository found by this run is built by this run.
+``scan`` rescans the remembered roots; the per-scope tasks are made from the
+registry when the tasks load, so the runner (``loci update``, ``python -m
+loci.dodo``) runs ``scan`` first and loads the rest after it: a repository found
+by this run is built by this run (under plain ``doit``, by the next one).
 ``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
 a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
 Everything that is not a file enters through ``uptodate`` callables that doit
@@ -31,7 +33,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from doit import create_after
 from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
@@ -414,12 +415,10 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": [(scan_action, [ctx])], "uptodate": [lambda task, values: not ctx.scan],
                 "verbosity": 0}
 
-    @create_after(executed="scan")
-    def task_graphs():
-        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+    def graph_tasks():
         from pipeline.graphs import graph_path, graphify_available, read_record
 
-        yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
+        yield {"basename": "graphs", "name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
             return
         for scope in live_scopes():
@@ -429,15 +428,14 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 record = read_record(name, layout)
                 fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
                 return fresh and (record.get("status") == "unsupported" or graph_path(name, layout).exists())
-            yield {"name": name, "actions": [(graphs_action, [ctx, name])],
+            yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
-    @create_after(executed="scan")
-    def task_index():
-        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
+    def index_tasks():
         from pipeline.graphs import graphify_available
 
-        yield {"name": None, "doc": "collect, redact and write each scope whose fingerprint moved"}
+        yield {"basename": "index", "name": None,
+               "doc": "collect, redact and write each scope whose fingerprint moved"}
         wait_for_graph = ctx.graphs and graphify_available()
         for scope in sorted(live_scopes(), key=lambda s: -_size_hint(layout, s)):  # biggest first
             name = scope.name
@@ -449,7 +447,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                     return False
                 return built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
             yield {
+                "basename": "index",
                 "name": name,
+                "doc": scope.path,
                 "actions": [(index_action, [ctx, name])],
                 "task_dep": [f"graphs:{name}"] if wait_for_graph else [],
                 "uptodate": [lambda task, values, current=current: current()],
@@ -457,6 +457,14 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                             str(layout.refs(name)), str(layout.meta(name))],
                 "verbosity": 0,
             }
+
+    def task_graphs():
+        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+        yield from graph_tasks()
+
+    def task_index():
+        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
+        yield from index_tasks()
 
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
@@ -468,7 +476,6 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             "verbosity": 0,
         }
 
-    @create_after(executed="scan")
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
         from loci.query.semantic import keys_path, matrix_path
@@ -480,19 +487,17 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             if name not in indexed and not layout.chunks(name).exists():
                 continue  # neither indexed nor indexable: nothing to encode
             store = layout.vectors(ctx.model_id(), name)
-            yield {"name": name, "actions": [(vectors_action, [ctx, name])],
+            yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
                    "targets": [str(store), str(matrix_path(store)), str(keys_path(store))], "verbosity": 0}
 
-    @create_after(executed="scan")
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
                 "targets": [str(layout.home / "embed.json")],
                 "uptodate": [config_changed(embed_config(ctx))], "verbosity": 0}
 
-    @create_after(executed="scan")
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
         return {"actions": [(calibrate_action, [ctx])],

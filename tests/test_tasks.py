@@ -93,6 +93,24 @@ def test_a_hook_run_rebuilds_its_scope_and_the_routing_it_feeds_only(three):
     assert "websocket" in routed_tokens(layout()) and "barometer" not in routed_tokens(layout())
 
 
+def test_an_edit_below_a_glob_directory_rebuilds_its_scope(three, tmp_path):
+    from loci.kernel.registry import load_registry, save_registry
+    from pipeline.scan import add_scope
+
+    notes = tmp_path / "notes" / "deep" / "er"
+    notes.mkdir(parents=True)
+    (notes / "plan.md").write_text("# plan\n\nRoadmap for sprockets.\n")
+    save_registry(layout(), add_scope(load_registry(layout()), three / "alpha", glob=[str(tmp_path / "notes")]))
+    assert doit(home(layout())).scopes("index") == ["alpha"]
+    (notes / "plan.md").write_text("# plan\n\nRoadmap for sprockets and zeppelins.\n")
+    os.utime(notes / "plan.md", (time.time() + 5, time.time() + 5))  # a new mtime even on a coarse clock
+    report = doit(home(layout()))
+    assert report.scopes("index") == ["alpha"]
+    import pyarrow.parquet as pq
+
+    assert any("zeppelins" in t for t in pq.read_table(layout().chunks("alpha")).column("text").to_pylist())
+
+
 def test_doit_with_nothing_changed_only_rescans(three):
     report = doit(home(layout()))
     assert report.executed == ["scan"]
