@@ -4,22 +4,23 @@ per repository, and a sample of what was masked so each can be judged a secret o
     python -m bench.redaction [DIR] [--sample N] [--seed S]
 
 DIR (default /work/corpus) holds one repository per folder. Each is collected exactly as
-the build does (whole files and commit messages redacted before chunking); the sample
-re-reads the masked files and commits and prints the original spans, cut to 70 characters.
+the build does (whole files and commit messages redacted before chunking). Besides the
+chunks, it counts every span masked in the collected texts (code included, most of which
+never becomes a chunk) and prints a sample of the original spans, cut to 70 characters.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import re
-import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
-from pipeline.collect import collect_scope
-from pipeline.redact import secrets_in
+import pipeline.collect
+from pipeline.redact import redact, secrets_in
 
 _MARK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 SHOWN = 70
@@ -33,36 +34,42 @@ def masked_kinds(text: str) -> set[str]:
     return set(_MARK.findall(text))
 
 
-def original(repo: Path, path: str) -> str:
-    """The raw text a chunk was cut from: a file of the repository or a commit message."""
-    if path.startswith("commit:"):
-        out = subprocess.run(["git", "-C", str(repo), "log", "-1", "--format=%s%n%n%b", path[7:]],
-                             capture_output=True, text=True, errors="replace", check=False)
-        return out.stdout
-    full = Path(path) if Path(path).is_absolute() else repo / path
+@contextlib.contextmanager
+def recording(spans: list[tuple[str, str]]):
+    """While active, the collector's redaction also appends (kind, original) to ``spans``."""
+    def redact_and_record(text: str):
+        spans.extend(secrets_in(text))
+        return redact(text)
+    saved = pipeline.collect.redact
+    pipeline.collect.redact = redact_and_record
     try:
-        return full.read_text(errors="replace")
-    except OSError:
-        return ""
+        yield
+    finally:
+        pipeline.collect.redact = saved
 
 
-def measure(root: Path) -> tuple[list[tuple[str, int, Counter]], Counter, list[tuple[str, str]], float]:
-    """Per repository (name, chunks, chunks masked per kind), totals, masked (repo, path), seconds."""
-    rows, totals, where = [], Counter(), []
-    start = time.perf_counter()
+def measure(root: Path) -> tuple[list[tuple[str, int, int, Counter]], Counter, list[tuple[str, str, str]], float]:
+    """Per repository (name, chunks, chunks masked, chunks masked per kind), totals,
+    (repo, kind, original) of every masked span, seconds spent collecting (recording included)."""
+    rows, totals, spans = [], Counter(), []
+    seconds = 0.0
     for repo in repositories(root):
-        got = collect_scope(repo.name, repo)
+        found: list[tuple[str, str]] = []
+        with recording(found):
+            start = time.perf_counter()
+            got = pipeline.collect.collect_scope(repo.name, repo)
+            seconds += time.perf_counter() - start
+        spans += [(repo.name, kind, value) for kind, value in found]
         per_kind: Counter = Counter()
+        masked = 0
         for chunk in got.chunks:
             kinds = masked_kinds(chunk.text + "\n" + chunk.heading)
             per_kind.update(kinds)
-            if kinds:
-                totals["chunks_masked"] += 1
-                where.append((repo.name, chunk.path))
-        totals["chunks"] += len(got.chunks)
+            masked += bool(kinds)
+        totals.update({"chunks": len(got.chunks), "chunks_masked": masked})
         totals.update({f"kind:{k}": v for k, v in per_kind.items()})
-        rows.append((repo.name, len(got.chunks), per_kind))
-    return rows, totals, where, time.perf_counter() - start
+        rows.append((repo.name, len(got.chunks), masked, per_kind))
+    return rows, totals, spans, seconds
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -75,26 +82,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench.redaction: {args.root} is not a directory; pass a folder of repositories",
               file=sys.stderr)
         return 2
-    rows, totals, where, seconds = measure(args.root)
+    rows, totals, spans, seconds = measure(args.root)
     print(f"{'repository':24} {'chunks':>7} {'masked':>7}  kinds")
-    for name, n, per_kind in rows:
-        masked = sum(1 for r, _ in where if r == name)
+    for name, n, masked, per_kind in rows:
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(per_kind.items()))
         print(f"{name:24} {n:>7} {masked:>7}  {kinds}")
     print(f"{'total':24} {totals['chunks']:>7} {totals['chunks_masked']:>7}  "
           f"({totals['chunks_masked'] / max(totals['chunks'], 1):.2%} of chunks; collected in {seconds:.1f} s)")
     for key in sorted(k for k in totals if k.startswith("kind:")):
         print(f"  chunks with {key[5:]}: {totals[key]}")
-    spans = []
-    for repo_name, path in sorted(set(where)):
-        for kind, value in secrets_in(original(args.root / repo_name, path)):
-            spans.append((repo_name, path, kind, value))
+    print(f"spans masked in collected texts (code included): {len(spans)}  "
+          + ", ".join(f"{k} {v}" for k, v in sorted(Counter(k for _, k, _ in spans).items())))
     random.Random(args.seed).shuffle(spans)
-    print(f"\nsample of {min(args.sample, len(spans))} of {len(spans)} masked spans in those files/commits:")
-    for repo_name, path, kind, value in sorted(spans[:args.sample]):
+    print(f"\nsample of {min(args.sample, len(spans))} of {len(spans)} masked spans:")
+    for repo_name, kind, value in sorted(spans[:args.sample]):
         shown = value.replace("\n", "\\n")
         shown = shown if len(shown) <= SHOWN else shown[:SHOWN - 3] + "..."
-        print(f"  {repo_name}/{path}  [{kind}]  {shown}")
+        print(f"  {repo_name:16} [{kind}]  {shown}")
     return 0
 
 

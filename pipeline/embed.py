@@ -23,12 +23,11 @@ import numpy as np
 from loci.kernel.errors import LociError
 from loci.kernel.config import Layout
 from loci.query.semantic import (
-    EMBED_HINT, META_DIM, META_MODEL, META_SCHEMA, STATIC_ID, VECTOR_SCHEMA, Encoder,
-    EncoderUnavailable, force_offline, is_static_model, keys_path, label_vectors_path, load_encoder, matrix_path,
-    model_id_for,
-    packaged_model_path, quiet_transformers, read_meta, read_vector_file, static_model_dir,
+    EMBED_HINT, STATIC_ID, VECTOR_DTYPE, VECTOR_SCHEMA, Encoder, EncoderUnavailable, force_offline,
+    is_static_model, label_vectors_path, load_encoder, matrix_path, matrix_stamp, meta_path, model_id_for,
+    packaged_model_path, quiet_transformers, read_meta, static_model_dir, stored_vectors, vector_files, read_store,
 )
-from loci.kernel.atomic import write_with
+from loci.kernel.atomic import write_json, write_with
 
 Progress = Callable[[int, int], None]
 
@@ -90,15 +89,37 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
 
 
 def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder) -> _Plan:
-    meta = read_meta(path) if path.is_file() else None
+    meta, got = read_meta(path), stored_vectors(path)
     old: dict[str, np.ndarray] = {}
     rows = 0
-    if meta is not None:
-        cols, matrix = read_vector_file(path, ("hash",))
-        rows = len(cols["hash"])
-        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim and matrix.shape[1] == encoder.dim:
-            old = dict(zip(cols["hash"], matrix))
-    return _Plan(path, wanted, key_column, old, rows, exists=meta is not None)
+    if meta is not None and got is not None:
+        keys, matrix = got
+        rows = len(keys)
+        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim:
+            old = dict(zip((sha1(k) for k in keys) if key_column else keys, matrix))
+    elif path.is_file():  # a vector store from before schema 2 (Parquet): reuse, then replace it
+        old = _legacy(path, encoder)
+        rows = len(old)
+    return _Plan(path, wanted, key_column, old, rows, exists=got is not None)
+
+
+def _legacy(path: Path, encoder: Encoder) -> dict[str, np.ndarray]:
+    """The vectors of a schema-1 Parquet vector file, keyed by hash, when the same model wrote them."""
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        meta = pf.schema_arrow.metadata or {}
+        if meta.get(b"loci.model", b"").decode() != encoder.model_id:
+            return {}
+        table = pf.read(columns=["hash", "vector"])
+        flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), -1)
+    except Exception:  # unreadable or foreign: encode afresh
+        return {}
+    if matrix.shape[1] != encoder.dim:
+        return {}
+    return dict(zip(table.column("hash").to_pylist(), matrix))
 
 
 def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> np.ndarray:
@@ -117,34 +138,78 @@ def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> 
     return out
 
 
-def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
+def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
+    """Rows as stored: int8 scaled so each row's largest component is +-127 (the scale is
+    dropped: cosines need only the direction), or float16."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if dtype == "float16":
+        return matrix.astype(np.float16)
+    if dtype != "int8":
+        raise ValueError(f"unknown vector dtype {dtype!r}")
+    peak = np.abs(matrix).max(axis=1, keepdims=True) if len(matrix) else np.ones((0, 1), np.float32)
+    return np.rint(matrix * (127.0 / np.where(peak > 0, peak, 1.0))).astype(np.int8)
+
+
+def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int) -> None:
+    """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
+    order and the matrix file it belongs to. A reader memory-maps the matrix without pyarrow."""
+    stored = quantize(matrix.reshape(len(keys), dim))
+    mpath = matrix_path(path)
+    write_with(mpath, lambda tmp: _save_npy(tmp, stored))
+    write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,
+                                 "dtype": str(stored.dtype), "rows": len(keys), "keys": keys,
+                                 "matrix": matrix_stamp(mpath)})
+    if path.suffix == ".parquet":
+        path.unlink(missing_ok=True)   # the schema-1 store this one replaces
+        path.with_suffix(".keys.npy").unlink(missing_ok=True)
+
+
+def store_as_parquet(path: Path, key_column: str) -> bytes:
+    """The vector store ``path`` names as one Parquet table: ``key_column`` (hash or label),
+    ``vector`` (float32 unit rows) and the model in the schema metadata. The form a bundle
+    carries; the same store gives the same bytes."""
+    import io
+
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    keys = list(plan.wanted)
-    matrix = np.zeros((len(keys), encoder.dim), dtype=np.float32)
-    for i, h in enumerate(keys):
+    meta, got = read_meta(path), stored_vectors(path)
+    if meta is None or got is None:
+        raise EmbedError(f"the vectors at {matrix_path(path)} are unreadable or torn: run `loci embed`")
+    keys, matrix = got
+    table = pa.table({key_column: pa.array(keys, pa.string()),
+                      "vector": pa.FixedSizeListArray.from_arrays(
+                          pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()),
+                          int(meta["dim"]))})
+    table = table.replace_schema_metadata({b"loci.model": str(meta["model"]).encode(),
+                                           b"loci.dim": str(meta["dim"]).encode()})
+    sink = io.BytesIO()
+    pq.write_table(table, sink, compression="zstd")
+    return sink.getvalue()
+
+
+def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, object]:
+    """Write the vector store ``path`` from a table ``store_as_parquet`` made; returns its
+    model and dim. Raises ValueError/OSError on a table that is not one."""
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(parquet)
+    raw = pf.schema_arrow.metadata or {}
+    model, dim = raw[b"loci.model"].decode(), int(raw[b"loci.dim"])
+    table = pf.read(columns=[key_column, "vector"])
+    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
+    write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim)
+    return {"model": model, "dim": dim}
+
+
+def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
+    hashes = list(plan.wanted)
+    matrix = np.zeros((len(hashes), encoder.dim), dtype=np.float32)
+    for i, h in enumerate(hashes):
         matrix[i] = fresh[h] if h in fresh else plan.old[h]
-    columns = {"hash": pa.array(keys, pa.string())}
-    if plan.key_column:
-        columns[plan.key_column] = pa.array([plan.wanted[h] for h in keys], pa.string())
-    columns["vector"] = pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), encoder.dim)
-    table = pa.table(columns).replace_schema_metadata({
-        META_MODEL: encoder.model_id.encode(), META_DIM: str(encoder.dim).encode(),
-        META_SCHEMA: str(VECTOR_SCHEMA).encode(),
-    })
-    _write_query_side(plan, matrix)  # the query side's files first, then the store
-    write_with(plan.path, lambda tmp: pq.write_table(table, tmp, compression="none"))
-
-
-def _write_query_side(plan: _Plan, matrix: np.ndarray) -> None:
-    """The keys (chunk hashes, or symbol labels) and vectors as two bare .npy files beside
-    their Parquet file (``loci.query.semantic.keys_path`` / ``matrix_path``): the query side
-    memory-maps them, so neither the second opinion nor episode search imports pyarrow."""
-    keys = [(plan.wanted[h] if plan.key_column else h).encode("utf-8") for h in plan.wanted]
-    for target, array in ((keys_path(plan.path), np.array(keys, dtype="S")),
-                          (matrix_path(plan.path), np.ascontiguousarray(matrix, dtype=np.float32))):
-        write_with(target, lambda tmp, array=array: _save_npy(tmp, array))
+    keys = [plan.wanted[h] for h in hashes] if plan.key_column else hashes
+    write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim)
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -165,9 +230,9 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         labels = [lab for lab in _read_columns(symbols_path, ["label"], "the symbols")["label"] if lab]
         plans.append(_plan(label_path, {sha1(lab): lab for lab in labels}, "label", encoder))
     dropped_files = 0
-    if not symbols_path.is_file() and label_path.is_file():  # the structure store went away
-        dropped_files = len(read_vector_file(label_path, ("hash",))[0]["hash"])
-        for path in (label_path, keys_path(label_path), matrix_path(label_path)):
+    if not symbols_path.is_file() and (read_meta(label_path) or label_path.is_file()):  # the structure store went away
+        dropped_files = len(read_store(label_path)[0])
+        for path in (*vector_files(label_path), label_path, label_path.with_suffix(".keys.npy")):
             path.unlink(missing_ok=True)
 
     total = sum(len(p.todo) for p in plans)
@@ -186,9 +251,6 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         expect(total)
     for plan in plans:
         if plan.unchanged:
-            if not (matrix_path(plan.path).is_file() and keys_path(plan.path).is_file()):  # a home from before
-                _write_query_side(plan, np.stack([plan.old[h] for h in plan.wanted])
-                                  if plan.wanted else np.zeros((0, encoder.dim), dtype=np.float32))
             continue
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)

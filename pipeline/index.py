@@ -52,6 +52,7 @@ class ScopeMeta:
     redactions: dict
     stats: dict
     built_at: float = field(default_factory=time.time)
+    facts: list = field(default_factory=list)   # pipeline.facts.Fact.to_json(), each with its citation
 
 
 def meta_path(layout: Layout, name: str) -> Path:

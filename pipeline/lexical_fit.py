@@ -1,13 +1,12 @@
 """Fit the lexical rankers of one scope at index time and store them as arrays.
 
-BM25 weights are precomputed per posting (rank-bm25's Okapi idf and
-parameters); char-gram TF-IDF reproduces scikit-learn's char_wb vectorizer
-(a test holds them together) word by word, which is several times faster; both are stored as
-sorted-term inverted indexes that ``loci.query.lexical`` scores with numpy alone.
+BM25 uses rank-bm25's Okapi idf and parameters; char-gram TF-IDF reproduces
+scikit-learn's char_wb vectorizer word by word (a test holds the query side to both).
+Both are stored as sorted-term inverted indexes of small integer counts plus
+per-term and per-document factors, which ``loci.query.lexical`` scores in pure Python.
 """
 from __future__ import annotations
 
-import re
 from itertools import chain
 from pathlib import Path
 
@@ -15,7 +14,6 @@ import numpy as np
 
 
 K1, B = 1.5, 0.75
-_WS = re.compile(r"\s\s+")
 
 
 def _ids(items: dict[str, int]) -> np.ndarray:
@@ -44,18 +42,21 @@ def _alphabetical(names: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fit_bm25(docs_tokens: list[list[str]]):
-    """Per-posting BM25 weights; rank-bm25 supplies the idf (with its epsilon floor)."""
+    """BM25 postings as (terms, ptr, docs, tf, scale, norm): a posting's weight is
+    ``scale[t] * tf / (tf + norm[d])`` with ``scale = idf * (K1 + 1)``; rank-bm25 supplies the idf
+    (with its epsilon floor) and the document lengths behind ``norm``."""
     from rank_bm25 import BM25Okapi
 
     term_ids: dict[str, int] = {}
     groups = [[term_ids.setdefault(t, len(term_ids)) for t in toks] for toks in docs_tokens]
+    n_docs = len(docs_tokens)
     if not term_ids:
-        return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32)
+        return [], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), \
+            np.zeros(0, np.float32), np.ones(n_docs, np.float32)
     model = BM25Okapi([t if t else ["\x00"] for t in docs_tokens], k1=K1, b=B)
     terms = _ids(term_ids)
     alpha, rank = _alphabetical(terms)
     idf = np.asarray([model.idf[t] for t in terms[alpha]], dtype=np.float64)
-    n_docs = len(docs_tokens)
     lengths = np.fromiter((len(g) for g in groups), np.int64, n_docs)
     rows = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
     cols = np.fromiter(chain.from_iterable(groups), np.int64, int(lengths.sum()))
@@ -64,23 +65,29 @@ def fit_bm25(docs_tokens: list[list[str]]):
     ranks, docs = keys // n_docs, keys % n_docs
     dl = np.asarray(model.doc_len, dtype=np.float64)
     norm = K1 * (1 - B + B * dl / (model.avgdl or 1.0))
-    weights = idf[ranks] * tf * (K1 + 1) / (tf + norm[docs])
     ptr = np.zeros(len(alpha) + 1, np.int64)
     np.cumsum(np.bincount(ranks, minlength=len(alpha)), out=ptr[1:])
-    return terms[alpha].tolist(), ptr, docs.astype(np.int32), weights.astype(np.float32)
+    return terms[alpha].tolist(), ptr, docs.astype(np.int32), tf.astype(np.int32), \
+        (idf * (K1 + 1)).astype(np.float32), norm.astype(np.float32)
 
 
 def fit_chargrams(texts: list[str], lo: int, hi: int):
-    """Char ``char_wb`` TF-IDF (sublinear tf, smooth idf, l2 rows), as a term -> postings index.
+    """Char ``char_wb`` TF-IDF (sublinear tf, smooth idf, l2 rows) as postings: (grams, ptr, docs,
+    counts, norms). A posting's weight is ``(1 + log count) * idf[g] / norms[d]`` with
+    ``idf[g] = log((1 + n) / (1 + df)) + 1`` and ``df = ptr[g+1] - ptr[g]``: the query side
+    derives the rest, so only the counts are stored.
 
-    Identical to scikit-learn's TfidfVectorizer(analyzer="char_wb") but computed word by
-    word: a document's n-grams are the sum of its words' n-grams, so each distinct word
-    is analysed once and the document x n-gram counts come from joining the two tables.
+    Identical to scikit-learn's TfidfVectorizer(analyzer="char_wb") (a test holds them
+    together) but computed word by word: a document's n-grams are the sum of its words'
+    n-grams, so each distinct word is analysed once and the document x n-gram counts come
+    from joining the two tables. scikit-learn's own CountVectorizer + TfidfTransformer, even
+    run the same word-by-word way, took 1.5 to 1.7x as long per scope here
+    (docs/decisions/footprint.md).
     """
     from loci.query.lexical import char_wb_ngrams
 
-    empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.float32),
-             np.zeros(0, np.float32))
+    empty = ([], np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32),
+             np.ones(len(texts), np.float32))
     word_ids: dict[str, int] = {}
     # str.split() already folds runs of whitespace, as char_wb's normalisation does
     groups = [[word_ids.setdefault(w, len(word_ids)) for w in text.lower().split()] for text in texts]
@@ -111,10 +118,10 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
     values = (1.0 + np.log(counts)) * idf[ranks]
     norms = np.sqrt(np.bincount(docs, weights=values * values, minlength=n_docs))
     norms[norms == 0] = 1.0
-    values = values / norms[docs]
     ptr = np.zeros(len(alpha) + 1, np.int64)
     np.cumsum(df, out=ptr[1:])
-    return (names[alpha].tolist(), ptr, docs.astype(np.int32), values.astype(np.float32), idf)
+    return (names[alpha].tolist(), ptr, docs.astype(np.int32), np.rint(counts).astype(np.int32),
+            norms.astype(np.float32))
 
 
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 
 from loci.kernel.atomic import write_with
 
-QUERY_SCHEMA = 2
+QUERY_SCHEMA = 3
 
 
 def _connect(tmp: Path) -> sqlite3.Connection:
@@ -25,15 +25,33 @@ def _connect(tmp: Path) -> sqlite3.Connection:
     return con
 
 
-def _postings_rows(terms: Sequence[str], ptr, docs, weights):
+def smallest(values, choices: str) -> str:
+    """The first array typecode of ``choices`` (unsigned, narrowest first) that holds every value."""
     import numpy as np
 
-    docs = np.asarray(docs, "<i4")
-    weights = np.asarray(weights, "<f4")
-    bounds = np.asarray(ptr).tolist()
+    top = int(np.max(values)) if len(values) else 0
+    limits = {"B": 0xFF, "H": 0xFFFF, "I": 0xFFFFFFFF, "i": 0x7FFFFFFF, "q": 2 ** 63 - 1}
+    return next(c for c in choices if top <= limits[c])
+
+
+_NUMPY = {"B": "<u1", "H": "<u2", "I": "<u4", "i": "<i4", "q": "<i8", "f": "<f4"}
+
+
+def pack(values, code: str) -> bytes:
+    """``values`` as the little-endian bytes of a Python ``array(code)``."""
+    import numpy as np
+
+    return np.asarray(values).astype(_NUMPY[code]).tobytes()
+
+
+def _postings_rows(terms: Sequence[str], ptr, docs, tf, scale, codes: tuple[str, str]):
+    import numpy as np
+
+    docs, tf = np.asarray(docs).astype(_NUMPY[codes[0]]), np.asarray(tf).astype(_NUMPY[codes[1]])
+    bounds, scale = np.asarray(ptr).tolist(), np.asarray(scale, np.float64).tolist()
     for i, term in enumerate(terms):
         a, b = bounds[i], bounds[i + 1]
-        yield term, docs[a:b].tobytes(), weights[a:b].tobytes()
+        yield term, scale[i], docs[a:b].tobytes(), tf[a:b].tobytes()
 
 
 def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25, grams,
@@ -41,17 +59,25 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
                    vocab: Iterable[tuple[str, float]] = ()) -> None:
     """One scope's query file: postings, chunk rows and (when present) structure tables.
 
-    ``bm25`` is (terms, ptr, docs, weights); ``grams`` adds idf; ``chunks`` yields
-    (id, kind, path_kind, path, line, heading, text, hash, recency); ``symbols``/``calls`` are pyarrow tables.
+    ``bm25`` is (terms, ptr, docs, tf, scale, norm) and ``grams`` (terms, ptr, docs, counts, norms),
+    both from ``pipeline.lexical_fit``; postings hold only small integers (a document number
+    and a count, in the narrowest array type that fits: 3 bytes a posting here, against 8 for
+    float weights), the factors that turn them into weights are per term and per document.
+    ``chunks`` yields (id, kind, path_kind, path, line, heading, text, hash, recency);
+    ``symbols``/``calls`` are pyarrow tables.
     """
-    import numpy as np
+    b_terms, b_ptr, b_docs, b_tf, b_scale, b_norm = bm25
+    g_terms, g_ptr, g_docs, g_counts, g_norms = grams
+    doc_code = smallest([max(n_docs - 1, 0)], "HI")
+    codes = {"doc": doc_code, "bm25_tf": smallest(b_tf, "BHI"), "gram_count": smallest(g_counts, "BHI"),
+             "gram_ptr": smallest(g_ptr, "iq")}
 
     def writer(tmp: Path) -> None:
         con = _connect(tmp)
         con.executescript("""
             CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
-            CREATE TABLE bm25 (term TEXT PRIMARY KEY, docs BLOB, weights BLOB) WITHOUT ROWID;
-            CREATE TABLE grams (terms BLOB, idf BLOB, ptr BLOB, docs BLOB, weights BLOB);
+            CREATE TABLE bm25 (term TEXT PRIMARY KEY, scale REAL, docs BLOB, tf BLOB) WITHOUT ROWID;
+            CREATE TABLE arrays (name TEXT PRIMARY KEY, data BLOB) WITHOUT ROWID;
             CREATE TABLE chunks (id INTEGER PRIMARY KEY, kind TEXT, path_kind TEXT, path TEXT,
                                  line INTEGER, heading TEXT, text TEXT, hash TEXT, recency REAL);
             CREATE TABLE vocab (token TEXT, weight REAL);
@@ -59,14 +85,18 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
         con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
             ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
-            ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1]))])
-        con.executemany("INSERT INTO bm25 VALUES (?, ?, ?)", _postings_rows(*bm25))
-        # char n-grams number in the hundreds of thousands: one row of arrays, not a row each
-        terms, ptr, docs, weights, idf = grams
-        con.execute("INSERT INTO grams VALUES (?, ?, ?, ?, ?)", (
-            "\n".join(terms).encode("utf-8"), np.asarray(idf, "<f4").tobytes(),
-            np.asarray(ptr, "<i8").tobytes(), np.asarray(docs, "<i4").tobytes(),
-            np.asarray(weights, "<f4").tobytes()))
+            ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1])),
+            *((f"code_{k}", v) for k, v in codes.items())])
+        con.executemany("INSERT INTO bm25 VALUES (?, ?, ?, ?)",
+                        _postings_rows(b_terms, b_ptr, b_docs, b_tf, b_scale, (doc_code, codes["bm25_tf"])))
+        # char n-grams number in the hundreds of thousands: whole arrays, not a row each
+        con.executemany("INSERT INTO arrays VALUES (?, ?)", [
+            ("bm25_norm", pack(b_norm, "f")),
+            ("gram_terms", "\n".join(g_terms).encode("utf-8")),
+            ("gram_ptr", pack(g_ptr, codes["gram_ptr"])),
+            ("gram_docs", pack(g_docs, doc_code)),
+            ("gram_counts", pack(g_counts, codes["gram_count"])),
+            ("gram_norms", pack(g_norms, "f"))])
         con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:

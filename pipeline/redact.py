@@ -50,7 +50,7 @@ _TEMPLATE = re.compile(r"""(?x)
     \$\{.*          # ${ENV}, ${{ secrets.X }}
   | \$[A-Za-z_]\w*  # $ENV
   | \{.*\}          # {{ var }}, {password}
-  | %\(\w+\)s | %s  # printf-style slots
+  | %\(\w+\)s | %(?:\[\d+\])?[sdvqxf]   # printf-style slots: %s, %(name)s, %[1]s
   | <.*>            # <your-token>
   | [xX*#.\-_•]+    # masks: xxx, ****, ...
   | [A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+   # the NAME of an environment variable
@@ -84,7 +84,9 @@ def _placeholder(value: str) -> bool:
 
 
 def _random_looking(value: str) -> bool:
-    """Letters mixed with digits or symbols, or long mixed case that changes case often."""
+    """Letters mixed with digits or symbols (a sigil at either end does not count), or long
+    mixed case that changes case often."""
+    value = value.strip("#@$!*~.:")
     letters = sum(c.isalpha() for c in value)
     if not letters:
         return False
@@ -223,11 +225,12 @@ def _assignment(m: re.Match[str], src: str) -> Span | None:
     if word.startswith(("pass", "pwd")) and not word.startswith(("passw", "passp")) \
             and start and low[start - 1].isalnum():
         return None                          # bypass, compass
+    compared = m.groupdict().get("eq") is not None     # token == "name": judged like a bare value
     if m.start("qv") >= 0:
         start, end = m.span("qv")
-        return (start, end) if _assigned_value(src[start:end], True) else None
+        return (start, end) if _assigned_value(src[start:end], not compared) else None
     start, end = m.span("uv")
-    if word.startswith(_PASSWORDISH):
+    if word.startswith(_PASSWORDISH) and not compared:
         phrase = _phrase_at(src, start)
         if len(phrase) > end - start and _passphrase(phrase, PHRASE_WORDS[1]):
             return start, start + len(phrase)
@@ -278,7 +281,14 @@ _VENDOR_TOKENS = (
     ("key-", r"[a-f0-9]{32}(?![a-z0-9])"), ("gsk_", r"[A-Za-z0-9]{48,}+"), ("r8_", r"[A-Za-z0-9]{37}"),
     ("ntn_", r"[A-Za-z0-9]{40,}+"), ("HRKU-", r"[\w-]{60}"), ("EAA", r"[MC][A-Za-z0-9]{80,}+"),
     ("v1.0-", r"[a-f0-9]{24}-[a-f0-9]{146}"), ("sl.", r"[\w-]{130,}+"),
-    ("sk.", r"eyJ[\w-]{20,}+\.[\w-]{20,}+"),
+    ("sk.", r"eyJ[\w-]{20,}+\.[\w-]{20,}+"), ("AAAAAAAAAAAAAAAAAAAAA", r"[A-Za-z0-9%]{30,}+"),
+    ("access_token$production$", r"[0-9a-z]{16}\$[0-9a-f]{32}"), ("dckr_pat_", r"[\w-]{27,}+"),
+    ("fo1_", r"[\w-]{43}"), ("rubygems_", r"[a-f0-9]{48}"), ("oy2", r"[a-z0-9]{43}(?![a-z0-9])"),
+    ("CLOJARS_", r"[a-z0-9]{60}"), ("ops_", r"eyJ[\w+/=-]{100,}+"), ("pscale_", r"(?:tkn|oauth|pw)_[\w=.-]{32,64}+"),
+    ("CFPAT-", r"[\w-]{43}"), ("dt0c01.", r"[A-Z0-9]{24}\.[A-Z0-9]{64}"), ("fio-u-", r"[\w=-]{64}"),
+    ("pnu_", r"[a-z0-9]{36}"), ("rdme_", r"[a-z0-9]{70}"), ("shippo_", r"(?:live|test)_[a-f0-9]{40}"),
+    ("tfp_", r"[\w.-]{59}"), ("EZAK", r"[a-z0-9]{54}"), ("duffel_", r"(?:test|live)_[\w=-]{43}"),
+    ("FLWSECK", r"(?:_TEST)?-[a-h0-9]{32}-X"), ("api_org_", r"[A-Za-z]{34}"),
 )
 
 _RULES = (
@@ -315,6 +325,7 @@ _RULES = (
     _rule("vendor-token", r"-us(?<=(?<![0-9a-f])[0-9a-f]{32}-us)\d{1,2}(?![0-9a-z])", ("-us",),
           _with_hex_before),
     _rule("vendor-token", r"\d{8,10}:AA[\w-]{33}(?![\w-])", (":aa",), _whole),
+    _rule("vendor-token", r"[a-z0-9]{14}\.atlasv1\.[\w=-]{60,70}+", (".atlasv1.",), _whole),
     *(_rule("aws-access-key", _fenced(prefix, rf"[A-Z0-9]{{{20 - len(prefix)}}}(?![A-Za-z0-9])"),
             (prefix.lower(),), _group("v")) for prefix in ("AKIA", "ASIA", "ABIA", "ACCA", "A3T")),
     _rule("jwt", _fenced("eyJ", _B64URL + r"{8,}+\." + _B64URL + r"{8,}+\." + _B64URL + r"{10,}+"),
@@ -333,7 +344,7 @@ _RULES = (
           r"[ \t]+(?P<v>[a-z0-9._~+/-]{8,1024}+=*)", ("authorization",),
           _group("v", _token_value), lower=True),
     _rule("secret-assignment", _KEY_WORD + r"(?![\w.-])[\"'`]?[ \t]*(?:" + _ANNOTATION
-          + r"|=>|:=|={1,3}|:)[ \t]*"
+          + r"|=>|:=|(?P<eq>={2,3})|=|:)[ \t]*"
           r"(?:[rbfu]{0,2}(?P<q>[\"'`])(?P<qv>[^\n\"'`\\]{1,512}+)(?P=q)"
           r"|(?P<uv>" + _BARE + r"{1,512}+(?:&(?![a-z_][\w.-]{0,64}=)" + _BARE + r"{0,256}+)*+)(?![(\[]))",
           ("pass", "pwd", "secret", "key", "token", "credential"), _assignment, lower=True),

@@ -256,7 +256,7 @@ def _structure(layout: Layout, scope, params: Params):
 def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
     """Collect, redact and write one scope; the meta (with ``fingerprint``) last. Raises on failure."""
     from pipeline.collect import collect_scope
-    from pipeline.facts import dependencies, fact_vocabulary
+    from pipeline.facts import dependencies, fact_vocabulary, scope_facts
     from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
     from pipeline.uses import scope_refs, write_refs
     from loci.kernel.registry import load_registry
@@ -271,7 +271,8 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
                                params, symbol_vocab)
     root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
     deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
-    vocab.update(fact_vocabulary(root, relpaths, deps))
+    facts = scope_facts(root, relpaths, deps)
+    vocab.update(fact_vocabulary(root, relpaths, facts=facts))
     write_scope(layout, name, collected.chunks, vocab, params, tables)
     write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
     meta = ScopeMeta(
@@ -280,6 +281,7 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
         updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
         redactions=dict(collected.redactions),
         stats={**dict(collected.stats), "graph_problems": problems},
+        facts=[f.to_json() for f in facts],
     )
     write_json(layout.meta(name), asdict(meta))
     return {"chunks": meta.chunks, "redactions": meta.redactions}
@@ -478,7 +480,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
 
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import keys_path, matrix_path
+        from loci.query.semantic import vector_files
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -490,7 +492,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
-                   "targets": [str(store), str(matrix_path(store)), str(keys_path(store))], "verbosity": 0}
+                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
 
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""

@@ -15,8 +15,8 @@ import pytest
 
 from loci.kernel.config import layout
 from loci.query.semantic import (
-    STATIC_ID, is_static_model, label_vectors_path, load_label_vectors, load_vectors, read_meta,
-    static_model_dir,
+    STATIC_ID, is_static_model, label_vectors_path, load_label_vectors, load_vectors, matrix_path, meta_path,
+    read_meta, static_model_dir, vector_files,
 )
 from pipeline.embed import EmbedError, EmbedResult, embed_scope, ensure_static_model
 
@@ -97,20 +97,21 @@ def test_stored_vectors_are_the_encoder_output_keyed_by_hash(lay):
     hashes, matrix = load_vectors(lay, "fake", "alpha")
     assert matrix.dtype == np.float32 and matrix.shape == (2, 8)
     expected = FakeEncoder().encode(["one", "two"])
-    assert np.allclose(matrix[hashes.index(sha("two"))], expected[1])
-    assert read_meta(lay.vectors("fake", "alpha")) == {"model": "fake", "dim": 8, "schema": 1}
+    assert np.allclose(matrix[hashes.index(sha("two"))], expected[1], atol=1e-2)   # stored as int8
+    assert float(matrix[hashes.index(sha("two"))] @ expected[1]) > 0.9999
+    assert read_meta(lay.vectors("fake", "alpha")) == {"model": "fake", "dim": 8, "schema": 2}
 
 
 def test_rerun_with_nothing_changed_encodes_nothing_and_leaves_the_file_alone(lay):
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder())
-    before = lay.vectors("fake", "alpha").stat()
+    before = [p.stat() for p in vector_files(lay.vectors("fake", "alpha"))]
     again = FakeEncoder()
     result = embed_scope("alpha", lay, again)
-    after = lay.vectors("fake", "alpha").stat()
+    after = [p.stat() for p in vector_files(lay.vectors("fake", "alpha"))]
     assert again.calls == []
     assert result == EmbedResult(encoded=0, reused=2, dropped=0)
-    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [(a.st_ino, a.st_mtime_ns) for a in after] == [(b.st_ino, b.st_mtime_ns) for b in before]
 
 
 def test_only_new_or_changed_chunks_are_encoded(lay):
@@ -136,16 +137,28 @@ def test_the_query_side_matrix_follows_the_stored_vectors_row_for_row(lay):
     assert np.array_equal(np.asarray(load_matrix(lay, "fake", "alpha")), stored)
 
 
-def test_a_home_without_the_matrix_gets_it_on_the_next_run_and_reads_parquet_meanwhile(lay):
-    from loci.query.semantic import load_matrix, matrix_path
-
-    write_chunks(lay, "alpha", ["one", "two"])
+def test_each_vector_is_stored_once_as_int8_rows(lay):
+    write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
-    matrix_path(lay.vectors("fake", "alpha")).unlink()
-    assert np.array_equal(load_matrix(lay, "fake", "alpha"), load_vectors(lay, "fake", "alpha")[1])
+    folder = lay.vectors("fake", "alpha").parent
+    assert sorted(p.name for p in folder.iterdir()) == ["alpha.json", "alpha.npy"]
+    raw = np.load(folder / "alpha.npy")
+    assert raw.dtype == np.int8 and raw.shape == (3, 8) and np.abs(raw).max(axis=1).tolist() == [127] * 3
+
+
+def test_a_schema_1_parquet_store_is_replaced_without_reencoding(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    vectors = FakeEncoder().encode(["one", "two"])
+    path = lay.vectors("fake", "alpha")
+    path.parent.mkdir(parents=True)
+    table = pa.table({"hash": [sha("one"), sha("two")],
+                      "vector": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), 8)})
+    pq.write_table(table.replace_schema_metadata({b"loci.model": b"fake", b"loci.dim": b"8"}), path)
     enc = FakeEncoder()
     embed_scope("alpha", lay, enc)
-    assert enc.calls == [] and matrix_path(lay.vectors("fake", "alpha")).is_file()
+    assert enc.calls == [] and not path.exists()
+    hashes, matrix = load_vectors(lay, "fake", "alpha")
+    assert hashes == [sha("one"), sha("two")] and np.allclose(matrix, vectors, atol=1e-2)
 
 
 def test_vectors_of_removed_chunks_are_dropped(lay):
@@ -161,12 +174,12 @@ def test_vectors_of_removed_chunks_are_dropped(lay):
 def test_changing_the_model_reencodes_into_its_own_folder(lay):
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder("model-a"))
-    first = lay.vectors("model-a", "alpha").read_bytes()
+    first = matrix_path(lay.vectors("model-a", "alpha")).read_bytes()
     other = FakeEncoder("model-b", dim=4)
     result = embed_scope("alpha", lay, other)
     assert sorted(other.texts) == ["one", "two"] and result.encoded == 2
     assert lay.vectors("model-b", "alpha").parent != lay.vectors("model-a", "alpha").parent
-    assert lay.vectors("model-a", "alpha").read_bytes() == first
+    assert matrix_path(lay.vectors("model-a", "alpha")).read_bytes() == first
     assert load_vectors(lay, "model-b", "alpha")[1].shape == (2, 4)
 
 
@@ -181,9 +194,9 @@ def test_stored_vectors_of_another_width_are_all_reencoded(lay):
 
 def test_an_unreadable_vector_file_is_rebuilt(lay):
     write_chunks(lay, "alpha", ["one"])
-    target = lay.vectors("fake", "alpha")
+    target = meta_path(lay.vectors("fake", "alpha"))
     target.parent.mkdir(parents=True)
-    target.write_bytes(b"not parquet")
+    target.write_bytes(b"not json")
     result = embed_scope("alpha", lay, FakeEncoder())
     assert result.encoded == 1 and stored_hashes(lay, "fake", "alpha") == {sha("one")}
 
@@ -191,12 +204,12 @@ def test_an_unreadable_vector_file_is_rebuilt(lay):
 def test_a_failure_while_encoding_leaves_the_old_file_intact(lay):
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder())
-    before = lay.vectors("fake", "alpha").read_bytes()
+    before = [p.read_bytes() for p in vector_files(lay.vectors("fake", "alpha"))]
     write_chunks(lay, "alpha", ["one", "two", "three", "four", "boom five"])
     with pytest.raises(RuntimeError, match="encoder crashed"):
         embed_scope("alpha", lay, FakeEncoder(fail_on="boom"))
-    assert lay.vectors("fake", "alpha").read_bytes() == before
-    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.keys.npy", "alpha.npy", "alpha.parquet"]
+    assert [p.read_bytes() for p in vector_files(lay.vectors("fake", "alpha"))] == before
+    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.json", "alpha.npy"]
 
 
 def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):
@@ -208,7 +221,7 @@ def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):
 
     with pytest.raises(EmbedError, match="shape"):
         embed_scope("alpha", lay, Liar())
-    assert not lay.vectors("fake", "alpha").exists()
+    assert not lay.vectors("fake", "alpha").parent.exists()
 
 
 def test_a_scope_without_chunks_names_the_command_to_run(lay):
@@ -243,7 +256,8 @@ def test_label_vectors_go_when_the_structure_store_goes(lay):
     lay.symbols("alpha").unlink()
     result = embed_scope("alpha", lay, FakeEncoder())
     assert result.dropped == 2
-    assert not label_vectors_path(lay, "fake", "alpha").exists()
+    assert not label_vectors_path(lay, "fake", "alpha").parent.exists() or \
+        list(label_vectors_path(lay, "fake", "alpha").parent.iterdir()) == []
 
 
 def test_progress_reports_done_out_of_total(lay):
@@ -357,36 +371,33 @@ def test_the_query_side_reads_hashes_and_vectors_without_pyarrow(lay):
     assert out.stdout.split() == ["2", "2", "False"]
 
 
-def test_torn_or_disagreeing_query_side_files_fall_back_to_the_parquet_store(lay):
-    from loci.query.semantic import keys_path, load_matrix, matrix_path
+def test_a_torn_matrix_reads_as_no_vectors_and_is_rebuilt_by_the_next_run(lay):
+    from loci.query.semantic import load_matrix
 
     write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
-    stored = read_store(lay, "fake", "alpha")
-    np.save(keys_path(lay.vectors("fake", "alpha")), np.array([b"x"], dtype="S"))   # one key, three rows
-    assert load_vectors(lay, "fake", "alpha")[0] == stored[0]
     matrix_path(lay.vectors("fake", "alpha")).write_bytes(b"half a file")
-    assert np.array_equal(load_matrix(lay, "fake", "alpha"), stored[1])
-    assert np.array_equal(load_vectors(lay, "fake", "alpha")[1], stored[1])
+    assert load_vectors(lay, "fake", "alpha")[0] == [] and load_matrix(lay, "fake", "alpha").shape == (0, 8)
+    enc = FakeEncoder()
+    embed_scope("alpha", lay, enc)
+    assert sorted(enc.texts) == ["one", "three", "two"]
+    assert len(load_vectors(lay, "fake", "alpha")[0]) == 3
 
 
-def read_store(lay, model: str, scope: str):
-    from loci.query.semantic import read_vector_file
+def test_a_matrix_newer_than_its_manifest_is_not_read(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    mpath = matrix_path(lay.vectors("fake", "alpha"))
+    np.save(mpath, np.load(mpath)[::-1].copy())     # same shape, other rows: a write in flight
+    assert load_vectors(lay, "fake", "alpha")[0] == []
 
-    cols, matrix = read_vector_file(lay.vectors(model, scope), ("hash",))
-    return cols["hash"], matrix
 
-
-def test_label_vectors_read_from_the_query_side_files_match_the_store_even_for_non_ascii_labels(lay):
-    from loci.query.semantic import keys_path, label_vectors_path, read_vector_file
-
+def test_label_vectors_keep_non_ascii_labels(lay):
     write_chunks(lay, "alpha", ["one"])
     write_symbols(lay, "alpha", ["größe_berechnen", "BM25Okapi"])
     embed_scope("alpha", lay, FakeEncoder())
-    assert keys_path(label_vectors_path(lay, "fake", "alpha")).is_file()
     labels, matrix = load_label_vectors(lay, "fake", "alpha")
-    cols, stored = read_vector_file(label_vectors_path(lay, "fake", "alpha"), ("label",))
-    assert labels == cols["label"] and np.array_equal(matrix, stored)
+    assert labels == ["größe_berechnen", "BM25Okapi"] and matrix.shape == (2, 8)
 
 
 def test_the_encoder_is_told_how_many_texts_a_scope_needs_before_encoding(lay):

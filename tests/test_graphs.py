@@ -230,3 +230,20 @@ def test_an_unwritable_home_fails_with_a_message(repo, tmp_path, extra_present):
     blocker.write_text("a file where the home directory should be")
     result = build_graph("demo", repo, layout(blocker))
     assert result.status == "failed" and "cannot write" in result.message
+
+
+@needs_graphify
+def test_the_home_keeps_one_graph_and_graphify_s_cache_packed(repo, home):
+    build_graph("demo", repo, home)
+    names = sorted(p.name for p in home.graph_dir("demo").iterdir())
+    assert names == ["fingerprint.json", "graph.json", "graphify-cache.tar.gz"]
+
+
+@needs_graphify
+def test_an_edit_after_the_cache_was_packed_still_rebuilds_the_graph(repo, home):
+    build_graph("demo", repo, home)
+    (home.graph_dir("demo") / "graphify-cache.tar.gz").write_bytes(b"not a tarball")
+    (repo / "pkg" / "core.py").write_text(CORE + "\n\ndef another_helper():\n    return run(2)\n")
+    result = build_graph("demo", repo, home)
+    assert result.status == "built" and "another_helper()" in result.graph.read_text()
+    assert not (home.graph_dir("demo") / "work").exists()

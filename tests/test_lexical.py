@@ -68,3 +68,28 @@ def test_query_side_imports_neither_scikit_learn_nor_numpy(tmp_path):
             "print(bad); sys.exit(1 if bad else 0)")
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_counts_past_a_byte_and_many_documents_score_as_scikit_learn_does(tmp_path):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    docs = DOCS + ["retry " * 300 + "session", "cookie jar"] + [f"filler text number {i}" for i in range(300)]
+    path = tmp_path / "big.sqlite"
+    fit_and_write(path, [tokenize(d) for d in docs], docs, 3, 5)
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+    x = vec.fit_transform(docs)
+    q = "retry the session"
+    expected = (x @ vec.transform([q]).T).toarray().ravel()
+    np.testing.assert_allclose(dense(load_lexical(path).gram_scores(q), len(docs)), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_a_query_file_from_an_older_schema_is_not_read(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    con = sqlite3.connect(path)
+    con.executescript("CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('schema', '2'), "
+                      "('n_docs', '1'), ('gram_lo', '3'), ('gram_hi', '5');")
+    con.commit()
+    con.close()
+    assert load_lexical(path) is None

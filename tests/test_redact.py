@@ -512,6 +512,7 @@ def test_ordinary_files_are_not_secret_files(path):
     ("api_key=93847561029384", "93847561029384"),
     ("Server=db;User Id=sa;Password=Fak3&Passw0rd;", "Fak3&Passw0rd"),
     ("Server=db;User Id=sa;Password=correct horse battery;Database=app", "correct horse battery"),
+    (f'if password == "{PW}":', PW),
 ])
 def test_generic_secret_shapes_are_masked(text, secret):
     out, found = redact(text)
@@ -543,6 +544,8 @@ def test_generic_secret_shapes_are_masked(text, secret):
     "The token is valid for one hour.",
     "api_key = 20231130",
     "secret = authentication",
+    'if token == "#bygroup":',
+    'fmt.Sprintf("https://x-access-token:%[1]s@github.com/org/repo.git", token)',
 ])
 def test_code_and_prose_near_generic_names_are_not_masked(text):
     assert redact(text) == (text, Counter())
@@ -632,3 +635,32 @@ def test_a_200kb_line_of_junk_completes():
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert redact(out)[1] == Counter()
+
+
+VENDOR_EXAMPLES = [
+    fill("shpat_", 38, "fa4e0"), DIGITALOCEAN, "hvs." + fill("", 95), fill("dapi", 36, "fa4e0"), HF,
+    "sq0atp-" + fill("", 22), "ATATT3" + fill("", 160), "lin_api_" + fill("", 40),
+    "PMAK-" + fill("", 24, "fa4e0") + "-" + fill("", 34, "fa4e0"), "AGE-SECRET-KEY-1" + fill("", 58),
+    "glc_" + fill("", 40), "glsa_" + fill("", 32) + "_" + fill("", 8, "fa4e0"), "sntrys_" + fill("", 50),
+    "NRAK-" + fill("", 27), "pul-" + fill("", 40, "fa4e0"), "LTAI" + fill("", 20), "dp.pt." + fill("", 43),
+    "sbp_" + fill("", 40, "fa4e0"), "key-" + fill("", 32, "fa4e0"), "gsk_" + fill("", 52), "r8_" + fill("", 37),
+    "ntn_" + fill("", 46), "HRKU-" + fill("", 60), "EAAC" + fill("", 100),
+    "v1.0-" + fill("", 24, "fa4e0") + "-" + fill("", 146, "fa4e0"), "sl." + fill("", 135),
+    "sk.eyJ" + fill("", 30) + "." + fill("", 22), "AAAAAAAAAAAAAAAAAAAAA" + fill("", 60),
+    "access_token$production$" + fill("", 16, "fake0") + "$" + fill("", 32, "fa4e0"),
+    "dckr_pat_" + fill("", 27), "fo1_" + fill("", 43), "rubygems_" + fill("", 48, "fa4e0"),
+    "oy2" + fill("", 43, "fake0"), "CLOJARS_" + fill("", 60, "fake0"), "ops_eyJ" + fill("", 120),
+    "pscale_tkn_" + fill("", 40), "CFPAT-" + fill("", 43), "dt0c01." + fill("", 24) + "." + fill("", 64),
+    "fio-u-" + fill("", 64), "pnu_" + fill("", 36, "fake0"), "rdme_" + fill("", 70, "fake0"),
+    "shippo_live_" + fill("", 40, "fa4e0"), "tfp_" + fill("", 59), "EZAK" + fill("", 54, "fake0"),
+    "duffel_live_" + fill("", 43), "FLWSECK_TEST-" + fill("", 32, "fa4e0") + "-X",
+    "api_org_" + fill("", 34, "FAKEzero"), fill("", 32, "fa4e0") + "-us6", "123456789:AA" + fill("", 33),
+    fill("", 14, "fake0") + ".atlasv1." + fill("", 64),
+]
+
+
+@pytest.mark.parametrize("token", VENDOR_EXAMPLES, ids=[t[:8] for t in VENDOR_EXAMPLES])
+def test_each_vendor_token_is_masked(token):
+    out, found = redact(f"It leaked {token} in the build log.")
+    assert out == "It leaked [REDACTED:vendor-token] in the build log."
+    assert found == Counter({"vendor-token": 1})

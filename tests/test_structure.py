@@ -90,7 +90,7 @@ def write_graph(path: Path, graph: dict) -> Path:
 def write_query_file(lay: Layout, name: str, tables: StructureTables | None) -> Path:
     """The scope's query file as the index writes it: no chunks, and the structure tables when given."""
     path = lay.query_db(name)
-    write_scope_db(path, n_docs=0, gram_range=(3, 5), bm25=([], [0], [], []), grams=([], [0], [], [], []),
+    write_scope_db(path, n_docs=0, gram_range=(3, 5), bm25=([], [0], [], [], [], []), grams=([], [0], [], [], []),
                    chunks=[], symbols=tables.symbols if tables else None,
                    calls=tables.calls if tables else None)
     return path

@@ -221,7 +221,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
 def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
     import pyarrow.parquet as pq
 
-    from loci.query.semantic import read_meta
+    from loci.query.semantic import has_vectors, read_meta, stored_vectors
 
     try:
         chunk_hashes = set(pq.read_table(layout.chunks(name), columns=["hash"]).column("hash").to_pylist())
@@ -230,21 +230,19 @@ def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
     out = []
     for model in models:
         path = layout.vectors(model, name)
-        if not path.is_file():
+        if not has_vectors(path):
             out.append(Finding(name, "no_embeddings", f"no {model} vectors: semantic recall is off here",
                                "loci embed"))
             continue
-        meta = read_meta(path)
-        try:
-            schema = pq.read_schema(path)
-            width = schema.field("vector").type.list_size
-            hashes = set(pq.read_table(path, columns=["hash"]).column("hash").to_pylist())
-        except Exception as exc:
-            out.append(Finding(name, "embeddings_unreadable", f"{path.name} ({model}) is unreadable: "
-                               f"{str(exc).splitlines()[0][:120]}", "loci embed"))
+        meta, got = read_meta(path), stored_vectors(path)
+        if meta is None or got is None:
+            out.append(Finding(name, "embeddings_unreadable", f"{path.stem} ({model}) vectors are unreadable "
+                               f"or torn", "loci embed"))
             continue
+        width = int(got[1].shape[1])
+        hashes = set(got[0])
         expected = _model_dim(layout, model)
-        if meta is None or meta["dim"] != width or (expected is not None and expected != width):
+        if meta["dim"] != width or (expected is not None and expected != width):
             out.append(Finding(name, "embeddings_dim", f"{model} vectors are {width}-wide, the model "
                                f"gives {expected or (meta or {}).get('dim', '?')}", "loci embed"))
             continue

@@ -119,7 +119,7 @@ class Session:
             return self._routing
         toks = set(tokenize(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
-        toks |= {"fact:" + t for t in toks}
+        toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         for names in self.aliases().values():
             for a in names:
                 toks.update(tokenize(a)[:1])
@@ -163,6 +163,10 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
     result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
+    if result.members:
+        from loci.query.enumeration import cite, scope_facts
+
+        result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
     if fast or not open_to_opinion(result):
         return result
     semantic = session.semantic()

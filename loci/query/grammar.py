@@ -9,14 +9,15 @@ import re
 # questions that ask for a SET of projects
 _ENUM = re.compile(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
-    r"(\w+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
-    r"|\bwhere\s+else\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
+    r"([\w-]+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
+    r"|\bwhere\s+else\b|\bwhere\s+do\s+(i|we)\s+have\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
     r"|\bacross\s+(all\s+)?(my|our)\b|\bany\s+of\s+(my|our)\b|\bwhich\s+ones\b|\bother\s+(projects|repos)\b",
     re.I,
 )
 # the scaffolding words of an enumerative question; stripped before vocabulary evidence
 ENUM_FRAME = frozenset("""project projects repo repos repository repositories codebase codebases package
-    packages library libraries scope scopes tool tools my our which ones any all else ever other""".split())
+    packages library libraries scope scopes tool tools my our which ones any all else ever other
+    beside besides except excluding counting apart aside ignoring""".split())
 
 # pointing words: the question refers to a subject it never names
 _DEICTIC_STRONG = re.compile(
@@ -95,6 +96,26 @@ _NEGATION = re.compile(
     r"\b(?:aren't|are\s+not|isn't|is\s+not|not|don't|do\s+not|doesn't|does\s+not|never|without|"
     r"no\s+longer)\s+(?:(?:written|built|made|implemented|based|coded|using|use|uses|in|on|with|"
     r"depend|depending|rely|relying|a|an|the)\s+){0,3}([\w.+#-]+)", re.I)
+
+
+# a declared dependency is asked about with a verb of use: "built on click", "pull in click",
+# "depend on", "use", "import", "as a dependency"; without one, a library's name is a topic
+_USE_FRAME = re.compile(
+    r"\b(us(e|es|ed|ing)|depend(s|ed|ing)?|dependenc(y|ies)|built\s+(on|with|upon)|based\s+on|"
+    r"pull(s|ed|ing)?\s+in|requir(e|es|ed|ing)|import(s|ed|ing)?|rel(y|ies|ying)\s+on|on\s+top\s+of)\b", re.I)
+
+
+def asks_about_use(question: str) -> bool:
+    return bool(_USE_FRAME.search(question))
+
+
+_NO_DEPENDENCIES = re.compile(
+    r"\b(zero|no|without(\s+any)?|free\s+of)\s+([\w-]+\s+){0,3}?dependenc(y|ies)\b|\bdependency[\s-]free\b", re.I)
+
+
+def asks_for_no_dependencies(question: str) -> bool:
+    """ "with zero runtime dependencies", "without any dependencies", "dependency-free"."""
+    return bool(_NO_DEPENDENCIES.search(question))
 
 
 def negated_words(question: str) -> list[str]:

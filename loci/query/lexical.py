@@ -52,64 +52,85 @@ def _unpack(blob: bytes, code: str) -> array:
     return a
 
 
+QUERY_SCHEMA = 3   # pipeline.query_store writes it; another value means `loci index` must rebuild
+
+
 class LexicalIndex:
     """One scope's fitted rankers, read term by term from its query file."""
 
     def __init__(self, con: sqlite3.Connection):
         self.con = con
         meta = dict(con.execute("SELECT key, value FROM meta"))
+        if meta.get("schema") != str(QUERY_SCHEMA):
+            raise KeyError("schema")
         self.n_docs = int(meta["n_docs"])
         self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
+        self._codes = {k[5:]: v for k, v in meta.items() if k.startswith("code_")}
         self._grams: tuple | None = None
+        self._bm25_norm: array | None = None
 
-    def _fetch(self, table: str, terms: Iterable[str]) -> list[tuple]:
+    def _array(self, name: str, code: str) -> array:
+        row = self.con.execute("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
+        return _unpack(row[0] if row else b"", code)
+
+    def _fetch(self, terms: Iterable[str]) -> list[tuple]:
         terms = list(dict.fromkeys(terms))
         out: list[tuple] = []
         for i in range(0, len(terms), 500):
             batch = terms[i:i + 500]
             out.extend(self.con.execute(
-                f"SELECT term, docs, weights FROM {table} WHERE term IN ({','.join('?' * len(batch))})", batch))
+                f"SELECT term, scale, docs, tf FROM bm25 WHERE term IN ({','.join('?' * len(batch))})", batch))
         return out
 
     def _gram_arrays(self) -> tuple:
-        """(sorted grams, idf, ptr, docs, weights): stored as one row of arrays, read once."""
+        """(sorted grams, ptr, docs, counts, norms): stored as whole arrays, read once."""
         if self._grams is None:
-            row = self.con.execute("SELECT terms, idf, ptr, docs, weights FROM grams").fetchone()
-            if row is None or not row[0]:
-                self._grams = ([], array("f"), array("q", [0]), array("i"), array("f"))
-            else:
-                self._grams = (bytes(row[0]).decode("utf-8").split("\n"), _unpack(row[1], "f"),
-                               _unpack(row[2], "q"), _unpack(row[3], "i"), _unpack(row[4], "f"))
+            row = self.con.execute("SELECT data FROM arrays WHERE name = 'gram_terms'").fetchone()
+            terms = bytes(row[0]).decode("utf-8").split("\n") if row and row[0] else []
+            c = self._codes
+            self._grams = (terms, self._array("gram_ptr", c["gram_ptr"]), self._array("gram_docs", c["doc"]),
+                           self._array("gram_counts", c["gram_count"]), self._array("gram_norms", "f"))
         return self._grams
 
     def bm25_scores(self, tokens: Iterable[str]) -> dict[int, float] | None:
+        """rank-bm25's Okapi score of each document holding a token: scale * tf / (tf + norm[doc])."""
+        if self._bm25_norm is None:
+            self._bm25_norm = self._array("bm25_norm", "f")
+        norm, doc_code, tf_code = self._bm25_norm, self._codes["doc"], self._codes["bm25_tf"]
         scores: dict[int, float] = {}
-        for _term, docs, weights in self._fetch("bm25", set(tokens)):
-            for d, w in zip(_unpack(docs, "i"), _unpack(weights, "f")):
-                scores[d] = scores.get(d, 0.0) + w
+        for _term, scale, docs, tfs in self._fetch(set(tokens)):
+            for d, tf in zip(_unpack(docs, doc_code), _unpack(tfs, tf_code)):
+                scores[d] = scores.get(d, 0.0) + scale * tf / (tf + norm[d])
         return scores or None
 
     def gram_scores(self, text: str) -> dict[int, float] | None:
-        terms, idf, ptr, docs, weights = self._gram_arrays()
-        counts = Counter(char_wb_ngrams(text, self.lo, self.hi))
+        terms, ptr, docs, counts, norms = self._gram_arrays()
+        wanted = Counter(char_wb_ngrams(text, self.lo, self.hi))
         found = {}
-        for gram in counts:
+        for gram in wanted:
             i = bisect_left(terms, gram)
             if i < len(terms) and terms[i] == gram:
                 found[gram] = i
         if not found:
             return None
+        # scikit-learn's smooth idf from each gram's document frequency (its postings' length)
+        n = self.n_docs
+        idf = {g: math.log((1 + n) / (1 + ptr[i + 1] - ptr[i])) + 1.0 for g, i in found.items()}
         # like scikit-learn's transform: unknown grams have no column, so the query
         # vector is normalised over the grams the scope knows
-        q = {g: (1.0 + math.log(counts[g])) * idf[i] for g, i in found.items()}
+        q = {g: (1.0 + math.log(wanted[g])) * idf[g] for g in found}
         norm = math.sqrt(sum(v * v for v in q.values())) or 1.0
+        sublinear: dict[int, float] = {}
         scores: dict[int, float] = {}
         for g, i in found.items():
-            qw = q[g] / norm
+            qw = q[g] / norm * idf[g]
             a, b = ptr[i], ptr[i + 1]
-            for d, w in zip(docs[a:b], weights[a:b]):
-                scores[d] = scores.get(d, 0.0) + w * qw
-        return scores
+            for d, c in zip(docs[a:b], counts[a:b]):
+                tf = sublinear.get(c)
+                if tf is None:
+                    tf = sublinear[c] = 1.0 + math.log(c)
+                scores[d] = scores.get(d, 0.0) + tf * qw
+        return {d: s / norms[d] for d, s in scores.items()}
 
     def chunk_kinds(self, ids: Iterable[int]) -> dict[int, tuple[str, str, float]]:
         """(chunk kind, path kind, recency) of each chunk row; recency 0 in a query file from before it."""

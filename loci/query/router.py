@@ -55,10 +55,15 @@ class RouteResult:
     tokens: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
     semantic: dict | None = None       # what the vectors said, when they were asked (second_opinion)
+    # enumeration: why each member is in the set, [{"scope", "facts": [...], "terms": [...]}];
+    # the query service replaces each fact token with its citation
+    members: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         out = {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
                "candidates": self.candidates, "scores": dict(self.scores)}
+        if self.outcome == "enumerated":
+            out["members"] = [dict(m) for m in self.members]
         if self.semantic is not None:
             out["semantic"] = dict(self.semantic)
         return out
@@ -245,17 +250,12 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        chosen = [s for s in elig if s.evidence >= params.enum_floor and distinctive_terms(s)
-                  and s.evidence >= params.enum_min_share * top.evidence]
-        if negated:
-            lacking = [s for s in elig if not any(
-                index.position[s.scope] in index.get(FACT + t) or
-                index.get(t).get(index.position[s.scope], 0.0) >= params.negation_hold for t in negated)]
-            chosen = [s for s in (chosen if chosen and toks else lacking) if s in lacking]
-        chosen = chosen[: params.enum_max]
+        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, question)
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
-        return result("enumerated", chosen, None, "enumeration")
+        out = result("enumerated", chosen, None, "enumeration")
+        out.members = why
+        return out
     # 3. forced: a name or the cwd identifies the subject
     forced = bool(top.alias >= params.alias_boost or top.cwd)
     if not forced:
@@ -271,6 +271,66 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         if s not in chosen and has_concentrated(s) and len(chosen) < params.select_max + 2:
             chosen.append(s)
     return result("routed", chosen, None, "forced" if forced else "evidence")
+
+
+FACT_USES = FACT + "uses:"   # the fact is a declared dependency
+
+
+def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingIndex,
+                uses: bool) -> dict[str, list[str]]:
+    """Per eligible scope, the question's words it holds as facts (licence, language, marker
+    file, toolchain...; a declared dependency only when the question asks about ``uses``).
+    A fact every eligible scope holds tells none apart and is not asked."""
+    pos = {s.scope: index.position[s.scope] for s in elig}
+
+    def holds(p: int, t: str) -> bool:
+        return p in index.get(FACT + t) and (uses or p not in index.get(FACT_USES + t))
+
+    asked = [t for t in dict.fromkeys(toks)
+             if any(holds(p, t) for p in pos.values()) and not all(holds(p, t) for p in pos.values())]
+    return {s: [t for t in asked if holds(p, t)] for s, p in pos.items()}
+
+
+DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation pulls in nothing
+
+
+def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
+                      params: Params, distinctive_terms, top: ScopeScore,
+                      question: str = "") -> tuple[list[ScopeScore], list[dict]]:
+    """The scopes an enumerative question asks for, each with why: (members, reasons).
+
+    Facts first: when the question names facts some projects hold, the members are
+    the projects holding as many of them as any project does ("Python projects that
+    depend on click" holds both; "written in Rust or Go", one), whatever their size
+    or vocabulary, since a fact is held or not. Otherwise vocabulary: every scope with
+    its own distinctive evidence, not far below the best. Negated words ("aren't
+    written in Python") keep only the scopes that lack them. A declared dependency counts
+    only when the question asks what a project uses (builds on, depends on, pulls in);
+    "with no dependencies" asks for the dependency-free fact.
+    """
+    if grammar.asks_for_no_dependencies(question):
+        toks = [*toks, DEPENDENCY_FREE]
+        negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
+    held = asked_facts(elig, toks, index, grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
+    best = max((len(v) for v in held.values()), default=0)
+    if best:
+        chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
+    else:
+        chosen = [s for s in elig if s.evidence >= params.enum_floor and distinctive_terms(s)
+                  and s.evidence >= params.enum_min_share * top.evidence]
+    by_fact = bool(best)
+    if negated:
+        lacking = [s for s in elig if not any(
+            index.position[s.scope] in index.get(FACT + t) or
+            index.get(t).get(index.position[s.scope], 0.0) >= params.negation_hold for t in negated)]
+        if not (chosen and toks):
+            by_fact = any(index.get(FACT + t) for t in negated)
+        chosen = [s for s in (chosen if chosen and toks else lacking) if s in lacking]
+    if not by_fact:  # a vocabulary set is cut to its best; a fact's set is whole
+        chosen = chosen[: params.enum_max]
+    why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
+            "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6]} for s in chosen]
+    return chosen, why
 
 
 def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: int = 5) -> list[dict]:

@@ -27,9 +27,10 @@ STATIC_ID = "all-minilm-l6-v2-static256"
 """The static model distilled locally from it; bump the suffix when the recipe changes."""
 DEFAULT_MODEL = "transformer"
 EMBED_HINT = "pip install 'loci-mem[embed]'"
-VECTOR_SCHEMA = 1
+VECTOR_SCHEMA = 2
+VECTOR_DTYPE = "int8"
+"""How vectors are stored: int8 rows scaled to +-127 each (docs/decisions/footprint.md)."""
 
-META_MODEL, META_DIM, META_SCHEMA = b"loci.model", b"loci.dim", b"loci.schema"
 _ALIASES = {
     "static": STATIC_ID, STATIC_ID: STATIC_ID,
     "transformer": TRANSFORMER_ID, TRANSFORMER_ID: TRANSFORMER_ID,
@@ -288,85 +289,107 @@ def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
     return chunk_path.parent / "symbols" / chunk_path.name
 
 
-def read_meta(path: Path) -> dict[str, object] | None:
-    """The model id, dim and schema recorded in a vector file; None if missing or unreadable."""
-    import pyarrow.parquet as pq
-
-    try:
-        meta = pq.read_schema(path).metadata or {}
-    except (OSError, ValueError):
-        return None
-    try:
-        return {"model": meta[META_MODEL].decode(), "dim": int(meta[META_DIM]),
-                "schema": int(meta.get(META_SCHEMA, b"0"))}
-    except (KeyError, ValueError):
-        return None
-
-
-def read_vector_file(path: Path, columns: tuple[str, ...] = ("hash",)) -> tuple[dict[str, list], np.ndarray]:
-    """The named string columns and the float32 matrix of one vector file (memory-mapped)."""
-    import pyarrow.parquet as pq
-
-    table = pq.ParquetFile(path, memory_map=True).read(columns=[*columns, "vector"])
-    dim = int(table.schema.field("vector").type.list_size)
-    vec = table.column("vector").combine_chunks()
-    flat = vec.flatten().to_numpy(zero_copy_only=False)
-    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
-    return {c: table.column(c).to_pylist() for c in columns}, matrix
-
-
 def matrix_path(vector_path: Path) -> Path:
-    """The bare float32 .npy of a vector file, written beside it by ``loci embed``."""
+    """A vector file's matrix: a bare .npy (int8 or float16 rows, see ``VECTOR_DTYPE``)."""
     return Path(vector_path).with_suffix(".npy")
 
 
-def keys_path(vector_path: Path) -> Path:
-    """The keys of ``matrix_path``'s rows (chunk hashes, or symbol labels), in order, as a
-    fixed-width UTF-8 bytes .npy."""
-    return Path(vector_path).with_suffix(".keys.npy")
+def meta_path(vector_path: Path) -> Path:
+    """A vector file's manifest, written after the matrix: model, width, dtype, the row keys
+    (chunk hashes, or symbol labels) in order, and the matrix file's size and mtime."""
+    return Path(vector_path).with_suffix(".json")
 
 
-def _mapped(path: Path, kind: str) -> np.ndarray | None:
+def vector_files(vector_path: Path) -> tuple[Path, Path]:
+    """The files one vector store is made of (``layout.vectors`` names the store, not a file)."""
+    return matrix_path(vector_path), meta_path(vector_path)
+
+
+def has_vectors(vector_path: Path) -> bool:
+    return meta_path(vector_path).is_file()
+
+
+def _manifest(path: Path) -> dict | None:
     try:
-        arr = np.load(path, mmap_mode="r", allow_pickle=False)
+        data = json.loads(meta_path(path).read_text())
     except (OSError, ValueError):
         return None
-    return arr if arr.dtype.kind == kind else None
+    if not isinstance(data, dict) or data.get("schema") != VECTOR_SCHEMA:
+        return None
+    return data
+
+
+def read_meta(path: Path) -> dict[str, object] | None:
+    """The model id, dim and schema recorded for a vector store; None if missing or unreadable."""
+    data = _manifest(path)
+    if data is None:
+        return None
+    try:
+        return {"model": str(data["model"]), "dim": int(data["dim"]), "schema": int(data["schema"])}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def matrix_stamp(path: Path) -> dict[str, int]:
+    """What the manifest records of its matrix file, so a reader never pairs a new matrix
+    with an old manifest (or the reverse) while ``loci embed`` is between the two writes."""
+    st = Path(path).stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def as_unit(matrix: np.ndarray) -> np.ndarray:
+    """Stored rows (int8 scaled per row, or float16) as float32 unit rows: cosines need only the
+    direction, so an int8 row's scale is never stored."""
+    return _normalise(np.asarray(matrix, dtype=np.float32))
+
+
+def stored_vectors(path: Path, with_keys: bool = True) -> tuple[list[str], np.ndarray] | None:
+    """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None."""
+    data = _manifest(path)
+    if data is None:
+        return None
+    mpath = matrix_path(path)
+    try:
+        if data.get("matrix") != matrix_stamp(mpath):
+            return None
+        matrix = np.load(mpath, mmap_mode="r", allow_pickle=False)
+    except (OSError, ValueError):
+        return None
+    keys = data.get("keys") if with_keys else []
+    dim, rows = data.get("dim"), data.get("rows")
+    if (matrix.ndim != 2 or matrix.shape != (rows, dim) or str(matrix.dtype) != data.get("dtype")
+            or not isinstance(keys, list) or (with_keys and len(keys) != rows)):
+        return None
+    return keys, as_unit(matrix)
+
+
+def _empty(path: Path) -> np.ndarray:
+    meta = read_meta(path)
+    return np.zeros((0, meta["dim"] if meta else 0), dtype=np.float32)
 
 
 def load_matrix(layout: Layout, model_id: str, scope: str) -> np.ndarray:
-    """A scope's chunk vectors alone (for its affinity: no hashes needed), memory-mapped from
-    the .npy beside the Parquet file; from the Parquet file itself when there is none."""
+    """A scope's chunk vectors alone (for its affinity), as float32 unit rows; empty when the
+    scope was never embedded or its files disagree (`loci embed` rewrites them)."""
     path = layout.vectors(model_id, scope)
-    if not path.is_file():
-        return np.zeros((0, 0), dtype=np.float32)
-    matrix = _mapped(matrix_path(path), "f")
-    if matrix is not None and matrix.ndim == 2 and matrix.dtype == np.float32:
-        return matrix
-    return read_vector_file(path, ())[1]
+    got = stored_vectors(path, with_keys=False)
+    return got[1] if got else _empty(path)
 
 
-def _keyed_vectors(path: Path, column: str) -> tuple[list[str], np.ndarray]:
-    """(keys, matrix) of one vector file: from the two .npy files beside it when they agree
-    (memory-mapped, no pyarrow), else from the Parquet file; empty when there is none."""
-    if not path.is_file():
-        return [], np.zeros((0, 0), dtype=np.float32)
-    keys, matrix = _mapped(keys_path(path), "S"), _mapped(matrix_path(path), "f")
-    if (keys is not None and matrix is not None and keys.ndim == 1 and matrix.ndim == 2
-            and matrix.dtype == np.float32 and len(keys) == len(matrix)):
-        return [k.decode("utf-8") for k in keys.tolist()], matrix
-    cols, matrix = read_vector_file(path, (column,))
-    return cols[column], matrix
+def read_store(path: Path) -> tuple[list[str], np.ndarray]:
+    """(keys, float32 unit rows) of the vector store ``path`` names; empty when absent or torn."""
+    got = stored_vectors(path, with_keys=True)
+    return got if got else ([], _empty(path))
 
 
 def load_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
     """(chunk hashes, matrix) of a scope under a model; empty if it was never embedded."""
-    return _keyed_vectors(layout.vectors(model_id, scope), "hash")
+    return read_store(layout.vectors(model_id, scope))
 
 
 def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
     """(symbol labels, matrix) of a scope under a model; empty if it has none."""
-    return _keyed_vectors(label_vectors_path(layout, model_id, scope), "label")
+    return read_store(label_vectors_path(layout, model_id, scope))
 
 
 def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

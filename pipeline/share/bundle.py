@@ -61,11 +61,25 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name)}
+    from loci.query.semantic import has_vectors
+
+    found = {role: path for role, path in out.items() if path.is_file()}
     cfg = read_embed_config(layout)
-    if cfg is not None:
-        out["vectors"] = layout.vectors(cfg["model_id"], name)
-        out["label_vectors"] = label_vectors_path(layout, cfg["model_id"], name)
-    return {role: path for role, path in out.items() if path.is_file()}
+    if cfg is not None:  # a vector store is a matrix and its manifest (loci.query.semantic)
+        for role, path in (("vectors", layout.vectors(cfg["model_id"], name)),
+                           ("label_vectors", label_vectors_path(layout, cfg["model_id"], name))):
+            if has_vectors(path):
+                found[role] = path
+    return found
+
+
+def _role_bytes(role: str, path: Path) -> bytes:
+    """What a bundle carries for a role: the Parquet table as it is, or the vector store as one."""
+    if role in VECTOR_ROLES:
+        from pipeline.embed import store_as_parquet
+
+        return store_as_parquet(path, "hash" if role == "vectors" else "label")
+    return path.read_bytes()
 
 
 def sha256_file(path: Path) -> str:
@@ -142,13 +156,13 @@ def manifest_bytes(manifest: dict) -> bytes:
     return (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
-def _leaked(path: Path, needles: list[str]) -> str | None:
-    """The first of ``needles`` found in any string column of the Parquet file at ``path``."""
+def _leaked(data: bytes, needles: list[str]) -> str | None:
+    """The first of ``needles`` found in any string column of the Parquet file ``data``."""
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.read_table(pa.BufferReader(data))
     for column in table.columns:
         if not pa.types.is_string(column.type):
             continue
@@ -158,8 +172,8 @@ def _leaked(path: Path, needles: list[str]) -> str | None:
     return None
 
 
-def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple[bytes, list[tuple[BundleFile, Path]]]:
-    """The manifest bytes of scope ``name``'s bundle and each file with the home file it copies.
+def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple[bytes, list[tuple[BundleFile, bytes]]]:
+    """The manifest bytes of scope ``name``'s bundle and each file with its bytes.
 
     Refuses a scope that is not indexed, was pulled, or whose files hold a machine path."""
     from loci.kernel.registry import load_registry
@@ -173,13 +187,14 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
     needles = [str(layout.home.resolve())]
     if scope is not None and scope.kind != "pulled":
         needles.append(str(Path(scope.path)))
+    datas = {role: _role_bytes(role, path) for role, path in sources.items()}
     for role, path in sources.items():
-        found = _leaked(path, needles)
+        found = _leaked(datas[role], needles)
         if found is not None:
             raise BundleError(f"{path} holds the machine path {found}; nothing was exported "
                               f"(an absolute --glob? re-index {name} without it)")
-    files = [(BundleFile(role, f"{role}.parquet", sha256_file(path), path.stat().st_size), path)
-             for role, path in sorted(sources.items())]
+    files = [(BundleFile(role, f"{role}.parquet", hashlib.sha256(data).hexdigest(), len(data)), data)
+             for role, data in sorted(datas.items())]
     return manifest_bytes(build_manifest(layout, name, [f for f, _ in files])), files
 
 
@@ -191,8 +206,8 @@ def export_scope(layout: Layout, name: str, dest: Path, *, no_vectors: bool = Fa
     if (folder / MANIFEST).is_file() and (folder / MANIFEST).read_bytes() == manifest:
         return folder
     folder.mkdir(parents=True, exist_ok=True)
-    for f, path in files:
-        write_bytes(folder / f.path, path.read_bytes())
+    for f, data in files:
+        write_bytes(folder / f.path, data)
     listed = {f.path for f, _ in files} | {MANIFEST}
     write_bytes(folder / MANIFEST, manifest)
     for old in folder.iterdir():  # a role the scope no longer has (its graph went away)

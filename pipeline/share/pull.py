@@ -197,8 +197,9 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     import pyarrow.parquet as pq
 
-    from loci.query.semantic import keys_path, matrix_path, read_meta, read_vector_file
+    from loci.query.semantic import matrix_path, meta_path
     from pipeline.chunks import Chunk
+    from pipeline.embed import store_from_parquet
     from pipeline.index import write_query_file
 
     out: dict[str, Path] = {}
@@ -214,35 +215,27 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
     for role, column in (("vectors", "hash"), ("label_vectors", "label")):
         if role not in staged:
             continue
-        meta = read_meta(staged[role]) or {}
+        store = stage / f"{role}.store"   # the home's form: a matrix and its manifest
+        meta = store_from_parquet(staged.pop(role), store, column)
         want = manifest.embedding or {}
         if meta.get("model") != want.get("model") or meta.get("dim") != want.get("dim"):
-            raise BundleError(f"{staged[role].name} holds vectors of {meta.get('model')} "
+            raise BundleError(f"{role}.parquet holds vectors of {meta.get('model')} "
                               f"(dim {meta.get('dim')}), not the manifest's {want.get('model')}; re-export it")
-        keys, matrix = read_vector_file(staged[role], (column,))
-        out[f"{role}.keys"], out[f"{role}.matrix"] = keys_path(staged[role]), matrix_path(staged[role])
-        write_npy_pair(out[f"{role}.keys"], out[f"{role}.matrix"], keys[column], matrix)
+        out[f"{role}.matrix"], out[f"{role}.meta"] = matrix_path(store), meta_path(store)
     return out
-
-
-def write_npy_pair(keys_file: Path, matrix_file: Path, keys: list[str], matrix) -> None:
-    """The query side's memory-mapped pair (``loci.query.semantic.keys_path``/``matrix_path``)."""
-    import numpy as np
-
-    np.save(keys_file, np.array([k.encode("utf-8") for k in keys], dtype="S"), allow_pickle=False)
-    np.save(matrix_file, np.ascontiguousarray(matrix, dtype=np.float32), allow_pickle=False)
 
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
-    from loci.query.semantic import keys_path, label_vectors_path, matrix_path
+    from loci.query.semantic import label_vectors_path, matrix_path, meta_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name)}
     if model is not None:
         for role, path in (("vectors", layout.vectors(model, name)),
                            ("label_vectors", label_vectors_path(layout, model, name))):
-            out[role], out[f"{role}.keys"], out[f"{role}.matrix"] = path, keys_path(path), matrix_path(path)
+            # the matrix before its manifest; ``role`` itself (a schema-1 Parquet store) is removed
+            out[role], out[f"{role}.matrix"], out[f"{role}.meta"] = path, matrix_path(path), meta_path(path)
     return out
 
 
@@ -391,8 +384,8 @@ def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vector
         if current == manifest:
             report.unchanged.append(name)
             continue
-        for f, path in files:
-            store.write(folder, f.path, path.read_bytes())
+        for f, data in files:
+            store.write(folder, f.path, data)
         store.write(folder, MANIFEST, manifest)
         report.uploaded.append(name)
     return report

@@ -1,0 +1,164 @@
+"""Enumeration: facts recorded at index time (with citations) and the set they answer."""
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from conftest import routing_index, setup_home
+from loci.front.cli import app
+from loci.kernel.tokens import tokenize
+from loci.query.router import route
+from pipeline.facts import fact_vocabulary, scope_facts
+
+FILLER = "module function class value return config default option error file data " * 3
+
+
+def _facts(root: Path, files: dict[str, str]):
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return {(f.kind, f.value): f for f in scope_facts(root, sorted(files))}
+
+
+def test_each_fact_is_recorded_with_the_file_and_line_that_show_it(tmp_path):
+    facts = _facts(tmp_path, {
+        "pyproject.toml": '[project]\nname = "x"\nlicense = "Apache-2.0"\ndependencies = [\n  "click>=8",\n]\n\n'
+                          '[tool.towncrier]\ndirectory = "changelog.d"\n',
+        "src/x/__init__.py": "", "src/x/py.typed": "", "README.zh-CN.md": "# x\n",
+        ".github/workflows/ci.yml": "on: push\n", "tests/test_x.py": "", "docs/conf.py": "",
+        "CHANGES.md": "# changes\n",
+    })
+    cites = {k: (f.source, f.line) for k, f in facts.items()}
+    assert cites[("license", "apache")] == ("pyproject.toml", 3)
+    assert cites[("dependency", "click")] == ("pyproject.toml", 5)
+    assert cites[("language", "python")] == ("pyproject.toml", 1)
+    assert cites[("file", "py.typed")] == ("src/x/py.typed", 1)
+    assert cites[("docs", "towncrier")] == ("pyproject.toml", 8)
+    assert cites[("docs", "sphinx")] == ("docs/conf.py", 1)
+    assert cites[("translation", "chinese")] == ("README.zh-CN.md", 1)
+    assert cites[("ci", "ci")][0] == ".github/workflows/ci.yml"
+    assert cites[("tests", "tests")][0] == "tests/test_x.py"
+    assert cites[("file", "changelog")] == ("CHANGES.md", 1)
+
+
+def test_shipped_type_declarations_are_a_fact_named_as_questions_name_them(tmp_path):
+    facts = _facts(tmp_path, {"package.json": '{\n  "name": "x",\n  "types": "./index.d.ts"\n}\n',
+                              "index.js": "", "index.d.ts": ""})
+    types = facts[("types", "d.ts")]
+    assert (types.source, types.line) == ("package.json", 3)
+    assert {"d.ts", "typescript", "declaration"} <= set(types.tokens())
+
+
+def test_a_phrase_valued_fact_is_not_matched_by_its_common_words(tmp_path):
+    facts = _facts(tmp_path, {"CODE_OF_CONDUCT.md": "be nice\n"})
+    conduct = facts[("file", "code of conduct")]
+    assert "code" not in conduct.tokens() and "conduct" in conduct.tokens()
+    assert "fact:code" not in fact_vocabulary(tmp_path, ["CODE_OF_CONDUCT.md"])
+
+
+def _index(facts: dict[str, list[str]], texts: dict[str, str] | None = None):
+    texts = texts or {}
+    idx = routing_index({s: FILLER + texts.get(s, "") for s in facts})
+    for scope, toks in facts.items():
+        for t in toks:
+            idx.postings.setdefault("fact:" + tokenize(t)[0], {})[idx.position[scope]] = 1.0
+    return idx
+
+
+ALIASES = {s: [s] for s in ("alpha", "bravo", "charlie", "delta")}
+
+
+def test_every_holder_of_an_asked_fact_is_a_member_whatever_its_vocabulary():
+    idx = _index({"alpha": ["apache", "python"], "bravo": ["apache", "rust"], "charlie": ["mit", "python"],
+                  "delta": ["mit", "go"]}, {"alpha": "apache license apache " * 20})
+    r = route("Which of my projects are Apache licensed?", idx, aliases=ALIASES)
+    assert r.outcome == "enumerated" and sorted(r.scopes) == ["alpha", "bravo"]
+    assert {m["scope"]: m["facts"] for m in r.to_json()["members"]} == {"alpha": ["apache"], "bravo": ["apache"]}
+
+
+def test_a_qualifier_and_a_feature_must_both_hold():
+    idx = _index({"alpha": ["python", "click"], "bravo": ["python"], "charlie": ["javascript", "click"],
+                  "delta": ["go"]})
+    r = route("Which of my Python projects depend on click?", idx, aliases=ALIASES)
+    assert r.scopes == ["alpha"]
+
+
+def test_alternatives_of_one_attribute_each_qualify():
+    idx = _index({"alpha": ["rust"], "bravo": ["go"], "charlie": ["python"], "delta": ["python"]})
+    r = route("Which of my projects are written in Rust or Go?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "bravo"]
+
+
+def test_negation_keeps_every_project_lacking_the_fact():
+    idx = _index({"alpha": ["rust"], "bravo": ["go"], "charlie": ["python"], "delta": ["javascript"]})
+    r = route("Which of my projects aren't written in Python?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "bravo", "delta"]
+
+
+def test_a_project_named_after_besides_is_left_out_of_the_set():
+    idx = _index({"alpha": ["apache"], "bravo": ["apache"], "charlie": ["apache"], "delta": ["mit"]})
+    r = route("Besides alpha, which of my projects are Apache licensed?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["bravo", "charlie"]
+
+
+def test_a_fact_every_project_holds_leaves_the_answer_to_vocabulary():
+    idx = _index({s: ["python"] for s in ALIASES}, {"bravo": "sqlite database sqlite table " * 10})
+    r = route("Which of my Python projects store data in sqlite?", idx, aliases=ALIASES)
+    assert r.scopes == ["bravo"] and r.to_json()["members"][0]["facts"] == []
+
+
+def test_route_cites_the_file_and_line_of_each_members_fact(tmp_path, loci_home):
+    apache = {"LICENSE": "Apache License\nVersion 2.0, January 2004\n", "a.py": "def f():\n    pass\n",
+              "pyproject.toml": '[project]\nname = "apa"\n'}
+    mit = {"LICENSE": "MIT License\n\nPermission is hereby granted, free of charge\n", "b.py": "x = 1\n"}
+    setup_home(tmp_path / "code", {"apa": apache, "apb": {**apache, "README.md": "# apb\n"}, "emm": mit})
+    res = CliRunner().invoke(app, ["route", "--json", "--no-cwd", "Which of my projects are Apache-2.0 licensed?"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["outcome"] == "enumerated" and sorted(out["scopes"]) == ["apa", "apb"]
+    for member in out["members"]:
+        assert member["facts"] == [{"kind": "license", "value": "apache", "source": "LICENSE", "line": 1}]
+
+
+def test_a_dependency_counts_only_when_the_question_asks_what_projects_use():
+    idx = _index({"alpha": ["python", "py.typed", "mypy"], "bravo": ["python", "py.typed"],
+                  "charlie": ["python"], "delta": ["go"]})
+    idx.postings["fact:uses:" + tokenize("mypy")[0]] = {idx.position["alpha"]: 1.0}
+    r = route("Which of my Python projects ship a py.typed marker for mypy?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "bravo"]
+    r = route("Which of my Python projects use mypy?", idx, aliases=ALIASES)
+    assert r.scopes == ["alpha"]
+
+
+def test_a_hyphenated_qualifier_and_where_do_i_have_read_as_enumerations():
+    from loci.query.grammar import is_enumerative
+
+    assert is_enumerative("Which of my command-line tools install a man page?")
+    assert is_enumerative("Where do I have support for loading configuration from a .env file?")
+
+
+def test_a_manifest_declaring_no_runtime_dependency_is_dependency_free(tmp_path):
+    free = _facts(tmp_path / "a", {"pyproject.toml": '[project]\nname = "a"\ndependencies = []\n'
+                                                      '[project.optional-dependencies]\ndev = ["pytest"]\n'})
+    assert ("dependency-free", "dependency-free") in free
+    windows = _facts(tmp_path / "b", {"pyproject.toml": '[project]\nname = "b"\n'
+                                                         'dependencies = ["colorama; platform_system == \'Windows\'"]\n'})
+    assert ("dependency-free", "dependency-free") not in windows
+    computed = _facts(tmp_path / "c", {"pyproject.toml": '[project]\nname = "c"\ndynamic = ["dependencies"]\n'})
+    assert ("dependency-free", "dependency-free") not in computed
+
+
+def test_zero_dependencies_asks_for_the_dependency_free_projects():
+    idx = _index({"alpha": ["python", "dependency-free"], "bravo": ["python", "click"],
+                  "charlie": ["javascript", "dependency-free"], "delta": ["python"]})
+    r = route("Which of my Python packages install with zero third-party runtime dependencies?", idx, aliases=ALIASES)
+    assert r.scopes == ["alpha"]
+    r = route("Which of my projects have no dependencies?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "charlie"]
+
+
+def test_the_changelog_records_each_runtime_version_it_mentions_with_its_line(tmp_path):
+    facts = _facts(tmp_path, {"CHANGES.md": "# 2.0\n\n- Drop Python 3.8.\n- Add support for Python 3.14.\n"})
+    mention = facts[("changelog", "python 3.14")]
+    assert (mention.source, mention.line) == ("CHANGES.md", 4)
+    assert mention.tokens() == tokenize("3.14")
