@@ -13,26 +13,15 @@ from conftest import git, make_repo
 from loci.front import hook
 from loci.front.cli import app
 from loci.kernel.config import layout
-from pipeline import build
-from pipeline.tasks import BuildContext
+from test_tasks import REPOS, three  # noqa: F401 (a fixture)
 
 runner = CliRunner()
-REPOS = {
-    "alpha": {"README.md": "# alpha\n\nSprocket calibration toolkit.\n"},
-    "beta": {"README.md": "# beta\n\nCookie sessions over HTTP.\n"},
-    "gamma": {"README.md": "# gamma\n\nWeather station logger.\n"},
-}
 
 
 @pytest.fixture
-def code(tmp_path, loci_home):
-    root = tmp_path / "code"
-    for name, files in REPOS.items():
-        make_repo(root / name, files)
-    ctx = BuildContext(layout())
-    build.scan(ctx, [root])
-    assert build.update(ctx).code == 0
-    return root
+def code(three):
+    """Three scopes (alpha, beta, gamma), scanned and built once."""
+    return three
 
 
 def hook_file(repo: Path, name: str = "post-commit") -> Path:
