@@ -76,8 +76,8 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-_BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "paths", "facts",
-                  "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
+_BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "keyblocks", "paths",
+                  "facts", "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
 
 
 def build_signature() -> str:

@@ -664,3 +664,22 @@ def test_each_vendor_token_is_masked(token):
     out, found = redact(f"It leaked {token} in the build log.")
     assert out == "It leaked [REDACTED:vendor-token] in the build log."
     assert found == Counter({"vendor-token": 1})
+
+
+def test_redact_strings_masks_every_string_of_a_json_document():
+    from pipeline.redact import redact_strings
+
+    doc = {"nodes": [{"id": "a", "label": f"Settings. token: {PW}"}, {"id": "b", "n": 3}],
+           f"key {GH}": [None, True, 1.5]}
+    clean, found = redact_strings(doc)
+    assert clean == {"nodes": [{"id": "a", "label": "Settings. token: [REDACTED:secret-assignment]"},
+                               {"id": "b", "n": 3}], "key [REDACTED:github-token]": [None, True, 1.5]}
+    assert found == Counter({"secret-assignment": 1, "github-token": 1})
+
+
+def test_redact_strings_returns_a_clean_document_itself():
+    from pipeline.redact import redact_strings
+
+    doc = {"nodes": [{"id": "a", "label": "def main(): nothing secret"}]}
+    assert redact_strings(doc) == (doc, Counter())
+    assert redact_strings(doc)[0] is doc

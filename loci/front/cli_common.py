@@ -78,8 +78,10 @@ def build_context(layout: Layout, *, quiet: bool = False, label: str = "building
     from pipeline.tasks import home_context
 
     ctx = home_context(layout, **overrides)
-    if not quiet and sys.stderr.isatty():
-        ctx.progress = bar_progress(label)
+    if not quiet:  # bars on a terminal, a line at least every 10 s anywhere else (a CI log)
+        from loci.front.progress import log_progress
+
+        ctx.progress = bar_progress(label) if sys.stderr.isatty() else log_progress(label)
     return ctx
 
 

@@ -13,11 +13,13 @@ def dump_json(obj: Any) -> None:
 REASONS = {
     "deictic": "the question points at a project (this/here/it) without naming one",
     "no_evidence": "not enough of the question exists in any project",
+    "ambiguous": "the code name it asks about is defined in several projects",
     "out_of_group": "the best answer lies outside the group",
 }
 FIXES = {
     "deictic": "re-run from inside the project directory, or with --scope <name>",
     "no_evidence": "re-run with --scope <name>, or from inside the project directory",
+    "ambiguous": "re-run with --scope <one of the candidates>, or from inside that project",
     "out_of_group": "re-run without --group, or with --scope <name>",
 }
 
@@ -89,8 +91,9 @@ def ask_lines(result) -> list[str]:
         if not block.episodes and not block.structure:
             lines.append("  no evidence in this scope")
         for hit in block.structure:
+            via = f"  (via {hit['via']})" if hit.get("via") else ""
             lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
-                         f"{hit['source_file']}:{hit['line']}")
+                         f"{hit['source_file']}:{hit['line']}{via}")
         for ep in block.episodes:
             cite = (ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}") + at
             head = f" - {ep.heading}" if ep.heading else ""

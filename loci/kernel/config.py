@@ -142,6 +142,7 @@ class Params:
     concentrated_max_scopes: int = 2
     concentrated_min_evidence: float = 0.6
     distinctive_max_share: float = 0.5
+    symbol_holder_share: float = 0.5     # a code name's holder weighs at least this share of its heaviest holder
     # --- selection
     select_ratio: float = 0.85
     select_max: int = 3

@@ -67,6 +67,7 @@ class LexicalIndex:
         self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
         self._codes = {k[5:]: v for k, v in meta.items() if k.startswith("code_")}
         self._grams: tuple | None = None
+        self._prose_paths: dict[int, str] | None = None
         self._bm25_norm: array | None = None
 
     def _array(self, name: str, code: str) -> array:
@@ -148,6 +149,13 @@ class LexicalIndex:
             for row in rows:
                 out[row[0]] = (row[1], row[2], float(row[3] or 0.0))
         return out
+
+    def prose_paths(self) -> dict[int, str]:
+        """Chunk row -> path of every README, docs and project-note chunk (read once)."""
+        if self._prose_paths is None:
+            self._prose_paths = dict(self.con.execute(
+                "SELECT id, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')"))
+        return self._prose_paths
 
     def hashes(self) -> list[str]:
         """Every chunk's content hash, in row order (vectors are keyed by it)."""

@@ -1,0 +1,101 @@
+"""Progress a log can read: lines at least every interval while a build runs, never a silent log."""
+from __future__ import annotations
+
+import io
+from loci.front.progress import LogProgress
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def reporter(interval: float = 10.0):
+    out, clock = io.StringIO(), Clock()
+    return LogProgress("setting up", out, interval=interval, clock=clock, heartbeat=False), out, clock
+
+
+def lines(out: io.StringIO) -> list[str]:
+    return out.getvalue().splitlines()
+
+
+def test_a_planned_run_prints_its_size_at_once():
+    progress, out, _ = reporter()
+    progress.planned(4)
+    assert lines(out) == ["loci setting up: 0/4 tasks (0/s, ETA ?)"]
+
+
+def test_events_closer_than_the_interval_print_nothing_more():
+    progress, out, clock = reporter()
+    progress.planned(4)
+    clock.now += 3
+    progress.started("index:a")
+    progress.finished("index:a")
+    assert len(lines(out)) == 1
+
+
+def test_a_quiet_stretch_gets_a_line_from_the_heartbeat_with_rate_and_eta():
+    progress, out, clock = reporter()
+    progress.planned(4)
+    clock.now += 5
+    progress.started("graphs:a")
+    progress.finished("graphs:a")
+    progress.started("graphs:b")
+    clock.now += 5      # 10 s since the last line: due
+    progress.tick()
+    assert lines(out)[-1] == "loci setting up: 1/4 tasks (0.1/s, ETA 30 s), running graphs:b (5 s)"
+
+
+def test_encoding_shows_texts_done_out_of_total_with_their_rate():
+    progress, out, clock = reporter()
+    progress.planned(2)
+    progress.started("vectors:black")
+    progress.encoding("black", 0, 1000)
+    clock.now += 10
+    progress.encoding("black", 400, 1000)
+    assert lines(out)[-1] == "loci setting up: 0/2 tasks (0/s, ETA ?); embedding black: 400/1000 texts (40/s, ETA 15 s)"
+
+
+def test_the_last_task_always_gets_its_line_and_then_the_heartbeat_is_silent():
+    progress, out, clock = reporter()
+    progress.planned(1)
+    progress.started("index:a")
+    clock.now += 1
+    progress.finished("index:a")
+    assert lines(out)[-1].startswith("loci setting up: 1/1 tasks")
+    clock.now += 60
+    progress.tick()
+    assert len(lines(out)) == 2
+
+
+def test_tasks_not_counted_up_front_still_get_lines_while_one_runs():
+    progress, out, clock = reporter()
+    progress.planned(0)
+    assert lines(out) == []
+    progress.started("index:black")
+    clock.now += 12
+    progress.tick()
+    assert lines(out) == ["loci setting up: 0 tasks done, running index:black (12 s)"]
+    progress.finished("index:black")
+    clock.now += 60
+    progress.tick()
+    assert len(lines(out)) == 1
+
+
+def test_a_setup_whose_output_is_not_a_terminal_writes_progress_lines(tmp_path, loci_home, monkeypatch):
+    from typer.testing import CliRunner
+
+    from loci.front import progress
+
+    from loci.front.cli import app
+    from tests.conftest import GIZMO, make_repo
+
+    make_repo(tmp_path / "code" / "gizmo", GIZMO)
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)   # every event is due
+    res = CliRunner().invoke(app, ["setup", str(tmp_path / "code"), "-y", "--no-graphs", "--no-embed",
+                                   "--no-calibrate"])
+    assert res.exit_code == 0, res.output
+    assert "loci setting up: 0 tasks done, running index:gizmo" in res.output
