@@ -119,12 +119,21 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False) -> dict:
+EMBEDDING_STEPS = ("vectors", "embed", "calibrate", "update")
+
+
+def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              targets: Sequence[str] = ()) -> dict:
     """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
 
-    Makes the home if it is missing (so `doit list` on a fresh machine works)."""
+    Makes the home if it is missing (so `doit list` on a fresh machine works). With ``targets``
+    that need no embedding step, the embedding steps' creators are left out (loading them
+    imports numpy: most of a no-change run's start-up)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
     ns = dict(make_tasks(ctx))
+    if targets and not any(t.split(":", 1)[0] in EMBEDDING_STEPS for t in targets):
+        for step in EMBEDDING_STEPS:
+            ns.pop(f"task_{step}", None)
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
@@ -133,12 +142,14 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     return ns
 
 
-def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False):
+def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              targets: Sequence[str] = ()):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet)), config_filenames=())
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, targets=targets)),
+                    config_filenames=())
 
 
 def default_jobs() -> int:
@@ -184,7 +195,7 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
         n = _jobs(ctx, targets, force) if jobs is None else jobs
         args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
-        report.code = doit_main(ctx, report, quiet=quiet).run(args)
+        report.code = doit_main(ctx, report, quiet=quiet, targets=targets).run(args)
         if report.scopes("index", "failed") and "routing" in report.blocked:
             from pipeline.tasks import routing_action
 
