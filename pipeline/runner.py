@@ -119,7 +119,8 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-EMBEDDING_STEPS = ("vectors", "embed", "calibrate", "update")
+LIGHT_STEPS = ("scan", "graphs", "index", "routing")   # need no embedding step
+EMBEDDING_STEPS = ("vectors", "embed", "calibrate")
 
 
 def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
@@ -131,7 +132,7 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     imports numpy: most of a no-change run's start-up)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
     ns = dict(make_tasks(ctx))
-    if targets and not any(t.split(":", 1)[0] in EMBEDDING_STEPS for t in targets):
+    if targets and all(t.split(":", 1)[0] in LIGHT_STEPS for t in targets):
         for step in EMBEDDING_STEPS:
             ns.pop(f"task_{step}", None)
     ns["DOIT_CONFIG"] = {

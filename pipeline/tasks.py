@@ -386,6 +386,18 @@ def calibrate_action(ctx: BuildContext) -> dict:
 
 # ---------------------------------------------------------------------------- task creators
 
+def bundle_action(ctx: BuildContext, name: str) -> dict:
+    """Export the scope's bundle under $LOCI_HOME/bundles (what `loci export` writes)."""
+    from loci.kernel.errors import LociError
+    from pipeline.share.bundle import bundle_state, export_scope
+
+    try:
+        export_scope(ctx.layout, name, ctx.layout.home / "bundles")
+    except LociError as exc:
+        return TaskFailed(f"{name}: {exc}")
+    return {"state": bundle_state(ctx.layout, name)}
+
+
 def _saved(key: str, current: Callable[[], str]) -> Callable:
     """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
     return lambda task, values: values.get(key) == current()
@@ -508,6 +520,19 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "uptodate": [_saved("state", lambda: calibration_state(ctx))],
                 "targets": [str(layout.calibration)], "verbosity": 0}
 
+    def task_bundle():
+        """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
+        from loci.kernel.config import safe_name
+        from pipeline.share.bundle import MANIFEST, bundle_state
+
+        yield {"name": None, "doc": "a scope's Parquet tables and manifest, ready to push"}
+        for scope in live_scopes():
+            name = scope.name
+            yield {"name": name, "actions": [(bundle_action, [ctx, name])],
+                   "task_dep": ["update"],  # the home brought up to date first (scopes' subtasks come late)
+                   "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
+                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], "verbosity": 0}
+
     def task_update():
         """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
         steps = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
@@ -515,7 +540,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": None, "task_dep": steps}
 
     return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
-                                    task_embed, task_calibrate, task_update)}
+                                    task_embed, task_calibrate, task_bundle, task_update)}
 
 
 def home_context(layout: Layout, **overrides) -> BuildContext:

@@ -70,7 +70,7 @@ def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only membe
     if not rows:
         typer.echo("no scopes registered: run `loci setup DIR`")
     for s in rows:
-        gone = "" if Path(s.path).is_dir() else "  [missing on disk]"
+        gone = "  [pulled]" if s.kind == "pulled" else "" if Path(s.path).is_dir() else "  [missing on disk]"
         typer.echo(f"{s.name:<28} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
 
 

@@ -166,10 +166,8 @@ def _resolve_names(incoming: list[_Incoming], store: Store, layout: Layout, reco
         claimed.add(inc.name)
 
 
-def _stage_scope(stage: Path, store: Store, inc: _Incoming, no_vectors: bool, params: Params) -> dict[str, Path]:
-    """Fetch and verify one bundle into ``stage``, then build its derived files there.
-
-    Returns the staged file for each home location key."""
+def _fetch(stage: Path, store: Store, inc: _Incoming, no_vectors: bool) -> dict[str, Path]:
+    """Fetch and verify one bundle's files into ``stage``; the staged file of each role."""
     where = f"{store.url}/{inc.entry.folder}"
     stage.mkdir(parents=True)
     staged: dict[str, Path] = {}
@@ -181,14 +179,44 @@ def _stage_scope(stage: Path, store: Store, inc: _Incoming, no_vectors: bool, pa
         target = stage / f.path
         target.write_bytes(data)
         staged[f.role] = target
+    return staged
+
+
+def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
+           params: Params) -> dict[str, Path]:
+    """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
     try:
-        staged.update(_derived(stage, staged, inc.manifest, params))
+        return {**staged, **_derived(stage, staged, manifest, params)}
     except BundleError:
         raise
     except Exception as exc:  # checksums held, so the publisher wrote a bad table
         raise BundleError(f"{where}: a file cannot be read ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:120] if str(exc) else ''}); re-export the bundle") from None
-    return staged
+
+
+PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they save
+
+
+def _stage_all(stage: Path, store: Store, incoming: list[_Incoming], no_vectors: bool,
+               params: Params) -> dict[str, dict[str, Path]]:
+    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
+    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from pipeline.runner import default_jobs
+
+    folders = [stage / f"s{i}" for i in range(len(incoming))]
+    fetched = [_fetch(f, store, inc, no_vectors) for f, inc in zip(folders, incoming)]
+    args = (folders, fetched, [inc.manifest for inc in incoming],
+            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
+    jobs = default_jobs()
+    if len(incoming) < PARALLEL_FROM or jobs < 2:
+        built = list(map(_build, *args))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+            built = list(pool.map(_build, *args, chunksize=8))
+    return {inc.name: b for inc, b in zip(incoming, built)}
 
 
 def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
@@ -274,7 +302,7 @@ def _register(layout: Layout, store: Store, incoming: list[_Incoming]) -> None:
         aliases = [a for a in raw.get("aliases") or [] if isinstance(a, str) and a not in others]
         if inc.name != inc.manifest.scope:
             aliases = [a for a in aliases if a != inc.manifest.scope]
-        owner = raw.get("owner") if str(raw.get("owner", "")).startswith("vendor:") else "unknown"
+        owner = raw.get("owner") if isinstance(raw.get("owner"), str) else "unknown"
         scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
                             aliases=tuple(sorted(set(aliases))), owner=owner))
     registry.scopes = sorted(scopes, key=lambda s: s.name)
@@ -309,8 +337,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _resolve_names(incoming, store, layout, records)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
-            staged = {inc.name: _stage_scope(stage / f"s{i}", store, inc, no_vectors, params)
-                      for i, inc in enumerate(incoming)}
+            staged = _stage_all(stage, store, incoming, no_vectors, params)
             _checkpoint("staged")
             for inc in incoming:
                 _install(layout, inc.name, staged[inc.name], inc, store, model)
@@ -345,7 +372,7 @@ def _merge(layout: Layout, changed: list[str]) -> None:
     from pipeline.uses import merge_uses
 
     names = load_registry(layout).names()
-    merge_uses(layout, [n for n in names if layout.refs(n).is_file()])
+    merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
 
 
