@@ -108,7 +108,7 @@ def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
     for name in run_report.scopes("index", "failed"):
         out.failed[name] = run_report.failure(f"index:{name}").removeprefix(f"{name}: ")
     for task in run_report.failed:
-        if task in ("routing", "scan", "runtime", "update"):
+        if task in ("routing", "scan", "runtime", "update", "doit"):
             out.failed[task] = run_report.failure(task)
     for name in out.rebuilt:
         try:

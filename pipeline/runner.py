@@ -120,7 +120,6 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
 
 
 LIGHT_STEPS = ("scan", "graphs", "index", "routing")   # need no embedding step
-EMBEDDING_STEPS = ("vectors", "embed", "calibrate")
 
 
 def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
@@ -133,8 +132,7 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
     ns = dict(make_tasks(ctx))
     if targets and all(t.split(":", 1)[0] in LIGHT_STEPS for t in targets):
-        for step in EMBEDDING_STEPS:
-            ns.pop(f"task_{step}", None)
+        ns = {f"task_{step}": ns[f"task_{step}"] for step in LIGHT_STEPS}
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
@@ -197,6 +195,9 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
         args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
         report.code = doit_main(ctx, report, quiet=quiet, targets=targets).run(args)
+        if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
+            report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
+                                     f"(exit {report.code}; its message is above)")
         if report.scopes("index", "failed") and "routing" in report.blocked:
             from pipeline.tasks import routing_action
 
