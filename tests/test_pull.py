@@ -185,7 +185,7 @@ def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
 
 def test_doctor_says_where_a_pulled_scope_came_from(published):
     cli("pull", str(published), "--quiet")
-    out = cli("doctor").stdout
+    out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
@@ -354,3 +354,16 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     merge_uses(full, ["app", "cli", "lib"])
     assert pq.read_table(inc.uses).to_pylist() == pq.read_table(full.uses).to_pylist()
     assert {(e["from"], e["to"]) for e in pq.read_table(inc.uses).to_pylist()} == {("lib", "cli"), ("cli", "lib")}
+
+
+def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
+    import pipeline.share.pull
+
+    cli("pull", str(published), "--quiet")
+    layout().query_db("gizmo").write_bytes(b"not a query file from this loci")
+    assert "query file is missing or from another version" in cli("doctor", code=1).stdout
+    monkeypatch.setattr(pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert sorted(out["imported"]) == ["gizmo", "webby"]
+    assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
+    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == []
