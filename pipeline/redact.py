@@ -74,6 +74,7 @@ _DOC_WORDS = STOPWORDS | frozenset("""password passwords passphrase passwd pwd s
     default defaults none null value values field fields type see set sets given provided returned
     stored used hash hashed plain plaintext text encrypted authentication credential credentials
     new old current same here below above example description never""".split())
+_SPACE = re.compile(r"\s")
 _PLAIN_WORD = re.compile(r"[^\W_][\w'!.@$%^*~-]*")
 
 
@@ -138,7 +139,7 @@ def _assigned_value(value: str, quoted: bool) -> bool:
     if len(value) < MIN_VALUE or _placeholder(value):
         return False
     if quoted:
-        return _passphrase(value, QUOTED_PHRASE_WORDS) if any(c.isspace() for c in value) else True
+        return _passphrase(value, QUOTED_PHRASE_WORDS) if _SPACE.search(value) else True
     if _ATTRIBUTE_PATH.fullmatch(value) or _SNAKE_NAME.fullmatch(value):
         return False
     return _random_looking(value) or _high_entropy(value)
@@ -368,20 +369,24 @@ def _lowered(text: str) -> str:
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
+_NEEDLES = frozenset(needle for rule in _RULES for needle in rule.needles)
+
+
 def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
     found: Counter = Counter()
     if not text:
         return text, found
     present = _lowered(text)
-    if "private key" in present or "mii" in present or "b3blbnnzac1rzxktdje" in present:
+    if any(needle in present for needle in ("private key", "mii", "b3blbnnzac1rzxktdje", "private-lines")):
         def on_block(original: str) -> None:
             found["private-key-block"] += 1
             if seen is not None:
                 seen("private-key-block", original)
         text = mask_key_blocks(text, MARKER.format("private-key-block"), on_block)
     low = None if found else present          # lower-cased copy of the current text
+    seen_needles = {needle for needle in _NEEDLES if needle in present}
     for rule in _RULES:
-        if not any(needle in present for needle in rule.needles):
+        if seen_needles.isdisjoint(rule.needles):
             continue
         if rule.lower and low is None:
             low = _lowered(text)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from loci.kernel.tokens import tokenize
+
 # questions that ask for a SET of projects
 _ENUM = re.compile(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
@@ -15,9 +17,11 @@ _ENUM = re.compile(
     re.I,
 )
 # the scaffolding words of an enumerative question; stripped before vocabulary evidence
-ENUM_FRAME = frozenset("""project projects repo repos repository repositories codebase codebases package
+_FRAME_WORDS = """project projects repo repos repository repositories codebase codebases package
     packages library libraries scope scopes tool tools my our which ones any all else ever other
-    beside besides except excluding counting apart aside ignoring""".split())
+    beside besides except excluding counting apart aside ignoring workspace""".split()
+# compared with question tokens, so the words and their stems ("librari", "repositori")
+ENUM_FRAME = frozenset(_FRAME_WORDS) | frozenset(t for w in _FRAME_WORDS for t in tokenize(w))
 
 # pointing words: the question refers to a subject it never names
 _DEICTIC_STRONG = re.compile(

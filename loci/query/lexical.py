@@ -42,8 +42,9 @@ def open_readonly(path: Path) -> sqlite3.Connection | None:
     """A read-only connection, or None when the file does not exist."""
     if not Path(path).exists():
         return None
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, check_same_thread=False)
-    return con
+    from loci.kernel.integrity import connect
+
+    return connect(path, check_same_thread=False)
 
 
 def _unpack(blob: bytes, code: str) -> array:
