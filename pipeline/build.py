@@ -9,7 +9,6 @@ exception, so the other scopes' results still come back.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -80,6 +79,7 @@ class UpdateReport:
     embed: EmbedReport | None
     calibrate: CalibrateReport | None
     failed: dict[str, str] = field(default_factory=dict)     # steps after index that failed
+    tasks: list[str] = field(default_factory=list)            # every doit task that ran, in order
 
     @property
     def code(self) -> int:
@@ -107,13 +107,14 @@ def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
     for name in run_report.scopes("index", "failed"):
         out.failed[name] = run_report.failure(f"index:{name}").removeprefix(f"{name}: ")
     for task in run_report.failed:
-        if task in ("routing", "scan", "runtime", "update"):
+        if task in ("routing", "scan", "runtime", "update", "doit"):
             out.failed[task] = run_report.failure(task)
+    from loci.kernel.state import read_meta
+
     for name in out.rebuilt:
-        try:
-            out.metas[name] = json.loads(ctx.layout.meta(name).read_text())
-        except (OSError, ValueError):
-            pass
+        meta = read_meta(ctx.layout, name)
+        if meta is not None:
+            out.metas[name] = meta
     return out
 
 
@@ -143,13 +144,14 @@ def calibrate_report(ctx: BuildContext, run_report: RunReport) -> CalibrateRepor
 
 def scan(ctx: BuildContext, dirs: Sequence[Path], split: bool | None = None) -> ScanReport:
     """Register the git repositories under ``dirs`` (and remember the roots); scopes.json is rewritten whole."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import scan as walk
 
     buildlock.hold(ctx.layout)
-    try:
-        result = walk(list(dirs), split=split, prior=load_registry(ctx.layout))
-        save_registry(ctx.layout, result.registry)
+    try:  # a damaged scopes.json is read as far as it is sound and rewritten whole
+        with editing_registry(ctx.layout) as edit:
+            result = walk(list(dirs), split=split, prior=edit.registry)
+            edit.registry = result.registry
     finally:
         buildlock.release(ctx.layout)
     return ScanReport(list(result.found), list(result.missing), list(result.problems), dict(result.owners),
@@ -207,6 +209,9 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
     report = calibrate_report(ctx, r)
     if report is None:
         raise BuildError(f"calibration failed: {r.failure('calibrate')}")
+    if "calibrate" in r.blocked:
+        failed = ", ".join(sorted(r.failed)) or r.blocked["calibrate"]
+        raise BuildError(f"not calibrated: the index must build first ({failed} failed; `loci index` says why)")
     return report
 
 
@@ -214,7 +219,8 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
     failed = {t: r.failure(t) for t in r.failed if t in ("embed", "calibrate")}
     return UpdateReport(scan=scan_report, graphs=graphs_report(r), index=index_report(ctx, r),
                         embed=embed_report(ctx, r) if embed_step else None,
-                        calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed)
+                        calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed,
+                        tasks=list(r.executed))
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:

@@ -4,7 +4,7 @@
 The BEGIN line becomes the marker; every base64 run, dash and header word up to the END
 line is deleted, while line breaks, ``\n`` escapes, quotes and comment marks stay, so
 the text keeps its line count (and usually its syntax). With no END, or with no BEGIN
-(a bare ``MII...`` body), the block runs over the lines that still look like key material.
+(a bare ``MII...`` body, a PuTTY key's ``Private-Lines``), the block runs over the lines that still look like key material.
 """
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ TAIL_MIN = 8                 # a mixed-case last line this long counts as key ma
 _KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_HEADERS = re.compile(r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_HEADLESS = re.compile(r"MII(?<![A-Za-z0-9+/]MII)[A-Za-z0-9+/]{40}|b3BlbnNzaC1rZXktdjE")
+_KEY_HEADLESS = re.compile(r"MII(?<![A-Za-z0-9+/]MII)[A-Za-z0-9+/]{40}|b3BlbnNzaC1rZXktdjE"
+                           r"|Private-Lines:[ \t]*\d{1,3}")          # a PuTTY key's private half
 _KEY_WIPE = re.compile(r"\\[nrt]|[A-Za-z0-9+/=-]++")
 _KEY_LINE = re.compile(r"[A-Za-z0-9+/=]{16}")
 _KEY_HEADER = re.compile(r"[^A-Za-z]{0,16}(?:Proc-Type|DEK-Info|Comment|Version|Encryption"

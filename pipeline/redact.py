@@ -377,7 +377,7 @@ def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
     if not text:
         return text, found
     present = _lowered(text)
-    if "private key" in present or "mii" in present or "b3blbnnzac1rzxktdje" in present:
+    if any(needle in present for needle in ("private key", "mii", "b3blbnnzac1rzxktdje", "private-lines")):
         def on_block(original: str) -> None:
             found["private-key-block"] += 1
             if seen is not None:

@@ -84,12 +84,12 @@ def test_a_missing_embed_extra_is_one_line_and_ask_continues_lexically(pets, mon
     runner.invoke(app, ["embed", "--quiet"])
 
     def unavailable(name, layout):
-        raise loci.query.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-mem[embed]'")
+        raise loci.query.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-scopes[embed]'")
 
     monkeypatch.setattr(loci.query.semantic, "load_encoder", unavailable)
     res = runner.invoke(app, ["ask", "--no-cwd", "In pets, how do cars get engine oil?"])
     assert res.exit_code == 0
-    assert "loci-mem[embed]" in res.output and "Cars need engine oil" in res.output
+    assert "loci-scopes[embed]" in res.output and "Cars need engine oil" in res.output
 
 
 class WordyConceptEncoder(ConceptEncoder):
@@ -124,7 +124,8 @@ def garage(tmp_path, loci_home, monkeypatch):
         "README.md": "# sheets\n\nSpreadsheets with formulas, pivot tables and charts.\n"})
     res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-calibrate"])
     assert res.exit_code == 0, res.output
-    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    res = runner.invoke(app, ["calibrate"])
+    assert res.exit_code == 0, res.output
     return tmp_path / "code"
 
 

@@ -600,6 +600,8 @@ KEY_SHAPES = {
     "template": "const key = `" + fake_pem("k", kind="OPENSSH PRIVATE KEY") + "`;\n",
     "no-end": "  " + fake_pem("k", end=False).replace("\n", "\n  ") + "\n\nThe rest of the notes.\n",
     "headless": "BODY = '''\n" + "\n".join(fake_key_lines("k")) + "\n'''\n",
+    "putty": ("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\n"
+              "Private-Lines: 26\n" + "\n".join(fake_key_lines("k")) + "\nPrivate-MAC: 0f1e2d3c4b5a\n"),
 }
 
 
@@ -689,3 +691,10 @@ def test_redact_strings_returns_a_clean_document_itself():
     doc = {"nodes": [{"id": "a", "label": "def main(): nothing secret"}]}
     assert redact_strings(doc) == (doc, Counter())
     assert redact_strings(doc)[0] is doc
+
+
+def test_redaction_keeps_every_line_so_chunks_cite_the_right_line():
+    text = "\n".join([p.values[1] for p in POSITIVES] + list(KEY_SHAPES.values())
+                     + ["password: correct horse battery staple", "Server=db;Password=Fak3&Passw0rd;"])
+    out, found = redact(text)
+    assert found and out.count("\n") == text.count("\n")

@@ -95,11 +95,10 @@ class Layout:
 
 def read_embed_config(lay: Layout) -> dict | None:
     """What `loci embed` last built, ``{"model": name, "model_id": id}``; None when absent or unreadable."""
-    try:
-        cfg = json.loads((lay.home / "embed.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return cfg if isinstance(cfg, dict) and isinstance(cfg.get("model_id"), str) else None
+    from loci.kernel.jsonfile import read_state_or_none
+    from loci.kernel.schemas import EMBED_FILE
+
+    return read_state_or_none(lay.home / "embed.json", EMBED_FILE)
 
 
 def layout(home: Path | None = None) -> Layout:
@@ -157,6 +156,7 @@ class Params:
     semantic_rescue_floor: float = 0.50  # ... or answers a no-evidence abstention above this
     semantic_rescue_margin: float = 0.10  # ... and this far ahead of the next scope
     semantic_veto_floor: float = 0.28    # a vocabulary route nothing comes this close to in meaning abstains
+    semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     # --- episode search
     k: int = 5
     chargram_min: int = 3

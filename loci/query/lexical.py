@@ -42,8 +42,9 @@ def open_readonly(path: Path) -> sqlite3.Connection | None:
     """A read-only connection, or None when the file does not exist."""
     if not Path(path).exists():
         return None
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, check_same_thread=False)
-    return con
+    from loci.kernel.integrity import connect
+
+    return connect(path, check_same_thread=False)
 
 
 def _unpack(blob: bytes, code: str) -> array:
@@ -156,6 +157,13 @@ class LexicalIndex:
             self._prose_paths = dict(self.con.execute(
                 "SELECT id, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')"))
         return self._prose_paths
+
+    def translated_hashes(self) -> set[str]:
+        """Content hashes of the chunks from translated copies (``README.es.md``, ``docs/zh-CN/``)."""
+        from loci.kernel.language import translation_language
+
+        rows = self.con.execute("SELECT hash, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')")
+        return {h for h, path in rows if translation_language(path) is not None}
 
     def hashes(self) -> list[str]:
         """Every chunk's content hash, in row order (vectors are keyed by it)."""

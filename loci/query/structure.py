@@ -238,7 +238,7 @@ def structure_problem(layout: Layout, name: str) -> str | None:
     if store is not None:
         return None
     if why == "unreadable":
-        return f"{name}'s query file is unreadable: run `loci index --force`"
+        return f"{name}'s query file is unreadable: run `loci index`"
     if layout.symbols(name).exists():
         return f"{name}'s query file does not hold its structure store yet: run `loci index`"
     return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"

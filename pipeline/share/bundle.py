@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -107,13 +106,12 @@ def sha256_file(path: Path) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
+    from pipeline.gitread import run_git
+
     if not repo.is_dir():
         return ""
-    try:
-        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    out = run_git(repo, *args, timeout=30, text=True)
+    return out.stdout.strip() if out is not None and out.returncode == 0 else ""
 
 
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
@@ -133,10 +131,10 @@ def repository_url(repo: Path) -> str | None:
 def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
     """The manifest of scope ``name`` as it stands in ``layout`` (pure but for git and the meta file)."""
     from loci.kernel.registry import load_registry
+    from loci.kernel.state import read_meta
 
-    try:
-        meta = json.loads(layout.meta(name).read_text())
-    except (OSError, ValueError):
+    meta = read_meta(layout, name)
+    if meta is None:
         raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it") from None
     scope = load_registry(layout).get(name)
     if scope is None:

@@ -209,9 +209,15 @@ def origin_of(store: Store, inc: Incoming) -> dict:
 
 
 def _register(layout: Layout, store: Store, incoming: list[Incoming]) -> None:
-    from loci.kernel.registry import Scope, load_registry, save_registry
+    from loci.kernel.registry import editing_registry
 
-    registry = load_registry(layout)
+    with editing_registry(layout) as edit:  # a scan or `loci add` running meanwhile keeps its edit
+        _add_pulled(edit.registry, store, incoming)
+
+
+def _add_pulled(registry, store: Store, incoming: list[Incoming]) -> None:
+    from loci.kernel.registry import Scope
+
     others = {s.name for s in registry.scopes} - {i.name for i in incoming}
     scopes = [s for s in registry.scopes if s.name not in {i.name for i in incoming}]
     for inc in incoming:
@@ -223,7 +229,6 @@ def _register(layout: Layout, store: Store, incoming: list[Incoming]) -> None:
         scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
                             aliases=tuple(sorted(set(aliases))), owner=owner))
     registry.scopes = sorted(scopes, key=lambda s: s.name)
-    save_registry(layout, registry)
 
 
 def _clean_staging(layout: Layout) -> None:
