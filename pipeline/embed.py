@@ -150,10 +150,11 @@ def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
     return np.rint(matrix * (127.0 / np.where(peak > 0, peak, 1.0))).astype(np.int8)
 
 
-def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int) -> None:
+def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int,
+                  dtype: str = VECTOR_DTYPE) -> None:
     """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
     order and the matrix file it belongs to. A reader memory-maps the matrix without pyarrow."""
-    stored = quantize(matrix.reshape(len(keys), dim))
+    stored = quantize(matrix.reshape(len(keys), dim), dtype)
     mpath = matrix_path(path)
     write_with(mpath, lambda tmp: _save_npy(tmp, stored))
     write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,

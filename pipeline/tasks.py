@@ -414,7 +414,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             def current(name=name) -> bool:
                 record = read_record(name, layout)
                 fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
-                return fresh and (record.get("status") == "unsupported" or graph_path(name, layout).exists())
+                unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
+                return fresh and not unpacked and (record.get("status") == "unsupported"
+                                                   or graph_path(name, layout).exists())
             yield {"name": name, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
