@@ -343,6 +343,9 @@ def embed_config(ctx: BuildContext) -> dict:
 
 def embed_action(ctx: BuildContext) -> dict:
     """embed.json names the model whose vectors the query side reads: written once they all exist."""
+    from pipeline.embed import merge_summaries
+
+    merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
     write_json(ctx.layout.home / "embed.json", embed_config(ctx))
     return embed_config(ctx)
 
