@@ -279,13 +279,13 @@ def summarise(matrix: np.ndarray, k: int) -> np.ndarray:
 
 
 def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
-    """The scope's summary from its stored chunk vectors (none when it has no vectors)."""
+    """The scope's summary from its stored chunk vectors (no file when they are unreadable)."""
     target = scope_summary_path(layout, model_id, name)
     got = stored_vectors(layout.vectors(model_id, name))
-    if got is None or not len(got[1]):
+    if got is None:
         target.unlink(missing_ok=True)
         return
-    rows = summarise(got[1], k).astype(np.float16)
+    rows = summarise(got[1], k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 
 
@@ -311,6 +311,16 @@ def merge_summaries(layout: Layout, model_id: str, names) -> None:
     matrix = np.concatenate(parts)
     write_with(npy, lambda tmp: _save_npy(tmp, matrix))
     write_json(manifest, {"model": model_id, "scopes": spans, "matrix": matrix_stamp(npy)})
+
+
+def summaries_merged(layout: Layout, model_id: str) -> bool:
+    """True when the merged summary is newer than every scope's (nothing to merge again)."""
+    npy, manifest = merged_summary_files(layout, model_id)
+    try:
+        merged = manifest.stat().st_mtime_ns
+        return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
+    except OSError:
+        return False
 
 
 def open_encoder(name: str | None, layout: Layout) -> Encoder:

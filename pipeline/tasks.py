@@ -462,7 +462,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     @create_after(executed="scan")
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import vector_files
+        from loci.query.semantic import scope_summary_path, vector_files
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -474,14 +474,18 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
-                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
+                   "targets": [str(p) for p in vector_files(store)]
+                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
 
     @create_after(executed="scan")
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
+        from pipeline.embed import summaries_merged
+
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
                 "targets": [str(layout.home / "embed.json")],
-                "uptodate": [config_changed(embed_config(ctx))], "verbosity": 0}
+                "uptodate": [config_changed(embed_config(ctx)),
+                             lambda: summaries_merged(layout, ctx.model_id())], "verbosity": 0}
 
     @create_after(executed="scan")
     def task_calibrate():
