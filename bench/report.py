@@ -306,6 +306,9 @@ def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
             "Ratios are loci ÷ reference: below 1 means loci is faster, smaller or scores lower.",
             "- The reference runs `ask --fast`; its episodes carry no line numbers, so the harness "
             "finds each chunk's first line in the file to score citations by path and line.",
+            "- Accuracy scores what `ask` returns (loci: `ask --k 5`; the reference: `ask --fast -k 5`), "
+            "for every question; `route` and the other ask modes are timed on an evenly spread sample "
+            "(their `failures` cell gives its size).",
             "- hit@5: a gold scope's block has, among its first five episodes or structure results, "
             "one holding every answer term or citing an evidence location (see `loci/scoring.py`).",
             "- \"rebuilt\" names the scopes whose per-scope artifacts under the home were rewritten.",

@@ -16,8 +16,8 @@ import time
 
 
 def _ref():
-    from loci.index import load_index
-    from loci.query.router import route
+    from loci.index import load_index   # loci-mem's own modules, not this project's
+    from loci.router import route
 
     index = load_index()
     return lambda q: route(q, index, cwd=None).to_json()

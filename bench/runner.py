@@ -113,19 +113,22 @@ def _rebuild(tool: Tool, neutral: Path, scope_names: list[str]) -> dict[str, Ste
     return out
 
 
-def _query(tool: Tool, question: dict, neutral: Path) -> tuple[Measured, list[Measured], dict | None]:
-    """Route, then ask in each of the tool's modes; the first mode's blocks are kept."""
+LATENCY_SAMPLE = 80   # questions also timed through `route` and the other ask modes
+
+
+def _query(tool: Tool, question: dict, neutral: Path, timed: bool) -> tuple[dict[str, Measured], dict | None]:
+    """Ask in the tool's first mode (its answer is scored, as `loci ask` returns it); when
+    ``timed``, also route and ask in the other modes, for their latency. Returns the runs by
+    kind ("route" or the ask mode's label) and the result in loci's contract."""
     cwd_dir = tool.corpus / question["cwd"] if question.get("cwd") else None
-    r = tool.run(tool.query_args("route", question["question"], cwd_dir), neutral, timeout=300)
-    asks = [tool.run(tool.query_args("ask", question["question"], cwd_dir, flags), neutral, timeout=300)
-            for _label, flags in tool.ask_modes]
-    route_obj = parse_json(r.stdout) if r.ok else None
-    ask_obj = parse_json(asks[0].stdout) if asks and asks[0].ok else None
-    if route_obj is None and ask_obj is None:
-        return r, asks, None
-    result = tool.translate(route_obj if route_obj is not None else ask_obj)
-    result["blocks"] = tool.translate(ask_obj).get("blocks", []) if ask_obj is not None else []
-    return r, asks, result
+    modes = tool.ask_modes if timed else tool.ask_modes[:1]
+    runs = {label: tool.run(tool.query_args("ask", question["question"], cwd_dir, flags), neutral, timeout=300)
+            for label, flags in modes}
+    if timed:
+        runs["route"] = tool.run(tool.query_args("route", question["question"], cwd_dir), neutral, timeout=300)
+    first = runs[tool.ask_modes[0][0]]
+    ask_obj = parse_json(first.stdout) if first.ok else None
+    return runs, (tool.translate(ask_obj) if ask_obj is not None else None)
 
 
 def bench_tool(tool: Tool, questions: list[dict], repos: list[str], neutral: Path, log=print) -> ToolRun:
@@ -146,19 +149,18 @@ def bench_tool(tool: Tool, questions: list[dict], repos: list[str], neutral: Pat
     run.home_bytes = dir_size(tool.home)
     run.repo_bytes = _litter(tool.corpus, repos) - litter_before
 
-    routes, asks = [], {label: [] for label, _ in tool.ask_modes}
-    log(f"  [{tool.key}] {len(questions)} questions through route and ask")
+    timed = {q["id"] for q in spread(questions, LATENCY_SAMPLE)}
+    measured: dict[str, list[Measured]] = {"route": [], **{label: [] for label, _ in tool.ask_modes}}
+    log(f"  [{tool.key}] {len(questions)} questions through ask ({len(timed)} also through route "
+        f"and every ask mode)")
     for q in questions:
-        r, ask_runs, result = _query(tool, q, neutral)
-        routes.append(r)
-        run.results[q["id"]] = result
-        for (label, _), m in zip(tool.ask_modes, ask_runs):
-            asks[label].append(m)
-        for kind, m in (("route", r), *zip(asks, ask_runs)):
+        runs, run.results[q["id"]] = _query(tool, q, neutral, q["id"] in timed)
+        for kind, m in runs.items():
+            measured[kind].append(m)
             if not m.ok:
                 run.errors.append(f"{q['id']} {kind}: exit {m.rc}: {m.error_line()}")
-    run.route = Latency.of(routes)
-    run.ask = {label: Latency.of(ms) for label, ms in asks.items()}
+    run.route = Latency.of(measured.pop("route"))
+    run.ask = {label: Latency.of(ms) for label, ms in measured.items()}
     run.folds = score_folds(questions, run.results)
     run.report = run.folds["all"]
     run.inproc, _ = _in_process(tool, questions, neutral)

@@ -9,7 +9,6 @@ exception, so the other scopes' results still come back.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -109,11 +108,12 @@ def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
     for task in run_report.failed:
         if task in ("routing", "scan", "runtime", "update"):
             out.failed[task] = run_report.failure(task)
+    from loci.kernel.state import read_meta
+
     for name in out.rebuilt:
-        try:
-            out.metas[name] = json.loads(ctx.layout.meta(name).read_text())
-        except (OSError, ValueError):
-            pass
+        meta = read_meta(ctx.layout, name)
+        if meta is not None:
+            out.metas[name] = meta
     return out
 
 
@@ -143,13 +143,14 @@ def calibrate_report(ctx: BuildContext, run_report: RunReport) -> CalibrateRepor
 
 def scan(ctx: BuildContext, dirs: Sequence[Path], split: bool | None = None) -> ScanReport:
     """Register the git repositories under ``dirs`` (and remember the roots); scopes.json is rewritten whole."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import scan as walk
 
     buildlock.hold(ctx.layout)
-    try:
-        result = walk(list(dirs), split=split, prior=load_registry(ctx.layout))
-        save_registry(ctx.layout, result.registry)
+    try:  # a damaged scopes.json is read as far as it is sound and rewritten whole
+        with editing_registry(ctx.layout) as edit:
+            result = walk(list(dirs), split=split, prior=edit.registry)
+            edit.registry = result.registry
     finally:
         buildlock.release(ctx.layout)
     return ScanReport(list(result.found), list(result.missing), list(result.problems), dict(result.owners),

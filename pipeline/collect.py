@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,10 +22,11 @@ from loci.kernel.config import DEFAULT_PARAMS, Params
 from pipeline import comments, references
 from pipeline.chunks import Chunk, make_chunk
 from pipeline.definitions import language
+from pipeline.gitread import git_out
 from pipeline.paths import path_kind
 from pipeline.prose import sections
-from pipeline.gitenv import git_env
 from pipeline.redact import is_secret_file, redact
+
 
 COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
 
@@ -60,16 +60,8 @@ class Collected:
 
 
 def _git(root: Path, *args: str) -> bytes | None:
-    """stdout of a git command run in root, or None if git is missing or fails.
-
-    Repository-locating variables are dropped so a hook's GIT_DIR cannot redirect it."""
-    env = git_env(GIT_TERMINAL_PROMPT="0", GIT_OPTIONAL_LOCKS="0", LC_ALL="C")
-    try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, env=env,
-                             timeout=GIT_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return out.stdout if out.returncode == 0 else None
+    """stdout of a read-only git command run in root, or None if git is missing or fails."""
+    return git_out(root, *args, timeout=GIT_TIMEOUT)
 
 
 def _pruned(name: str, top_level: bool) -> bool:

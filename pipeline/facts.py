@@ -102,22 +102,46 @@ def license_ids(root: Path, relpaths: Iterable[str]) -> list[str]:
     return sorted(license_sources(root, relpaths))
 
 
-def dependencies(root: Path, relpaths: Iterable[str]) -> list[str]:
-    """Names declared as dependencies in the top-level manifests."""
+def _declared(data: object, path: tuple[str, ...], file: str, problems: list[str] | None) -> list[str]:
+    """The names at ``path`` in a decoded manifest: requirement strings from a list, or the keys
+    of a table. Anything else (``dependencies = 5``) is skipped and reported in ``problems``."""
+    node = data
+    for key in path:
+        node = node.get(key) if isinstance(node, dict) else None
+    if node is None:
+        return []
+    if isinstance(node, dict):
+        return [k for k in node if isinstance(k, str)]
+    if isinstance(node, list) and all(isinstance(v, str) for v in node):
+        return node
+    if problems is not None:
+        problems.append(f"{file}: `{'.'.join(path)}` is not a list or table of names; skipped it")
+    return [v for v in node if isinstance(v, str)] if isinstance(node, list) else []
+
+
+def _table(data: object, *path: str) -> dict:
+    for key in path:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else {}
+
+
+def dependencies(root: Path, relpaths: Iterable[str], problems: list[str] | None = None) -> list[str]:
+    """Names declared as dependencies in the top-level manifests. A value of the wrong type is
+    skipped (the rest still counts) and reported, naming the file, in ``problems``."""
     deps: set[str] = set()
     top = {rel for rel in relpaths if "/" not in rel}
     if "pyproject.toml" in top:
         try:
             data = tomllib.loads(_head(root / "pyproject.toml", 200000))
-            proj = data.get("project", {})
-            reqs = list(proj.get("dependencies", []))
-            for extra in proj.get("optional-dependencies", {}).values():
-                reqs.extend(extra)
-            poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
-            reqs.extend(poetry)
-            deps.update(m.group(1) for r in reqs if (m := _REQ.match(str(r))))
-        except (tomllib.TOMLDecodeError, OSError, AttributeError):
-            pass
+        except tomllib.TOMLDecodeError as exc:
+            data = None
+            if problems is not None:
+                problems.append(f"pyproject.toml is not valid TOML ({exc}); its dependencies were skipped")
+        reqs = _declared(data, ("project", "dependencies"), "pyproject.toml", problems)
+        for extra in _table(data, "project", "optional-dependencies"):
+            reqs += _declared(data, ("project", "optional-dependencies", extra), "pyproject.toml", problems)
+        reqs += _declared(data, ("tool", "poetry", "dependencies"), "pyproject.toml", problems)
+        deps.update(m.group(1) for r in reqs if (m := _REQ.match(r)))
     if "setup.py" in top:
         text = _head(root / "setup.py", 100000)
         m = re.search(r"install_requires\s*=\s*\[([^\]]*)\]", text, re.S)
@@ -131,16 +155,16 @@ def dependencies(root: Path, relpaths: Iterable[str]) -> list[str]:
     if "package.json" in top:
         try:
             data = json.loads(_head(root / "package.json", 200000))
-            for key in ("dependencies", "peerDependencies"):
-                deps.update(data.get(key, {}) or {})
-        except (ValueError, AttributeError):
-            pass
+        except (ValueError, RecursionError):
+            data = None
+        for key in ("dependencies", "peerDependencies"):
+            deps.update(_declared(data, (key,), "package.json", problems))
     if "Cargo.toml" in top:
         try:
             data = tomllib.loads(_head(root / "Cargo.toml", 200000))
-            deps.update(data.get("dependencies", {}))
-        except (tomllib.TOMLDecodeError, OSError):
-            pass
+        except tomllib.TOMLDecodeError:
+            data = None
+        deps.update(_declared(data, ("dependencies",), "Cargo.toml", problems))
     return sorted(d.lower() for d in deps if d.lower() not in ("python",))
 
 
@@ -153,20 +177,20 @@ def runtime_dependencies(root: Path, relpaths: Iterable[str]) -> list[str] | Non
             data = tomllib.loads(_head(root / "pyproject.toml", 200000))
         except tomllib.TOMLDecodeError:
             data = {}
-        proj = data.get("project")
-        if isinstance(proj, dict) and "dependencies" not in (proj.get("dynamic") or ()):
-            return [str(r) for r in proj.get("dependencies") or ()]
+        if isinstance(data.get("project"), dict) and \
+                "dependencies" not in _declared(data, ("project", "dynamic"), "pyproject.toml", None):
+            return _declared(data, ("project", "dependencies"), "pyproject.toml", None)
     if "setup.py" in top:
         m = re.search(r"install_requires\s*=\s*\[([^\]]*)\]", _head(root / "setup.py", 100000), re.S)
         return re.findall(r"[\"']([^\"']+)", m.group(1)) if m else []
     if "package.json" in top:
         try:
-            return list(json.loads(_head(root / "package.json", 200000)).get("dependencies") or {})
-        except (ValueError, AttributeError):
+            return _declared(json.loads(_head(root / "package.json", 200000)), ("dependencies",), "package.json", None)
+        except (ValueError, RecursionError):
             return None
     if "Cargo.toml" in top:
         try:
-            return list(tomllib.loads(_head(root / "Cargo.toml", 200000)).get("dependencies") or {})
+            return _declared(tomllib.loads(_head(root / "Cargo.toml", 200000)), ("dependencies",), "Cargo.toml", None)
         except tomllib.TOMLDecodeError:
             return None
     return None

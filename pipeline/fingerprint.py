@@ -11,25 +11,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import subprocess
 from pathlib import Path
 from typing import Sequence
 
 from loci.kernel import tokens
 from loci.kernel.config import SCHEMA_VERSION, Params
-from pipeline.gitenv import git_env
 
 
 def git_state(root: Path) -> str:
     """HEAD plus a digest of every changed or untracked file's path, mtime and size."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", "."],
-            capture_output=True, timeout=60, check=False, env=git_env(LC_ALL="C"),
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "nogit:" + _tree_digest(root)
-    if out.returncode != 0:
+    from pipeline.gitread import run_git
+
+    out = run_git(root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".")
+    if out is None or out.returncode != 0:
         return "nogit:" + _tree_digest(root)
     head = "none"
     digest = hashlib.sha1()
@@ -76,8 +70,8 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
     return digest.hexdigest()[:16]
 
 
-_BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "paths", "facts",
-                  "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
+_BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "redact", "keyblocks", "paths",
+                  "facts", "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
 
 
 def build_signature() -> str:

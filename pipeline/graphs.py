@@ -22,11 +22,12 @@ from typing import Sequence
 
 from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json, write_with
+from loci.kernel.dist import install_hint
 from pipeline.gitenv import git_env
 from pipeline.redact import redact_strings
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
-INSTALL_HINT = "pip install 'loci-mem[graph]'"
+INSTALL_HINT = install_hint("graph")
 RECIPE = "extract --code-only --no-cluster v1"  # bump to force every graph to rebuild
 TIMEOUT_SECONDS = 1800
 USER_GRAPH = PurePosixPath("graphify-out") / "graph.json"
@@ -104,12 +105,13 @@ def build_graph(name: str, root: Path, layout: Layout, *, excludes: Sequence[str
     if not force and record.get("fingerprint") == fingerprint:
         if record.get("status") == "unsupported":
             return done("unsupported", _unsupported(name))
-        if ours.exists():
+        if _whole(ours, record):
             if (layout.graph_dir(name) / "work").is_dir():  # a home from before the cache was packed
                 _pack_cache(name, layout, layout.graph_dir(name) / "work")
             return done("uptodate", f"{name}: code unchanged since the last graph", ours)
     # a new recipe, graphify version or exclude list: graphify's own incremental cache cannot know
-    full = force or record.get("setup") != _setup(excludes)
+    # ... nor can it mend a torn graph.json it would start from
+    full = force or record.get("setup") != _setup(excludes) or (ours.exists() and not _whole(ours, record))
     try:
         if code_files == 0:
             return _finish_unsupported(name, layout, fingerprint, done, excludes)
@@ -174,7 +176,8 @@ def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResu
 
 
 def _run_graphify(name, root, layout, excludes, fingerprint, full, done, work) -> GraphResult:
-    cmd = graphify_command(root, work, excludes, full)
+    unnamed = undecodable_paths(root)  # graphify fails on a whole repository for one such name
+    cmd = graphify_command(root, work, [*excludes, *map(_literal_pattern, unnamed)], full)
     env = git_env(PYTHONHASHSEED="0")  # graphify re-execs itself without it
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
@@ -197,8 +200,31 @@ def _run_graphify(name, root, layout, excludes, fingerprint, full, done, work) -
     changed = not ours.exists() or _digest(ours.read_bytes()) != _digest(data)
     if changed:
         write_bytes(ours, data)  # identical output keeps the old mtime: no reindex downstream
-    _write_record(name, layout, fingerprint, "built", excludes)
-    return done("built", f"{name}: graph built" if changed else f"{name}: graph re-extracted, unchanged", ours)
+    _write_record(name, layout, fingerprint, "built", excludes, _digest(data))
+    message = f"{name}: graph built" if changed else f"{name}: graph re-extracted, unchanged"
+    if unnamed:
+        shown = ", ".join(ascii(p)[1:-1] for p in unnamed[:3]) + (" ..." if len(unnamed) > 3 else "")
+        message += f" (left out {len(unnamed)} file(s) whose name is not UTF-8: {shown})"
+    return done("built", message, ours)
+
+
+def undecodable_paths(root: Path) -> list[str]:
+    """Files under ``root`` (tracked or not ignored) whose names are not valid UTF-8, as
+    surrogate-escaped strings relative to ``root``."""
+    listed = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]) or b""
+    out = []
+    for raw in listed.split(b"\0"):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            out.append(os.fsdecode(raw))
+    return sorted(set(out))
+
+
+def _literal_pattern(relpath: str) -> str:
+    """An ignore pattern matching exactly this path from the root (wildcards escaped)."""
+    escaped = "".join("\\" + c if c in "\\*?[]!#" else c for c in relpath)
+    return "/" + escaped
 
 
 def _mask_secrets(out: Path) -> None:
@@ -256,7 +282,7 @@ def code_fingerprint(root: Path, excludes: Sequence[str] = ()) -> tuple[str, int
             count += 1
     # porcelain paths are relative to the repository's top, whatever directory the scope is
     prefix = (_git(root, ["rev-parse", "--show-prefix"]) or b"").strip().decode("utf-8", "replace")
-    status = _git(root, ["--no-optional-locks", "status", "--porcelain=v1", "-z",
+    status = _git(root, ["status", "--porcelain=v1", "-z",
                          "--untracked-files=all", "--ignore-submodules", "--", "."]) or b""
     for rec in status.split(b"\0"):
         path = rec[3:].decode("utf-8", "replace")
@@ -295,12 +321,9 @@ def _stat_key(path: Path) -> bytes:
 
 
 def _git(root: Path, args: list[str]) -> bytes | None:
-    try:
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=120,
-                              check=False, env=git_env())
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return proc.stdout if proc.returncode == 0 else None
+    from pipeline.gitread import git_out
+
+    return git_out(root, *args, timeout=120)
 
 
 def _graphify_version() -> str:
@@ -314,20 +337,48 @@ def _graphify_version() -> str:
 
 def read_record(name: str, layout: Layout) -> dict:
     """The scope's graph fingerprint record ({} when absent or damaged)."""
-    try:
-        record = json.loads(fingerprint_path(name, layout).read_text())
-    except (OSError, ValueError):
-        return {}
-    return record if isinstance(record, dict) else {}
+    from loci.kernel.jsonfile import read_state_or_none
+    from loci.kernel.schemas import GRAPH_RECORD_FILE
+
+    return read_state_or_none(fingerprint_path(name, layout), GRAPH_RECORD_FILE) or {}
 
 
 def _setup(excludes: Sequence[str]) -> str:
     return f"{RECIPE}|graphify {_graphify_version()}|excludes {sorted(excludes)}"
 
 
-def _write_record(name: str, layout: Layout, fingerprint: str, status: str, excludes: Sequence[str]) -> None:
+def _write_record(name: str, layout: Layout, fingerprint: str, status: str, excludes: Sequence[str],
+                  digest: str | None = None) -> None:
     write_json(fingerprint_path(name, layout), {"fingerprint": fingerprint, "status": status,
-                                                "setup": _setup(excludes), "built_at": time.time()})
+                                                "setup": _setup(excludes), "built_at": time.time(),
+                                                "sha1": digest})
+
+
+def graph_problem(path: Path) -> str | None:
+    """Why ``path`` is not a whole graphify graph (missing, truncated, not a node list), or None."""
+    try:
+        data = json.loads(Path(path).read_bytes())
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError, RecursionError) as exc:
+        return f"not readable JSON ({type(exc).__name__}; truncated?)"
+    if not isinstance(data, dict) or not isinstance(data.get("nodes"), list):
+        return "not a graphify graph (no node list)"
+    return None
+
+
+def graph_intact(name: str, layout: Layout) -> bool:
+    """loci's graph of ``name`` exists and is the one last written (a torn file is rebuilt)."""
+    return _whole(graph_path(name, layout), read_record(name, layout))
+
+
+def _whole(graph: Path, record: dict) -> bool:
+    """The graph loci wrote is still there and intact (its recorded digest, else a parse)."""
+    if not graph.exists():
+        return False
+    if isinstance(record.get("sha1"), str):
+        return _digest(graph.read_bytes()) == record["sha1"]
+    return graph_problem(graph) is None
 
 
 def _digest(data: bytes) -> str:

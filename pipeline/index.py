@@ -21,6 +21,7 @@ from loci.kernel.atomic import write_with
 from pipeline.chunks import Chunk
 from pipeline.lexical_fit import fit_and_write
 from pipeline.paths import path_kind
+from loci.kernel.language import is_foreign, translation_language
 
 CHUNK_SCHEMA = pa.schema([
     ("id", pa.int32()), ("scope", pa.string()), ("kind", pa.string()), ("path", pa.string()),
@@ -73,8 +74,9 @@ def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
                        params: Params, symbol_vocab: Counter | None = None) -> Counter:
     """Token -> weight from what the code defines, file paths and README/docs prose.
 
-    Docstrings, comments and commits never feed routing; each token is weighted
-    by the kind of path it came from (a fixture counts far less than source).
+    Docstrings, comments and commits never feed routing, nor do release notes and
+    translated copies (``routing_prose``); each token is weighted by the kind of
+    path it came from (a fixture counts far less than source).
     """
     vocab: Counter = Counter()
     if symbol_vocab is not None:
@@ -90,13 +92,31 @@ def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
         if w:
             for tok in tokens.tokenize(relpath.replace("/", " ")):
                 vocab[tok] += w
-    for c in chunks:
-        if c.kind in ROUTING_PROSE_KINDS and not CHANGELOG.match(c.path.rsplit("/", 1)[-1]):
-            w = PROSE_WEIGHT * params.path_weight(c.path_kind)
-            if w:
-                for tok in tokens.tokenize(c.heading + "\n" + c.text):
-                    vocab[tok] += w
+    for c in routing_prose(chunks):
+        w = PROSE_WEIGHT * params.path_weight(c.path_kind)
+        if w:
+            for tok in tokens.tokenize(c.heading + "\n" + c.text):
+                vocab[tok] += w
     return vocab
+
+
+def routing_prose(chunks: Sequence[Chunk]) -> list[Chunk]:
+    """The README and docs pieces whose words are evidence of what the project is about.
+
+    Not release notes, and not translated copies: a translation repeats the
+    original's topic in another language's words, and those words would pull every
+    question asked in that language toward the project whatever it asks. A piece is
+    a copy when its path carries a language tag (``README.es.md``, ``docs/zh-CN/``);
+    an untagged piece not written in English is one too, unless most of the
+    project's untagged prose is in another language: there it is the original.
+    """
+    prose = [c for c in chunks if c.kind in ROUTING_PROSE_KINDS and not CHANGELOG.match(c.path.rsplit("/", 1)[-1])]
+    untagged = [c for c in prose if translation_language(c.path) is None]
+    foreign = {id(c) for c in untagged if is_foreign(c.heading + "\n" + c.text)}
+    foreign_chars = sum(len(c.text) for c in untagged if id(c) in foreign)
+    if foreign_chars * 2 > sum(len(c.text) for c in untagged):
+        return untagged
+    return [c for c in untagged if id(c) not in foreign]
 
 
 def write_table(path: Path, table: pa.Table) -> None:

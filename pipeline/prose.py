@@ -174,3 +174,4 @@ def sections(text: str, fmt: str, max_chars: int, default_heading: str = "",
         for line, piece in split_long(lines[start:end], first_line + start, max_chars):
             out.append((line, heading, piece))
     return out
+

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from pipeline.gitenv import git_env
 
 LOG_DEPTH = 200
 
@@ -33,12 +32,9 @@ class Identity:
 
 
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess | None:
-    env = git_env(LC_ALL="C")
-    try:
-        return subprocess.run(["git", "-C", str(path), *args], capture_output=True, text=True,
-                              env=env, timeout=30, errors="replace")
-    except (OSError, subprocess.TimeoutExpired):
-        return None
+    from pipeline.gitread import run_git
+
+    return run_git(path, *args, timeout=30, text=True)
 
 
 def read_identity() -> Identity:

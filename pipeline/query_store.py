@@ -139,9 +139,11 @@ def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, d
     they are. Returns False, writing nothing, when there is no usable file to start from."""
     import shutil
 
+    from loci.kernel.integrity import connect
+
     names = sorted(metas)
     try:
-        con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True)
+        con = connect(path)
         try:
             old = dict(con.execute("SELECT name, id FROM scopes").fetchall())
         finally:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from loci.kernel.tokens import STOPWORDS
+from pipeline.keyblocks import mask_key_blocks
 
 KINDS = ("aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token",
          "google-api-key", "stripe-key", "sendgrid-key", "azure-key", "twilio-key", "npm-token",
@@ -73,6 +74,7 @@ _DOC_WORDS = STOPWORDS | frozenset("""password passwords passphrase passwd pwd s
     default defaults none null value values field fields type see set sets given provided returned
     stored used hash hashed plain plaintext text encrypted authentication credential credentials
     new old current same here below above example description never""".split())
+_SPACE = re.compile(r"\s")
 _PLAIN_WORD = re.compile(r"[^\W_][\w'!.@$%^*~-]*")
 
 
@@ -137,7 +139,7 @@ def _assigned_value(value: str, quoted: bool) -> bool:
     if len(value) < MIN_VALUE or _placeholder(value):
         return False
     if quoted:
-        return _passphrase(value, QUOTED_PHRASE_WORDS) if any(c.isspace() for c in value) else True
+        return _passphrase(value, QUOTED_PHRASE_WORDS) if _SPACE.search(value) else True
     if _ATTRIBUTE_PATH.fullmatch(value) or _SNAKE_NAME.fullmatch(value):
         return False
     return _random_looking(value) or _high_entropy(value)
@@ -355,101 +357,6 @@ _RULES = (
 )
 
 
-# --- private key blocks -----------------------------------------------------------------
-#
-# A block is found in the whole text, however its lines are indented, prefixed (``#``,
-# ``*``, ``//``, quotes) or escaped (``\n`` in JSON). The BEGIN line becomes the marker;
-# every base64 run, dash and header word up to the END line is deleted, and line breaks,
-# ``\n`` escapes, quotes and comment marks stay, so the text keeps its line count (and
-# usually its syntax). With no END, the block runs over the lines that still look like
-# key material.
-
-_KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_HEADERS = re.compile(r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_HEADLESS = re.compile(r"MII(?<![A-Za-z0-9+/]MII)[A-Za-z0-9+/]{40}|b3BlbnNzaC1rZXktdjE")
-_KEY_WIPE = re.compile(r"\\[nrt]|[A-Za-z0-9+/=-]++")
-_KEY_LINE = re.compile(r"[A-Za-z0-9+/=]{16}")
-_KEY_HEADER = re.compile(r"[^A-Za-z]{0,16}(?:Proc-Type|DEK-Info|Comment|Version|Encryption"
-                         r"|Public-Lines|Private-Lines|Private-MAC)[ \t]*:")
-_KEY_TAIL = re.compile(r"[^A-Za-z0-9+/=]{0,16}(?P<run>[A-Za-z0-9+/]{2,64}={0,2})(?:\\n)?[^A-Za-z0-9+/=]{0,16}")
-_KEY_BLOCK_MAX = 64 * 1024
-
-
-def _wipe(segment: str) -> str:
-    """The segment without its header lines' words, base64 runs and dashes."""
-    segment = _KEY_HEADERS.sub("", segment)
-    return _KEY_WIPE.sub(lambda m: m.group(0) if m.group(0)[0] == "\\" else "", segment)
-
-
-def _line_end(text: str, pos: int) -> int:
-    end = text.find("\n", pos)
-    return len(text) if end < 0 else end
-
-
-def _key_material(line: str) -> bool:
-    return _KEY_LINE.search(line) is not None or _KEY_HEADER.match(line) is not None
-
-
-def _last_key_line(line: str) -> bool:
-    """The short last line of a key body: one base64 run that is padded or mixed."""
-    m = _KEY_TAIL.fullmatch(line.rstrip("\r"))
-    if m is None:
-        return False
-    run = m.group("run")
-    return run.endswith("=") or any(c.isdigit() or c in "+/" for c in run) or (
-        len(run) >= MIN_VALUE and not run.islower() and not run.isupper())
-
-
-def _body_end(text: str, pos: int) -> int:
-    """Where a key body with no END line stops: the rest of the line at ``pos``, every
-    following line of key material (a blank line may come before more), and one short
-    last line; never more than _KEY_BLOCK_MAX characters."""
-    end, stop = _line_end(text, pos), min(len(text), pos + _KEY_BLOCK_MAX)
-    while end < stop:
-        nxt = _line_end(text, end + 1)
-        line = text[end + 1:nxt]
-        if _key_material(line):
-            end = nxt
-        elif not line.strip() and nxt < len(text) and _KEY_LINE.search(text, nxt + 1, _line_end(text, nxt + 1)):
-            end = nxt
-        else:
-            return nxt if _last_key_line(line) else end
-    return min(end, stop)
-
-
-def _key_blocks(text: str, found: Counter, seen: Seen | None) -> str:
-    """Mask each private key block: BEGIN ... END, a BEGIN with its body, or a bare body."""
-    out: list[str] = []
-    pos, end = 0, None
-    if "PRIVATE KEY" in text:
-        while (begin := _KEY_BEGIN.search(text, pos)) is not None:
-            if end is not None and end.start() < begin.end():
-                end = None
-            if end is None:
-                end = _KEY_END.search(text, begin.end(), begin.end() + _KEY_BLOCK_MAX)
-            stop = end.end() if end is not None else _body_end(text, begin.end())
-            pos = _mask_block(text, pos, begin.span(), stop, out, found, seen)
-        out.append(text[pos:])
-        text, out, pos = "".join(out), [], 0
-    for head in _KEY_HEADLESS.finditer(text):
-        if head.start() < pos or "-----BEGIN" in text[max(0, head.start() - 200):head.start()]:
-            continue                  # inside a masked block, or a certificate's body
-        pos = _mask_block(text, pos, head.span(), _body_end(text, head.end()), out, found, seen)
-    out.append(text[pos:])
-    return "".join(out)
-
-
-def _mask_block(text: str, pos: int, head: Span, stop: int, out: list[str], found: Counter,
-                seen: Seen | None) -> int:
-    """Append text[pos:stop] to ``out`` with the block from head[0] masked; return stop."""
-    out += (text[pos:head[0]], MARKER.format("private-key-block"), _wipe(text[head[1]:stop]))
-    found["private-key-block"] += 1
-    if seen is not None:
-        seen("private-key-block", text[head[0]:stop])
-    return stop
-
-
 # --- the driver -----------------------------------------------------------------------
 
 
@@ -462,16 +369,24 @@ def _lowered(text: str) -> str:
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
 
 
+_NEEDLES = frozenset(needle for rule in _RULES for needle in rule.needles)
+
+
 def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
     found: Counter = Counter()
     if not text:
         return text, found
     present = _lowered(text)
-    if "private key" in present or "mii" in present or "b3blbnnzac1rzxktdje" in present:
-        text = _key_blocks(text, found, seen)
+    if any(needle in present for needle in ("private key", "mii", "b3blbnnzac1rzxktdje", "private-lines")):
+        def on_block(original: str) -> None:
+            found["private-key-block"] += 1
+            if seen is not None:
+                seen("private-key-block", original)
+        text = mask_key_blocks(text, MARKER.format("private-key-block"), on_block)
     low = None if found else present          # lower-cased copy of the current text
+    seen_needles = {needle for needle in _NEEDLES if needle in present}
     for rule in _RULES:
-        if not any(needle in present for needle in rule.needles):
+        if seen_needles.isdisjoint(rule.needles):
             continue
         if rule.lower and low is None:
             low = _lowered(text)
@@ -494,7 +409,7 @@ def redact_strings(value: object) -> tuple[object, Counter]:
     document costs one scan."""
     strings: list[str] = []
     _walk(value, strings.append)
-    if not redact("\n".join(strings))[1]:
+    if not redact("\n".join(dict.fromkeys(strings)))[1]:     # each distinct string once
         return value, Counter()
     found: Counter = Counter()
 

@@ -5,7 +5,6 @@ index workers, where importing them would be most of its cost.
 """
 from __future__ import annotations
 
-import json
 import time
 from typing import Iterable, Sequence
 
@@ -20,11 +19,12 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
 
     With ``changed`` (a pull), only those scopes' rows are rewritten in the existing
     routing.sqlite; the others are kept as they are."""
+    from loci.kernel.state import read_meta
+
     metas = {}
     for name in names:
-        try:
-            meta = json.loads(layout.meta(name).read_text())
-        except (OSError, ValueError):
+        meta = read_meta(layout, name)
+        if meta is None:
             continue
         if layout.query_db(name).exists():
             metas[name] = meta

@@ -153,13 +153,9 @@ def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
 
 
 def _built_from(ctx: BuildContext, scope) -> bool:
-    import json
+    from loci.kernel.state import read_meta
 
-    try:
-        built = json.loads(ctx.layout.meta(scope.name).read_text()).get("fingerprint")
-    except (OSError, ValueError):
-        return False
-    return built == ctx.fingerprint(scope)
+    return (read_meta(ctx.layout, scope.name) or {}).get("fingerprint") == ctx.fingerprint(scope)
 
 
 def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
@@ -173,6 +169,7 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
     ctx.fresh()
     buildlock.hold(ctx.layout)  # refuse here, cleanly, before doit starts
     try:
+        _reset_damaged_state(ctx.layout)
         n = _jobs(ctx, targets, force) if jobs is None else jobs
         args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
@@ -186,6 +183,17 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
     finally:
         buildlock.release(ctx.layout)
     return report
+
+
+def _reset_damaged_state(layout) -> None:
+    """A torn .doit.db is set aside (every step then runs again) instead of failing every build."""
+    import sys
+
+    from loci.kernel.integrity import set_aside_if_damaged
+
+    note = set_aside_if_damaged(layout.doit_db)
+    if note:
+        print(f"loci: {note}", file=sys.stderr)
 
 
 DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",

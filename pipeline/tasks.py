@@ -21,7 +21,6 @@ build. The layout, parameters, model and progress reporter come in one
 """
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -36,7 +35,9 @@ from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
 from loci.kernel.atomic import write_json
-from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
+from loci.kernel.integrity import home_index_problems, scope_index_problems
+from loci.kernel.state import read_meta
 
 
 class Progress:
@@ -198,14 +199,15 @@ def die_with_parent() -> None:
 
 def scan_action(ctx: BuildContext) -> dict:
     """Rescan the remembered roots (registers new repositories, keeps missing ones)."""
-    from loci.kernel.registry import save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import scan
 
     prior = ctx.registry()
     if not ctx.scan or not prior.roots:
         return {"scopes": len(prior.scopes)}
-    result = scan([Path(r) for r in prior.roots], prior=prior)
-    save_registry(ctx.layout, result.registry)
+    with editing_registry(ctx.layout) as edit:  # re-read under the lock: a concurrent `loci add` survives
+        result = scan([Path(r) for r in edit.registry.roots], prior=edit.registry)
+        edit.registry = result.registry
     ctx.fresh()  # new scopes: observe again
     return {"scopes": len(result.registry.scopes), "found": len(result.found)}
 
@@ -254,7 +256,8 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
     vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
                                params, symbol_vocab)
     root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
-    deps = dependencies(root, relpaths)  # read once: routing facts and cross-scope references
+    manifest_problems: list[str] = []  # a bad value is skipped, the rest indexed, the file reported
+    deps = dependencies(root, relpaths, manifest_problems)  # read once: facts and cross-scope references
     facts = scope_facts(root, relpaths, deps)
     vocab.update(fact_vocabulary(root, relpaths, facts=facts))
     write_scope(layout, name, collected.chunks, vocab, params, tables)
@@ -264,7 +267,7 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
         vocab_tokens=len(vocab), vocab_weight=float(sum(vocab.values())),
         updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
         redactions=dict(collected.redactions),
-        stats={**dict(collected.stats), "graph_problems": problems},
+        stats={**dict(collected.stats), "graph_problems": problems, "manifest_problems": manifest_problems},
         facts=[f.to_json() for f in facts],
     )
     write_json(layout.meta(name), asdict(meta))
@@ -365,6 +368,16 @@ def calibration_state(ctx: BuildContext) -> str:
     return f"{cfg['model_id']}|" + ";".join(stats)
 
 
+def calibration_sound(layout: Layout) -> bool:
+    """calibration.json can be read (a damaged one is fitted again)."""
+    from loci.query.calibration import CalibrationError, read_calibration
+
+    try:
+        return read_calibration(layout) is not None
+    except CalibrationError:
+        return False
+
+
 def calibrate_action(ctx: BuildContext) -> dict:
     from pipeline.calibrate import calibrate
 
@@ -374,6 +387,18 @@ def calibrate_action(ctx: BuildContext) -> dict:
 
 # ---------------------------------------------------------------------------- task creators
 
+def bundle_action(ctx: BuildContext, name: str) -> dict:
+    """Export the scope's bundle under $LOCI_HOME/bundles (what `loci export` writes)."""
+    from loci.kernel.errors import LociError
+    from pipeline.share.bundle import bundle_state, export_scope
+
+    try:
+        export_scope(ctx.layout, name, ctx.layout.home / "bundles")
+    except LociError as exc:
+        return TaskFailed(f"{name}: {exc}")
+    return {"state": bundle_state(ctx.layout, name)}
+
+
 def _saved(key: str, current: Callable[[], str]) -> Callable:
     """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
     return lambda task, values: values.get(key) == current()
@@ -382,10 +407,9 @@ def _saved(key: str, current: Callable[[], str]) -> Callable:
 def _size_hint(layout: Layout, scope) -> int:
     """How much work a scope is, for scheduling the biggest first: its last chunk count,
     else the size of its git index (a stat, proportional to the tracked files)."""
-    try:
-        return int(json.loads(layout.meta(scope.name).read_text()).get("chunks", 0)) * 100
-    except (OSError, ValueError):
-        pass
+    meta = read_meta(layout, scope.name)
+    if meta is not None:
+        return meta["chunks"] * 100
     try:
         return (Path(scope.path) / ".git" / "index").stat().st_size // 100
     except OSError:
@@ -406,7 +430,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     @create_after(executed="scan")
     def task_graphs():
         """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
-        from pipeline.graphs import graph_path, graphify_available, read_record
+        from pipeline.graphs import graph_intact, graphify_available, read_record
 
         yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
@@ -419,7 +443,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
                 unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
                 return fresh and not unpacked and (record.get("status") == "unsupported"
-                                                   or graph_path(name, layout).exists())
+                                                   or graph_intact(name, layout))
             yield {"name": name, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
@@ -433,12 +457,10 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         for scope in sorted(live_scopes(), key=lambda s: -_size_hint(layout, s)):  # biggest first
             name = scope.name
 
-            def current(scope=scope) -> bool:
-                try:
-                    built = json.loads(layout.meta(scope.name).read_text()).get("fingerprint")
-                except (OSError, ValueError):
-                    return False
-                return built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
+            def current(scope=scope) -> bool:  # a torn or damaged output is rebuilt too
+                built = (read_meta(layout, scope.name) or {}).get("fingerprint")
+                return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
+                        and not scope_index_problems(layout, scope.name))
             yield {
                 "name": name,
                 "actions": [(index_action, [ctx, name])],
@@ -454,7 +476,8 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {
             "actions": [(routing_action, [ctx])],
             "task_dep": ["index"],
-            "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names()))],
+            "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
+                         lambda: not home_index_problems(layout)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
             "verbosity": 0,
         }
@@ -462,7 +485,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     @create_after(executed="scan")
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import scope_summary_path, vector_files
+        from loci.query.semantic import scope_summary_path, stored_vectors, vector_files
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -473,9 +496,15 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             store = layout.vectors(ctx.model_id(), name)
             yield {"name": name, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
+<<<<<<< HEAD
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
                    "targets": [str(p) for p in vector_files(store)]
                    + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
+=======
+                   "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
+                                lambda store=store: stored_vectors(store, with_keys=False) is not None],
+                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
+>>>>>>> main
 
     @create_after(executed="scan")
     def task_embed():
@@ -485,6 +514,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
                 "targets": [str(layout.home / "embed.json")],
                 "uptodate": [config_changed(embed_config(ctx)),
+                             lambda: read_embed_config(layout) == embed_config(ctx),
                              lambda: summaries_merged(layout, ctx.model_id())], "verbosity": 0}
 
     @create_after(executed="scan")
@@ -493,8 +523,22 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": [(calibrate_action, [ctx])],
                 "task_dep": ["routing"] + (["embed"] if ctx.embed else []),
                 "file_dep": [str(layout.manifest)],
-                "uptodate": [_saved("state", lambda: calibration_state(ctx))],
+                "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
                 "targets": [str(layout.calibration)], "verbosity": 0}
+
+    @create_after(executed="scan")
+    def task_bundle():
+        """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
+        from loci.kernel.config import safe_name
+        from pipeline.share.bundle import MANIFEST, bundle_state
+
+        yield {"name": None, "doc": "a scope's Parquet tables and manifest, ready to push"}
+        for scope in live_scopes():
+            name = scope.name
+            yield {"name": name, "actions": [(bundle_action, [ctx, name])],
+                   "task_dep": ["update"],  # the home brought up to date first (scopes' subtasks come late)
+                   "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
+                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], "verbosity": 0}
 
     def task_update():
         """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
@@ -503,7 +547,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": None, "task_dep": steps}
 
     return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
-                                    task_embed, task_calibrate, task_update)}
+                                    task_embed, task_calibrate, task_bundle, task_update)}
 
 
 def home_context(layout: Layout, **overrides) -> BuildContext:

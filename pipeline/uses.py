@@ -84,9 +84,47 @@ def read_refs(layout: Layout, scope: str) -> list[Ref]:
     return [Ref(*row) for row in zip(cols["name"], cols["role"], cols["how"], cols["path"], cols["line"])]
 
 
-def merge_uses(layout: Layout, scopes: Sequence[str]) -> int:
-    """Write ``uses.parquet`` from every indexed scope's refs; returns the number of edges."""
-    edges = find_uses({s: read_refs(layout, s) for s in scopes})
+def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None) -> dict[str, list[Ref]]:
+    """Every scope's ``provides`` rows and the ``uses`` rows that name something provided.
+
+    ``refs.sqlite`` caches all scopes' refs; with ``changed`` (a pull) only those scopes
+    (and new or departed ones) are re-read from Parquet, so merging one pulled bundle into
+    a thousand-scope home does not open a thousand files."""
+    import sqlite3
+
+    path = layout.home / "refs.sqlite"
+    wanted = set(scopes)
+    con = sqlite3.connect(path)  # rollback journal: a killed merge leaves the last committed cache
+    try:
+        con.executescript("""
+            CREATE TABLE IF NOT EXISTS refs (scope TEXT, name TEXT, norm TEXT, role TEXT, how TEXT,
+                                             path TEXT, line INTEGER);
+            CREATE INDEX IF NOT EXISTS refs_scope ON refs (scope);
+            CREATE INDEX IF NOT EXISTS refs_role_norm ON refs (role, norm);
+        """)
+        present = {s for (s,) in con.execute("SELECT DISTINCT scope FROM refs")}
+        fresh = wanted if changed is None else (set(changed) & wanted) | (wanted - present)
+        stale = sorted((present - wanted) | (fresh & present))
+        con.executemany("DELETE FROM refs WHERE scope = ?", [(s,) for s in stale])
+        con.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)", (
+            (s, r.name, normalise(r.name), r.role, r.how, r.path, int(r.line))
+            for s in sorted(fresh) for r in read_refs(layout, s)))
+        con.commit()
+        rows = con.execute("SELECT scope, name, role, how, path, line FROM refs WHERE role = 'provides' "
+                           "OR (role = 'uses' AND norm IN (SELECT norm FROM refs WHERE role = 'provides'))")
+        out: dict[str, list[Ref]] = {}
+        for scope, *fields in rows:
+            out.setdefault(scope, []).append(Ref(*fields))
+        return out
+    finally:
+        con.close()
+
+
+def merge_uses(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None = None) -> int:
+    """Write ``uses.parquet`` from every indexed scope's refs; returns the number of edges.
+
+    With ``changed``, only those scopes' refs are read again (``_cached_refs``)."""
+    edges = find_uses(_cached_refs(layout, scopes, changed))
     columns = list(zip(*edges)) if edges else [[] for _ in USES_SCHEMA.names]
     table = pa.table({name: list(col) for name, col in zip(USES_SCHEMA.names, columns)}, schema=USES_SCHEMA)
     write_with(layout.uses, lambda tmp: pq.write_table(table, tmp))

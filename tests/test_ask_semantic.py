@@ -84,12 +84,12 @@ def test_a_missing_embed_extra_is_one_line_and_ask_continues_lexically(pets, mon
     runner.invoke(app, ["embed", "--quiet"])
 
     def unavailable(name, layout):
-        raise loci.query.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-mem[embed]'")
+        raise loci.query.semantic.EncoderUnavailable("embeddings need the `embed` extra: pip install 'loci-scopes[embed]'")
 
     monkeypatch.setattr(loci.query.semantic, "load_encoder", unavailable)
     res = runner.invoke(app, ["ask", "--no-cwd", "In pets, how do cars get engine oil?"])
     assert res.exit_code == 0
-    assert "loci-mem[embed]" in res.output and "Cars need engine oil" in res.output
+    assert "loci-scopes[embed]" in res.output and "Cars need engine oil" in res.output
 
 
 class WordyConceptEncoder(ConceptEncoder):

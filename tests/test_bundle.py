@@ -142,3 +142,45 @@ def test_a_manifest_from_a_newer_loci_is_refused():
     raw = {"bundle_schema": BUNDLE_SCHEMA + 1, "scope": "x", "files": []}
     with pytest.raises(BundleError, match="newer loci"):
         parse_manifest(json.dumps(raw).encode(), "src/x")
+
+
+def test_the_ci_templates_parse_and_run_commands_loci_has():
+    import re
+
+    yaml = pytest.importorskip("yaml")
+    from loci.front.cli import app
+    import typer.main
+
+    commands = set(typer.main.get_command(app).commands)
+    docs = Path(__file__).resolve().parents[1] / "docs" / "ci"
+    for name in ("bundle.yml", "corpus.yml"):
+        text = (docs / name).read_text()
+        assert yaml.safe_load(text)["jobs"]
+        used = set(re.findall(r"(?:run:|&&)\s*loci ([a-z]+)", text))
+        assert used and used <= commands, used - commands
+
+
+def test_the_doit_bundle_task_writes_what_export_writes_and_then_rests(built, tmp_path, monkeypatch):
+    import pipeline.embed
+    from pipeline.runner import run
+    from pipeline.tasks import home_context
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    lay = layout()
+    report = run(home_context(lay, scan=False), ["bundle:gizmo"])
+    assert "bundle:gizmo" in report.executed, report.failed
+    task_made = lay.home / "bundles" / "gizmo"
+    exported = export_scope(lay, "gizmo", tmp_path / "out")
+    assert sorted(p.name for p in task_made.iterdir()) == sorted(p.name for p in exported.iterdir())
+    assert all((task_made / p.name).read_bytes() == p.read_bytes() for p in exported.iterdir())
+    again = run(home_context(lay, scan=False), ["bundle:gizmo"])
+    assert "bundle:gizmo" in again.uptodate
+
+
+def test_a_meta_holding_a_machine_path_is_refused(built, tmp_path):
+    lay = layout()
+    meta = json.loads(lay.meta("webby").read_text())
+    meta["stats"]["graph_problems"] = [f"cannot parse {built / 'webby' / 'x.py'}"]
+    lay.meta("webby").write_text(json.dumps(meta))
+    with pytest.raises(BundleError, match="machine path"):
+        export_scope(lay, "webby", tmp_path / "out")

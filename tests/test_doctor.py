@@ -147,12 +147,18 @@ class FakeEncoder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
+def embedded_with(model: str, model_id: str) -> None:
+    """What `loci embed` records after a run: the model the home's vectors come from."""
+    (layout().home / "embed.json").write_text(json.dumps({"model": model, "model_id": model_id}))
+
+
 def test_names_missing_and_out_of_date_embeddings(corpus):
     from pipeline.embed import embed_scope
 
     findings = diagnose(layout())
     assert by_problem(findings, "no_embeddings")[None].fix == "loci embed"
     embed_scope("gizmo", layout(), FakeEncoder())
+    embedded_with("default", "fake-model")
     findings = diagnose(layout())
     assert set(by_problem(findings, "no_embeddings")) == {"webby"}
     assert not by_problem(findings, "embeddings_stale")
@@ -168,11 +174,24 @@ def test_names_vectors_whose_width_does_not_match_the_model(corpus):
 
     for scope in ("gizmo", "webby"):
         embed_scope(scope, layout(), FakeEncoder(STATIC_ID, dim=8))
+    embedded_with("static", STATIC_ID)
     static_model_dir(layout()).mkdir(parents=True)
     (static_model_dir(layout()) / "config.json").write_text(json.dumps({"hidden_dim": 16}))
     wrong = by_problem(diagnose(layout()), "embeddings_dim")
-    assert set(wrong) == {"gizmo", "webby"} and wrong["gizmo"].fix == "loci embed"
+    assert set(wrong) == {"gizmo", "webby"} and wrong["gizmo"].fix == "loci embed --model static"
     assert "8" in wrong["gizmo"].message and "16" in wrong["gizmo"].message
+
+
+def test_only_the_model_the_home_uses_is_judged_not_every_folder_under_vectors(corpus):
+    from loci.query.semantic import STATIC_ID
+    from pipeline.embed import embed_scope
+
+    embed_scope("gizmo", layout(), FakeEncoder(STATIC_ID, dim=8))  # an earlier `loci embed --model static`
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), FakeEncoder())
+    embedded_with("default", "fake-model")                       # then setup went back to the default
+    findings = diagnose(layout())
+    assert not [f for f in findings if f.problem.startswith(("no_embeddings", "embeddings_"))]
 
 
 def test_names_a_model_whose_second_opinion_floors_are_not_fitted(corpus, loci_home):
@@ -195,13 +214,13 @@ def snapshot(home):
     return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(home.rglob("*"))}
 
 
-def test_doctor_writes_nothing_and_always_exits_zero(corpus, loci_home):
+def test_doctor_writes_nothing_and_exits_one_when_a_gap_needs_a_command(corpus, loci_home):
     shutil.rmtree(corpus / "webby")
     before = snapshot(loci_home)
     text = runner.invoke(app, ["doctor"])
     as_json = runner.invoke(app, ["doctor", "--json"])
     assert snapshot(loci_home) == before
-    assert text.exit_code == 0 and as_json.exit_code == 0
+    assert text.exit_code == 1 and as_json.exit_code == 1
     assert "webby" in text.output and "run: loci scan" in text.output
     rows = json.loads(as_json.output)
     assert rows and all(set(r) == {"scope", "problem", "message", "fix", "severity"} for r in rows)
@@ -211,7 +230,7 @@ def test_doctor_writes_nothing_and_always_exits_zero(corpus, loci_home):
 
 def test_doctor_on_an_empty_home_says_to_run_setup(tmp_path, loci_home):
     res = runner.invoke(app, ["doctor"])
-    assert res.exit_code == 0 and "loci setup" in res.output
+    assert res.exit_code == 1 and "loci setup" in res.output
     assert not loci_home.exists()
 
 

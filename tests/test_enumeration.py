@@ -162,3 +162,17 @@ def test_the_changelog_records_each_runtime_version_it_mentions_with_its_line(tm
     mention = facts[("changelog", "python 3.14")]
     assert (mention.source, mention.line) == ("CHANGES.md", 4)
     assert mention.tokens() == tokenize("3.14")
+
+
+def test_every_scope_using_a_rare_word_of_the_question_is_a_member():
+    idx = _index({s: [] for s in ALIASES}, {"alpha": "no_color terminal colour " * 8,
+                                            "bravo": "no_color " * 3 + "parser grammar token " * 5,
+                                            "charlie": "colour theme palette " * 10})
+    r = route("Which of my projects honour the NO_COLOR variable?", idx, aliases=ALIASES)
+    assert sorted(r.scopes) == ["alpha", "bravo"]
+
+
+def test_frame_words_are_stripped_in_their_stemmed_form_too():
+    from loci.query.router import question_tokens
+
+    assert question_tokens("Which of my CLI libraries and repositories have a workspace?", True) == ["cli"]

@@ -64,7 +64,7 @@ def test_a_missing_extra_names_the_install_command(repo, home, monkeypatch):
     monkeypatch.setattr(graphs, "graphify_available", lambda: False)
     result = build_graph("demo", repo, home)
     assert result.status == "no_extra" and result.graph is None
-    assert "pip install 'loci-mem[graph]'" in result.message and "\n" not in result.message
+    assert "pip install 'loci-scopes[graph]'" in result.message and "\n" not in result.message
 
 
 def test_a_missing_root_fails_with_a_message(tmp_path, home):

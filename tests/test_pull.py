@@ -106,6 +106,17 @@ def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus)
     assert f"example.invalid/team/gizmo.git @ {corpus.gizmo_commit[:12]}" in text
 
 
+def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, monkeypatch):
+    import pipeline.runner
+    import pipeline.share.pull
+
+    monkeypatch.setattr(pipeline.share.pull, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(pipeline.runner, "default_jobs", lambda: 2)
+    cli("pull", str(published), "--quiet")
+    assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
+    assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
+
+
 def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, loci_home, monkeypatch):
     import loci.query.semantic
 
@@ -174,7 +185,7 @@ def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
 
 def test_doctor_says_where_a_pulled_scope_came_from(published):
     cli("pull", str(published), "--quiet")
-    out = cli("doctor").stdout
+    out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
@@ -186,6 +197,8 @@ def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, 
     assert "missing on disk" not in res.stdout
     names = {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
     assert {"gizmo", "webby", "solo"} <= names
+    listing = cli("scopes").stdout
+    assert "[pulled]" in listing and "missing on disk" not in listing
 
 
 # --- refusals: one line, nothing changed ------------------------------------------------------
@@ -315,3 +328,42 @@ def test_an_incremental_routing_merge_equals_a_full_one(tmp_path):
     full = tmp_path / "full.sqlite"
     write_routing_db(full, dbs, metas)
     assert _routing_rows(inc) == _routing_rows(full)
+
+
+def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
+    import pyarrow.parquet as pq
+
+    from pipeline.uses import Ref, merge_uses, write_refs
+
+    def provides(name):
+        return Ref(name, "provides", "manifest", "manifest", 0)
+
+    def uses(name, path="src/a.py"):
+        return Ref(name, "uses", "import", path, 3)
+
+    inc, full = layout(tmp_path / "inc"), layout(tmp_path / "full")
+    for lay in (inc, full):
+        write_refs(lay, "app", [provides("app"), uses("lib-core"), uses("tool")])
+        write_refs(lay, "lib", [provides("lib_core")])
+        write_refs(lay, "tool", [provides("tool"), uses("app", "README.md")])
+    merge_uses(inc, ["app", "lib", "tool"])
+    for lay in (inc, full):  # lib changes its name, cli arrives, tool leaves
+        write_refs(lay, "lib", [provides("libcore"), uses("cli")])
+        write_refs(lay, "cli", [provides("cli"), uses("libcore", "main.py")])
+    merge_uses(inc, ["app", "cli", "lib"], changed=["lib", "cli"])
+    merge_uses(full, ["app", "cli", "lib"])
+    assert pq.read_table(inc.uses).to_pylist() == pq.read_table(full.uses).to_pylist()
+    assert {(e["from"], e["to"]) for e in pq.read_table(inc.uses).to_pylist()} == {("lib", "cli"), ("cli", "lib")}
+
+
+def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
+    import pipeline.share.pull
+
+    cli("pull", str(published), "--quiet")
+    layout().query_db("gizmo").write_bytes(b"not a query file from this loci")
+    assert "query file is missing or from another version" in cli("doctor", code=1).stdout
+    monkeypatch.setattr(pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert sorted(out["imported"]) == ["gizmo", "webby"]
+    assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
+    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == []

@@ -22,15 +22,28 @@ Decisions recorded by the tables (over-redaction bias, with these exceptions):
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import signal
-import time
 from collections import Counter
 
 import pytest
 
 from pipeline.chunks import make_chunk
 from pipeline.redact import KINDS, is_secret_file, redact, secrets_in
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = 60):
+    """Fail instead of hanging when a regex backtracks catastrophically (speed is measured
+    in bench/redaction.py, not asserted here)."""
+    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("redaction did not complete"))
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def fill(prefix: str, length: int, pattern: str = "FAKE0") -> str:
@@ -440,20 +453,18 @@ def test_empty_text_is_returned_unchanged():
     "secret_access_key = " * 5_000,
     "a." * 50_000,
 ])
-def test_pathological_100kb_line_is_fast(line):
-    start = time.perf_counter()
-    redact(line)
-    assert time.perf_counter() - start < 1.0
+def test_pathological_100kb_line_completes(line):
+    with no_hang():
+        redact(line)
 
 
-def test_one_megabyte_is_redacted_within_a_second():
+def test_one_megabyte_is_redacted_whole():
     block = ("def handler(request):\n    token_count = len(tokens)  # see docs/api.md\n"
              f"    client = Client(api_key=\"{SA}\")\n"
              "The cache layer stores each key under its scope; see the README for details.\n")
     text = block * (1_000_000 // len(block))
-    start = time.perf_counter()
-    out, found = redact(text)
-    assert time.perf_counter() - start < 1.0
+    with no_hang():
+        out, found = redact(text)
     assert found == Counter({"secret-assignment": text.count(SA)})
     assert SA not in out
 
@@ -589,6 +600,8 @@ KEY_SHAPES = {
     "template": "const key = `" + fake_pem("k", kind="OPENSSH PRIVATE KEY") + "`;\n",
     "no-end": "  " + fake_pem("k", end=False).replace("\n", "\n  ") + "\n\nThe rest of the notes.\n",
     "headless": "BODY = '''\n" + "\n".join(fake_key_lines("k")) + "\n'''\n",
+    "putty": ("PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nPublic-Lines: 1\nAAAAB3NzaC1yc2E\n"
+              "Private-Lines: 26\n" + "\n".join(fake_key_lines("k")) + "\nPrivate-MAC: 0f1e2d3c4b5a\n"),
 }
 
 
@@ -627,13 +640,8 @@ def test_a_200kb_line_of_junk_completes():
 
     rng = random.Random(12)
     junk = "".join(rng.choice("ab=:/-_\"' .@&;AKIAsk-eyJ\\nMII+") for _ in range(200_000))
-    previous = signal.signal(signal.SIGALRM, lambda *_: pytest.fail("redaction backtracked"))
-    signal.alarm(60)                 # a guard against catastrophic backtracking, not a timing
-    try:
+    with no_hang():
         out, _ = redact(junk)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
     assert redact(out)[1] == Counter()
 
 
@@ -664,3 +672,29 @@ def test_each_vendor_token_is_masked(token):
     out, found = redact(f"It leaked {token} in the build log.")
     assert out == "It leaked [REDACTED:vendor-token] in the build log."
     assert found == Counter({"vendor-token": 1})
+
+
+def test_redact_strings_masks_every_string_of_a_json_document():
+    from pipeline.redact import redact_strings
+
+    doc = {"nodes": [{"id": "a", "label": f"Settings. token: {PW}"}, {"id": "b", "n": 3}],
+           f"key {GH}": [None, True, 1.5]}
+    clean, found = redact_strings(doc)
+    assert clean == {"nodes": [{"id": "a", "label": "Settings. token: [REDACTED:secret-assignment]"},
+                               {"id": "b", "n": 3}], "key [REDACTED:github-token]": [None, True, 1.5]}
+    assert found == Counter({"secret-assignment": 1, "github-token": 1})
+
+
+def test_redact_strings_returns_a_clean_document_itself():
+    from pipeline.redact import redact_strings
+
+    doc = {"nodes": [{"id": "a", "label": "def main(): nothing secret"}]}
+    assert redact_strings(doc) == (doc, Counter())
+    assert redact_strings(doc)[0] is doc
+
+
+def test_redaction_keeps_every_line_so_chunks_cite_the_right_line():
+    text = "\n".join([p.values[1] for p in POSITIVES] + list(KEY_SHAPES.values())
+                     + ["password: correct horse battery staple", "Server=db;Password=Fak3&Passw0rd;"])
+    out, found = redact(text)
+    assert found and out.count("\n") == text.count("\n")

@@ -175,3 +175,14 @@ def test_a_definite_noun_before_an_infinitive_is_not_pointing():
 
     assert deixis("how do I get the library to halt on the first answer") != "strong"
     assert deixis("how do I install the library?") == "strong"
+
+
+def test_an_acronym_in_capitals_is_not_a_lowercase_projects_name():
+    idx = build_index({**CORPUS, "cli": FILLER + "flag command app subcommand " * 4,
+                       "delta": CORPUS["delta"] + " command line cli"})
+    aliases = {s: [s] for s in idx.scopes}
+    r = route("How can I add my own subcommand to this CLI without forking it?", idx,
+              Context(cwd_scope="delta"), aliases, P)
+    assert r.scopes[0] == "delta"
+    r = route("How do I add a subcommand in Click?", idx, Context(cwd_scope="delta"), aliases, P)
+    assert r.scopes[0] == "click"

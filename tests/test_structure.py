@@ -314,10 +314,26 @@ def test_what_calls_lists_callers_at_their_call_sites(store):
     assert "called_by test_send tests/test_session.py:2" in hits
 
 
-def test_call_chain_reaches_the_callers_caller(store):
-    hits = where(query(store, "what is the call chain that reaches should_strip_auth?"))
-    assert hits.index("called_by rebuild_auth pkg/adapter.py:24") < hits.index(
-        "called_by resolve_redirects pkg/adapter.py:30")
+def test_call_chain_reaches_the_callers_caller_as_a_labelled_second_hop(store):
+    hits = query(store, "what is the call chain that reaches should_strip_auth?")
+    rows = where(hits)
+    assert rows.index("called_by rebuild_auth pkg/adapter.py:24") < rows.index(
+        "caller_of_caller resolve_redirects pkg/adapter.py:30")
+    assert next(h for h in hits if h.label == "resolve_redirects").via == "rebuild_auth"
+
+
+def test_what_calls_lists_direct_callers_only_never_a_callers_caller(store):
+    hits = query(store, "what calls should_strip_auth?")
+    callers = {h.label for h in hits if h.relation == "called_by"}
+    assert callers == {"rebuild_auth", "test_send"}
+    assert all(h.label not in ("resolve_redirects", "Session.send") for h in hits)
+
+
+def test_a_second_hop_never_outranks_a_direct_caller(store):
+    hits = query(store, "which callers reach should_strip_auth, directly or indirectly?", k=10)
+    direct = [h.score for h in hits if h.relation == "called_by"]
+    hops = [h.score for h in hits if h.relation == "caller_of_caller"]
+    assert direct and hops and max(hops) < min(direct)
 
 
 def test_what_does_x_call_lists_callees_at_the_call_site(store):
@@ -387,6 +403,7 @@ def big_tables(n: int) -> StructureTables:
     return StructureTables(symbols, calls)
 
 
+@pytest.mark.slow   # timed: on a shared, busy machine it measures the neighbours (speed belongs in bench/)
 def test_load_and_query_are_fast_on_a_big_scope(tmp_path):
     lay = layout(tmp_path)
     write_query_file(lay, "big", big_tables(6000))

@@ -16,7 +16,7 @@ from loci.kernel.config import layout as make_layout  # noqa: E402
 app = typer.Typer(
     help="Scoped memory for coding agents: route a question to the right repositories, "
          "then answer from their code structure and their prose.",
-    no_args_is_help=True, add_completion=False, rich_markup_mode=None,
+    no_args_is_help=True, add_completion=True, rich_markup_mode=None,
 )
 groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> from git (`groups infer`).",
                          invoke_without_command=True)
@@ -26,12 +26,9 @@ app.add_typer(groups_app, name="groups")
 
 def _version(value: bool) -> None:
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from loci.kernel.dist import installed_version
 
-        try:
-            typer.echo(f"loci {version('loci-mem')}")
-        except PackageNotFoundError:
-            typer.echo("loci (not installed as a package)")
+        typer.echo(f"loci {installed_version() or '(not installed as a package)'}")
         raise typer.Exit()
 
 
@@ -70,8 +67,8 @@ def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only membe
     if not rows:
         typer.echo("no scopes registered: run `loci setup DIR`")
     for s in rows:
-        gone = "" if Path(s.path).is_dir() else "  [missing on disk]"
-        typer.echo(f"{s.name:<28} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
+        gone = "  [pulled]" if s.kind == "pulled" else "" if Path(s.path).is_dir() else "  [missing on disk]"
+        typer.echo(f"{s.name:<28} {s.owner:<20} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
 
 
 # ---------------------------------------------------------------- read side
@@ -157,12 +154,12 @@ def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json"
 @handled
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import relabel
 
-    layout = _writable_home()
-    result = relabel(load_registry(layout))
-    save_registry(layout, result.registry)
+    with editing_registry(_writable_home()) as edit:
+        result = relabel(edit.registry)
+        edit.registry = result.registry
     for name, owner in sorted(result.owners.items()):
         typer.echo(f"{name:<28} {owner}")
 

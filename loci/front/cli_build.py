@@ -28,7 +28,8 @@ def show_scan(report, dirs, quiet: bool) -> None:
     if report.found or not report.problems:
         typer.echo(f"registered {len(report.found)} scope(s) under {', '.join(map(str, dirs))}")
     for owner, names in sorted(by_owner.items()):
-        typer.echo(f"  {owner}: {', '.join(names)}")
+        label = "owner unknown (no remote, and the recent commits are not yours)" if owner == "unknown" else owner
+        typer.echo(f"  {label}: {', '.join(names)}")
     for name in report.missing:
         typer.echo(f"  missing on disk (kept, not removed): {name}")
 
@@ -53,12 +54,11 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
         glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
-    from loci.kernel.registry import load_registry, save_registry
+    from loci.kernel.registry import editing_registry
     from pipeline.scan import add_scope
 
-    layout = writable_home()
-    reg = add_scope(load_registry(layout), path, alias=alias, glob=glob)
-    save_registry(layout, reg)
+    with editing_registry(writable_home()) as edit:  # a scan running meanwhile keeps this alias
+        edit.registry = reg = add_scope(edit.registry, path, alias=alias, glob=glob)
     scope = reg.at_path(path)
     typer.echo(f"registered {scope.name if scope else path}; run `loci index` to index it")
 
@@ -75,11 +75,11 @@ def show_graphs(report, quiet: bool) -> int:
 
 
 def _graphify_missing() -> bool:
-    from pipeline.graphs import graphify_available
+    from pipeline.graphs import INSTALL_HINT, graphify_available
 
     if graphify_available():
         return False
-    err("code graphs need the `graph` extra: pip install 'loci-mem[graph]' (indexing continues from prose)")
+    err(f"code graphs need the `graph` extra: {INSTALL_HINT} (indexing continues from prose)")
     return True
 
 
@@ -178,6 +178,11 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 
     ask = interactive() and not yes
     if not dirs:
+        if not interactive():
+            from loci.kernel.errors import UsageError
+
+            raise UsageError("which folder holds your repositories? name it: `loci setup DIR` "
+                             "(with no terminal to ask on, loci does not guess)")
         default = str(Path.cwd())
         dirs = [Path(typer.prompt("Which folder holds your projects?", default=default) if ask else default)]
     layout = writable_home()
@@ -229,6 +234,17 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
 @handled
 def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the example (default: a temp dir).")):
     """Lay out three tiny example projects, index them in their own home, and ask a few questions."""
+    import tempfile
+
+    if dest is not None:
+        raise typer.Exit(_show_demo(dest))
+    with tempfile.TemporaryDirectory(prefix="loci-demo-") as tmp:  # removed when the demo ends
+        code = _show_demo(Path(tmp))
+    typer.echo("\n(the example and its index were temporary and are removed; `loci demo DIR` keeps them)")
+    raise typer.Exit(code)
+
+
+def _show_demo(dest: Path) -> int:
     from loci.front.demo import run_demo
     from loci.front.render import ask_lines
 
@@ -238,7 +254,7 @@ def demo(dest: Optional[Path] = typer.Argument(None, help="Where to lay out the 
     for question, answer in result.answers:
         typer.echo(f"\n$ loci ask --no-cwd {question!r}")
         typer.echo("\n".join(ask_lines(answer)))
-    raise typer.Exit(result.index.code)
+    return result.index.code
 
 
 @commands.command("dodo-path")

@@ -138,4 +138,6 @@ def index_lines(report) -> tuple[list[str], list[str]]:
         if skipped:
             line += "; " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in skipped.items())
         out.append(line)
-    return out, [f"{name}: {msg}" for name, msg in report.failed.items()]
+    notes = [f"{name}: {problem}" for name in report.rebuilt
+             for problem in (report.metas.get(name) or {}).get("stats", {}).get("manifest_problems") or ()]
+    return out, notes + [f"{name}: {msg}" for name, msg in report.failed.items()]

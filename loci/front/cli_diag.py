@@ -85,8 +85,9 @@ def eval_(misses: bool = typer.Option(False, "--misses", help="List the question
             typer.echo(f"  {w['id']}: {w['question']}\n      wanted {want}, got {got}")
 
 
-def print_doctor(as_json: bool = False) -> None:
-    """Run the doctor on $LOCI_HOME and print its report (``loci setup`` ends with this)."""
+def print_doctor(as_json: bool = False) -> list:
+    """Run the doctor on $LOCI_HOME, print its report (``loci setup`` ends with this) and
+    return the findings."""
     from loci.kernel.config import layout as make_layout
     from loci.front.doctor import diagnose, render
     from loci.kernel.registry import RegistryError, load_registry
@@ -96,12 +97,13 @@ def print_doctor(as_json: bool = False) -> None:
     findings = diagnose(layout)
     if as_json:
         dump_json([f.to_json() for f in findings])
-        return
+        return findings
     try:
         n = len(load_registry(layout).scopes)
     except RegistryError:
         n = None
     typer.echo("\n".join(render(findings, n)))
+    return findings
 
 
 @commands.command()
@@ -133,5 +135,9 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
 @commands.command()
 @handled
 def doctor(as_json: bool = typer.Option(False, "--json")):
-    """Name what is missing or stale per scope, and the one command that fixes each; writes nothing."""
-    print_doctor(as_json)
+    """Name what is missing or stale per scope, and the one command that fixes each; writes nothing.
+    Exits 1 when a gap has a command to run."""
+    from loci.front.doctor import needs_fixing
+
+    if needs_fixing(print_doctor(as_json)):
+        raise typer.Exit(1)

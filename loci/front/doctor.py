@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from loci.kernel.config import DEFAULT_PARAMS, Layout
+from loci.kernel.dist import DIST
 
 GAP, NOTE = "gap", "note"
 ALL = "(all)"
@@ -47,19 +48,20 @@ def diagnose(layout: Layout) -> list[Finding]:
     manifest, problem = _manifest(layout)
     if problem:
         out.append(problem)
+    out += _home_files(layout)
     out += _calibration(layout, manifest)
     out += _second_opinion(layout)
     graphify = _graphify_available()
     if not graphify:
         out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
-                           "from prose only, with no code structure", "pip install 'loci-mem[graph]'"))
+                           f"from prose only, with no code structure", f"pip install '{DIST}[graph]'"))
     models = _vector_models(layout)
     if models == []:
         out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
                            "loci embed"))
-    indexed = (manifest or {}).get("scopes", {})
+    indexed = (manifest or {}).get("scopes", {}) if manifest is not None else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
-        per_scope = pool.map(lambda s: _scope(layout, s, indexed.get(s.name), graphify, models),
+        per_scope = pool.map(lambda s: _scope(layout, s, _meta_of(layout, s.name, indexed), graphify, models),
                              registry.scopes)
         for findings in per_scope:
             out += findings
@@ -75,7 +77,34 @@ def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
     try:
         return read_manifest(layout), None
     except StoreError as exc:
-        return None, Finding(None, "index_unreadable", str(exc), "loci index --force")
+        return None, Finding(None, "index_unreadable", str(exc), "loci index")
+
+
+def _meta_of(layout: Layout, name: str, indexed: dict | None) -> dict | None:
+    """The scope's entry in the manifest; its own meta file when the manifest is unreadable."""
+    from loci.kernel.state import read_meta
+
+    return indexed.get(name) if indexed is not None else read_meta(layout, name)
+
+
+def _home_files(layout: Layout) -> list[Finding]:
+    """The files every question reads (routing.sqlite, uses.parquet) and doit's build state,
+    opened and checked, not only stat'ed."""
+    from loci.kernel.integrity import parquet_problem, sqlite_problem
+
+    out = []
+    if layout.manifest.exists():
+        why, fix = _sqlite_damage(layout.routing_db)
+        if why:
+            out.append(Finding(None, "index_damaged", f"{layout.routing_db} is {why}", fix))
+        why = parquet_problem(layout.uses)
+        if why:
+            out.append(Finding(None, "index_damaged", f"{layout.uses} is {why}", "loci index"))
+    why = sqlite_problem(layout.doit_db, thorough=True) if layout.doit_db.exists() else None
+    if why:
+        out.append(Finding(None, "build_state_damaged", f"{layout.doit_db} (the build's record of what is "
+                           f"up to date) is {why}; the next build starts it afresh", "loci index"))
+    return out
 
 
 def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
@@ -97,11 +126,15 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
 
 def _second_opinion(layout: Layout) -> list[Finding]:
     """The router's second opinion needs floors on the embedding model's own cosine scale."""
+    from loci.kernel.jsonfile import read_state
+    from loci.kernel.schemas import EMBED_FILE, StateError
     from loci.query.calibration import route_floors
-    from loci.kernel.config import read_embed_config
     from loci.query.semantic import STATIC_ID, TRANSFORMER_ID
 
-    cfg = read_embed_config(layout)
+    try:
+        cfg = read_state(layout.home / "embed.json", EMBED_FILE)
+    except StateError as exc:
+        return [Finding(None, "embed_config_damaged", str(exc), "loci embed")]
     if cfg is None:
         return []
     model_id = cfg["model_id"]
@@ -125,19 +158,22 @@ def _graphify_available() -> bool:
 
 
 def _vector_models(layout: Layout) -> list[str] | None:
-    """Models with stored vectors; None when this install has no embedding support at all."""
+    """The model the home's vectors come from (embed.json: the one `loci embed` refreshes), as a
+    one-item list; [] when nothing was embedded; None when this install cannot embed at all."""
     import importlib.util
+
+    from loci.kernel.config import read_embed_config
 
     if importlib.util.find_spec("loci.query.semantic") is None:
         return None
-    root = layout.home / "vectors"
-    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    cfg = read_embed_config(layout)
+    return [cfg["model_id"]] if cfg is not None else []
 
 
 def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
     name, root = scope.name, Path(scope.path)
     if scope.kind == "pulled":
-        return _pulled(scope, meta)
+        return _pulled(layout, scope, meta)
     if not root.is_dir():
         return [Finding(name, "missing_dir", f"{root} no longer exists (the entry is kept for its "
                         "groups and aliases); restore it, or scan where it moved", "loci scan NEW_DIR")]
@@ -147,38 +183,59 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
         out += _embeddings(layout, name, models)
     if meta is not None and meta.get("redactions"):
         out.append(_redactions(layout, name, meta["redactions"]))
+    for problem in (meta or {}).get("stats", {}).get("manifest_problems") or ():
+        out.append(Finding(name, "manifest_value_skipped", f"{problem}: fix it in the repository, "
+                           "then run `loci index`", None, NOTE))
     return out
 
 
-def _pulled(scope, meta: dict | None) -> list[Finding]:
+def _pulled(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     """A pulled scope has no working tree: say where it came from, and that a pull refreshes it."""
+    from loci.query.lexical import load_lexical
+
     source = scope.path.rsplit("/", 1)[0]
     if meta is None:
         return [Finding(scope.name, "not_indexed", f"pulled from {scope.path} but not merged",
                         f"loci pull {source}")]
+    if load_lexical(layout.query_db(scope.name)) is None:
+        return [Finding(scope.name, "query_file_stale", "its query file is missing or from another "
+                        "version of loci: a pull builds it again from the bundle", "loci update")]
     origin = meta.get("origin") or {}
     at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
     return [Finding(scope.name, "pulled", f"pulled from {scope.path}{at}; `loci update` pulls it again",
                     None, NOTE)]
 
 
+def _sqlite_damage(path: Path) -> tuple[str | None, str]:
+    """(what is wrong, the fix): `loci index` sees a torn file itself; damage only a full
+    check finds (pages overwritten in place) needs `loci index --force`."""
+    from loci.kernel.integrity import sqlite_problem
+
+    why = sqlite_problem(path)
+    if why:
+        return why, "loci index"
+    return sqlite_problem(path, thorough=True), "loci index --force"
+
+
 def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
+    from loci.kernel.integrity import scope_index_problems
+    from loci.kernel.state import read_error
+
     name = scope.name
-    err = layout.error(name)
-    if err.exists():
-        try:
-            msg = json.loads(err.read_text()).get("error", "failed")
-        except (OSError, ValueError):
-            msg = "failed"
+    msg = read_error(layout, name)
+    if msg:
         return [Finding(name, "index_error", f"the last index run failed: {msg}; earlier artifacts, "
                         "if any, are still served", "loci index")]
     if meta is None:
         return [Finding(name, "not_indexed", "registered but not indexed: no question can route here",
                         "loci index")]
-    missing = [p.name for p in (layout.chunks(name), layout.query_db(name)) if not p.exists()]
-    if missing:
-        return [Finding(name, "index_files_missing", f"index files are missing ({', '.join(missing)})",
-                        "loci index --force")]
+    damaged, fix = scope_index_problems(layout, name), "loci index"
+    if not damaged:
+        why, fix = _sqlite_damage(layout.query_db(name))
+        damaged = [(layout.query_db(name), why)] if why else []
+    if damaged:
+        listed = "; ".join(f"{p.relative_to(layout.home)} is {why}" for p, why in damaged)
+        return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})", fix)]
     if meta.get("fingerprint") != _scope_fingerprint(layout, scope):
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
@@ -206,6 +263,9 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if src is None and status != "unsupported":
         return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
                         f"loci graphs {name}")] if graphify else []
+    if src is not None and graphs.graph_problem(src) is not None:
+        return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
+                        "no code structure", f"loci graphs {name}")] if graphify else []
     if not graphify or "fingerprint" not in record:
         return []
     current, _count = graphs.code_fingerprint(root, scope.excludes)
@@ -221,36 +281,46 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
 def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
     import pyarrow.parquet as pq
 
-    from loci.query.semantic import has_vectors, read_meta, stored_vectors
+    from loci.query.semantic import has_vectors, read_meta, stored_vectors, vector_files
 
     try:
         chunk_hashes = set(pq.read_table(layout.chunks(name), columns=["hash"]).column("hash").to_pylist())
     except Exception:  # unreadable chunks are the index's finding, not this one
         return []
+    fix = _embed_command(layout)
     out = []
     for model in models:
         path = layout.vectors(model, name)
         if not has_vectors(path):
             out.append(Finding(name, "no_embeddings", f"no {model} vectors: semantic recall is off here",
-                               "loci embed"))
+                               fix))
             continue
         meta, got = read_meta(path), stored_vectors(path)
         if meta is None or got is None:
-            out.append(Finding(name, "embeddings_unreadable", f"{path.stem} ({model}) vectors are unreadable "
-                               f"or torn", "loci embed"))
+            files = " / ".join(str(p.relative_to(layout.home)) for p in vector_files(path))
+            out.append(Finding(name, "embeddings_unreadable", f"{files} ({model}) are unreadable, torn "
+                               "or out of step with each other", fix))
             continue
         width = int(got[1].shape[1])
         hashes = set(got[0])
         expected = _model_dim(layout, model)
         if meta["dim"] != width or (expected is not None and expected != width):
             out.append(Finding(name, "embeddings_dim", f"{model} vectors are {width}-wide, the model "
-                               f"gives {expected or (meta or {}).get('dim', '?')}", "loci embed"))
+                               f"gives {expected or (meta or {}).get('dim', '?')}", fix))
             continue
         lacking = len(chunk_hashes - hashes)
         if lacking:
             out.append(Finding(name, "embeddings_stale", f"{lacking} of {len(chunk_hashes)} chunks have no "
-                               f"{model} vector: the chunks changed since `loci embed`", "loci embed"))
+                               f"{model} vector: the chunks changed since `loci embed`", fix))
     return out
+
+
+def _embed_command(layout: Layout) -> str:
+    """`loci embed`, with the model the home's vectors come from when that is not the default."""
+    from loci.kernel.config import read_embed_config
+
+    model = (read_embed_config(layout) or {}).get("model")
+    return f"loci embed --model {model}" if model not in (None, "default", "transformer") else "loci embed"
 
 
 def _model_dim(layout: Layout, model: str) -> int | None:
@@ -285,6 +355,11 @@ def _redacted_files(layout: Layout, name: str) -> list[str]:
         return sorted(set(hit.column("path").to_pylist()))
     except Exception:
         return []
+
+
+def needs_fixing(findings: list[Finding]) -> bool:
+    """True when some gap names a command that would close it (the doctor's exit status)."""
+    return any(f.severity == GAP and f.fix for f in findings)
 
 
 def summary(findings: list[Finding]) -> tuple[int, int]:

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from loci.kernel.config import Layout, layout as make_layout
+from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError, UsageError
 
-MCP_HINT = "the MCP server needs the `mcp` extra: pip install 'loci-mem[mcp]'"
+MCP_HINT = f"the MCP server needs the `mcp` extra: {install_hint('mcp')}"
 WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
 MAX_K = 50
 
@@ -116,7 +117,7 @@ class Service:
             data = json.loads(self.layout.manifest.read_text())
         except (OSError, ValueError):
             return ("unreadable", self._manifest_key)
-        return data.get("written_at") or ("no-stamp", self._manifest_key)
+        return (data.get("written_at") if isinstance(data, dict) else None) or ("no-stamp", self._manifest_key)
 
     def session(self):
         """The current Session: the same object until the artifacts on disk change."""
@@ -230,7 +231,14 @@ def _register(server, name: str, description: str, fn: Callable) -> None:
 def build_server(service: Service):
     """An MCP server exposing exactly ``ask``, ``scopes`` and ``doctor`` over ``service``."""
     server_cls, tool_error = load_server_class()
-    server = server_cls(name="loci", instructions=INSTRUCTIONS, log_level="WARNING")
+    from loci.kernel.dist import installed_version
+
+    version = installed_version() or "0+source"
+    try:
+        server = server_cls(name="loci", version=version, instructions=INSTRUCTIONS, log_level="WARNING")
+    except TypeError:  # an SDK whose server class takes no version: set it on the low-level server
+        server = server_cls(name="loci", instructions=INSTRUCTIONS, log_level="WARNING")
+        setattr(getattr(server, "_mcp_server", server), "version", version)
 
     def run(tool: str, **arguments: Any) -> str:
         try:

@@ -13,13 +13,29 @@ def dump_json(obj: Any) -> None:
 REASONS = {
     "deictic": "the question points at a project (this/here/it) without naming one",
     "no_evidence": "not enough of the question exists in any project",
+    "ambiguous": "the code name it asks about is defined in several projects",
     "out_of_group": "the best answer lies outside the group",
+    # finer causes of a no_evidence abstention, one of which is shown instead
+    "no_terms": "no project holds a distinctive term from this question",
+    "vetoed": "the words matched by coincidence: nothing indexed comes close to the question's meaning",
 }
 FIXES = {
     "deictic": "re-run from inside the project directory, or with --scope <name>",
     "no_evidence": "re-run with --scope <name>, or from inside the project directory",
+    "ambiguous": "re-run with --scope <one of the candidates>, or from inside that project",
     "out_of_group": "re-run without --group, or with --scope <name>",
+    "no_terms": "re-run with --scope <name>; `loci doctor` shows what is not indexed",
+    "vetoed": "re-run with --scope <name>, or with other words",
 }
+
+
+def abstention_cause(result) -> str:
+    """The one cause an abstention is shown with (a key of REASONS and FIXES)."""
+    if result.reason != "no_evidence":
+        return result.reason
+    if (getattr(result, "semantic", None) or {}).get("action") == "vetoed":
+        return "vetoed"
+    return "no_evidence" if result.candidates else "no_terms"
 
 
 def _why(result) -> str:
@@ -48,16 +64,12 @@ def _by_meaning(result) -> str:
 def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
-        lines.append(f"ABSTAINED - {REASONS.get(result.reason, result.reason)}.")
+        cause = abstention_cause(result)
+        lines.append(f"ABSTAINED - {REASONS.get(cause, cause)}.")
         if result.candidates:
             parts = [f"{c['scope']} ({', '.join(c['terms'])})" for c in result.candidates]
             lines.append("  candidates: " + "; ".join(parts))
-        else:
-            lines.append("  no project holds a distinctive term from this question; "
-                         "`loci doctor` shows what is not indexed.")
-        if (getattr(result, "semantic", None) or {}).get("action") == "vetoed":
-            lines.append("  the words matched by coincidence: nothing indexed comes close to the question's meaning.")
-        lines.append("  " + FIXES.get(result.reason, "re-run with --scope <name>"))
+        lines.append("  " + FIXES.get(cause, "re-run with --scope <name>"))
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
         lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}{_by_meaning(result)}")
@@ -89,8 +101,9 @@ def ask_lines(result) -> list[str]:
         if not block.episodes and not block.structure:
             lines.append("  no evidence in this scope")
         for hit in block.structure:
+            via = f"  (via {hit['via']})" if hit.get("via") else ""
             lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
-                         f"{hit['source_file']}:{hit['line']}")
+                         f"{hit['source_file']}:{hit['line']}{via}")
         for ep in block.episodes:
             cite = (ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}") + at
             head = f" - {ep.heading}" if ep.heading else ""

@@ -2,8 +2,9 @@
 
 Every artifact is written to a temp file in the same directory and moved into
 place with ``os.replace``, so a reader sees the old file or the new one, never
-a torn one. The build lock records the holder's pid; a lock whose holder is
-dead is broken, a live one makes the second build refuse.
+a torn one. The build lock records the holder's pid and start time; a lock
+whose holder is dead (or whose pid was reused) is broken, a live one makes the
+second build refuse. Registry edits hold an OS file lock instead.
 """
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ def write_with(target: Path, writer: Callable[[Path], None]) -> None:
         writer(tmp)
 
 
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot, from /proc); None where unknown."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return int(stat.rsplit(")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
@@ -73,44 +83,106 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def holder_alive(holder: dict | None) -> bool:
+    """Whether the process a lock names still runs: its pid is alive and, when the lock
+    recorded a start time, that pid still belongs to the process that started then
+    (a reused pid does not)."""
+    if not holder:
+        return False
+    pid = holder["pid"]
+    if not _pid_alive(pid):
+        return False
+    started = holder.get("start")
+    return started is None or process_start(pid) in (None, started)
+
+
+_HELD: dict[str, int] = {}  # lock path -> nesting depth in this process
+
+
+def _create_with(path: Path, data: bytes) -> bool:
+    """Create ``path`` holding ``data`` in one step (never seen empty); False if it exists."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        return True
+    finally:
+        os.unlink(tmp)
+
+
 @contextmanager
 def build_lock(path: Path, what: str = "build") -> Iterator[None]:
-    """Hold the advisory lock at ``path`` for the duration; refuse if a live process has it."""
+    """Hold the advisory lock at ``path`` for the duration; refuse if a live process has it.
+
+    The lock records the holder's pid and start time. A lock whose holder is dead, whose
+    pid now belongs to another process, or which is damaged (it names no holder) is broken.
+    Re-entering in the process that holds it is allowed."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for _ in range(2):
+    key = str(path.resolve()) if path.parent.exists() else str(path)
+    if _HELD.get(key):
+        _HELD[key] += 1
         try:
-            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            holder = read_lock(path)
-            if holder and _pid_alive(int(holder.get("pid", 0))) and int(holder["pid"]) != os.getpid():
-                raise LockHeld(
-                    f"another loci {holder.get('what', 'build')} is running (pid {holder['pid']}); "
-                    f"wait for it to finish, or remove {path} if that process is gone"
-                ) from None
-            try:  # the holder is dead (or it is us, re-entering after a crash): break it
-                path.unlink()
-            except FileNotFoundError:
-                pass
-            continue
-        with os.fdopen(fd, "w") as fh:
-            json.dump({"pid": os.getpid(), "what": what}, fh)
-        break
+            yield
+        finally:
+            _HELD[key] -= 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    me = {"pid": os.getpid(), "what": what, "start": process_start(os.getpid())}
+    for _ in range(3):
+        if _create_with(path, json.dumps(me).encode()):
+            break
+        holder = read_lock(path)
+        if holder_alive(holder) and holder["pid"] != os.getpid():
+            raise LockHeld(
+                f"another loci {holder.get('what', 'build')} is running (pid {holder['pid']}); "
+                f"wait for it to finish, or remove {path} if that process is gone"
+            ) from None
+        try:  # the holder is gone, its pid was reused, or the file is damaged: break it
+            path.unlink()
+        except FileNotFoundError:
+            pass
     else:
-        raise LockHeld(f"could not take the build lock at {path}")
+        raise LockHeld(f"could not take the build lock at {path}; remove it if no loci build is running")
+    key = str(path.resolve())
+    _HELD[key] = 1
     try:
         yield
     finally:
-        try:
-            holder = read_lock(path)
-            if holder and int(holder.get("pid", -1)) == os.getpid():
+        _HELD.pop(key, None)
+        holder = read_lock(path)
+        if holder and holder["pid"] == os.getpid():
+            try:
                 path.unlink()
-        except FileNotFoundError:
-            pass
+            except FileNotFoundError:
+                pass
 
 
 def read_lock(path: Path) -> dict | None:
+    """The lock's holder ``{"pid", "what", "start"}``; None when there is no lock or it names
+    no holder (empty, not JSON, or of the wrong shape: ``.build.lock`` holding a list)."""
+    from loci.kernel.schemas import LOCK, problem
+
     try:
-        return json.loads(Path(path).read_text() or "{}")
-    except (FileNotFoundError, ValueError):
-        return {}
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError, RecursionError):
+        return None
+    return data if problem(data, LOCK) is None else None
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive OS lock on ``path`` (waiting for it); released when the process dies."""
+    import fcntl
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)

@@ -95,11 +95,10 @@ class Layout:
 
 def read_embed_config(lay: Layout) -> dict | None:
     """What `loci embed` last built, ``{"model": name, "model_id": id}``; None when absent or unreadable."""
-    try:
-        cfg = json.loads((lay.home / "embed.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return cfg if isinstance(cfg, dict) and isinstance(cfg.get("model_id"), str) else None
+    from loci.kernel.jsonfile import read_state_or_none
+    from loci.kernel.schemas import EMBED_FILE
+
+    return read_state_or_none(lay.home / "embed.json", EMBED_FILE)
 
 
 def layout(home: Path | None = None) -> Layout:
@@ -142,6 +141,7 @@ class Params:
     concentrated_max_scopes: int = 2
     concentrated_min_evidence: float = 0.6
     distinctive_max_share: float = 0.5
+    symbol_holder_share: float = 0.5     # a code name's holder weighs at least this share of its heaviest holder
     # --- selection
     select_ratio: float = 0.85
     select_max: int = 3

@@ -7,8 +7,10 @@ names the file, and the file is left as it was.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from loci.kernel.errors import LociError
 from loci.kernel.config import SCHEMA_VERSION, Layout
@@ -72,8 +74,13 @@ def _fix(path: Path) -> str:
 
 def registry_from_json(obj: object, source: Path) -> Registry:
     """Validate the decoded contents of scopes.json; raise RegistryError naming ``source``."""
+    from loci.kernel.schemas import SCOPES, problem
+
     if not isinstance(obj, dict) or not isinstance(obj.get("scopes", []), list):
         raise RegistryError(f"{source} does not hold a scope registry; {_fix(source)}")
+    found = problem(obj, SCOPES)
+    if found:
+        raise RegistryError(f"{source} is damaged ({found}); {_fix(source)}")
     version = obj.get("schema_version", SCHEMA_VERSION)
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise RegistryError(
@@ -119,3 +126,50 @@ def save_registry(layout: Layout, registry: Registry) -> None:
     from loci.kernel.atomic import write_json  # the build side's writer; imported only when saving
 
     write_json(layout.scopes, registry_to_json(registry))
+
+
+def salvage_registry(layout: Layout) -> Registry:
+    """scopes.json as far as it can be read: the sound entries of a damaged file, else empty.
+
+    What a rescan starts from, so `loci scan DIR` repairs the file it names."""
+    from loci.kernel.jsonfile import read_json
+    from loci.kernel.schemas import NAMES, SCOPE, problem
+
+    try:
+        return load_registry(layout)
+    except RegistryError:
+        pass
+    try:
+        obj = read_json(layout.scopes, RegistryError, "")
+    except RegistryError:
+        return Registry()
+    if not isinstance(obj, dict):
+        return Registry()
+    entries = obj.get("scopes") if isinstance(obj.get("scopes"), list) else []
+    roots = obj.get("roots") if problem(obj.get("roots", []), NAMES) is None else []
+    sound = [e for e in entries if problem(e, SCOPE) is None]
+    try:
+        return registry_from_json({"roots": roots, "scopes": sound}, layout.scopes)
+    except RegistryError:
+        return Registry(roots=list(roots))
+
+
+@dataclass
+class RegistryEdit:
+    """The registry being edited; set ``registry`` to what should be written."""
+
+    registry: Registry
+
+
+@contextmanager
+def editing_registry(layout: Layout) -> Iterator[RegistryEdit]:
+    """Read scopes.json, let the caller change it, and write it back, holding the registry lock
+    throughout: two writers (`loci add --alias` and a scan) never lose each other's edit.
+    Nothing is written when the block raises."""
+    from loci.kernel.atomic import file_lock
+
+    layout.home.mkdir(parents=True, exist_ok=True)
+    with file_lock(layout.home / ".scopes.lock"):
+        edit = RegistryEdit(salvage_registry(layout))
+        yield edit
+        save_registry(layout, edit.registry)

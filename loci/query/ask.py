@@ -67,6 +67,7 @@ class Session:
     _lexical: dict[str, Any] = field(default_factory=dict)
     _structure: dict[str, Any] = field(default_factory=dict)
     _aliases: dict[str, list[str]] | None = None
+    _alias_tokens: set[str] | None = None
     _semantic: Any = None
     notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
 
@@ -120,10 +121,14 @@ class Session:
         toks = set(tokenize(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
-        for names in self.aliases().values():
-            for a in names:
-                toks.update(tokenize(a)[:1])
-        return load_routing(self.layout, toks, self.manifest)
+        return load_routing(self.layout, toks | self.alias_tokens(), self.manifest)
+
+    def alias_tokens(self) -> set[str]:
+        """The first token of every scope name (computed once per session: a thousand-scope
+        home would tokenize a thousand names for every question)."""
+        if self._alias_tokens is None:
+            self._alias_tokens = {t for names in self.aliases().values() for a in names for t in tokenize(a)[:1]}
+        return self._alias_tokens
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         if scope not in self._lexical:

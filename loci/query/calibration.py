@@ -28,10 +28,15 @@ def read_calibration(layout: Layout) -> dict | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise CalibrationError(f"{path} is unreadable ({exc}); run `loci calibrate`") from None
+    from loci.kernel.schemas import CALIBRATION, problem
+
     if not isinstance(data, dict) or not isinstance(data.get("params"), dict):
         raise CalibrationError(f"{path} holds no fitted parameters; run `loci calibrate`")
+    found = problem(data, CALIBRATION)
+    if found:
+        raise CalibrationError(f"{path} is damaged ({found}); run `loci calibrate` to rebuild it")
     if data.get("schema_version") != CALIBRATION_SCHEMA:
         raise CalibrationError(f"{path} was written by another version of loci; run `loci calibrate`")
     for name in FITTED:

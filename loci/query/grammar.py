@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from loci.kernel.tokens import tokenize
+
 # questions that ask for a SET of projects
 _ENUM = re.compile(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
@@ -15,9 +17,11 @@ _ENUM = re.compile(
     re.I,
 )
 # the scaffolding words of an enumerative question; stripped before vocabulary evidence
-ENUM_FRAME = frozenset("""project projects repo repos repository repositories codebase codebases package
+_FRAME_WORDS = """project projects repo repos repository repositories codebase codebases package
     packages library libraries scope scopes tool tools my our which ones any all else ever other
-    beside besides except excluding counting apart aside ignoring""".split())
+    beside besides except excluding counting apart aside ignoring workspace""".split()
+# compared with question tokens, so the words and their stems ("librari", "repositori")
+ENUM_FRAME = frozenset(_FRAME_WORDS) | frozenset(t for w in _FRAME_WORDS for t in tokenize(w))
 
 # pointing words: the question refers to a subject it never names
 _DEICTIC_STRONG = re.compile(
@@ -59,7 +63,7 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
     """Count (strong, bare, excluded) uses of ``alias`` in ``question``.
 
     A use is strong when it reads as a name: code-formatted or quoted, capitalised
-    against a lower-case alias, at the head of the question followed by ':' or ',',
+    (not in capitals: "CLI" is an acronym) against a lower-case alias, at the head of the question followed by ':' or ',',
     after 'in/with/using/for...', before 'library/package/...', or as "X's".
     ``excluded`` is True when the name follows 'besides', 'not counting', ...
     """
@@ -79,7 +83,9 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
             excluded = True
             continue
         quoted = before[-1:] in "`'\"" and after[:1] in "`'\""
-        capitalised = surface != alias.lower() and alias == alias.lower() and surface[:1].isupper()
+        # "Click" against the alias "click" is a name; "CLI" or "FD" in capitals is an acronym
+        capitalised = (surface != alias.lower() and alias == alias.lower() and surface[:1].isupper()
+                       and not (surface.isupper() and len(surface) > 1))
         at_head = not before.strip() and after[:1] in (":", ",")
         possessive = after[:2] in ("'s", "’s")
         prefix = prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
@@ -127,3 +133,44 @@ def next_words(question: str, alias: str) -> list[str]:
     """The word right after each bare use of ``alias``."""
     pat = re.compile(_alias_pattern(alias) + r"\s+([\w-]+)", re.I)
     return [m.group(1) for m in pat.finditer(question)]
+
+
+# a word written as code: in backticks, called with (), qualified (a.b, a::b), snake_case or camelCase
+_CODE_SPAN = re.compile(r"`([^`\s]+)`")
+_WORDISH = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:\(\))?")
+
+
+def identifiers(question: str) -> list[str]:
+    """The words of ``question`` written as code, in order: what it asks about by its code name.
+
+    Backticked or called (``parse()``) words always; otherwise snake_case, dotted or
+    ``::`` qualified and lowerCamel words. An UpperCamel word alone ("JavaScript",
+    "GitHub") is a product name as often as a class, so it counts only in backticks or
+    with ``()``, or in a question about definitions and calls (the caller decides)."""
+    out: list[str] = []
+    spans = {m.group(1).rstrip("()") for m in _CODE_SPAN.finditer(question)}
+    for m in _WORDISH.finditer(question):
+        raw = m.group(0)
+        word = raw[:-2] if raw.endswith("()") else raw
+        if len(word) < 3 or _FILE_NAME.search(word):   # pyproject.toml, Node.js: files and products
+            continue
+        if word in spans or raw.endswith("()") or "_" in word.strip("_") or "." in word or "::" in word \
+                or word[:1].islower() and any(c.isupper() for c in word[1:]) \
+                or word.startswith("__") and word.endswith("__"):
+            out.append(word)
+    return out
+
+
+_WHERE = re.compile(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)
+_FILE_NAME = re.compile(r"\.(?:py|js|mjs|cjs|ts|go|rs|toml|json|ya?ml|md|rst|txt|cfg|ini|lock|html|css)$", re.I)
+
+
+def asks_where(question: str) -> bool:
+    """Does the question ask for a location ("where is...", "which file...")?"""
+    return bool(_WHERE.search(question))
+
+
+def upper_camel_words(question: str) -> list[str]:
+    """UpperCamel words (``PluginManager``, but also ``JavaScript``): class names when the
+    question asks where something is defined or what calls it."""
+    return [w for w in re.findall(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b", question)]

@@ -42,8 +42,9 @@ def open_readonly(path: Path) -> sqlite3.Connection | None:
     """A read-only connection, or None when the file does not exist."""
     if not Path(path).exists():
         return None
-    con = sqlite3.connect(f"file:{Path(path).resolve()}?mode=ro", uri=True, check_same_thread=False)
-    return con
+    from loci.kernel.integrity import connect
+
+    return connect(path, check_same_thread=False)
 
 
 def _unpack(blob: bytes, code: str) -> array:
@@ -67,6 +68,7 @@ class LexicalIndex:
         self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
         self._codes = {k[5:]: v for k, v in meta.items() if k.startswith("code_")}
         self._grams: tuple | None = None
+        self._prose_paths: dict[int, str] | None = None
         self._bm25_norm: array | None = None
 
     def _array(self, name: str, code: str) -> array:
@@ -148,6 +150,13 @@ class LexicalIndex:
             for row in rows:
                 out[row[0]] = (row[1], row[2], float(row[3] or 0.0))
         return out
+
+    def prose_paths(self) -> dict[int, str]:
+        """Chunk row -> path of every README, docs and project-note chunk (read once)."""
+        if self._prose_paths is None:
+            self._prose_paths = dict(self.con.execute(
+                "SELECT id, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')"))
+        return self._prose_paths
 
     def hashes(self) -> list[str]:
         """Every chunk's content hash, in row order (vectors are keyed by it)."""

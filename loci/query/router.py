@@ -8,9 +8,11 @@ Abstention is a RouteResult with a reason and a shortlist, never an exception.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
+from loci.kernel import language
 from loci.query import grammar
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
@@ -47,7 +49,7 @@ class ScopeScore:
 class RouteResult:
     outcome: str                       # routed | abstained | enumerated
     scopes: list[str]
-    reason: str | None                 # None | deictic | no_evidence | out_of_group
+    reason: str | None                 # None | deictic | no_evidence | ambiguous | out_of_group
     candidates: list[dict]
     scores: dict[str, float]
     gate: str = ""                     # which gate decided, for --explain
@@ -70,9 +72,13 @@ class RouteResult:
 
 
 def question_tokens(question: str, enumerative: bool) -> list[str]:
+    """The question's evidence tokens, each once: not an enumeration's frame words, and, in a
+    question written in another language, not that language's function words ("de", "les",
+    "und"): they say which language it is in, never what it is about."""
+    skip = language.foreign_function_words(question) if language.is_foreign(question) else set()
     seen: dict[str, None] = {}
     for tok in tokenize(question):
-        if enumerative and tok in grammar.ENUM_FRAME:
+        if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
             continue
         seen.setdefault(tok, None)
     return list(seen)
@@ -145,6 +151,75 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
             elif bare:
                 soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
     return named, excluded, soft
+
+
+def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[tuple[str, list[int]]]:
+    """Each code name the question uses (``parse_defaults``, ``PluginManager._verify_hook``,
+    ``PolynomialHash``) with the scopes that hold it.
+
+    A code name is looked up whole (its qualified form first, then its last part): its split
+    words are ordinary vocabulary. A scope holds it when its weight for the name is at least
+    ``symbol_holder_share`` of the heaviest holder's: a definition weighs 1, a passing mention
+    in another project's prose 0.35, so a project that only mentions the name is no holder.
+    """
+    words = grammar.identifiers(question) + [w for w in grammar.upper_camel_words(question)
+                                             if w not in grammar.identifiers(question)]
+    out: list[tuple[str, list[int]]] = []
+    for word in words:
+        for key in _whole_names(word):
+            rows = index.get(key)
+            if rows:
+                top = max(rows.values())
+                held = sorted((i for i, w in rows.items() if w >= params.symbol_holder_share * top),
+                              key=lambda i: -rows[i])
+                out.append((word, held))
+                break
+    return out
+
+
+def symbol_route(question: str, index: RoutingIndex, params: Params,
+                 elig: Sequence[ScopeScore]) -> tuple[list[ScopeScore], str, bool] | None:
+    """For a question about code structure (where is X defined, what calls X), the scopes its
+    code names pick out: (scopes, name, too_many), or None.
+
+    Every name held by at most ``select_max`` eligible scopes contributes its holders (best
+    evidence first, ``select_max`` in all): a function defined in one project is asked about
+    there. When every name is held more widely, the holders come back as an abstention's
+    shortlist (``too_many``). Elsewhere a code name is vocabulary like any word: an open
+    question's ``sys.exit()``, ``pyproject.toml`` or ``Node.js`` names no project's code.
+    """
+    from loci.query.structure import question_shape
+
+    shape = question_shape(question)
+    if not (shape.callers or shape.callees or shape.define and grammar.asks_where(question)):
+        return None
+    by_pos = {index.position[s.scope]: s for s in elig}
+    picks = []
+    for word, held in symbol_holders(question, index, params):
+        scopes = [by_pos[i] for i in held if i in by_pos]
+        if scopes:
+            picks.append((word, scopes))
+    if not picks:
+        return None
+    few = [(w, sc) for w, sc in picks if len(sc) <= params.select_max]
+    if few:
+        chosen = {s.scope: s for _w, sc in few for s in sc}
+        ranked = sorted(chosen.values(), key=lambda s: (-s.total, s.scope))
+        return ranked[: params.select_max], few[0][0], False
+    word, scopes = min(picks, key=lambda p: len(p[1]))
+    return sorted(scopes, key=lambda s: (-s.total, s.scope))[:5], word, True
+
+
+def _whole_names(word: str) -> list[str]:
+    """Lookup keys for a code name, most specific first: ``a.B.c_d`` -> ``b.c_d``'s tokens whole."""
+    segments = [p for p in re.split(r"\.|::", word) if p]
+    keys = []
+    if len(segments) > 1:
+        keys.append(tokenize(".".join(segments[-2:]))[0])
+    last = tokenize(segments[-1]) if segments else []
+    if last:
+        keys.append(last[0])
+    return [k for k in dict.fromkeys(keys) if k]
 
 
 def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
@@ -262,6 +337,13 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         kind = grammar.deixis(question)
         if kind == "strong":
             return result("abstained", [], "deictic", "deixis")
+        symbol = symbol_route(question, index, params, elig)
+        if symbol is not None:
+            chosen, word, many = symbol
+            if many:  # a code name many projects define: which one is meant, only the asker knows
+                return RouteResult("abstained", [], "ambiguous", [{"scope": s.scope, "terms": [word]} for s in chosen],
+                                   scores_out, "symbol", ranked, toks, sorted(excluded))
+            return result("routed", chosen, None, "symbol")
         if not routable(top, params.evidence_floor):
             # a bare "it" is anaphora when the question has content; it names the cause only here
             return result("abstained", [], "deictic" if kind else "no_evidence", "evidence")
@@ -303,7 +385,9 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     the projects holding as many of them as any project does ("Python projects that
     depend on click" holds both; "written in Rust or Go", one), whatever their size
     or vocabulary, since a fact is held or not. Otherwise vocabulary: every scope with
-    its own distinctive evidence, not far below the best. Negated words ("aren't
+    its own distinctive evidence, not far below the best, and every scope using one of
+    the question's rare words (held by at most ``concentrated_max_scopes``: "NO_COLOR",
+    "dotenv") more than the average scope does, since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
     "with no dependencies" asks for the dependency-free fact.
@@ -316,8 +400,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
     else:
+        rare = {t for t in toks if 0 < len(index.get(t)) <= params.concentrated_max_scopes}
         chosen = [s for s in elig if s.evidence >= params.enum_floor and distinctive_terms(s)
-                  and s.evidence >= params.enum_min_share * top.evidence]
+                  and s.evidence >= params.enum_min_share * top.evidence
+                  or any(s.matched.get(t, 0.0) > 0 for t in rare)]
     by_fact = bool(best)
     if negated:
         lacking = [s for s in elig if not any(
@@ -345,7 +431,9 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
     return out
 
 
-SEMANTIC_GATES = ("evidence",)   # a route decided by a name, the cwd or --scope is not second-guessed
+# a route decided by a name, the cwd or --scope is not second-guessed; one decided by a code name
+# (gate "symbol") only by the veto: meaning may say nothing is there, never add another scope
+SEMANTIC_GATES = ("evidence", "symbol")
 
 
 def open_to_opinion(result: RouteResult) -> bool:
@@ -390,6 +478,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
+        elif result.gate == "symbol":
+            pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
             out = replace(out, scopes=[*result.scopes, leader])

@@ -9,9 +9,11 @@ dicts (chunk row -> score): only chunks some ranker touched are considered.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
+from loci.kernel.language import is_foreign, translation_language
+from loci.query.project_files import fact_file_patterns, is_fact_file
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
 # in the scope the vectors picked on their own (the router's second opinion), meaning leads:
@@ -23,6 +25,15 @@ PATH_KIND_FACTOR = {"source": 1.0, "docs": 1.0, "test": 0.6, "fixture": 0.4, "ex
 # project-level passages (README, docs, CONTRIBUTING, changelog, manifests) for questions
 # that point at the project itself ("how do I run the tests here?")
 META_KIND_FACTOR = {"readme": 1.5, "doc": 1.3, "note": 1.5, "commit": 0.7, "docstring": 0.7, "comment": 0.6}
+# a question about the project itself, asked from inside it: the files that hold the fact it asks
+# for by convention (licence, manifest, CONTRIBUTING, changelog; loci.query.project_files) count
+# this much more, enter the ranking at FACT_FILE_BASE even when no ranker touched them, and the
+# best FACT_FILE_SLOTS of them are always among the first answers (right after the best one)
+FACT_FILE_FACTOR = 1.6
+FACT_FILE_BASE = 0.35
+FACT_FILE_SLOTS = 2
+# a translated copy (README.es.md) repeats its original: for a question in English it ranks this low
+TRANSLATION_FACTOR = 0.3
 RECENCY_WEIGHT = 0.03    # added for the newest commit, scaled down to 0 for the oldest (and undated chunks)
 BM25_GROUNDED = 1.5      # a raw BM25 score at least this high counts as grounded
 GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
@@ -68,26 +79,41 @@ def fuse(parts: dict[str, Scores | None], weights: Mapping[str, float] = RANKER_
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
          semantic: Scores | None = None, semantic_floor: float | None = None,
-         semantic_led: bool = False) -> list[tuple[int, float]]:
+         semantic_led: bool = False, fact_files: Iterable[int] = (),
+         demoted: Iterable[int] = ()) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
-    ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]).
+    ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]);
+    ``fact_files`` are rows of the files holding the fact a question about the project asks
+    for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies.
     """
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
+    facts, demoted = set(fact_files), set(demoted)
+    for d in facts:
+        fused[d] = max(fused.get(d, 0.0), FACT_FILE_BASE)
     out = []
     for d, score in fused.items():
         kind, path_kind, recency = kinds.get(d, ("doc", "source", 0.0))
         score = score * PATH_KIND_FACTOR.get(path_kind, 1.0) + RECENCY_WEIGHT * recency
         if prefer_project_docs:
             score *= META_KIND_FACTOR.get(kind, 1.0)
-        if gate and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
+        if d in facts:
+            score *= FACT_FILE_FACTOR
+        if d in demoted:
+            score *= TRANSLATION_FACTOR
+        if gate and d not in facts and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
                          or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
                          or semantic_floor is not None and (semantic or {}).get(d, -1.0) >= semantic_floor):
             continue
         if score > 0:
             out.append((d, score))
     out.sort(key=lambda p: (-p[1], p[0]))
+    slots = [p for p in out if p[0] in facts][:FACT_FILE_SLOTS]
+    late = [p for p in slots if out.index(p) >= k - len(slots)]
+    if late:
+        rest = [p for p in out if p not in late]
+        out = rest[:1] + late + rest[1:]
     return out[: k * 3]
 
 
@@ -98,9 +124,15 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
     """Rank one scope's chunks for the question; (chunk row, score) pairs, best first."""
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
     grams = lex.gram_scores(question)
-    candidates = set(bm25 or ()) | set(grams or ()) | set(semantic or ())
+    prose = lex.prose_paths()
+    patterns = fact_file_patterns(question) if prefer_project_docs else []
+    facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
+    candidates = set(bm25 or ()) | set(grams or ()) | set(semantic or ()) | facts
     if not candidates:
         return []
+    demoted = set() if is_foreign(question) else {
+        i for i in candidates if i in prose and translation_language(prose[i]) is not None}
     kinds = lex.chunk_kinds(candidates)
     return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
-                semantic=semantic, semantic_floor=semantic_floor, semantic_led=semantic_led)
+                semantic=semantic, semantic_floor=semantic_floor, semantic_led=semantic_led,
+                fact_files=facts, demoted=demoted)

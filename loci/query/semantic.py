@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
+from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ TRANSFORMER_ID = "all-minilm-l6-v2"
 STATIC_ID = "all-minilm-l6-v2-static256"
 """The static model distilled locally from it; bump the suffix when the recipe changes."""
 DEFAULT_MODEL = "transformer"
-EMBED_HINT = "pip install 'loci-mem[embed]'"
+EMBED_HINT = install_hint("embed")
 VECTOR_SCHEMA = 2
 VECTOR_DTYPE = "int8"
 """How vectors are stored: int8 rows scaled to +-127 each (docs/decisions/footprint.md)."""
@@ -353,7 +354,7 @@ def stored_vectors(path: Path, with_keys: bool = True) -> tuple[list[str], np.nd
         if data.get("matrix") != matrix_stamp(mpath):
             return None
         matrix = np.load(mpath, mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError):
+    except (OSError, ValueError, EOFError):  # EOFError: an emptied matrix
         return None
     keys = data.get("keys") if with_keys else []
     dim, rows = data.get("dim"), data.get("rows")

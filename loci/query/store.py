@@ -7,13 +7,13 @@ not pay for them.
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 import statistics
 from dataclasses import dataclass, field
 from typing import Iterable
 
 from loci.kernel.config import SCHEMA_VERSION, Layout
+from loci.kernel.integrity import connect
 from loci.kernel.errors import StoreError  # noqa: F401  (re-exported)
 
 
@@ -38,15 +38,16 @@ class RoutingIndex:
 
 
 def read_manifest(layout: Layout) -> dict:
+    """manifest.json checked against its schema; StoreError naming the file and `loci index`."""
+    from loci.kernel.jsonfile import read_state
+    from loci.kernel.schemas import MANIFEST_FILE
+
     path = layout.manifest
-    try:
-        data = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise StoreError("no index yet: run `loci setup DIR` (or `loci scan DIR` then `loci index`)") from None
-    except (ValueError, OSError) as exc:
-        raise StoreError(f"{path} is unreadable ({exc}); rebuild it with `loci index --force`") from None
+    data = read_state(path, MANIFEST_FILE)
+    if data is None:
+        raise StoreError("no index yet: run `loci setup DIR` (or `loci scan DIR` then `loci index`)")
     if data.get("schema_version") != SCHEMA_VERSION:
-        raise StoreError(f"{path} was written by another version of loci; rebuild with `loci index --force`")
+        raise StoreError(f"{path} was written by another version of loci; rebuild it with `loci index`")
     return data
 
 
@@ -56,9 +57,9 @@ def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
     manifest = manifest if manifest is not None else read_manifest(layout)
     path = layout.routing_db
     if not path.exists():
-        raise StoreError(f"{path} is missing; run `loci index --force`")
+        raise StoreError(f"{path} is missing; run `loci index` to rebuild it")
     try:
-        con = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
+        con = connect(path)
         try:
             rows = con.execute("SELECT id, name, size, updated FROM scopes ORDER BY id").fetchall()
             postings: dict[str, dict[int, float]] = {}
@@ -77,10 +78,10 @@ def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path} is unreadable ({exc}); run `loci index --force`") from None
+        raise StoreError(f"{path} is unreadable ({exc}); run `loci index` to rebuild it") from None
     known = set(manifest.get("scopes", {}))
     if [r[1] for r in rows] != sorted(known):
-        raise StoreError(f"{path} does not match {layout.manifest}; run `loci index --force`")
+        raise StoreError(f"{path} does not match {layout.manifest}; run `loci index` to rebuild it")
     return RoutingIndex([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows], postings,
                         complete=tokens is None)
 

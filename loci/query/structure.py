@@ -52,6 +52,8 @@ _CALLEES = re.compile(
 _DEFINE = re.compile(
     r"\bdefin(?:ed|es|ition)\b|\bdeclared?\b|\bimplemented\b|\blocated\b"
     r"|\bwhere\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+live\b|\bwhere\s+(?:is|are)\b(?!.*\b(?:called|used|invoked)\b)")
+_CHAIN = re.compile(r"\bcall[\s-]*(?:chain|path|graph|tree)s?\b|\breach(?:es|ed|ing)?\b|\bindirect(?:ly)?\b"
+                    r"|\btransitive(?:ly)?\b|\bcaller'?s\s+callers?\b|\bhow\s+(?:do(?:es)?\s+)?\w+\s+get\s+to\b")
 # words that give a question its shape, never the symbol it is about
 _SHAPE_WORDS = frozenset(
     """where defined define defines definition declared declare call calls called calling caller
@@ -66,8 +68,9 @@ class StructureHit:
     kind: str
     source_file: str
     line: int
-    relation: str   # defines | calls | called_by | neighbour
+    relation: str   # defines | calls | called_by | caller_of_caller | neighbour
     score: float
+    via: str = ""   # caller_of_caller: the direct caller it reaches the symbol through
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ class Shape:
     define: bool = False
     callers: bool = False
     callees: bool = False
+    chain: bool = False      # "the call chain that reaches X": callers' callers too, as second hops
 
     @property
     def open(self) -> bool:
@@ -85,7 +89,7 @@ def question_shape(question: str) -> Shape:
     """Which of the three structural questions (any number of them) the wording asks."""
     q = question.lower()
     return Shape(define=bool(_DEFINE.search(q)), callers=bool(_CALLERS.search(q)),
-                 callees=bool(_CALLEES.search(q)))
+                 callees=bool(_CALLEES.search(q)), chain=bool(_CHAIN.search(q)))
 
 
 class StructureStore:
@@ -207,10 +211,11 @@ class StructureStore:
         return cached
 
     def hit(self, i: int, relation: str, score: float, path: str | None = None,
-            line: int | None = None) -> StructureHit:
+            line: int | None = None, via: int | None = None) -> StructureHit:
         c = self._cols
         return StructureHit(c["label"][i], c["kind"][i], path or c["path"][i],
-                            int(line if line is not None else c["line"][i]), relation, round(score, 4))
+                            int(line if line is not None else c["line"][i]), relation, round(score, 4),
+                            c["label"][via] if via is not None else "")
 
     def factor(self, i: int, params: Params) -> float:
         """Kind and path weight of one symbol: test and fixture code rank below shipped code."""
@@ -233,7 +238,7 @@ def structure_problem(layout: Layout, name: str) -> str | None:
     if store is not None:
         return None
     if why == "unreadable":
-        return f"{name}'s query file is unreadable: run `loci index --force`"
+        return f"{name}'s query file is unreadable: run `loci index`"
     if layout.symbols(name).exists():
         return f"{name}'s query file does not hold its structure store yet: run `loci index`"
     return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"
@@ -355,13 +360,21 @@ def _answer(store: StructureStore, i: int, score: float, shape: Shape, params: P
     w_callers = FOCUS if shape.callers else ASIDE
     w_callees = FOCUS if shape.callees else ASIDE * 0.9
     hits = [store.hit(i, "defines", score * w_define)]
-    for src, _dst, rel, path, line in store.callers.get(i, ()):
+    direct = store.callers.get(i, ())
+    for src, _dst, rel, path, line in direct:
         s = score * w_callers * CALL_RELATIONS[rel] * store.factor(src, params)
         hits.append(store.hit(src, "called_by", s, path, line))
-        if shape.callers:
+    if shape.chain:
+        # a caller's caller is no caller of the symbol: a second hop, labelled so, each below every
+        # direct caller, at the line where it calls the caller it goes through
+        floor = min((h.score for h in hits if h.relation == "called_by"), default=score)
+        callers = {src for src, *_ in direct}
+        for src, *_ in direct:
             for src2, _d, rel2, path2, line2 in store.callers.get(src, ()):
-                s2 = s * CHAIN_FACTOR * CALL_RELATIONS[rel2] * store.factor(src2, params)
-                hits.append(store.hit(src2, "called_by", s2, path2, line2))
+                if src2 == i or src2 in callers:
+                    continue
+                s2 = floor * CHAIN_FACTOR * CALL_RELATIONS[rel2] * store.factor(src2, params)
+                hits.append(store.hit(src2, "caller_of_caller", s2, path2, line2, via=src))
     for _src, dst, rel, path, line in store.callees.get(i, ()):
         s = score * w_callees * CALL_RELATIONS[rel] * store.factor(dst, params)
         hits.append(store.hit(dst, "calls", s, path, line))

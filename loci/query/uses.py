@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from loci.kernel.config import Layout
-from loci.kernel.errors import UsageError
+from loci.kernel.errors import StoreError, UsageError
 
 MISSING = "no cross-project references recorded yet: run `loci index` (or `loci uses --refresh`)"
 
@@ -31,8 +31,11 @@ def load_uses(layout: Layout, scope: str | None = None, known: set[str] | None =
         rows = pq.read_table(layout.uses).to_pylist()
     except FileNotFoundError:
         raise UsageError(MISSING) from None
-    except OSError as exc:
-        raise UsageError(f"{layout.uses} is unreadable ({exc}); run `loci index --force`") from None
+    except (OSError, ValueError, KeyError) as exc:  # ArrowInvalid (a torn file) is a ValueError
+        raise StoreError(f"{layout.uses} is unreadable ({str(exc).splitlines()[0]}); "
+                         "run `loci index` to rebuild it") from None
+    if rows and not {"from", "to", "target", "how", "path", "line"} <= set(rows[0]):
+        raise StoreError(f"{layout.uses} lacks the columns loci writes; run `loci index` to rebuild it")
     pairs: dict[tuple[str, str], Use] = {}
     for r in rows:
         if scope is not None and scope not in (r["from"], r["to"]):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -82,6 +81,22 @@ def _role_bytes(role: str, path: Path) -> bytes:
     return path.read_bytes()
 
 
+def bundle_state(layout: Layout, name: str) -> str:
+    """What the scope's bundle is made from, as file stats (cheap: no hashing)."""
+    from loci.query.semantic import meta_path
+
+    parts = []
+    for role, path in sorted({**role_sources(layout, name), "meta": layout.meta(name)}.items()):
+        if role in VECTOR_ROLES:
+            path = meta_path(path)  # a vector store's manifest is written last
+        try:
+            st = path.stat()
+            parts.append(f"{role}={st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append(f"{role}=none")
+    return ";".join(parts)
+
+
 def sha256_file(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -91,11 +106,12 @@ def sha256_file(path: Path) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
+    from pipeline.gitread import run_git
+
+    if not repo.is_dir():
         return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    out = run_git(repo, *args, timeout=30, text=True)
+    return out.stdout.strip() if out is not None and out.returncode == 0 else ""
 
 
 _USERINFO = re.compile(r"^([a-z][a-z0-9+.-]*://)[^/@]*@", re.I)
@@ -115,10 +131,10 @@ def repository_url(repo: Path) -> str | None:
 def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
     """The manifest of scope ``name`` as it stands in ``layout`` (pure but for git and the meta file)."""
     from loci.kernel.registry import load_registry
+    from loci.kernel.state import read_meta
 
-    try:
-        meta = json.loads(layout.meta(name).read_text())
-    except (OSError, ValueError):
+    meta = read_meta(layout, name)
+    if meta is None:
         raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it") from None
     scope = load_registry(layout).get(name)
     if scope is None:
@@ -195,7 +211,12 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
                               f"(an absolute --glob? re-index {name} without it)")
     files = [(BundleFile(role, f"{role}.parquet", hashlib.sha256(data).hexdigest(), len(data)), data)
              for role, data in sorted(datas.items())]
-    return manifest_bytes(build_manifest(layout, name, [f for f, _ in files])), files
+    manifest = manifest_bytes(build_manifest(layout, name, [f for f, _ in files]))
+    found = next((n for n in needles if n.encode() in manifest), None)
+    if found is not None:
+        raise BundleError(f"the manifest of {name} would hold the machine path {found} (in its meta); "
+                          f"nothing was exported, re-index {name}")
+    return manifest, files
 
 
 def export_scope(layout: Layout, name: str, dest: Path, *, no_vectors: bool = False) -> Path:

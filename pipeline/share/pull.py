@@ -98,18 +98,31 @@ def _listing(entry: Entry, now: float) -> list[int] | None:
     return [entry.size, entry.mtime_ns] if now - entry.mtime_ns / 1e9 > SETTLE_SECONDS else None
 
 
+def derived_signature(params: Params) -> str:
+    """What a pulled scope's derived files (its query file) were built with: another value
+    (a newer loci, other parameters) makes the next pull build them again."""
+    from loci.kernel import tokens
+    from pipeline.query_store import QUERY_SCHEMA
+
+    return f"query{QUERY_SCHEMA}:{params.signature()}:{tokens.signature()}"
+
+
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool) -> tuple[list[_Incoming], list[str]]:
-    """The bundles whose manifest moved since the last pull, and the local names of the rest."""
+             no_vectors: bool, derived: str) -> tuple[list[_Incoming], list[str]]:
+    """The bundles whose manifest moved since the last pull (or whose derived files this loci
+    would build otherwise), and the local names of the rest."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
-    incoming, unchanged = [], []
+    incoming, unchanged, to_read = [], [], []
     for entry in entries:
         name, rec = by_folder.get((store.url, entry.folder), (None, None))
-        same_mode = rec is not None and bool(rec.get("no_vectors")) == no_vectors and layout.meta(name).is_file()
+        same_mode = (rec is not None and bool(rec.get("no_vectors")) == no_vectors
+                     and rec.get("derived") == derived and layout.meta(name).is_file())
         if same_mode and rec.get("listing") is not None and rec.get("listing") == [entry.size, entry.mtime_ns]:
             unchanged.append(name)
-            continue
-        data = store.read(entry.folder, MANIFEST, MANIFEST_LIMIT)
+        else:
+            to_read.append((entry, name, rec, same_mode))
+    datas = fetch_all(lambda item: store.read(item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
+    for (entry, name, rec, same_mode), data in zip(to_read, datas):
         if len(data) > MANIFEST_LIMIT:
             raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
         digest = hashlib.sha256(data).hexdigest()
@@ -119,6 +132,20 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
         manifest = parse_manifest(data, f"{store.url}/{entry.folder}")
         incoming.append(_Incoming(entry, manifest, digest, name or ""))
     return incoming, unchanged
+
+
+FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
+
+
+def fetch_all(fn, items: list) -> list:
+    """``fn`` over ``items`` in order, several at a time (waiting on the store, not computing);
+    the first error is raised once every request has returned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(items) < 2:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+        return list(pool.map(fn, items))
 
 
 def _home_model(layout: Layout, incoming: list[_Incoming], no_vectors: bool, store: Store) -> str | None:
@@ -166,10 +193,8 @@ def _resolve_names(incoming: list[_Incoming], store: Store, layout: Layout, reco
         claimed.add(inc.name)
 
 
-def _stage_scope(stage: Path, store: Store, inc: _Incoming, no_vectors: bool, params: Params) -> dict[str, Path]:
-    """Fetch and verify one bundle into ``stage``, then build its derived files there.
-
-    Returns the staged file for each home location key."""
+def _fetch(stage: Path, store: Store, inc: _Incoming, no_vectors: bool) -> dict[str, Path]:
+    """Fetch and verify one bundle's files into ``stage``; the staged file of each role."""
     where = f"{store.url}/{inc.entry.folder}"
     stage.mkdir(parents=True)
     staged: dict[str, Path] = {}
@@ -181,14 +206,44 @@ def _stage_scope(stage: Path, store: Store, inc: _Incoming, no_vectors: bool, pa
         target = stage / f.path
         target.write_bytes(data)
         staged[f.role] = target
+    return staged
+
+
+def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
+           params: Params) -> dict[str, Path]:
+    """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
     try:
-        staged.update(_derived(stage, staged, inc.manifest, params))
+        return {**staged, **_derived(stage, staged, manifest, params)}
     except BundleError:
         raise
     except Exception as exc:  # checksums held, so the publisher wrote a bad table
         raise BundleError(f"{where}: a file cannot be read ({type(exc).__name__}: "
                           f"{str(exc).splitlines()[0][:120] if str(exc) else ''}); re-export the bundle") from None
-    return staged
+
+
+PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they save
+
+
+def _stage_all(stage: Path, store: Store, incoming: list[_Incoming], no_vectors: bool,
+               params: Params) -> dict[str, dict[str, Path]]:
+    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
+    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from pipeline.runner import default_jobs
+
+    folders = [stage / f"s{i}" for i in range(len(incoming))]
+    fetched = fetch_all(lambda job: _fetch(job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
+    args = (folders, fetched, [inc.manifest for inc in incoming],
+            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
+    jobs = default_jobs()
+    if len(incoming) < PARALLEL_FROM or jobs < 2:
+        built = list(map(_build, *args))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+            built = list(pool.map(_build, *args, chunksize=8))
+    return {inc.name: b for inc, b in zip(incoming, built)}
 
 
 def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
@@ -264,9 +319,15 @@ def origin_of(store: Store, inc: _Incoming) -> dict:
 
 
 def _register(layout: Layout, store: Store, incoming: list[_Incoming]) -> None:
-    from loci.kernel.registry import Scope, load_registry, save_registry
+    from loci.kernel.registry import editing_registry
 
-    registry = load_registry(layout)
+    with editing_registry(layout) as edit:  # a scan or `loci add` running meanwhile keeps its edit
+        _add_pulled(edit.registry, store, incoming)
+
+
+def _add_pulled(registry, store: Store, incoming: list[_Incoming]) -> None:
+    from loci.kernel.registry import Scope
+
     others = {s.name for s in registry.scopes} - {i.name for i in incoming}
     scopes = [s for s in registry.scopes if s.name not in {i.name for i in incoming}]
     for inc in incoming:
@@ -274,11 +335,10 @@ def _register(layout: Layout, store: Store, incoming: list[_Incoming]) -> None:
         aliases = [a for a in raw.get("aliases") or [] if isinstance(a, str) and a not in others]
         if inc.name != inc.manifest.scope:
             aliases = [a for a in aliases if a != inc.manifest.scope]
-        owner = raw.get("owner") if str(raw.get("owner", "")).startswith("vendor:") else "unknown"
+        owner = raw.get("owner") if isinstance(raw.get("owner"), str) else "unknown"
         scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
                             aliases=tuple(sorted(set(aliases))), owner=owner))
     registry.scopes = sorted(scopes, key=lambda s: s.name)
-    save_registry(layout, registry)
 
 
 def _clean_staging(layout: Layout) -> None:
@@ -297,7 +357,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _clean_staging(layout)
         records = read_pulled(layout)
         entries = store.list()
-        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors)
+        derived = derived_signature(params)
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived)
         listed = {e.folder for e in entries}
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
@@ -309,8 +370,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _resolve_names(incoming, store, layout, records)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
-            staged = {inc.name: _stage_scope(stage / f"s{i}", store, inc, no_vectors, params)
-                      for i, inc in enumerate(incoming)}
+            staged = _stage_all(stage, store, incoming, no_vectors, params)
             _checkpoint("staged")
             for inc in incoming:
                 _install(layout, inc.name, staged[inc.name], inc, store, model)
@@ -329,7 +389,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
                 "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
-                "no_vectors": no_vectors}
+                "no_vectors": no_vectors, "derived": derived}
         _settle(records, report.unchanged, entries, now)
         write_json(pulled_path(layout), {"scopes": records})
     report.imported = [inc.name for inc in incoming]
@@ -345,7 +405,7 @@ def _merge(layout: Layout, changed: list[str]) -> None:
     from pipeline.uses import merge_uses
 
     names = load_registry(layout).names()
-    merge_uses(layout, [n for n in names if layout.refs(n).is_file()])
+    merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
 
 

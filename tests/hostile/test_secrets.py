@@ -1,7 +1,7 @@
 """No planted secret survives a build: not in any byte of $LOCI_HOME, not in any answer.
 
 A repository is planted with every credential shape redaction knows, in code, docstrings,
-comments, config files, READMEs, docs and commit messages, with 2048-bit-sized private
+comments, config files, READMEs, docs, commit messages, a ``.env`` file and the remote's URL, with 2048-bit-sized private
 keys indented, prefixed and long enough to straddle a chunk boundary. The home is built
 (scan, index, code graphs, embeddings with a fake encoder), then every file in it is read
 (Parquet and SQLite decoded, everything else raw) and searched for distinctive slices
@@ -13,7 +13,6 @@ import base64
 import hashlib
 import json
 import sqlite3
-import subprocess
 
 import numpy as np
 import pytest
@@ -66,6 +65,8 @@ S = {
     "amp_head": rand("amp_head", 8),
     "amp_tail": rand("amp_tail", 12),
     "cfg_pw": rand("cfg_pw", 16),
+    "remote": "ghs_" + rand("remote", 36),
+    "dotenv": rand("dotenv", 24),
 }
 KEYS = ("readme", "docstring", "hash", "setup_cfg", "quoted", "json_doc", "commit", "no_end")
 FILLER = "\n".join(f"Line {i} of the operations notes: restart the workers, then check the queue."
@@ -152,6 +153,7 @@ def planted_files() -> dict[str, str]:
             "export function call() { return 1; }\n"),
         "config/app.yaml": f"db:\n  password: {S['words']}\n  aws_access_key_id: {S['aws_id']}\n",
         "config/app.json": json.dumps({"password": S["quoted_words"], "aws": S["aws_id"]}) + "\n",
+        ".env": f"APP_SECRET={S['dotenv']}\n",
     }
 
 
@@ -172,6 +174,7 @@ def home(tmp_path_factory):
     mp.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: HashEncoder())
     repo = make_repo(root / "code" / "vault-demo", planted_files(),
                      f"Add the demo service\n\nThe first deploy used {S['aws_id']} and {S['github']}.\n")
+    git(repo, "remote", "add", "origin", f"https://x-access-token:{S['remote']}@github.com/acme/vault-demo.git")
     (repo / "NOTES.md").write_text("# Notes\n\nRotated.\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Rotate the deploy key\n\n" + FILLER + "\n\n" + fake_pem("commit")
@@ -238,8 +241,9 @@ def test_the_planted_repository_was_collected_and_masked(home):
     paths = {r["path"] for r in rows}
     assert {"README.md", "docs/setup.md", "docs/settings.env.txt", "setup.cfg", "app/settings.py",
             "app/keys.py", "scripts/deploy.sh", "web/client.js", "deploy.env.example.md"} <= paths
-    masked = sum(r["text"].count("[REDACTED:") for r in rows)
-    assert masked >= len(S) + len(KEYS) - 4      # yaml/json configs and code-only values are not chunks
+    assert sum(r["text"].count("[REDACTED:") for r in rows) >= len(KEYS)
+    meta = json.loads((home_dir / "meta" / "vault-demo.json").read_text())
+    assert sum(meta["redactions"].values()) >= len(S) - 2 + len(KEYS)   # all but .env and the remote
     assert list((home_dir / "vectors").rglob("*.npy"))
 
 
@@ -267,6 +271,6 @@ def test_git_still_holds_what_was_planted(home):
     """The check above can fail: the secrets are really in the repository's history."""
     home_dir, _ = home
     repo = home_dir.parent / "code" / "vault-demo"
-    log = subprocess.run(["git", "-C", str(repo), "log", "-p"], capture_output=True, text=True).stdout.lower()
+    log = (git(repo, "log", "-p") + git(repo, "remote", "get-url", "origin")).lower()
     assert all(any(s in log for s in subs) for subs in needles().values())
     assert fake_key_lines("commit")[3].lower() in log

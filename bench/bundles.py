@@ -1,0 +1,280 @@
+"""A shared corpus of bundles: 1,000 scopes pulled into an empty home.
+
+    python bench/bundles.py [--scopes 1000] [--real 10] [--source-home /work/homes/dev22]
+                            [--accuracy] [--json OUT] [--keep DIR]
+
+Synthetic scopes are written as a home's artifacts (chunks and routing vocabulary drawn
+from the real corpus's words, references, random unit vectors of the transformer's width
+through ``embed_scope``) and exported with ``export_scope``; ``--real`` more are exported
+from a built home. Measured: cold pull and merge, an incremental pull of one changed
+bundle, in-process route p50 (vocabulary only, and with the second opinion), one-shot
+``loci ask`` p50 and its peak memory, home size per scope. ``--accuracy`` exports every
+scope of the source home, pulls them into an empty home, calibrates it, and scores the
+labelled questions with bench/eval_folds.py on both homes.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: one BLAS thread starts numpy faster
+import numpy as np  # noqa: E402
+
+from loci.kernel.config import DEFAULT_PARAMS, layout as make_layout  # noqa: E402
+
+QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
+DIM = 384
+
+
+class RandomEncoder:
+    """Random unit vectors of the packaged transformer's width, stored under its id."""
+
+    batch_size = 4096
+
+    def __init__(self, seed: int):
+        from loci.query.semantic import TRANSFORMER_ID
+
+        self.model_id, self.dim = TRANSFORMER_ID, DIM
+        self.rng = np.random.default_rng(seed)
+
+    def encode(self, texts):
+        m = self.rng.standard_normal((len(texts), self.dim)).astype(np.float32)
+        return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def word_pool(source_home: Path | None, n: int = 20000) -> tuple[list[str], np.ndarray]:
+    """Words and Zipf-like weights: the source home's routing tokens by how many scopes use them."""
+    words: list[str] = []
+    if source_home is not None and (source_home / "routing.sqlite").is_file():
+        con = sqlite3.connect(f"file:{source_home / 'routing.sqlite'}?mode=ro", uri=True)
+        words = [t for (t,) in con.execute(
+            "SELECT token FROM routing WHERE token NOT LIKE 'fact:%' GROUP BY token "
+            "ORDER BY COUNT(*) DESC, token LIMIT ?", (n,))]
+        con.close()
+    if not words:
+        words = [f"w{i}" for i in range(n)]
+    weights = 1.0 / np.arange(1, len(words) + 1)
+    return words, weights / weights.sum()
+
+
+def synth_home(home: Path, n: int, words: list[str], p: np.ndarray, seed: int = 7) -> list[str]:
+    """``n`` synthetic scopes written as a built home's artifacts; returns their names."""
+    from loci.kernel.atomic import write_json
+    from loci.kernel.registry import Registry, Scope, save_registry
+    from pipeline.chunks import make_chunk
+    from pipeline.embed import embed_scope
+    from pipeline.index import write_table, chunk_table
+    from pipeline.uses import Ref, write_refs
+    import pyarrow as pa
+
+    from pipeline.index import VOCAB_SCHEMA
+
+    lay = make_layout(home)
+    rng = random.Random(seed)
+    nrng = np.random.default_rng(seed)
+    names = [f"synth-{i:04d}" for i in range(n)]
+    encoder = RandomEncoder(seed)
+    for name in names:
+        n_chunks = rng.randint(20, 60)
+        chunks = []
+        for j in range(n_chunks):
+            text = " ".join(words[k] for k in nrng.choice(len(words), size=rng.randint(15, 60), p=p))
+            chunks.append(make_chunk(name, "doc", f"docs/page{j // 5}.md", 1 + 10 * (j % 5), text,
+                                     heading=f"{name} section {j}"))
+        write_table(lay.chunks(name), chunk_table(chunks))
+        vocab = sorted({words[k]: float(rng.randint(1, 9)) for k in
+                        nrng.choice(len(words), size=rng.randint(150, 400), p=p)}.items())
+        write_table(lay.vocab(name), pa.table({"token": [t for t, _ in vocab], "weight": [w for _, w in vocab]},
+                                              schema=VOCAB_SCHEMA))
+        write_refs(lay, name, [Ref(name, "provides", "manifest", "manifest", 0),
+                               Ref(names[rng.randrange(n)], "uses", "import", "src/main.py", 3)])
+        write_json(lay.meta(name), {"name": name, "fingerprint": f"synthetic-{seed}", "chunks": n_chunks,
+                                    "vocab_tokens": len(vocab), "vocab_weight": sum(w for _, w in vocab),
+                                    "updated": "2026-01-01T00:00:00+00:00", "has_graph": False,
+                                    "redactions": {}, "stats": {}})
+        embed_scope(name, lay, encoder)
+    save_registry(lay, Registry(scopes=[Scope(name=s, path=f"/nonexistent/synthetic/{s}", owner="unknown")
+                                        for s in names]))
+    write_json(home / "embed.json", {"model": "default", "model_id": encoder.model_id})
+    return names
+
+
+def export_all(home: Path, names: list[str], store: Path) -> float:
+    from pipeline.share.bundle import export_scope
+
+    start = time.perf_counter()
+    for name in names:
+        export_scope(make_layout(home), name, store)
+    return time.perf_counter() - start
+
+
+def timed_pull(home: Path, store: Path) -> tuple[float, object]:
+    from pipeline.share.pull import pull
+
+    start = time.perf_counter()
+    report = pull(make_layout(home), str(store))
+    return time.perf_counter() - start, report
+
+
+def change_one(gen_home: Path, name: str, store: Path) -> None:
+    """One synthetic scope gains a chunk, is re-embedded and re-exported."""
+    import pyarrow.parquet as pq
+
+    from pipeline.chunks import make_chunk
+    from pipeline.embed import embed_scope
+    from pipeline.index import chunk_table, write_table
+    from pipeline.share.bundle import export_scope
+
+    lay = make_layout(gen_home)
+    table = pq.read_table(lay.chunks(name)).to_pylist()
+    chunks = [make_chunk(r["scope"], r["kind"], r["path"], r["line"], r["text"], heading=r["heading"])
+              for r in table]
+    chunks.append(make_chunk(name, "doc", "docs/new.md", 1, f"a new page written at {time.time()}"))
+    write_table(lay.chunks(name), chunk_table(chunks))
+    embed_scope(name, lay, RandomEncoder(99))
+    export_scope(lay, name, store)
+
+
+def questions(n: int) -> list[str]:
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    return [r["question"] for r in rows if not r.get("cwd")][:n]
+
+
+def route_p50(home: Path, qs: list[str], fast: bool) -> float:
+    from loci.query.ask import open_session, route_question
+
+    session = open_session(home)
+    route_question(session, qs[0], fast=fast)  # warm: encoder, sqlite pages
+    times = []
+    for q in qs:
+        start = time.perf_counter()
+        route_question(session, q, cwd=None, fast=fast)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def one_shot(home: Path, qs: list[str]) -> tuple[float, float]:
+    """(p50 seconds, peak RSS in MB) of `loci ask --no-cwd Q` as separate processes."""
+    env = {**os.environ, "LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    times, peaks = [], []
+    for q in qs:
+        start = time.perf_counter()
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", sys.executable, "-m", "loci", "ask", "--no-cwd", q],
+                              env=env, cwd=ROOT, capture_output=True, text=True)
+        times.append(time.perf_counter() - start)
+        if proc.returncode != 0:
+            raise SystemExit(f"loci ask failed: {proc.stderr.strip().splitlines()[-1:]}")
+        peaks.append(int(proc.stderr.strip().splitlines()[-1]) / 1024)
+    return statistics.median(times), max(peaks)
+
+
+def du(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def eval_home(home: Path, out: Path) -> dict:
+    env = {**os.environ, "LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, str(ROOT / "bench" / "eval_folds.py"), "--json", str(out)], env=env,
+                   cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(out.read_text())["reports"]
+
+
+def accuracy(source_home: Path, work: Path) -> dict:
+    """The labelled questions on the source home and on a home pulled from its bundles."""
+    from loci.kernel.registry import load_registry
+    from pipeline.calibrate import calibrate
+
+    store, pulled = work / "store22", work / "pulled22"
+    names = [s.name for s in load_registry(make_layout(source_home)).scopes
+             if make_layout(source_home).meta(s.name).is_file()]
+    export_all(source_home, names, store)
+    seconds, report = timed_pull(pulled, store)
+    calibrated = (source_home / "calibration.json").is_file()
+    if calibrated:
+        calibrate(make_layout(pulled))
+    return {"scopes": len(names), "pull_s": round(seconds, 2), "calibrated": calibrated,
+            "local": eval_home(source_home, work / "eval-local.json"),
+            "pulled": eval_home(pulled, work / "eval-pulled.json")}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scopes", type=int, default=1000, help="synthetic scopes")
+    ap.add_argument("--real", type=int, default=10, help="real scopes exported from --source-home")
+    ap.add_argument("--source-home", type=Path, default=Path("/work/homes/dev22"))
+    ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--asks", type=int, default=9, help="one-shot `loci ask` runs")
+    ap.add_argument("--accuracy", action="store_true")
+    ap.add_argument("--only-accuracy", action="store_true", help="skip the synthetic bed")
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
+    args = ap.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    work = args.keep or Path(tempfile.mkdtemp(prefix="loci-bundles-"))
+    work.mkdir(parents=True, exist_ok=True)
+    source = args.source_home if (args.source_home / "manifest.json").is_file() else None
+    out: dict = {"synthetic": args.scopes}
+    try:
+        if args.only_accuracy:
+            out = {"accuracy": accuracy(args.source_home, work)}
+            return _emit(out, args.json)
+        words, p = word_pool(source)
+        gen, store, home = work / "gen-home", work / "store", work / "home"
+        start = time.perf_counter()
+        names = synth_home(gen, args.scopes, words, p)
+        out["generate_s"] = round(time.perf_counter() - start, 1)
+        out["export_s"] = round(export_all(gen, names, store), 1)
+        real = []
+        if source is not None and args.real:
+            from loci.kernel.registry import load_registry
+
+            lay = make_layout(source)
+            real = sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())[:args.real]
+            export_all(source, real, store)
+        out["real"] = len(real)
+        out["cold_pull_s"], report = timed_pull(home, store)
+        out["cold_imported"] = len(report.imported)
+        change_one(gen, names[len(names) // 2], store)
+        out["incremental_pull_s"], report = timed_pull(home, store)
+        out["incremental_imported"] = report.imported
+        qs = questions(args.questions)
+        out["route_p50_ms_fast"] = round(route_p50(home, qs, fast=True) * 1000, 2)
+        out["route_p50_ms_second_opinion"] = round(route_p50(home, qs, fast=False) * 1000, 2)
+        out["ask_p50_s"], out["ask_peak_mb"] = one_shot(home, qs[:args.asks])
+        scopes = args.scopes + len(real)
+        out["home_bytes_per_scope"] = du(home) // scopes
+        out["store_bytes_per_scope"] = du(store) // scopes
+        if args.accuracy and source is not None:
+            out["accuracy"] = accuracy(source, work)
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+    for key in ("cold_pull_s", "incremental_pull_s", "ask_p50_s", "ask_peak_mb"):
+        out[key] = round(out[key], 3) if key in out else None
+    return _emit(out, args.json)
+
+
+def _emit(out: dict, path: Path | None) -> int:
+    text = json.dumps(out, indent=1)
+    print(text)
+    if path:
+        path.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""Where a project keeps the facts about itself, by convention.
+
+A question about the project itself ("what license is this under?", "how do I run
+the tests here?", "what's the oldest Python version it supports?") is answered by
+the files every project keeps for that: the licence file, the package manifest,
+CONTRIBUTING, SECURITY, the changelog, the task runner's file. Their words rarely
+match the question's ("requires-python", "engines", "xo && ava"), so ranking by
+words alone leaves them out of the first five. A closed table: a topic either
+appears in the question or not; no thresholds here.
+"""
+from __future__ import annotations
+
+import re
+
+_MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
+_RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
+_CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
+
+# (question words, file names) - file names matched on the path's last part, case-insensitively
+TOPICS: tuple[tuple[re.Pattern, re.Pattern], ...] = tuple(
+    (re.compile(q, re.I), re.compile(r"^(?:" + f + r")$", re.I)) for q, f in (
+        (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
+         r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST),
+        (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
+         r"\bversions?\b|\bversions?\b.*\b(?:support|supports|supported|require|requires|required|need|needs|"
+         r"minimum|oldest|newest)\b|\bmsrv\b|\bengines?\b|\brequires?-python\b",
+         _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions"),
+        (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatter\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b"
+         r"|\bpatch(?:es)?\b|\bpull\s+requests?\b|\bPRs?\b|\bcontribut\w*\b|\bverify\s+my\s+changes\b|\bci\b"
+         r"|\bnpm\s+(?:test|run)\b|\bmake\b|\bbuild\s+(?:it|locally|from\s+source)\b",
+         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST),
+        (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
+         r"security[\w.-]*|vulnerabilit[\w.-]*"),
+        (r"\bchange(?:log|s|d)\b|\brelease(?:s|d)?\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
+         r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*"),
+        (r"\binstall\w*\b|\bset\s*up\b|\bsetup\b|\bget\s+started\b",
+         r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST),
+        (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*"),
+        (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
+         r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST),
+    ))
+
+
+def fact_file_patterns(question: str) -> list[re.Pattern]:
+    """The file-name patterns of every project-fact topic the question raises."""
+    return [files for words, files in TOPICS if words.search(question)]
+
+
+def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return any(p.match(name) for p in patterns)

@@ -1,0 +1,76 @@
+"""A question about the project itself, asked from inside it, is answered from the files that hold the fact."""
+import pytest
+
+from conftest import setup_home
+from loci.query.project_files import fact_file_patterns, is_fact_file
+
+FILLER_DOCS = "\n\n".join(f"## Topic {i}\n\nWidgets {i} are released often; this project still supports the "
+                          f"Python version in your tests and keeps each widget under its license." for i in range(12))
+
+
+@pytest.fixture
+def corpus(tmp_path, loci_home):
+    return setup_home(tmp_path / "code", {
+        "widgets": {
+            "README.md": "# widgets\n\nBuild the widgets with `make widgets`.\n\n" + FILLER_DOCS,
+            "README.fr.md": "# widgets\n\nPour construire les widgets, lancez `make widgets` : `make widgets` "
+                            "construit les widgets avec `make widgets`.\n",
+            "pyproject.toml": '[project]\nname = "widgets"\nrequires-python = ">=3.10"\nlicense = "MIT"\n',
+            "LICENSE": "MIT License\n\nPermission is hereby granted, free of charge, to any person.\n",
+            "CONTRIBUTING.md": "# Contributing\n\nRun `tox -e py` before opening a pull request.\n",
+            "docs/usage.md": "# Usage\n\nThe widget engine supports every Python version we test.\n" + FILLER_DOCS,
+            "widgets/core.py": "def build_widget(x):\n    return x\n",
+        },
+        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n",
+                  "other/x.py": "def sprocket():\n    pass\n"},
+    })
+
+
+def sources(question, cwd):
+    from loci.query.ask import ask, open_session
+
+    res = ask(open_session(), question, cwd=cwd, fast=True)
+    return [e.source for b in res.blocks for e in b.episodes]
+
+
+def test_the_oldest_supported_version_is_answered_from_the_manifest(corpus):
+    assert "pyproject.toml" in sources("What's the oldest Python version this project still supports?",
+                                       corpus / "widgets")
+
+
+def test_the_licence_question_is_answered_from_the_licence_file(corpus):
+    found = sources("What license is this project released under?", corpus / "widgets")
+    assert "LICENSE" in found[:3]
+
+
+def test_how_to_run_the_tests_is_answered_from_contributing(corpus):
+    assert "CONTRIBUTING.md" in sources("How do I run the tests here?", corpus / "widgets")[:3]
+
+
+def test_translated_copies_do_not_crowd_an_english_answer_out_of_the_first_five(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    copies = {f"README.{lang}.md": f"# widgets\n\n{word} `npm run widgets` : `npm run widgets` widgets.\n"
+              for lang, word in (("fr", "Lancez"), ("de", "Starten Sie"), ("es", "Ejecute"), ("pt", "Execute"),
+                                 ("it", "Esegui"), ("nl", "Voer uit"))}
+    code = setup_home(tmp_path / "code", {"widgets": {
+        "README.md": "# widgets\n\nBuild the widgets with `npm run widgets`.\n", **copies,
+        "docs/build.md": "# Building\n\nThe build step bundles every widget into dist/.\n",
+        "widgets/core.js": "export function buildWidget(x) { return x }\n"},
+        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}})
+    res = ask(open_session(), "How do I build the widgets with npm run widgets?", cwd=code / "widgets", fast=True)
+    found = [e.source for b in res.blocks for e in b.episodes]
+    assert found[0] == "README.md" and "docs/build.md" in found
+
+
+@pytest.mark.parametrize("question, path, expected", [
+    ("What license is this under?", "LICENSE.txt", True),
+    ("What license is this under?", "docs/usage.md", False),
+    ("What minimum Node.js version does this package require?", "package.json", True),
+    ("How do I run the tests and the linter here?", "Makefile", True),
+    ("Who do I contact here to report a security vulnerability?", ".github/SECURITY.md", True),
+    ("Where can I find the changelog for it?", "CHANGES.rst", True),
+    ("How do I render a template?", "CHANGES.rst", False),
+])
+def test_a_question_topic_names_the_files_that_hold_its_fact(question, path, expected):
+    assert is_fact_file(path, fact_file_patterns(question)) is expected
