@@ -496,15 +496,10 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             store = layout.vectors(ctx.model_id(), name)
             yield {"name": name, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
-<<<<<<< HEAD
-                   "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name))],
-                   "targets": [str(p) for p in vector_files(store)]
-                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
-=======
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: stored_vectors(store, with_keys=False) is not None],
-                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
->>>>>>> main
+                   "targets": [str(p) for p in vector_files(store)]
+                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
 
     @create_after(executed="scan")
     def task_embed():
