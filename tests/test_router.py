@@ -186,3 +186,12 @@ def test_an_acronym_in_capitals_is_not_a_lowercase_projects_name():
     assert r.scopes[0] == "delta"
     r = route("How do I add a subcommand in Click?", idx, Context(cwd_scope="delta"), aliases, P)
     assert r.scopes[0] == "click"
+
+
+def test_my_app_is_the_askers_own_code_not_a_pointer_at_a_project(index):
+    r = route("how do I parse sprocket calibration in my app?", index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "alpha"
+    r = route("how do I frimble my app?", index, Context(), ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "no_evidence"
+    r = route("how do I run the tests for this project?", index, Context(), ALIASES, P)
+    assert r.reason == "deictic"

@@ -1,5 +1,7 @@
 """The semantic second opinion: pure, on small in-memory indexes and hand-made affinities."""
 
+from dataclasses import replace
+
 from conftest import routing_index
 from test_router import ALIASES, CORPUS, P
 
@@ -40,9 +42,28 @@ def test_a_clear_favourite_answers_a_no_evidence_abstention():
     assert r.reason is None and r.candidates == []
 
 
-def test_a_favourite_without_a_margin_leaves_the_abstention_standing():
-    r = ask("when wiping nested folders bottom up", near(delta=0.62, gamma=0.58))
+def test_without_a_clear_favourite_words_and_meaning_together_pick_two_scopes():
+    # "walk" is delta's word (too weak here to route alone); gamma is closer in meaning but holds none
+    weak = replace(P, concentrated_min_evidence=5.0)
+    q = "when wiping nested folders bottom up with a walk"
+    lexical = route(q, INDEX, Context(), ALIASES, weak)
+    assert lexical.outcome == "abstained"
+    r = second_opinion(lexical, near(delta=0.58, gamma=0.62), Context(), weak, q)
+    assert r.outcome == "routed" and r.semantic["action"] == "fused" and r.gate == "semantic"
+    assert r.scopes[0] == "delta" and len(r.scopes) == 2
+
+
+def test_a_question_near_nothing_off_topic_questions_do_not_reach_keeps_its_abstention():
+    r = ask("when wiping nested folders bottom up", near(delta=0.39, gamma=0.38))
     assert r.outcome == "abstained" and r.semantic["action"] == "none"
+
+
+def test_a_foreign_question_is_measured_against_the_off_topic_median_and_may_get_three_scopes():
+    q = "¿Cómo borro las carpetas anidadas de abajo hacia arriba, primero los hijos?"
+    r = ask(q, near(delta=0.34, gamma=0.33, alpha=0.31))
+    assert r.outcome == "routed" and r.semantic["action"] == "fused" and len(r.scopes) == 3
+    english = ask("when wiping nested folders bottom up", near(delta=0.34, gamma=0.33, alpha=0.31))
+    assert english.outcome == "abstained"
 
 
 def test_a_deictic_abstention_is_never_rescued():

@@ -267,7 +267,7 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
         return AskResult(result, [])
     cwd_scope = result.details and next((d.scope for d in result.details if d.cwd), None)
     # a bare it/its is anaphora inside a content question; only this/here/the project point at it
-    prefer_docs = grammar.deixis(q) == "strong" or bool(cwd_scope)
+    prefer_docs = grammar.deixis(q) in ("strong", "own") or bool(cwd_scope)
     gate = scope is None
     semantic = None if fast else session.semantic()
     if semantic is not None:
@@ -287,7 +287,7 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed") else set()
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "fused") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

@@ -27,10 +27,13 @@ ENUM_FRAME = frozenset(_FRAME_WORDS) | frozenset(t for w in _FRAME_WORDS for t i
 _DEICTIC_STRONG = re.compile(
     r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
     r"package|library|tool|cli|crate|module|service|program)\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
-    r"have|uses?|in|on|for|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))|"
-    r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
+    r"have|uses?|in|on|for|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))",
     re.I,
 )
+# "my app", "our project": the asker's own code, which uses the library the question is about
+_DEICTIC_OWN = re.compile(
+    r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
+    re.I)
 _DEICTIC_WEAK = re.compile(r"\b(it|its|it's)\b", re.I)
 
 # "besides X", "not counting X", "other than X", "except X", "apart from X", "excluding X"
@@ -47,9 +50,14 @@ def is_enumerative(question: str) -> bool:
 
 
 def deixis(question: str) -> str | None:
-    """'strong' for this/here/the project..., 'weak' for a bare it/its, else None."""
+    """'strong' for this/here/the project..., 'own' for my/our app..., 'weak' for a bare it/its,
+    else None. A strong pointer abstains unless a name or the cwd says which project; "my app"
+    is the asker's own code (a content question about the library it uses routes on its
+    content, and asked from inside a project it points there); "it" is usually anaphora."""
     if _DEICTIC_STRONG.search(question):
         return "strong"
+    if _DEICTIC_OWN.search(question):
+        return "own"
     if _DEICTIC_WEAK.search(question):
         return "weak"
     return None

@@ -158,6 +158,13 @@ class LexicalIndex:
                 "SELECT id, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')"))
         return self._prose_paths
 
+    def translated_hashes(self) -> set[str]:
+        """Content hashes of the chunks from translated copies (``README.es.md``, ``docs/zh-CN/``)."""
+        from loci.kernel.language import translation_language
+
+        rows = self.con.execute("SELECT hash, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')")
+        return {h for h, path in rows if translation_language(path) is not None}
+
     def hashes(self) -> list[str]:
         """Every chunk's content hash, in row order (vectors are keyed by it)."""
         return [h for (h,) in self.con.execute("SELECT hash FROM chunks ORDER BY id")]

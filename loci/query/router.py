@@ -346,7 +346,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
             return result("routed", chosen, None, "symbol")
         if not routable(top, params.evidence_floor):
             # a bare "it" is anaphora when the question has content; it names the cause only here
-            return result("abstained", [], "deictic" if kind else "no_evidence", "evidence")
+            return result("abstained", [], "deictic" if kind == "weak" else "no_evidence", "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     chosen = chosen[: params.select_max]
     for s in elig:  # every holder of a concentrated token comes back, demoted or not
@@ -457,9 +457,14 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     off-topic question that happens to use a project's example data) and the
     route becomes a no-evidence abstention, its scopes kept as the shortlist.
     An abstention for lack of evidence (never a deictic one, nor a group
-    refusal) routes to the favourite only when it is close
+    refusal) routes to the favourite when it is close
     (``semantic_rescue_floor``) and clearly ahead of the next scope
-    (``semantic_rescue_margin``).
+    (``semantic_rescue_margin``); otherwise, when the favourite is at least as
+    close as no off-topic question comes (``semantic_add_floor``), to the
+    ``semantic_fused_max`` scopes that words and meaning together rank highest
+    (``_two_witnesses``). A question in another language is measured by an
+    English encoder on a lower scale: for it the bar is what a typical off-topic
+    question reaches (``semantic_veto_floor``) and up to ``select_max`` scopes answer.
     """
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
@@ -486,7 +491,27 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
+    else:
+        foreign = language.is_foreign(question)
+        if best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor):
+            chosen = _two_witnesses(result, [s for _a, s in ranked])
+            note["action"] = "fused"
+            out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
+                          reason=None, candidates=[], gate="semantic")
     return out
+
+
+def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:
+    """Scopes ordered by their rank in meaning plus their rank in words (ties: meaning first).
+
+    For a question neither witness decides alone (too few of its words are distinctive, and no
+    scope is clearly closest in meaning) the scope both rank high is the likeliest answer:
+    a paraphrase's few shared words and its meaning point the same way, coincidences do not.
+    """
+    evidence = {d.scope: d.evidence for d in result.details}
+    by_words = sorted(by_meaning, key=lambda s: (-evidence.get(s, 0.0), s))
+    word_rank = {s: i for i, s in enumerate(by_words)}
+    return sorted(by_meaning, key=lambda s: (by_meaning.index(s) + word_rank[s], by_meaning.index(s)))
 
 
 def _chosen_as_shortlist(result: RouteResult, question: str) -> list[dict]:

@@ -70,10 +70,25 @@ class SemanticSide:
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
     def _stored(self, scope: str):
-        from loci.query.semantic import load_matrix
+        """The scope's chunk vectors its affinity is measured on: every chunk but translated copies.
+
+        A translation repeats its original in another language; for a question in that language
+        its vectors would be closest whatever the question asks (the encoder is English), so a
+        project with translated READMEs would pull every foreign question (docs/decisions/generalisation.md).
+        """
+        from loci.query.lexical import load_lexical
+        from loci.query.semantic import load_matrix, load_vectors
 
         if scope not in self._matrix:
-            self._matrix[scope] = load_matrix(self.layout, self.model_id, scope)
+            lex = load_lexical(self.layout.query_db(scope))
+            copies = lex.translated_hashes() if lex is not None else set()
+            if copies:
+                keys, matrix = load_vectors(self.layout, self.model_id, scope)
+                keep = [i for i, h in enumerate(keys) if h not in copies]
+                matrix = matrix[keep] if len(keep) < len(keys) else matrix
+            else:
+                matrix = load_matrix(self.layout, self.model_id, scope)
+            self._matrix[scope] = matrix
         return self._matrix[scope]
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
