@@ -31,6 +31,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench import reference  # noqa: E402
+from bench.dag import bench_dag, dag_section  # noqa: E402
 from bench.folds import FOLD_A, FOLD_B, shared_dir  # noqa: E402
 from bench.report import render  # noqa: E402
 from bench.runner import bench_synth, bench_tool, synth_beds  # noqa: E402
@@ -142,10 +143,12 @@ def main(argv=None) -> int:
         except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
             log(f"reference not available: {exc}")
 
-    runs = {}
+    runs, dag_rows = {}, None
     for tool in tools:
         log(f"{tool.label}:")
         runs[tool.key] = bench_tool(tool, questions, repos, neutral, log)
+        if tool.key == "loci":
+            dag_rows = bench_dag(tool, repos, neutral, log)
 
     synth = []
     if not args.no_synth and tools:
@@ -171,11 +174,11 @@ def main(argv=None) -> int:
     if source_digest() != digest:
         meta["warning"] = ("loci's sources changed during this run: its rows mix versions, and "
                            "a rebuild may have been caused by the change")
-    args.out.write_text(render(meta, runs, synth), encoding="utf-8")
+    args.out.write_text(render(meta, runs, synth) + dag_section(dag_rows), encoding="utf-8")
     CACHE.mkdir(parents=True, exist_ok=True)
     raw = {"meta": meta, "runs": {k: r.as_dict() for k, r in runs.items()},
            "results": {k: r.results for k, r in runs.items()},
-           "synth": [asdict(s) for s in synth]}
+           "synth": [asdict(s) for s in synth], "dag": dag_rows}
     (CACHE / "last-run.json").write_text(json.dumps(raw, indent=1, default=str), encoding="utf-8")
     log(f"wrote {args.out} in {meta['run time']}")
     if not args.keep:

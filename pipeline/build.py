@@ -79,6 +79,7 @@ class UpdateReport:
     embed: EmbedReport | None
     calibrate: CalibrateReport | None
     failed: dict[str, str] = field(default_factory=dict)     # steps after index that failed
+    tasks: list[str] = field(default_factory=list)            # every doit task that ran, in order
 
     @property
     def code(self) -> int:
@@ -106,7 +107,7 @@ def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
     for name in run_report.scopes("index", "failed"):
         out.failed[name] = run_report.failure(f"index:{name}").removeprefix(f"{name}: ")
     for task in run_report.failed:
-        if task in ("routing", "scan", "runtime", "update"):
+        if task in ("routing", "scan", "runtime", "update", "doit"):
             out.failed[task] = run_report.failure(task)
     from loci.kernel.state import read_meta
 
@@ -208,6 +209,9 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
     report = calibrate_report(ctx, r)
     if report is None:
         raise BuildError(f"calibration failed: {r.failure('calibrate')}")
+    if "calibrate" in r.blocked:
+        failed = ", ".join(sorted(r.failed)) or r.blocked["calibrate"]
+        raise BuildError(f"not calibrated: the index must build first ({failed} failed; `loci index` says why)")
     return report
 
 
@@ -215,7 +219,8 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
     failed = {t: r.failure(t) for t in r.failed if t in ("embed", "calibrate")}
     return UpdateReport(scan=scan_report, graphs=graphs_report(r), index=index_report(ctx, r),
                         embed=embed_report(ctx, r) if embed_step else None,
-                        calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed)
+                        calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed,
+                        tasks=list(r.executed))
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:

@@ -30,6 +30,7 @@ class RunReport:
     executed: list[str] = field(default_factory=list)
     uptodate: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    blocked: dict[str, str] = field(default_factory=dict)   # not run: a dependency failed (task -> which)
     values: dict[str, dict] = field(default_factory=dict)
     code: int = 0
 
@@ -67,6 +68,7 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 sys.stderr.write(f"loci: {exc}\n")
                 raise SystemExit(1) from None
             self.locked = True
+            ctx.fresh()  # observe the repositories anew in each run
             chosen = set(selected_tasks or ())
             ctx.progress.planned(sum(1 for n in tasks if _per_scope(n)
                                      and (n in chosen or n.split(":", 1)[0] in chosen)))
@@ -86,8 +88,14 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 ctx.progress.finished(task.name)
 
         def add_failure(self, task, fail):
+            from doit.exceptions import UnmetDependency
+
             super().add_failure(task, fail)
-            report.failed[task.name] = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
+            message = fail.get_msg() if hasattr(fail, "get_msg") else str(fail)
+            if isinstance(fail, UnmetDependency):
+                report.blocked[task.name] = str(fail)
+            else:
+                report.failed[task.name] = message
             if _per_scope(task.name):
                 ctx.progress.finished(task.name)
 
@@ -111,12 +119,20 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False) -> dict:
+LIGHT_STEPS = ("scan", "graphs", "index", "routing")   # need no embedding step
+
+
+def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              targets: Sequence[str] = ()) -> dict:
     """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
 
-    Makes the home if it is missing (so `doit list` on a fresh machine works)."""
+    Makes the home if it is missing (so `doit list` on a fresh machine works). With ``targets``
+    that need no embedding step, the embedding steps' creators are left out (loading them
+    imports numpy: most of a no-change run's start-up)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
     ns = dict(make_tasks(ctx))
+    if targets and all(t.split(":", 1)[0] in LIGHT_STEPS for t in targets):
+        ns = {f"task_{step}": ns[f"task_{step}"] for step in LIGHT_STEPS}
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
@@ -125,12 +141,14 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     return ns
 
 
-def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False):
+def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              targets: Sequence[str] = ()):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet)), config_filenames=())
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, targets=targets)),
+                    config_filenames=())
 
 
 def default_jobs() -> int:
@@ -173,12 +191,14 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
         n = _jobs(ctx, targets, force) if jobs is None else jobs
         args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
-        report.code = doit_main(ctx, report, quiet=quiet).run(args)
-        if report.scopes("index", "failed") and "routing" in report.failed:
+        report.code = doit_main(ctx, report, quiet=quiet, targets=targets).run(args)
+        if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
+            report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
+                                     f"(exit {report.code}; its message is above)")
+        if report.scopes("index", "failed") and "routing" in report.blocked:
             from pipeline.tasks import routing_action
 
-            report.failed.pop("routing")  # "a dependency failed": merge what the other scopes built
-            routing_action(ctx)
+            routing_action(ctx)  # a scope failed: route to what the other scopes built
             report.executed.append("routing")
     finally:
         buildlock.release(ctx.layout)
@@ -223,7 +243,9 @@ def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
 
 
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
-    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them."""
+    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them
+    (what a commit hook asks for: no rescan)."""
+    ctx.scan = False
     report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
     if report.scopes("index"):
         merged = run(ctx, ["routing"], single=True, quiet=quiet)
@@ -234,25 +256,27 @@ def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, 
                        single=True, jobs=1, quiet=quiet)
         report.executed += embedded.executed
         report.failed.update(embedded.failed)
-    report.code = 1 if report.failed else 0
+    report.code = report.code or (1 if report.failed else 0)
     return report
 
 
 def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
-    """The ``update`` task in two runs: scan to routing with worker processes, then embed and
-    calibrate in this process (one model load; progress reaches ``ctx.progress``)."""
-    first = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
+    """The ``update`` task in runs: scan (so the tasks load from the new registry), graphs to
+    routing with worker processes, then embed and calibrate in this process (one model load;
+    progress reaches ``ctx.progress``)."""
+    report = RunReport()
+    steps = [(["scan"], 1)] if ctx.scan else []
+    steps.append(((["graphs"] if ctx.graphs else []) + ["routing"], jobs))
     later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
-    report = run(ctx, first, force=force, jobs=jobs, quiet=quiet)
     if later:
-        scan, ctx.scan = ctx.scan, False  # just done
-        try:
-            more = run(ctx, later, force=force, jobs=1, quiet=quiet)
-        finally:
-            ctx.scan = scan
+        steps.append((later, 1))
+    for targets, n in steps:
+        more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
+        ctx.scan = False  # done, or not wanted
         report.executed += [t for t in more.executed if t not in report.executed]
         report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
         report.failed.update(more.failed)
+        report.blocked.update(more.blocked)
         report.values.update(more.values)
         report.code = report.code or more.code
     return report

@@ -3,8 +3,10 @@
     scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
                                                  update (the default) = all of it
 
-``scan`` rescans the remembered roots; the creators that list scopes run after
-it (``create_after``), so a repository found by this run is built by this run.
+``scan`` rescans the remembered roots; the per-scope tasks are made from the
+registry when the tasks load, so the runner (``loci update``, ``python -m
+loci.dodo``) runs ``scan`` first and loads the rest after it: a repository found
+by this run is built by this run (under plain ``doit``, by the next one).
 ``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
 a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
 Everything that is not a file enters through ``uptodate`` callables that doit
@@ -30,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from doit import create_after
 from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
@@ -174,14 +175,17 @@ def graph_mtime(layout: Layout, scope) -> float | None:
         return None
 
 
-def die_with_parent() -> None:
-    """In a doit worker process: be killed when the build's main process dies (Linux)."""
+def die_with_parent(_registered=None) -> None:
+    """In a worker process: be killed when the build's main process dies (Linux's PR_SET_PDEATHSIG).
+
+    Runs in every process multiprocessing forks (doit's workers), before it waits for its
+    first task, so an idle worker goes too."""
     import multiprocessing
     import signal
     import sys
 
     parent = multiprocessing.parent_process()
-    if parent is None or not sys.platform.startswith("linux") or getattr(die_with_parent, "done", False):
+    if parent is None or not sys.platform.startswith("linux"):
         return
     import ctypes
 
@@ -190,9 +194,22 @@ def die_with_parent() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except (OSError, AttributeError):
         return
-    die_with_parent.done = True
     if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
         os._exit(1)
+
+
+class _WorkerStart:
+    """The object multiprocessing's after-fork registry is keyed on (kept alive by this module)."""
+
+
+_WORKER_START = _WorkerStart()
+
+
+def arm_workers() -> None:
+    """Make every worker process this build forks die with it (idempotent)."""
+    import multiprocessing.util
+
+    multiprocessing.util.register_after_fork(_WORKER_START, die_with_parent)
 
 
 # ---------------------------------------------------------------------------- actions
@@ -203,7 +220,7 @@ def scan_action(ctx: BuildContext) -> dict:
     from pipeline.scan import scan
 
     prior = ctx.registry()
-    if not ctx.scan or not prior.roots:
+    if not prior.roots:
         return {"scopes": len(prior.scopes)}
     with editing_registry(ctx.layout) as edit:  # re-read under the lock: a concurrent `loci add` survives
         result = scan([Path(r) for r in edit.registry.roots], prior=edit.registry)
@@ -216,7 +233,6 @@ def graphs_action(ctx: BuildContext, name: str) -> dict:
     """Extract one scope's code graph (graphify; a failure leaves the scope indexed from prose)."""
     from pipeline.graphs import build_graph
 
-    die_with_parent()
     scope = ctx.registry().get(name)
     if scope is None:
         return {"status": "failed", "message": f"scope {name!r} is no longer registered"}
@@ -276,7 +292,6 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
 
 def index_action(ctx: BuildContext, name: str):
     """index:S. A failure keeps the earlier artifacts, is written to errors/S.json and fails the task."""
-    die_with_parent()
     err = ctx.layout.error(name)
     try:
         scope = ctx.registry().get(name)
@@ -415,6 +430,7 @@ def _size_hint(layout: Layout, scope) -> int:
 
 def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
+    arm_workers()  # `doit -n N` forks workers: they must not outlive the build
     layout = ctx.layout
 
     def live_scopes():
@@ -422,14 +438,13 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
 
     def task_scan():
         """Rescan the roots remembered in scopes.json (registers new repositories)."""
-        return {"actions": [(scan_action, [ctx])], "uptodate": [False], "verbosity": 0}
+        return {"actions": [(scan_action, [ctx])], "uptodate": [lambda task, values: not ctx.scan],
+                "verbosity": 0}
 
-    @create_after(executed="scan")
-    def task_graphs():
-        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+    def graph_tasks():
         from pipeline.graphs import graph_intact, graphify_available, read_record
 
-        yield {"name": None, "doc": "graphify's AST extraction, one subtask per scope"}
+        yield {"basename": "graphs", "name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
             return
         for scope in live_scopes():
@@ -439,15 +454,14 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 record = read_record(name, layout)
                 fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
                 return fresh and (record.get("status") == "unsupported" or graph_intact(name, layout))
-            yield {"name": name, "actions": [(graphs_action, [ctx, name])],
+            yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
-    @create_after(executed="scan")
-    def task_index():
-        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
+    def index_tasks():
         from pipeline.graphs import graphify_available
 
-        yield {"name": None, "doc": "collect, redact and write each scope whose fingerprint moved"}
+        yield {"basename": "index", "name": None,
+               "doc": "collect, redact and write each scope whose fingerprint moved"}
         wait_for_graph = ctx.graphs and graphify_available()
         for scope in sorted(live_scopes(), key=lambda s: -_size_hint(layout, s)):  # biggest first
             name = scope.name
@@ -457,7 +471,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
                         and not scope_index_problems(layout, scope.name))
             yield {
+                "basename": "index",
                 "name": name,
+                "doc": scope.path,
                 "actions": [(index_action, [ctx, name])],
                 "task_dep": [f"graphs:{name}"] if wait_for_graph else [],
                 "uptodate": [lambda task, values, current=current: current()],
@@ -465,6 +481,14 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                             str(layout.refs(name)), str(layout.meta(name))],
                 "verbosity": 0,
             }
+
+    def task_graphs():
+        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+        yield from graph_tasks()
+
+    def task_index():
+        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
+        yield from index_tasks()
 
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
@@ -477,7 +501,6 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             "verbosity": 0,
         }
 
-    @create_after(executed="scan")
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
         from loci.query.semantic import stored_vectors, vector_files
@@ -489,13 +512,12 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             if name not in indexed and not layout.chunks(name).exists():
                 continue  # neither indexed nor indexable: nothing to encode
             store = layout.vectors(ctx.model_id(), name)
-            yield {"name": name, "actions": [(vectors_action, [ctx, name])],
+            yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: stored_vectors(store, with_keys=False) is not None],
                    "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
 
-    @create_after(executed="scan")
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
@@ -503,7 +525,6 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx)], "verbosity": 0}
 
-    @create_after(executed="scan")
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
         return {"actions": [(calibrate_action, [ctx])],
@@ -512,7 +533,6 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
                 "targets": [str(layout.calibration)], "verbosity": 0}
 
-    @create_after(executed="scan")
     def task_bundle():
         """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
         from loci.kernel.config import safe_name

@@ -124,7 +124,8 @@ def garage(tmp_path, loci_home, monkeypatch):
         "README.md": "# sheets\n\nSpreadsheets with formulas, pivot tables and charts.\n"})
     res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-calibrate"])
     assert res.exit_code == 0, res.output
-    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    res = runner.invoke(app, ["calibrate"])
+    assert res.exit_code == 0, res.output
     return tmp_path / "code"
 
 

@@ -249,3 +249,16 @@ def test_the_setup_prompt_estimates_the_embedding_time_from_the_chunk_count(loci
     assert "about 3 minutes for 8,100 chunks" in _embed_estimate()
     (loci_home / "manifest.json").unlink()
     assert _embed_estimate() == "no download"
+
+
+def test_dodo_path_names_the_installed_packages_dodo_file():
+    from pathlib import Path
+
+    res = runner.invoke(app, ["dodo-path"])
+    path = Path(res.output.strip())
+    assert res.exit_code == 0 and path.name == "dodo.py" and path.parent.name == "loci" and path.is_file()
+
+
+def test_options_that_did_nothing_are_gone():
+    assert runner.invoke(app, ["ask", "--rerank", "anything"]).exit_code == 2
+    assert runner.invoke(app, ["graphs", "--all"]).exit_code == 2

@@ -1,0 +1,328 @@
+"""The build as doit's DAG: which tasks run after an edit, under doit, loci update and a hook."""
+from __future__ import annotations
+
+import ast
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import make_repo
+from loci.kernel.config import layout
+from pipeline import build
+from pipeline.runner import RunReport, doit_main, run, run_scopes
+from pipeline.tasks import BuildContext, home_context
+from test_embed import FakeEncoder
+
+ROOT = Path(__file__).resolve().parent.parent
+REPOS = {
+    "alpha": {"README.md": "# alpha\n\nSprocket calibration toolkit.\n",
+              "alpha/core.py": "def calibrate_sprocket():\n    pass\n"},
+    "beta": {"README.md": "# beta\n\nCookie sessions over HTTP.\n",
+             "beta/server.py": "class SessionJar:\n    pass\n"},
+    "gamma": {"README.md": "# gamma\n\nWeather station logger.\n",
+              "gamma/log.py": "def log_reading():\n    pass\n"},
+}
+
+
+@pytest.fixture
+def three(tmp_path, loci_home):
+    """Three scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
+    code = tmp_path / "code"
+    for name, files in REPOS.items():
+        make_repo(code / name, files)
+    ctx = BuildContext(layout())
+    build.scan(ctx, [code])
+    assert build.update(ctx).code == 0
+    return code
+
+
+def home(lay, **overrides) -> BuildContext:
+    """The home's context without code graphs (graphify takes seconds; one test asks for them)."""
+    return home_context(lay, **{"graphs": False, **overrides})
+
+
+def doit(ctx: BuildContext, *args: str) -> RunReport:
+    """`doit run ARGS` in-process, through DoitMain and the project's loader."""
+    report = RunReport()
+    report.code = doit_main(ctx, report, quiet=True).run(["run", *args])
+    return report
+
+
+def edit(repo: Path, word: str) -> None:
+    (repo / "README.md").write_text((repo / "README.md").read_text() + f"\nNow with {word}.\n")
+
+
+def routed_tokens(lay) -> set[str]:
+    import sqlite3
+
+    con = sqlite3.connect(lay.routing_db)
+    try:
+        return {t for (t,) in con.execute("SELECT token FROM routing")}
+    finally:
+        con.close()
+
+
+def test_doit_alone_after_one_edit_reindexes_that_scope_and_merges_routing(three):
+    edit(three / "beta", "websockets")
+    report = doit(home(layout()))
+    assert report.code == 0
+    assert report.executed == ["scan", "index:beta", "routing"]
+    assert sorted(report.uptodate) == ["index:alpha", "index:gamma"]
+    assert "websocket" in routed_tokens(layout())
+
+
+def test_loci_update_after_one_edit_runs_the_same_tasks(three):
+    edit(three / "beta", "websockets")
+    report = build.update(home(layout()))
+    assert report.tasks == ["scan", "index:beta", "routing"]
+    assert report.index.rebuilt == ["beta"] and report.index.routed
+
+
+def test_a_hook_run_rebuilds_its_scope_and_the_routing_it_feeds_only(three):
+    edit(three / "beta", "websockets")
+    edit(three / "gamma", "barometers")  # dirty, but not the hook's repository
+    report = run_scopes(home(layout()), ["beta"])
+    assert report.executed == ["index:beta", "routing"]
+    assert "websocket" in routed_tokens(layout()) and "barometer" not in routed_tokens(layout())
+
+
+def test_an_edit_below_a_glob_directory_rebuilds_its_scope(three, tmp_path):
+    from loci.kernel.registry import load_registry, save_registry
+    from pipeline.scan import add_scope
+
+    notes = tmp_path / "notes" / "deep" / "er"
+    notes.mkdir(parents=True)
+    (notes / "plan.md").write_text("# plan\n\nRoadmap for sprockets.\n")
+    save_registry(layout(), add_scope(load_registry(layout()), three / "alpha", glob=[str(tmp_path / "notes")]))
+    assert doit(home(layout())).scopes("index") == ["alpha"]
+    (notes / "plan.md").write_text("# plan\n\nRoadmap for sprockets and zeppelins.\n")
+    os.utime(notes / "plan.md", (time.time() + 5, time.time() + 5))  # a new mtime even on a coarse clock
+    report = doit(home(layout()))
+    assert report.scopes("index") == ["alpha"]
+    import pyarrow.parquet as pq
+
+    assert any("zeppelins" in t for t in pq.read_table(layout().chunks("alpha")).column("text").to_pylist())
+
+
+def test_doit_with_nothing_changed_only_rescans(three):
+    report = doit(home(layout()))
+    assert report.executed == ["scan"]
+    assert sorted(report.uptodate) == ["index:alpha", "index:beta", "index:gamma", "routing"]
+
+
+def test_doit_and_loci_update_leave_byte_identical_routing_after_the_same_edit(tmp_path, monkeypatch):
+    code = tmp_path / "code"
+    for name, files in REPOS.items():
+        make_repo(code / name, files)
+    homes = {how: layout(tmp_path / how) for how in ("doit", "update")}
+    for lay in homes.values():
+        build.scan(BuildContext(lay), [code])
+        build.update(BuildContext(lay))
+    edit(code / "beta", "websockets")
+    assert doit(home(homes["doit"])).code == 0
+    assert build.update(home(homes["update"])).code == 0
+    assert homes["doit"].routing_db.read_bytes() == homes["update"].routing_db.read_bytes()
+
+
+def test_doit_index_embed_in_one_run_embeds_the_fresh_chunks(three):
+    ctx = home(layout(), open_encoder=lambda name, lay: FakeEncoder())
+    ctx.encoder()
+    first = doit(ctx, "index", "embed")
+    assert first.code == 0 and sorted(first.scopes("vectors")) == ["alpha", "beta", "gamma"]
+    assert json.loads((layout().home / "embed.json").read_text())["model_id"] == "fake"
+    edit(three / "beta", "websockets")
+    again = doit(ctx, "index", "embed")
+    assert again.scopes("index") == ["beta"] and again.scopes("vectors") == ["beta"]
+    assert again.values["vectors:beta"]["encoded"] >= 1
+
+
+def test_vectors_built_by_doit_alone_are_the_ones_queries_read(three):
+    from loci.kernel.config import read_embed_config
+
+    ctx = home(layout(), open_encoder=lambda name, lay: FakeEncoder())
+    ctx.encoder()
+    assert doit(ctx, "embed").code == 0
+    assert read_embed_config(layout())["model_id"] == "fake"
+    from loci.query.semantic import vector_files
+
+    assert all(p.is_file() for p in vector_files(layout().vectors("fake", "alpha")))
+
+
+def test_doit_graphs_index_indexes_against_the_new_graph(three):
+    pytest.importorskip("graphify")
+    ctx = home_context(layout(), graphs=True)
+    assert doit(ctx, "graphs", "index").code == 0
+    (three / "alpha" / "alpha" / "core.py").write_text(
+        "def calibrate_sprocket():\n    pass\n\ndef freshly_added_gizmo():\n    pass\n")
+    report = doit(ctx, "graphs", "index")
+    assert "graphs:alpha" in report.executed and report.scopes("index") == ["alpha"]
+    import pyarrow.parquet as pq
+
+    labels = pq.read_table(layout().symbols("alpha")).column("label").to_pylist()
+    assert any("freshly_added_gizmo" in label for label in labels)
+
+
+@pytest.fixture
+def beta_breaks(monkeypatch):
+    import pipeline.collect
+
+    real = pipeline.collect.collect_scope
+
+    def collect(name, *args, **kwargs):
+        if name == "beta":
+            raise RuntimeError("beta's README cannot be read")
+        return real(name, *args, **kwargs)
+    monkeypatch.setattr(pipeline.collect, "collect_scope", collect)
+
+
+def test_a_failing_scope_fails_its_task_only_and_the_others_still_build(three, beta_breaks):
+    for name, word in (("alpha", "flywheels"), ("beta", "websockets"), ("gamma", "barometers")):
+        edit(three / name, word)
+    report = run(home(layout()), ["update"])
+    assert list(report.failed) == ["index:beta"]
+    assert "beta's README cannot be read" in report.failure("index:beta")
+    assert report.scopes("index") == ["alpha", "gamma"] and "routing" in report.executed
+    assert {"flywheel", "barometer"} <= routed_tokens(layout())
+    assert layout().error("beta").exists()
+
+
+def test_plain_doit_reports_the_failed_scope_and_holds_routing_back(three, beta_breaks):
+    edit(three / "beta", "websockets")
+    report = doit(home(layout()))
+    assert report.code != 0 and "index:beta" in report.failed
+    assert report.scopes("index", "uptodate") == ["alpha", "gamma"]
+
+
+def test_loci_index_names_the_failed_scope_and_its_fix(three, beta_breaks):
+    from typer.testing import CliRunner
+
+    from loci.front.cli import app
+
+    edit(three / "beta", "websockets")
+    res = CliRunner().invoke(app, ["index"])
+    assert res.exit_code == 1
+    assert "beta: RuntimeError: beta's README cannot be read" in res.output and "loci index" in res.output
+
+
+def test_doit_list_on_a_fresh_machine_makes_the_home_and_takes_no_lock(tmp_path, monkeypatch):
+    home = tmp_path / "nowhere-yet"
+    monkeypatch.setenv("LOCI_HOME", str(home))
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        home.mkdir()
+        (home / ".build.lock").write_text(json.dumps({"pid": sleeper.pid, "what": "build"}))
+        out = subprocess.run([sys.executable, "-m", "loci.dodo", "list"], capture_output=True, text=True,
+                             cwd=ROOT, env={**os.environ, "LOCI_HOME": str(home / "inner")})
+        assert out.returncode == 0, out.stderr
+        assert "index" in out.stdout and "Traceback" not in out.stderr
+        assert (home / "inner" / ".doit.db").exists()
+        listed = subprocess.run([sys.executable, "-m", "loci.dodo", "list"], capture_output=True, text=True,
+                                cwd=ROOT)
+        assert listed.returncode == 0 and "routing" in listed.stdout  # the busy home: listing needs no lock
+        busy = subprocess.run([sys.executable, "-m", "loci.dodo"], capture_output=True, text=True, cwd=ROOT)
+        assert busy.returncode == 1 and "another loci build is running" in busy.stderr
+        assert "Traceback" not in busy.stderr
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_plain_doit_from_the_checkout_runs_the_same_tasks(three):
+    pytest.importorskip("graphify")
+    doit(home_context(layout()))  # the checkout's dodo refreshes graphs too: build them first
+    edit(three / "beta", "websockets")
+    out = subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py")], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert sorted(ln[3:] for ln in lines if ln.startswith(".  ")) == ["index:beta", "routing", "scan"]
+    assert {"-- index:alpha", "-- index:gamma", "-- graphs:beta"} <= set(lines)
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid:
+                kids.append(int(entry.name))
+    return kids
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_killing_a_multi_scope_build_leaves_no_worker_behind(three, tmp_path):
+    for name in REPOS:
+        edit(three / name, "lighthouses")
+    driver = tmp_path / "driver.py"
+    driver.write_text(textwrap.dedent("""
+        import sys, time
+        import pipeline.tasks
+        from loci.kernel.config import layout
+        from pipeline.runner import run
+        pipeline.tasks.index_scope = lambda *a, **k: time.sleep(120)   # a scope that takes its time
+        run(pipeline.tasks.BuildContext(layout()), ["index"], jobs=2)
+    """))
+    main = subprocess.Popen([sys.executable, str(driver)], cwd=ROOT,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's code
+    workers: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while len(_children(main.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        workers = _children(main.pid)
+        assert len(workers) >= 2
+        main.send_signal(signal.SIGKILL)
+        main.wait()
+        deadline = time.monotonic() + 20
+        while any(Path(f"/proc/{w}").exists() and "Z" not in _state(w) for w in workers):
+            assert time.monotonic() < deadline, f"workers outlived the build: {workers}"
+            time.sleep(0.2)
+    finally:
+        if main.poll() is None:
+            main.kill()
+        for w in workers:  # when the test fails: leave nothing sleeping behind
+            try:
+                os.kill(w, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "Z"
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("layer, forbidden", [
+    ("kernel", ("pipeline", "loci.query", "loci.front")),
+    ("query", ("pipeline", "loci.front")),
+])
+def test_the_read_side_never_imports_the_build_side(layer, forbidden):
+    modules = sorted((ROOT / "loci" / layer).rglob("*.py"))
+    assert modules
+    offenders = {f"{m.relative_to(ROOT)} imports {name}"
+                 for m in modules for name in _imports(m)
+                 if any(name == f or name.startswith(f + ".") for f in forbidden)}
+    assert offenders == set()
