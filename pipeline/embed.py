@@ -21,11 +21,12 @@ from typing import Callable
 import numpy as np
 
 from loci.kernel.errors import LociError
-from loci.kernel.config import Layout
+from loci.kernel.config import DEFAULT_PARAMS, Layout
 from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, VECTOR_DTYPE, VECTOR_SCHEMA, Encoder, EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, load_encoder, matrix_path, matrix_stamp, meta_path, model_id_for,
-    packaged_model_path, quiet_transformers, read_meta, static_model_dir, stored_vectors, vector_files, read_store,
+    merged_summary_files, packaged_model_path, quiet_transformers, read_meta, read_store, scope_summary_path,
+    static_model_dir, stored_vectors, vector_files,
 )
 from loci.kernel.atomic import write_json, write_with
 
@@ -150,10 +151,11 @@ def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
     return np.rint(matrix * (127.0 / np.where(peak > 0, peak, 1.0))).astype(np.int8)
 
 
-def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int) -> None:
+def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int,
+                  dtype: str = VECTOR_DTYPE) -> None:
     """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
     order and the matrix file it belongs to. A reader memory-maps the matrix without pyarrow."""
-    stored = quantize(matrix.reshape(len(keys), dim))
+    stored = quantize(matrix.reshape(len(keys), dim), dtype)
     mpath = matrix_path(path)
     write_with(mpath, lambda tmp: _save_npy(tmp, stored))
     write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,
@@ -255,8 +257,70 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
         _write(plan, dict(zip(todo, vectors)), encoder)
+    if not plans[0].unchanged or not scope_summary_path(layout, encoder.model_id, name).is_file():
+        write_scope_summary(layout, encoder.model_id, name)
     return EmbedResult(encoded=total, reused=sum(p.reused for p in plans),
                        dropped=sum(p.dropped for p in plans) + dropped_files)
+
+
+# --- the summaries a one-shot second opinion reads first ---------------------------------------
+
+def summarise(matrix: np.ndarray, k: int) -> np.ndarray:
+    """``k`` unit rows standing for a scope's chunk vectors: scikit-learn's k-means centroids
+    (every row when there are no more than ``k``)."""
+    matrix = np.asarray(matrix, np.float32)
+    if len(matrix) <= k:
+        return matrix.copy()
+    from sklearn.cluster import KMeans
+
+    centres = KMeans(n_clusters=k, n_init=1, max_iter=50, random_state=0).fit(matrix).cluster_centers_
+    norms = np.linalg.norm(centres, axis=1, keepdims=True)
+    return (centres / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+
+
+def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
+    """The scope's summary from its stored chunk vectors (no file when they are unreadable)."""
+    target = scope_summary_path(layout, model_id, name)
+    got = stored_vectors(layout.vectors(model_id, name))
+    if got is None:
+        target.unlink(missing_ok=True)
+        return
+    rows = summarise(got[1], k).astype(np.float16)   # no rows for a scope with no chunks
+    write_with(target, lambda tmp: _save_npy(tmp, rows))
+
+
+def merge_summaries(layout: Layout, model_id: str, names) -> None:
+    """Every scope's summary in one file (``loci.query.semantic.merged_summary_files``), the matrix
+    before its manifest: a one-shot second opinion maps it and reads only the best scopes' vectors."""
+    parts, spans, start = [], [], 0
+    for name in sorted(names):
+        try:
+            rows = np.load(scope_summary_path(layout, model_id, name), allow_pickle=False)
+        except (OSError, ValueError):
+            continue
+        if rows.ndim != 2 or not len(rows):
+            continue
+        parts.append(rows.astype(np.float16))
+        spans.append([name, start, start + len(rows)])
+        start += len(rows)
+    npy, manifest = merged_summary_files(layout, model_id)
+    if not parts:
+        npy.unlink(missing_ok=True)
+        manifest.unlink(missing_ok=True)
+        return
+    matrix = np.concatenate(parts)
+    write_with(npy, lambda tmp: _save_npy(tmp, matrix))
+    write_json(manifest, {"model": model_id, "scopes": spans, "matrix": matrix_stamp(npy)})
+
+
+def summaries_merged(layout: Layout, model_id: str) -> bool:
+    """True when the merged summary is newer than every scope's (nothing to merge again)."""
+    npy, manifest = merged_summary_files(layout, model_id)
+    try:
+        merged = manifest.stat().st_mtime_ns
+        return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
+    except OSError:
+        return False
 
 
 def open_encoder(name: str | None, layout: Layout) -> Encoder:

@@ -106,6 +106,8 @@ def build_graph(name: str, root: Path, layout: Layout, *, excludes: Sequence[str
         if record.get("status") == "unsupported":
             return done("unsupported", _unsupported(name))
         if _whole(ours, record):
+            if (layout.graph_dir(name) / "work").is_dir():  # a home from before the cache was packed
+                _pack_cache(name, layout, layout.graph_dir(name) / "work")
             return done("uptodate", f"{name}: code unchanged since the last graph", ours)
     # a new recipe, graphify version or exclude list: graphify's own incremental cache cannot know
     # ... nor can it mend a torn graph.json it would start from

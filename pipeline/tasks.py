@@ -361,6 +361,9 @@ def embed_config(ctx: BuildContext) -> dict:
 
 def embed_action(ctx: BuildContext) -> dict:
     """embed.json names the model whose vectors the query side reads: written once they all exist."""
+    from pipeline.embed import merge_summaries
+
+    merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
     write_json(ctx.layout.home / "embed.json", embed_config(ctx))
     return embed_config(ctx)
 
@@ -453,7 +456,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             def current(name=name) -> bool:
                 record = read_record(name, layout)
                 fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
-                return fresh and (record.get("status") == "unsupported" or graph_intact(name, layout))
+                unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
+                return fresh and not unpacked and (record.get("status") == "unsupported"
+                                                   or graph_intact(name, layout))
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
@@ -503,7 +508,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
 
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import stored_vectors, vector_files
+        from loci.query.semantic import scope_summary_path, stored_vectors, vector_files
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -516,14 +521,18 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: stored_vectors(store, with_keys=False) is not None],
-                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
+                   "targets": [str(p) for p in vector_files(store)]
+                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
 
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
+        from pipeline.embed import summaries_merged
+
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
                 "targets": [str(layout.home / "embed.json")],
                 "uptodate": [config_changed(embed_config(ctx)),
-                             lambda: read_embed_config(layout) == embed_config(ctx)], "verbosity": 0}
+                             lambda: read_embed_config(layout) == embed_config(ctx),
+                             lambda: summaries_merged(layout, ctx.model_id())], "verbosity": 0}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""

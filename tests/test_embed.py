@@ -141,7 +141,7 @@ def test_each_vector_is_stored_once_as_int8_rows(lay):
     write_chunks(lay, "alpha", ["one", "two", "three"])
     embed_scope("alpha", lay, FakeEncoder())
     folder = lay.vectors("fake", "alpha").parent
-    assert sorted(p.name for p in folder.iterdir()) == ["alpha.json", "alpha.npy"]
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == ["alpha.json", "alpha.npy"]
     raw = np.load(folder / "alpha.npy")
     assert raw.dtype == np.int8 and raw.shape == (3, 8) and np.abs(raw).max(axis=1).tolist() == [127] * 3
 
@@ -209,7 +209,8 @@ def test_a_failure_while_encoding_leaves_the_old_file_intact(lay):
     with pytest.raises(RuntimeError, match="encoder crashed"):
         embed_scope("alpha", lay, FakeEncoder(fail_on="boom"))
     assert [p.read_bytes() for p in vector_files(lay.vectors("fake", "alpha"))] == before
-    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir()) == ["alpha.json", "alpha.npy"]
+    assert sorted(p.name for p in lay.vectors("fake", "alpha").parent.iterdir() if p.is_file()) == \
+        ["alpha.json", "alpha.npy"]
 
 
 def test_encoder_output_of_the_wrong_shape_is_refused_with_a_message(lay):
@@ -410,3 +411,42 @@ def test_the_encoder_is_told_how_many_texts_a_scope_needs_before_encoding(lay):
     enc = Expecting()
     embed_scope("alpha", lay, enc)
     assert enc.expected == 3
+
+
+# --- the summaries a one-shot second opinion reads first ----------------------------------------
+
+def test_each_embedded_scope_gets_a_summary_of_at_most_k_unit_rows(lay):
+    from loci.query.semantic import scope_summary_path
+
+    write_chunks(lay, "alpha", [f"text number {i}" for i in range(40)])
+    write_chunks(lay, "beta", ["one", "two"])
+    for scope in ("alpha", "beta"):
+        embed_scope(scope, lay, FakeEncoder())
+    big, small = (np.load(scope_summary_path(lay, "fake", s)) for s in ("alpha", "beta"))
+    assert big.shape == (16, 8) and small.shape == (2, 8)
+    assert np.allclose(np.linalg.norm(big.astype(np.float32), axis=1), 1.0, atol=1e-3)
+
+
+def test_the_merged_summary_names_each_scope_s_rows(lay):
+    from loci.query.semantic import load_summary, scope_summary_path
+    from pipeline.embed import merge_summaries
+
+    write_chunks(lay, "alpha", ["one", "two"])
+    write_chunks(lay, "beta", ["three"])
+    for scope in ("alpha", "beta"):
+        embed_scope(scope, lay, FakeEncoder())
+    merge_summaries(lay, "fake", ["beta", "alpha", "never-embedded"])
+    spans, rows = load_summary(lay, "fake")
+    assert spans == {"alpha": (0, 2), "beta": (2, 3)} and rows.shape == (3, 8)
+    assert np.allclose(rows[2], np.load(scope_summary_path(lay, "fake", "beta")).astype(np.float32), atol=1e-3)
+
+
+def test_a_summary_torn_after_its_manifest_is_not_read(lay):
+    from loci.query.semantic import load_summary, merged_summary_files
+    from pipeline.embed import merge_summaries
+
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    merge_summaries(lay, "fake", ["alpha"])
+    merged_summary_files(lay, "fake")[0].write_bytes(b"torn")
+    assert load_summary(lay, "fake") is None

@@ -175,7 +175,7 @@ class _FarInMeaning:
     def route_params(self, params):
         return params
 
-    def affinities(self, question, scopes, k):
+    def affinities(self, question, scopes, k, **_):
         return {s: 0.0 for s in scopes}
 
 

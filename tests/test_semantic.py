@@ -266,3 +266,12 @@ def test_a_small_embedding_job_is_encoded_without_loading_the_big_model():
     assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
     enc.expect(1)  # the big model is loaded now: it takes every job
     assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
+
+
+def test_the_shortlist_keeps_the_scopes_whose_summary_comes_closest_and_those_it_lacks():
+    from loci.query.semantic import shortlist
+
+    rows = np.stack([unit(1, 0), unit(0, 1), unit(1, 1), unit(-1, 0)])
+    summary = ({"a": (0, 1), "b": (1, 2), "c": (2, 4)}, rows)
+    assert shortlist(summary, unit(1, 0), ["a", "b", "c", "new"], 2) == ["a", "c", "new"]
+    assert shortlist(summary, unit(0, 1), ["a", "b"], 1) == ["b"]

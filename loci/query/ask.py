@@ -178,7 +178,10 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     params = semantic.route_params(session.params) if semantic is not None else None
     if params is None:
         return result
-    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k)
+    # a long-lived session has every matrix mapped already; a one-shot reads a shortlist's
+    shortlist = None if session.keep_full_index else params.semantic_shortlist
+    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
+                                   shortlist=shortlist)
     return second_opinion(result, affinity, ctx, params, q)
 
 

@@ -393,6 +393,56 @@ def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[
     return read_store(label_vectors_path(layout, model_id, scope))
 
 
+# --- the per-scope summaries a one-shot second opinion reads first ----------------------------
+
+SUMMARY_DIR = "summary"
+MERGED = "+all"   # '+' is never in a safe_name: no scope's summary can take this name
+
+
+def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
+    """One scope's summary: a few unit rows (centroids of its chunk vectors), float16 .npy."""
+    chunk_path = layout.vectors(model_id, scope)
+    return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
+
+
+def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
+    """Every scope's summary in one matrix, and its manifest (scope -> row range, matrix stamp)."""
+    folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
+    return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
+
+
+def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, int]], np.ndarray] | None:
+    """(scope -> (first row, end row), float32 unit rows) of the merged summary; None when there
+    is none or it does not match its manifest."""
+    npy, manifest = merged_summary_files(layout, model_id)
+    try:
+        data = json.loads(manifest.read_text())
+        if data.get("matrix") != matrix_stamp(npy):
+            return None
+        matrix = np.load(npy, mmap_mode="r", allow_pickle=False)
+        spans = {str(s): (int(a), int(b)) for s, a, b in data["scopes"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if matrix.ndim != 2 or any(b > len(matrix) for _, b in spans.values()):
+        return None
+    return spans, as_unit(matrix)
+
+
+def shortlist(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray,
+              scopes, n: int) -> list[str]:
+    """The ``n`` scopes whose summary rows come closest to the question (best first), then every
+    scope the summary lacks (embedded since it was merged): the only ones worth reading in full."""
+    spans, rows = summary
+    cos = rows @ np.asarray(qvec, np.float32).reshape(-1) if len(rows) else np.zeros(0, np.float32)
+    known = []
+    for s in scopes:
+        a, b = spans.get(s, (0, 0))
+        if b > a:
+            known.append((float(cos[a:b].max()), s))
+    best = [s for _, s in sorted(known, key=lambda x: (-x[0], x[1]))[:n]]
+    return best + [s for s in scopes if s not in spans]
+
+
 def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Rows of ``matrix`` in chunk order, and a mask of the chunks that have a vector (zeros elsewhere)."""
     where = {h: i for i, h in enumerate(hashes)}

@@ -27,6 +27,7 @@ class SemanticSide:
     _vectors: dict[str, Any] = field(default_factory=dict)
     _labels: dict[str, Any] = field(default_factory=dict)
     _matrix: dict[str, Any] = field(default_factory=dict)
+    _summary: Any = None
 
     @classmethod
     def open(cls, layout) -> "SemanticSide | None":
@@ -90,10 +91,18 @@ class SemanticSide:
             self._matrix[scope] = matrix
         return self._matrix[scope]
 
-    def affinities(self, question: str, scopes, k: int) -> dict[str, float]:
-        """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks."""
+    def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
+                   ) -> dict[str, float]:
+        """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks.
+
+        With ``shortlist`` (a one-shot command), a first pass over the merged per-scope
+        summaries keeps only that many scopes, plus ``include`` (the route's own choice, which
+        the second opinion must judge); only their vectors are read."""
         from loci.query.semantic import affinity, semantic_scores
 
+        scopes = list(scopes)
+        if shortlist is not None and len(scopes) > shortlist:
+            scopes = self._shortlist(question, scopes, shortlist, include)
         out = {}
         for scope in scopes:
             matrix = self._stored(scope)
@@ -101,6 +110,16 @@ class SemanticSide:
                 continue
             out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)
         return out
+
+    def _shortlist(self, question: str, scopes: list[str], n: int, include) -> list[str]:
+        from loci.query.semantic import load_summary, shortlist
+
+        if self._summary is None:
+            self._summary = load_summary(self.layout, self.model_id) or False
+        if not self._summary:
+            return scopes
+        chosen = shortlist(self._summary, self.qvec(question), scopes, n)
+        return chosen + [s for s in include if s in scopes and s not in chosen]
 
     def route_params(self, params):
         """``params`` with the second opinion's floors for this model, or None when none are known.
