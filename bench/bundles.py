@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: one BLAS thread starts numpy faster
 import numpy as np  # noqa: E402
 
-from loci.kernel.config import DEFAULT_PARAMS, layout as make_layout  # noqa: E402
+from loci.kernel.config import layout as make_layout  # noqa: E402
 
 QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
 DIM = 384

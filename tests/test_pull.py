@@ -108,9 +108,9 @@ def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus)
 
 def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, monkeypatch):
     import pipeline.runner
-    import pipeline.share.pull
+    import pipeline.share.stage
 
-    monkeypatch.setattr(pipeline.share.pull, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(pipeline.share.stage, "PARALLEL_FROM", 1)
     monkeypatch.setattr(pipeline.runner, "default_jobs", lambda: 2)
     cli("pull", str(published), "--quiet")
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]

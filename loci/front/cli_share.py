@@ -20,7 +20,7 @@ def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (defa
            quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
     from pipeline.share.bundle import export_scope
-    from pipeline.share.pull import local_scopes
+    from pipeline.share.push import local_scopes
 
     layout = make_layout()
     names = list(scopes or []) or local_scopes(layout)
@@ -69,7 +69,7 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
          quiet: bool = typer.Option(False, "--quiet", "-q")):
     """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
-    from pipeline.share.pull import push as run_push
+    from pipeline.share.push import push as run_push
 
     report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors)
     if not quiet:

@@ -24,9 +24,8 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
-from pipeline.share.bundle import (
-    MANIFEST, VECTOR_ROLES, BundleError, Manifest, check_file, parse_manifest,
-)
+from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
+from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
 
 MANIFEST_LIMIT = 4 << 20
@@ -61,14 +60,6 @@ class PullReport:
     renamed: dict[str, str] = field(default_factory=dict)  # the bundle's scope -> its local name
     gone: list[str] = field(default_factory=list)          # pulled before, no longer in the store
     model: str | None = None                               # the vectors' model, when any came
-
-
-@dataclass
-class _Incoming:
-    entry: Entry
-    manifest: Manifest
-    digest: str
-    name: str = ""
 
 
 def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float) -> bool:
@@ -108,7 +99,7 @@ def derived_signature(params: Params) -> str:
 
 
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool, derived: str) -> tuple[list[_Incoming], list[str]]:
+             no_vectors: bool, derived: str) -> tuple[list[Incoming], list[str]]:
     """The bundles whose manifest moved since the last pull (or whose derived files this loci
     would build otherwise), and the local names of the rest."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
@@ -130,25 +121,11 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             unchanged.append(name)
             continue
         manifest = parse_manifest(data, f"{store.url}/{entry.folder}")
-        incoming.append(_Incoming(entry, manifest, digest, name or ""))
+        incoming.append(Incoming(entry, manifest, digest, name or ""))
     return incoming, unchanged
 
 
-FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
-
-
-def fetch_all(fn, items: list) -> list:
-    """``fn`` over ``items`` in order, several at a time (waiting on the store, not computing);
-    the first error is raised once every request has returned."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    if len(items) < 2:
-        return [fn(item) for item in items]
-    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
-        return list(pool.map(fn, items))
-
-
-def _home_model(layout: Layout, incoming: list[_Incoming], no_vectors: bool, store: Store) -> str | None:
+def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool, store: Store) -> str | None:
     """The model every pulled vector must come from: the home's, else the first bundle's."""
     cfg = read_embed_config(layout)
     model = cfg["model_id"] if cfg else None
@@ -167,7 +144,7 @@ def _home_model(layout: Layout, incoming: list[_Incoming], no_vectors: bool, sto
     return model
 
 
-def _resolve_names(incoming: list[_Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
+def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
     """Each bundle's local name: its own, unless a local scope or another source holds it
     (then ``name@origin``); never an existing scope's name."""
     from loci.kernel.registry import load_registry
@@ -193,93 +170,6 @@ def _resolve_names(incoming: list[_Incoming], store: Store, layout: Layout, reco
         claimed.add(inc.name)
 
 
-def _fetch(stage: Path, store: Store, inc: _Incoming, no_vectors: bool) -> dict[str, Path]:
-    """Fetch and verify one bundle's files into ``stage``; the staged file of each role."""
-    where = f"{store.url}/{inc.entry.folder}"
-    stage.mkdir(parents=True)
-    staged: dict[str, Path] = {}
-    for f in inc.manifest.files:
-        if no_vectors and f.role in VECTOR_ROLES:
-            continue
-        data = store.read(inc.entry.folder, f.path, f.size)
-        check_file(f, data, where)
-        target = stage / f.path
-        target.write_bytes(data)
-        staged[f.role] = target
-    return staged
-
-
-def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
-           params: Params) -> dict[str, Path]:
-    """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
-    try:
-        return {**staged, **_derived(stage, staged, manifest, params)}
-    except BundleError:
-        raise
-    except Exception as exc:  # checksums held, so the publisher wrote a bad table
-        raise BundleError(f"{where}: a file cannot be read ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0][:120] if str(exc) else ''}); re-export the bundle") from None
-
-
-PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they save
-
-
-def _stage_all(stage: Path, store: Store, incoming: list[_Incoming], no_vectors: bool,
-               params: Params) -> dict[str, dict[str, Path]]:
-    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
-    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from pipeline.runner import default_jobs
-
-    folders = [stage / f"s{i}" for i in range(len(incoming))]
-    fetched = fetch_all(lambda job: _fetch(job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
-    args = (folders, fetched, [inc.manifest for inc in incoming],
-            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
-    jobs = default_jobs()
-    if len(incoming) < PARALLEL_FROM or jobs < 2:
-        built = list(map(_build, *args))
-    else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-            built = list(pool.map(_build, *args, chunksize=8))
-    return {inc.name: b for inc, b in zip(incoming, built)}
-
-
-def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
-    """The query file and the vectors' .npy pairs, built from the staged Parquet tables."""
-    from types import SimpleNamespace
-
-    import pyarrow.parquet as pq
-
-    from loci.query.semantic import matrix_path, meta_path
-    from pipeline.chunks import Chunk
-    from pipeline.embed import store_from_parquet
-    from pipeline.index import write_query_file
-
-    out: dict[str, Path] = {}
-    cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
-    table = pq.read_table(staged["chunks"], columns=cols).to_pydict()
-    chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
-    vocab = pq.read_table(staged["vocab"]).to_pydict()
-    structure = None
-    if "symbols" in staged and "calls" in staged:
-        structure = SimpleNamespace(symbols=pq.read_table(staged["symbols"]), calls=pq.read_table(staged["calls"]))
-    out["query"] = stage / "query.sqlite"
-    write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
-    for role, column in (("vectors", "hash"), ("label_vectors", "label")):
-        if role not in staged:
-            continue
-        store = stage / f"{role}.store"   # the home's form: a matrix and its manifest
-        meta = store_from_parquet(staged.pop(role), store, column)
-        want = manifest.embedding or {}
-        if meta.get("model") != want.get("model") or meta.get("dim") != want.get("dim"):
-            raise BundleError(f"{role}.parquet holds vectors of {meta.get('model')} "
-                              f"(dim {meta.get('dim')}), not the manifest's {want.get('model')}; re-export it")
-        out[f"{role}.matrix"], out[f"{role}.meta"] = matrix_path(store), meta_path(store)
-    return out
-
-
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
     from loci.query.semantic import label_vectors_path, matrix_path, meta_path
@@ -294,7 +184,7 @@ def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Pat
     return out
 
 
-def _install(layout: Layout, name: str, staged: dict[str, Path], inc: _Incoming, store: Store,
+def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
              model: str | None) -> None:
     """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope."""
     for key, dest in _destinations(layout, name, model).items():
@@ -310,7 +200,7 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: _Incoming,
     layout.error(name).unlink(missing_ok=True)
 
 
-def origin_of(store: Store, inc: _Incoming) -> dict:
+def origin_of(store: Store, inc: Incoming) -> dict:
     """Where a pulled scope came from, as its meta (and so the manifest) records it."""
     raw = inc.manifest.raw
     return {"source": store.url, "bundle": inc.entry.folder, "scope": inc.manifest.scope,
@@ -318,14 +208,14 @@ def origin_of(store: Store, inc: _Incoming) -> dict:
             "commit_date": raw.get("commit_date")}
 
 
-def _register(layout: Layout, store: Store, incoming: list[_Incoming]) -> None:
+def _register(layout: Layout, store: Store, incoming: list[Incoming]) -> None:
     from loci.kernel.registry import editing_registry
 
     with editing_registry(layout) as edit:  # a scan or `loci add` running meanwhile keeps its edit
         _add_pulled(edit.registry, store, incoming)
 
 
-def _add_pulled(registry, store: Store, incoming: list[_Incoming]) -> None:
+def _add_pulled(registry, store: Store, incoming: list[Incoming]) -> None:
     from loci.kernel.registry import Scope
 
     others = {s.name for s in registry.scopes} - {i.name for i in incoming}
@@ -370,7 +260,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _resolve_names(incoming, store, layout, records)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
-            staged = _stage_all(stage, store, incoming, no_vectors, params)
+            staged = stage_all(stage, store, incoming, no_vectors, params)
             _checkpoint("staged")
             for inc in incoming:
                 _install(layout, inc.name, staged[inc.name], inc, store, model)
@@ -407,47 +297,3 @@ def _merge(layout: Layout, changed: list[str]) -> None:
     names = load_registry(layout).names()
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
-
-
-# --- push -----------------------------------------------------------------------------------
-
-@dataclass
-class PushReport:
-    dest: str
-    uploaded: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-
-
-def local_scopes(layout: Layout) -> list[str]:
-    """The indexed scopes built on this machine (not pulled), the ones a push publishes."""
-    from loci.kernel.registry import load_registry
-
-    return [s.name for s in load_registry(layout).scopes
-            if s.kind != PULLED_KIND and layout.meta(s.name).is_file() and layout.chunks(s.name).is_file()]
-
-
-def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vectors: bool = False) -> PushReport:
-    """Publish each local scope's bundle to ``dest``, uploading only those whose manifest changed
-    (data files first, the manifest last)."""
-    from loci.kernel.config import safe_name
-    from pipeline.share.bundle import plan_bundle
-
-    store = open_store(dest, create=True)
-    report = PushReport(store.url)
-    for name in names or local_scopes(layout):
-        manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
-        folder = safe_name(name)
-        try:
-            current = store.read(folder, MANIFEST, MANIFEST_LIMIT)
-        except BundleError:
-            current = None
-        if current == manifest:
-            report.unchanged.append(name)
-            continue
-        for f, data in files:
-            store.write(folder, f.path, data)
-        store.write(folder, MANIFEST, manifest)
-        report.uploaded.append(name)
-    return report
-
-

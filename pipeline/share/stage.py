@@ -1,0 +1,122 @@
+"""Staging a pull: fetch and verify each changed bundle into a folder inside the home, then
+build its derived files there (the query file, the vector stores in the home's form).
+
+Nothing here touches the home's live files; ``pipeline.share.pull`` moves what is staged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from loci.kernel.config import Params
+from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_file
+from pipeline.share.store import Entry, Store
+
+
+@dataclass
+class Incoming:
+    entry: Entry
+    manifest: Manifest
+    digest: str
+    name: str = ""
+
+
+FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
+
+
+def fetch_all(fn, items: list) -> list:
+    """``fn`` over ``items`` in order, several at a time (waiting on the store, not computing);
+    the first error is raised once every request has returned."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    if len(items) < 2:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(max_workers=FETCH_THREADS) as pool:
+        return list(pool.map(fn, items))
+
+
+def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[str, Path]:
+    """Fetch and verify one bundle's files into ``stage``; the staged file of each role."""
+    where = f"{store.url}/{inc.entry.folder}"
+    stage.mkdir(parents=True)
+    staged: dict[str, Path] = {}
+    for f in inc.manifest.files:
+        if no_vectors and f.role in VECTOR_ROLES:
+            continue
+        data = store.read(inc.entry.folder, f.path, f.size)
+        check_file(f, data, where)
+        target = stage / f.path
+        target.write_bytes(data)
+        staged[f.role] = target
+    return staged
+
+
+def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
+           params: Params) -> dict[str, Path]:
+    """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
+    try:
+        return {**staged, **_derived(stage, staged, manifest, params)}
+    except BundleError:
+        raise
+    except Exception as exc:  # checksums held, so the publisher wrote a bad table
+        raise BundleError(f"{where}: a file cannot be read ({type(exc).__name__}: "
+                          f"{str(exc).splitlines()[0][:120] if str(exc) else ''}); re-export the bundle") from None
+
+
+PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they save
+
+
+def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: bool,
+               params: Params) -> dict[str, dict[str, Path]]:
+    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
+    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    from pipeline.runner import default_jobs
+
+    folders = [stage / f"s{i}" for i in range(len(incoming))]
+    fetched = fetch_all(lambda job: _fetch(job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
+    args = (folders, fetched, [inc.manifest for inc in incoming],
+            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
+    jobs = default_jobs()
+    if len(incoming) < PARALLEL_FROM or jobs < 2:
+        built = list(map(_build, *args))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+            built = list(pool.map(_build, *args, chunksize=8))
+    return {inc.name: b for inc, b in zip(incoming, built)}
+
+
+def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
+    """The query file and the vectors' .npy pairs, built from the staged Parquet tables."""
+    from types import SimpleNamespace
+
+    import pyarrow.parquet as pq
+
+    from loci.query.semantic import matrix_path, meta_path
+    from pipeline.chunks import Chunk
+    from pipeline.embed import store_from_parquet
+    from pipeline.index import write_query_file
+
+    out: dict[str, Path] = {}
+    cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
+    table = pq.read_table(staged["chunks"], columns=cols).to_pydict()
+    chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
+    vocab = pq.read_table(staged["vocab"]).to_pydict()
+    structure = None
+    if "symbols" in staged and "calls" in staged:
+        structure = SimpleNamespace(symbols=pq.read_table(staged["symbols"]), calls=pq.read_table(staged["calls"]))
+    out["query"] = stage / "query.sqlite"
+    write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
+    for role, column in (("vectors", "hash"), ("label_vectors", "label")):
+        if role not in staged:
+            continue
+        store = stage / f"{role}.store"   # the home's form: a matrix and its manifest
+        meta = store_from_parquet(staged.pop(role), store, column)
+        want = manifest.embedding or {}
+        if meta.get("model") != want.get("model") or meta.get("dim") != want.get("dim"):
+            raise BundleError(f"{role}.parquet holds vectors of {meta.get('model')} "
+                              f"(dim {meta.get('dim')}), not the manifest's {want.get('model')}; re-export it")
+        out[f"{role}.matrix"], out[f"{role}.meta"] = matrix_path(store), meta_path(store)
+    return out
