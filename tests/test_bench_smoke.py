@@ -168,3 +168,16 @@ def test_family_comparison_flags_each_family_below_the_reference():
                                "e": {"outcome": "enumerated", "scopes": ["a"]}})
     rows = {(r["family"], r["metric"]): r["ok"] for r in family_comparison(ours, theirs)}
     assert rows == {("vocab", "top-1"): True, ("nonsense", "abstain R"): False, ("enumerative", "set F1"): True}
+
+
+def test_footprint_rows_size_each_part_of_a_home_and_count_a_build_s_lines(tmp_path):
+    import sys
+
+    from bench.footprint import home_rows, progress_gaps
+
+    (tmp_path / "query").mkdir()
+    (tmp_path / "query" / "a.sqlite").write_bytes(b"x" * 10000)
+    rows = dict(home_rows(tmp_path, reference=tmp_path))
+    assert set(rows) == {"query", "**total**", "reference home"} and rows["reference home"].endswith("(1.00x)")
+    gap, lines, wall = progress_gaps([sys.executable, "-c", "import sys; print('a'); print('b', file=sys.stderr)"])
+    assert lines == 2 and 0 <= gap <= wall

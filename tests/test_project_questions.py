@@ -71,6 +71,9 @@ def test_translated_copies_do_not_crowd_an_english_answer_out_of_the_first_five(
     ("Who do I contact here to report a security vulnerability?", ".github/SECURITY.md", True),
     ("Where can I find the changelog for it?", "CHANGES.rst", True),
     ("How do I render a template?", "CHANGES.rst", False),
+    ("What license is this project released under?", "CHANGES.rst", False),
+    ("What changed in the latest release?", "CHANGES.rst", True),
+    ("How do I run just a single test?", "docs/contributing/the_basics.md", True),
 ])
 def test_a_question_topic_names_the_files_that_hold_its_fact(question, path, expected):
     assert is_fact_file(path, fact_file_patterns(question)) is expected

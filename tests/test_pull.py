@@ -122,6 +122,10 @@ def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published,
 
     cli("pull", str(published), "--quiet")
     assert json.loads((loci_home / "embed.json").read_text())["model_id"] == "fake-model"
+    from loci.query.semantic import load_summary
+
+    spans, _rows = load_summary(layout(), "fake-model")  # the second opinion's first pass
+    assert set(spans) == {"gizmo", "webby"}
     asked = []
 
     class Spy(FakeEncoder):

@@ -116,3 +116,8 @@ def test_a_route_to_a_scope_without_vectors_is_never_vetoed():
     question = "how is the sprocket calibration parser wired"
     r = ask(question, {s: 0.2 for s in CORPUS if s != "alpha"})  # alpha indexed but not embedded
     assert r.outcome == "routed" and r.scopes[0] == "alpha"
+
+
+def test_a_question_in_another_script_gets_no_opinion_from_an_english_encoder():
+    r = ask("如何让程序在运行时检测到配置文件被修改并自动重新读取？", near(delta=0.45, gamma=0.44, alpha=0.43))
+    assert r.outcome == "abstained"

@@ -102,14 +102,15 @@ class LogProgress(Progress):
             parts.append(f"embedding {scope}: {done}/{total} texts ({rate:.0f}/s, {_eta(total - done, rate)})")
         return f"loci {self.label}: " + "; ".join(parts)
 
-    def tick(self) -> None:
-        """What the heartbeat does: a line if the build is running and the last one is old."""
-        self._emit()
+    def tick(self, slack: float = 0.0) -> None:
+        """What the heartbeat does: a line if the build is running and the last one is old
+        (``slack``: the heartbeat's own period, so no silence outlasts the interval)."""
+        self._emit(slack=slack)
 
-    def _emit(self, force: bool = False) -> None:
+    def _emit(self, force: bool = False, slack: float = 0.0) -> None:
         with self._lock:
             now = self.clock()
-            if not (force or (self.active() and now - self.last >= self.interval)):
+            if not (force or (self.active() and now - self.last >= self.interval - slack)):
                 return
             self.last = now
             text = self.line()
@@ -120,9 +121,11 @@ class LogProgress(Progress):
         if not self._heartbeat or self._thread is not None:
             return
 
+        period = min(0.5, self.interval / 4)
+
         def beat() -> None:
-            while not self._stop.wait(min(1.0, self.interval / 2)):
-                self.tick()
+            while not self._stop.wait(period):
+                self.tick(slack=period)
 
         self._thread = threading.Thread(target=beat, name="loci-progress", daemon=True)
         self._thread.start()

@@ -73,7 +73,15 @@ def read(text: str) -> Reading:
     return Reading(len(words), english, foreign, latin, other)
 
 
-def is_foreign(text: str, min_words: int = 8, script_share: float = 0.5,
+OTHER_SCRIPT_SHARE = 0.5   # past this share of letters outside the Latin script, a text is in another script
+
+
+def in_other_script(text: str) -> bool:
+    """Mostly written in another script (CJK, Cyrillic, Arabic...): an English encoder reads noise."""
+    return read(text).other_script_share >= OTHER_SCRIPT_SHARE
+
+
+def is_foreign(text: str, min_words: int = 8, script_share: float = OTHER_SCRIPT_SHARE,
                function_share: float = 0.08) -> bool:
     """True when ``text`` reads as prose in a language other than English.
 

@@ -162,8 +162,14 @@ class LexicalIndex:
         """Content hashes of the chunks from translated copies (``README.es.md``, ``docs/zh-CN/``)."""
         from loci.kernel.language import translation_language
 
-        rows = self.con.execute("SELECT hash, path FROM chunks WHERE kind IN ('readme', 'doc', 'note')")
-        return {h for h, path in rows if translation_language(path) is not None}
+        paths = [p for (p,) in self.con.execute("SELECT DISTINCT path FROM chunks WHERE kind IN ('readme', 'doc')")
+                 if translation_language(p) is not None]
+        out: set[str] = set()
+        for i in range(0, len(paths), 900):
+            batch = paths[i:i + 900]
+            out.update(h for (h,) in self.con.execute(
+                f"SELECT hash FROM chunks WHERE path IN ({','.join('?' * len(batch))})", batch))
+        return out
 
     def hashes(self) -> list[str]:
         """Every chunk's content hash, in row order (vectors are keyed by it)."""

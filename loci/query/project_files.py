@@ -31,7 +31,8 @@ TOPICS: tuple[tuple[re.Pattern, re.Pattern], ...] = tuple(
          _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST),
         (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
          r"security[\w.-]*|vulnerabilit[\w.-]*"),
-        (r"\bchange(?:log|s|d)\b|\brelease(?:s|d)?\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
+        (r"\bchange(?:log|s|d)\b|\b(?:latest|last|next|new|newest|recent|previous|upcoming)\s+(?:release|version)s?\b"
+         r"|\brelease\s+notes\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
          r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*"),
         (r"\binstall\w*\b|\bset\s*up\b|\bsetup\b|\bget\s+started\b",
          r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST),
@@ -47,5 +48,6 @@ def fact_file_patterns(question: str) -> list[re.Pattern]:
 
 
 def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return any(p.match(name) for p in patterns)
+    """Does the file, or a folder it sits in (``docs/contributing/the_basics.md``), hold the fact?"""
+    parts = path.split("/")
+    return any(p.match(part) for part in parts for p in patterns)

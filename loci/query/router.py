@@ -491,7 +491,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
-    else:
+    elif not language.in_other_script(question):
+        # an English encoder reads another script's letters as noise: no opinion on such a question
         foreign = language.is_foreign(question)
         if best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor):
             chosen = _two_witnesses(result, [s for _a, s in ranked])

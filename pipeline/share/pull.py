@@ -269,7 +269,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             shutil.rmtree(stage, ignore_errors=True)
         _register(layout, store, incoming)
         _checkpoint("registered")
-        _merge(layout, [inc.name for inc in incoming])
+        _merge(layout, [inc.name for inc in incoming], model)
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
@@ -288,12 +288,19 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
     return report
 
 
-def _merge(layout: Layout, changed: list[str]) -> None:
-    """Routing (only ``changed`` rewritten), cross-scope uses, and the manifest last."""
+def _merge(layout: Layout, changed: list[str], model: str | None) -> None:
+    """The changed scopes' vector summaries and the merged summary file (what a one-shot second
+    opinion reads first), cross-scope uses, routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
     from pipeline.routing import merge_routing
     from pipeline.uses import merge_uses
 
     names = load_registry(layout).names()
+    if model is not None:
+        from pipeline.embed import merge_summaries, write_scope_summary
+
+        for name in changed:
+            write_scope_summary(layout, model, name)
+        merge_summaries(layout, model, names)
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
