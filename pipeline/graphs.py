@@ -351,7 +351,7 @@ def _write_record(name: str, layout: Layout, fingerprint: str, status: str, excl
                   digest: str | None = None) -> None:
     write_json(fingerprint_path(name, layout), {"fingerprint": fingerprint, "status": status,
                                                 "setup": _setup(excludes), "built_at": time.time(),
-                                                "sha1": digest})
+                                                "sha1": digest, "stat": _stat_key(graph_path(name, layout)).decode()})
 
 
 def graph_problem(path: Path) -> str | None:
@@ -376,6 +376,8 @@ def _whole(graph: Path, record: dict) -> bool:
     """The graph loci wrote is still there and intact (its recorded digest, else a parse)."""
     if not graph.exists():
         return False
+    if record.get("sha1") and record.get("stat") == _stat_key(graph).decode():
+        return True  # untouched since written whole (what a no-change run sees): no need to read it
     if isinstance(record.get("sha1"), str):
         return _digest(graph.read_bytes()) == record["sha1"]
     return graph_problem(graph) is None

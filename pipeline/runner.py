@@ -158,16 +158,24 @@ def default_jobs() -> int:
 
 
 def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
-    """Worker processes pay off only when several scopes need work (graphs: always may)."""
-    if force or any(t in ("graphs", "update") for t in targets):
+    """Worker processes pay off only when several scopes need work (their graph or their index)."""
+    if force:
         return default_jobs()
+    graphs = ctx.graphs or any(t.split(":", 1)[0] == "graphs" for t in targets)
     stale = 0
     for scope in ctx.registry().scopes:
-        if scope.name in ctx.git_states() and not _built_from(ctx, scope):
+        if scope.name in ctx.git_states() and not (_built_from(ctx, scope) and
+                                                   (not graphs or _graph_current(ctx, scope))):
             stale += 1
             if stale > 1:
                 return default_jobs()
     return 1
+
+
+def _graph_current(ctx: BuildContext, scope) -> bool:
+    from pipeline.graphs import read_record
+
+    return read_record(scope.name, ctx.layout).get("fingerprint") == ctx.code_fingerprints().get(scope.name)
 
 
 def _built_from(ctx: BuildContext, scope) -> bool:
@@ -270,15 +278,21 @@ def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = Non
     later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
     if later:
         steps.append((later, 1))
-    for targets, n in steps:
-        more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
-        ctx.scan = False  # done, or not wanted
-        report.executed += [t for t in more.executed if t not in report.executed]
-        report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
-        report.failed.update(more.failed)
-        report.blocked.update(more.blocked)
-        report.values.update(more.values)
-        report.code = report.code or more.code
+    graphs = ctx.graphs
+    try:
+        for targets, n in steps:
+            more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
+            if targets != ["scan"]:  # graphs and index are current now: later runs need not look again
+                ctx.settled, ctx.graphs = True, False
+            ctx.scan = False  # done, or not wanted
+            report.executed += [t for t in more.executed if t not in report.executed]
+            report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
+            report.failed.update(more.failed)
+            report.blocked.update(more.blocked)
+            report.values.update(more.values)
+            report.code = report.code or more.code
+    finally:
+        ctx.settled, ctx.graphs = False, graphs
     return report
 
 

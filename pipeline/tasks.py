@@ -72,6 +72,7 @@ class BuildContext:
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
     query_encoder: Callable | None = None  # (model, layout) -> Encoder for calibrate; default the query side's
     progress: Progress = field(default_factory=Progress)
+    settled: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -85,7 +86,10 @@ class BuildContext:
         self._lock = threading.Lock()
 
     def fresh(self) -> None:
-        """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
+        """Forget what was observed of the repositories (a new run looks again); the encoder stays.
+        ``settled``: a later run of the same update, which keeps what the earlier one saw."""
+        if self.settled:
+            return
         with self._lock:
             self._cache.pop("git", None)
             self._cache.pop("code", None)

@@ -25,8 +25,6 @@ from loci.kernel.errors import LociError
 HOOKS = ("post-commit", "post-merge", "post-checkout")
 MARK = "# loci hook: managed by `loci hook install`; `loci hook uninstall` restores what was here"
 PREV = ".loci-prev"
-UNSET = ("GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE GIT_PREFIX GIT_COMMON_DIR GIT_OBJECT_DIRECTORY "
-         "GIT_ALTERNATE_OBJECT_DIRECTORIES GIT_NAMESPACE GIT_IMPLICIT_WORK_TREE")
 
 
 class HookError(LociError):
@@ -42,8 +40,9 @@ class HookState:
 
 
 def _git(repo: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in UNSET.split()}
-    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env,
+    from pipeline.gitenv import git_env
+
+    proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=git_env(),
                           check=False, timeout=30)
     if proc.returncode != 0:
         raise HookError(f"{repo} is not a git repository ({proc.stderr.strip() or 'git failed'}); "
@@ -102,6 +101,7 @@ def log_path(layout: Layout) -> Path:
 def script(layout: Layout, scopes: Sequence[str]) -> str:
     """The hook: run the previous hook, then start the build in the background and return its status."""
     import loci
+    from pipeline.gitenv import LOCAL_VARS
 
     q = shlex.quote
     package_parent = str(Path(loci.__file__).resolve().parent.parent)  # the code that installed it
@@ -112,7 +112,7 @@ def script(layout: Layout, scopes: Sequence[str]) -> str:
 status=0
 if [ -x "$0{PREV}" ]; then "$0{PREV}" "$@"; status=$?; fi
 (
-  unset {UNSET}
+  unset {" ".join(sorted(LOCAL_VARS))}
   export LOCI_HOME={q(str(layout.home))}
   export PYTHONPATH={q(package_parent)}${{PYTHONPATH:+:$PYTHONPATH}}
   echo "$(date -u +%Y-%m-%dT%H:%M:%SZ) $(basename "$0") in $(pwd): {targets}"
