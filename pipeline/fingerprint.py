@@ -74,13 +74,23 @@ _BUILD_MODULES = ("collect", "comments", "prose", "definitions", "chunks", "reda
                   "facts", "index", "lexical_fit", "query_store", "structure_tables", "references", "uses", "manifests")
 
 
+# kernel modules whose rules shape what the build writes (tokens has its own signature)
+_KERNEL_MODULES = ("language",)
+
+
+def build_sources() -> list[Path]:
+    """The source files whose contents decide what a scope's artifacts hold."""
+    here = Path(__file__).parent
+    kernel = here.parent / "loci" / "kernel"
+    return [here / f"{n}.py" for n in _BUILD_MODULES] + [kernel / f"{n}.py" for n in _KERNEL_MODULES]
+
+
 def build_signature() -> str:
     """Changes whenever the code that turns a repository into artifacts changes."""
     digest = hashlib.sha1()
-    here = Path(__file__).parent
-    for name in _BUILD_MODULES:
+    for path in build_sources():
         try:
-            digest.update((here / f"{name}.py").read_bytes())
+            digest.update(path.read_bytes())
         except OSError:
             pass
     return digest.hexdigest()[:12]

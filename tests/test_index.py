@@ -174,3 +174,12 @@ def test_readers_never_see_a_torn_file_during_writes(tmp_path):
     for t in threads:
         t.join()
     assert torn == []
+
+
+def test_build_signature_reads_every_source_that_shapes_artifacts_including_the_language_rules():
+    from pipeline.fingerprint import build_sources
+
+    sources = build_sources()
+    missing = [str(p) for p in sources if not p.is_file()]
+    assert not missing, f"build signature names files that do not exist: {missing}"
+    assert any(p.parts[-2:] == ("kernel", "language.py") for p in sources)

@@ -33,3 +33,10 @@ def test_signature_is_stable_within_a_process():
 def test_surface_forms_show_the_question_word_for_a_folded_token():
     forms = surface_forms("keep the cookies")
     assert forms[tokenize("cookies")[0]] == "cookies"
+
+
+def test_a_redaction_mask_yields_no_tokens():
+    from pipeline.redact import MARKER
+
+    masked = f"connect with password {MARKER.format('secret-assignment')} to the server"
+    assert tokenize(masked) == tokenize("connect with password to the server")

@@ -78,8 +78,15 @@ def _emit_word(word: str, out: list[str]) -> None:
         out.append(_stem(lower))
 
 
+# what redaction leaves in place of a secret (pipeline.redact.MARKER): no evidence of any topic
+_MASK = re.compile(r"\[REDACTED:[\w-]*\]")
+
+
 def tokenize(text: str) -> list[str]:
-    """Every routing/search token of ``text``, in order, qualified names kept whole."""
+    """Every routing/search token of ``text``, in order, qualified names kept whole;
+    redaction masks yield none."""
+    if "[REDACTED:" in text:
+        text = _MASK.sub(" ", text)
     out: list[str] = []
     for raw in _TOKEN.findall(text):
         if len(raw) <= 80:  # longer is a blob, not a word
