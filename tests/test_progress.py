@@ -99,3 +99,15 @@ def test_a_setup_whose_output_is_not_a_terminal_writes_progress_lines(tmp_path, 
                                    "--no-calibrate"])
     assert res.exit_code == 0, res.output
     assert "loci setting up: 0 tasks done, running index:gizmo" in res.output
+
+
+def test_tasks_beyond_the_plan_turn_the_count_open_ended_instead_of_a_negative_eta():
+    progress, out, clock = reporter(interval=0.0)
+    progress.planned(1)
+    for name in ("scan", "index:a", "index:b"):
+        clock.now += 1
+        progress.started(name)
+        progress.finished(name)
+    text = out.getvalue()
+    assert "2/1" not in text and "3/1" not in text and "ETA -" not in text
+    assert any(line.startswith("loci setting up: 2 tasks done") for line in lines(out))

@@ -19,6 +19,11 @@ boto3 = pytest.importorskip("boto3")
 @pytest.fixture
 def s3(monkeypatch):
     """An S3-compatible server on loopback with one empty bucket; AWS_* set for it."""
+    import logging
+
+    werkzeug = logging.getLogger("werkzeug")  # the server's request lines stay out of the CLI's output
+    monkeypatch.setattr(werkzeug, "level", logging.ERROR)
+    monkeypatch.setattr(werkzeug, "disabled", True)
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()

@@ -68,6 +68,8 @@ class LogProgress(Progress):
     def finished(self, task: str) -> None:
         with self._lock:
             self.done += 1
+            if self.done > self.total:  # tasks made after the plan (create_after): the size is unknown
+                self.total = 0
             self.running.pop(task, None)
             scope = task.split(":", 1)[-1]
             self.encodings.pop(scope, None) if task.startswith("vectors:") else None
