@@ -96,10 +96,25 @@ def onnx_bert(path: Path, setting: EncodeSetting, int8: bool, workdir: Path) -> 
                        int(model.config.hidden_size), TRANSFORMER_ID, setting)
 
 
+class OneThread:
+    """An encoder run on one torch thread (``measure`` restores the default before every run)."""
+
+    def __init__(self, encoder):
+        self._encoder = encoder
+        self.model_id, self.dim, self.batch_size = encoder.model_id, encoder.dim, encoder.batch_size
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        torch.set_num_threads(1)
+        return self._encoder.encode(texts)
+
+
 def candidates(path: Path, workdir: Path) -> dict[str, object]:
     """name -> a zero-argument loader of an encoder (loaded only when measured)."""
     S = EncodeSetting
     out = {
+        "plain, 1 thread": lambda: OneThread(TransformerEncoder(str(path), TRANSFORMER_ID)),
         "torch 256 b32 (plain's setting)": lambda: torch_bert(path, TRANSFORMER_ID, S(256)),
         "torch 256 by-tokens": lambda: torch_bert(path, TRANSFORMER_ID, S(256, batch_tokens=4096)),
         "torch 128 by-tokens": lambda: torch_bert(path, TRANSFORMER_ID, S(128, batch_tokens=4096)),
@@ -109,8 +124,10 @@ def candidates(path: Path, workdir: Path) -> dict[str, object]:
                          (96, "all"), (96, "inner")):
         out[f"torch {tokens} int8-{mode} by-tokens"] = \
             lambda t=tokens, m=mode: torch_bert(path, TRANSFORMER_ID, S(t, m, 4096))
-    out[f"build setting {BUILD_SETTING.tag}, 1 thread"] = \
-        lambda: torch_bert(path, TRANSFORMER_ID, replace(BUILD_SETTING, threads=1))
+    out[f"build setting {BUILD_SETTING.tag}, {BUILD_SETTING.threads or 'default'} thread(s)"] = \
+        lambda: torch_bert(path, TRANSFORMER_ID, BUILD_SETTING)
+    out[f"build setting {BUILD_SETTING.tag}, default threads"] = \
+        lambda: torch_bert(path, TRANSFORMER_ID, replace(BUILD_SETTING, threads=0))
     try:
         import onnx  # noqa: F401
         import onnxruntime  # noqa: F401

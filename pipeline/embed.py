@@ -169,7 +169,7 @@ class EncodeSetting:
 
     @classmethod
     def from_params(cls, params: Params) -> EncodeSetting:
-        return cls(params.embed_max_tokens, params.embed_int8, params.embed_batch_tokens)
+        return cls(params.embed_max_tokens, params.embed_int8, params.embed_batch_tokens, params.embed_threads)
 
     @property
     def tag(self) -> str:

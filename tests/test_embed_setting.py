@@ -28,6 +28,7 @@ def test_the_build_setting_is_the_one_params_name():
     assert BUILD_SETTING == EncodeSetting.from_params(DEFAULT_PARAMS)
     assert BUILD_SETTING.max_tokens == DEFAULT_PARAMS.embed_max_tokens
     assert BUILD_SETTING.int8 == DEFAULT_PARAMS.embed_int8
+    assert BUILD_SETTING.threads == DEFAULT_PARAMS.embed_threads
 
 
 def test_the_tag_names_what_changes_the_vectors_and_not_what_changes_only_speed():
