@@ -97,11 +97,10 @@ def encoding_of(encoder: Encoder) -> str:
 
 def stored_encoding(path: Path) -> str:
     """The encoding a vector store's manifest records ("" when none, or unreadable)."""
-    try:
-        data = json.loads(meta_path(path).read_text())
-    except (OSError, ValueError):
-        return ""
-    return str(data.get("encoding", "")) if isinstance(data, dict) else ""
+    from loci.kernel.vectorstore import read_manifest
+
+    data = read_manifest(path)
+    return str(data.get("encoding", "")) if data else ""
 
 
 def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder) -> _Plan:
@@ -450,16 +449,6 @@ def merge_summaries(layout: Layout, model_id: str, names) -> None:
     matrix = np.concatenate(parts)
     write_with(npy, lambda tmp: _save_npy(tmp, matrix))
     write_json(manifest, {"model": model_id, "scopes": spans, "matrix": matrix_stamp(npy)})
-
-
-def summaries_merged(layout: Layout, model_id: str) -> bool:
-    """True when the merged summary is newer than every scope's (nothing to merge again)."""
-    npy, manifest = merged_summary_files(layout, model_id)
-    try:
-        merged = manifest.stat().st_mtime_ns
-        return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
-    except OSError:
-        return False
 
 
 def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUILD_SETTING) -> Encoder:

@@ -6,6 +6,7 @@ it touches.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +51,11 @@ class Layout:
     @property
     def doit_db(self) -> Path:
         return self.home / ".doit.db"
+
+    @property
+    def owners(self) -> Path:
+        """What each repository's owner was found to be, and at which HEAD (scan reuses it)."""
+        return self.home / "owners.json"
 
     def chunks(self, scope: str) -> Path:
         return self.home / "chunks" / f"{safe_name(scope)}.parquet"
@@ -156,6 +162,7 @@ class Params:
     semantic_rescue_floor: float = 0.50  # ... or answers a no-evidence abstention above this
     semantic_rescue_margin: float = 0.10  # ... and this far ahead of the next scope
     semantic_veto_floor: float = 0.28    # a vocabulary route nothing comes this close to in meaning abstains
+    semantic_z_floor: float = 4.0        # ... or stands this many spreads above one scope's off-topic background
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
     semantic_summary_k: int = 16         # centroids per scope in the summary that first pass reads
@@ -173,8 +180,14 @@ class Params:
         return dict(self.path_weights).get(kind, 1.0)
 
     def signature(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, default=list)
-        return hashlib.sha1(blob.encode()).hexdigest()[:12]
+        return _params_signature(self)
+
+
+@functools.lru_cache(maxsize=16)
+def _params_signature(params: Params) -> str:
+    """A digest of every parameter (Params is frozen: one computation per distinct value)."""
+    blob = json.dumps(asdict(params), sort_keys=True, default=list)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 DEFAULT_PARAMS = Params()
