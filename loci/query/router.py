@@ -517,7 +517,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         foreign = language.is_foreign(question)
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
                 or stands_out(affinity, background, [s for _a, s in ranked]) >= params.semantic_z_floor):
-            chosen = _two_witnesses(result, _above_background([s for _a, s in ranked], affinity, background))
+            by_meaning = _above_background([s for _a, s in ranked], affinity, background)
+            chosen = _two_witnesses(result, by_meaning)
+            lead = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
+            if lead is not None:
+                chosen = [lead, *(s for s in chosen if s != lead)]
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
@@ -539,14 +543,28 @@ def stands_out(affinity: Mapping[str, float], background: Background | None, sco
     return max(zs, default=0.0)
 
 
+def _lift(affinity: Mapping[str, float], background: Background, scope: str) -> float:
+    return affinity[scope] - (background[scope][0] if scope in background else 0.0)
+
+
 def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
                       background: Background | None) -> list[str]:
     """Scopes by their closeness above their own off-topic background (raw closeness without one):
     a scope close to everything is not closer in meaning to this question for that."""
     if not background:
         return list(by_meaning)
-    lift = {s: affinity[s] - (background[s][0] if s in background else 0.0) for s in by_meaning}
-    return sorted(by_meaning, key=lambda s: (-lift[s], s))
+    return sorted(by_meaning, key=lambda s: (-_lift(affinity, background, s), s))
+
+
+def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], background: Background | None,
+                  ratio: float) -> str | None:
+    """The scope that leads in meaning above its background so clearly (the runner-up's lift at most
+    ``ratio`` of its own) that words only order the others; None without a background or a clear lead.
+    A ratio of lifts, not a difference of cosines: it reads the same on any encoder's scale."""
+    if not background or len(by_lift) < 2:
+        return None
+    first, second = (_lift(affinity, background, s) for s in by_lift[:2])
+    return by_lift[0] if first > 0 and second <= ratio * first else None
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:
