@@ -484,8 +484,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
 
     ``background`` (fitted by `loci calibrate`: each scope's mean affinity to off-topic
     questions and its spread) lets a question count as on-topic when it stands out from one
-    scope's background as few off-topic questions do (``semantic_z_floor``), and orders the
-    scopes by meaning above their background (``_above_background``).
+    scope's background as few off-topic questions do (``semantic_z_floor``), a vocabulary route
+    count as near nothing when no scope stands out more than a typical off-topic question does
+    (``semantic_z_veto``), and orders the scopes by meaning above their background.
     """
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
@@ -497,7 +498,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
     if result.outcome == "routed":
-        if best < params.semantic_veto_floor and all(s in affinity for s in result.scopes):
+        near_nothing = best < params.semantic_veto_floor or (
+            bool(background) and stands_out(affinity, background, [s for _a, s in ranked]) < params.semantic_z_veto)
+        if near_nothing and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
             return replace(out, outcome="abstained", scopes=[], reason="no_evidence",
