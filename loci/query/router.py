@@ -149,6 +149,8 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
                 named[scope] = named.get(scope, 0) + strong
             elif bare and not _is_ordinary_word(alias, scope, index):
                 named[scope] = named.get(scope, 0) + bare
+            elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
+                named[scope] = named.get(scope, 0) + bare
             elif bare:
                 soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
     return named, excluded, soft
@@ -232,6 +234,19 @@ def _points_at_a_project(question: str, kind: str | None) -> bool:
     it?"), the abstention is for lack of evidence, and the vectors may still answer it.
     """
     return kind == "weak" and bool(fact_file_patterns(question))
+
+
+def _api_phrase(alias: str, followers: Sequence[str], scope: str, index: RoutingIndex) -> bool:
+    """Is an ordinary-word name followed by a word that, joined to it, is one of that scope's own
+    API names? "a click option" writes ``click.option``, an idiom of one ecosystem: the word is
+    the project's name there. The scope must be the heaviest holder of the qualified name."""
+    own = index.position.get(scope, -1)
+    for word in followers:
+        keys = tokenize(f"{alias}.{word}")
+        rows = index.get(keys[0]) if keys and "." in keys[0] else {}
+        if rows and max(rows, key=rows.get) == own:
+            return True
+    return False
 
 
 def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
