@@ -51,7 +51,8 @@ class _Tensors:
     and drops them after, and of the 47 MB word-embedding table only the rows
     the text's tokens use: a one-shot question never holds the 90 MB model.
     From the second ``encode`` on (a server, a batch) the file is memory-mapped
-    and every page it touches stays (docs/decisions/footprint.md).
+    and every page it touches stays (docs/decisions/footprint.md). A tensor read
+    for one use is freed after it, so at most one weight matrix is held at a time.
     """
 
     def __init__(self, path: Path):
@@ -77,19 +78,16 @@ class _Tensors:
             count = int(np.prod(shape)) * dtype.itemsize
             self.mapped[name] = _as_weight(name, raw[start:start + count].view(dtype).reshape(shape))
 
-    def read(self, names: list[str]) -> dict[str, np.ndarray]:
-        """The named tensors as float32 (dense layers' weights transposed, as used)."""
+    def get(self, name: str) -> np.ndarray:
+        """One tensor as float32 (dense layers' weights transposed, as used): read, or mapped."""
         if self.mapped is not None:
-            return {n: self.mapped[n] for n in names}
-        out = {}
+            return self.mapped[name]
+        dtype, shape, start = self.entries[name]
+        buf = np.empty(shape, dtype=dtype)
         with open(self.path, "rb") as fh:
-            for name in names:
-                dtype, shape, start = self.entries[name]
-                buf = np.empty(shape, dtype=dtype)
-                fh.seek(start)
-                fh.readinto(memoryview(buf).cast("B"))
-                out[name] = _as_weight(name, buf)
-        return out
+            fh.seek(start)
+            fh.readinto(memoryview(buf).cast("B"))
+        return _as_weight(name, buf)
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:
         """``tensor[ids]`` as float32, reading only those rows."""
@@ -140,7 +138,7 @@ class NumpyBert:
     """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
 
     def __init__(self, path: Path):
-        from tokenizers import Tokenizer
+        from loci.query import wordpiece
 
         path = Path(path)
         if not is_supported(path):
@@ -154,18 +152,37 @@ class NumpyBert:
         self.max_length = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
         self.tensors = _Tensors(path / "model.safetensors")
         self.calls = 0
-        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(self.max_length)
+        self.tokenizer_path = path / "tokenizer.json"
+        self.wordpiece = wordpiece.load(self.tokenizer_path, self.max_length)
+        self._library = None if self.wordpiece is not None else self._library_tokenizer()
+
+    def _library_tokenizer(self):
+        if self._library is None:
+            from tokenizers import Tokenizer
+
+            self._library = Tokenizer.from_file(str(self.tokenizer_path))
+            self._library.no_padding()
+            self._library.enable_truncation(self.max_length)
+        return self._library
+
+    def _ids(self, texts: list[str], resident: bool) -> list[list[int]]:
+        """Token ids: pure Python for a one-shot question, the library for a batch (it is faster)
+        and for what ``wordpiece`` does not cover."""
+        ids = [None if resident or self.wordpiece is None else self.wordpiece.encode(t) for t in texts]
+        rest = [i for i, x in enumerate(ids) if x is None]
+        if rest:
+            for i, enc in zip(rest, self._library_tokenizer().encode_batch([texts[i] for i in rest])):
+                ids[i] = enc.ids
+        return ids
 
     def _layer(self, i: int, h: np.ndarray, bias: np.ndarray) -> np.ndarray:
         p = f"encoder.layer.{i}."
-        w = self.tensors.read([k for k in self.tensors.entries if k.startswith(p)])
+        w = self.tensors.get
         n, t, d = h.shape
         hd = d // self.heads
 
         def proj(name: str) -> np.ndarray:
-            out = h @ w[p + f"attention.self.{name}.weight"] + w[p + f"attention.self.{name}.bias"]
+            out = h @ w(p + f"attention.self.{name}.weight") + w(p + f"attention.self.{name}.bias")
             return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
 
         q, k, v = proj("query"), proj("key"), proj("value")
@@ -173,12 +190,12 @@ class NumpyBert:
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         scores /= scores.sum(-1, keepdims=True)
         ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
-        attn = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
-        h = _layer_norm(attn + h, w[p + "attention.output.LayerNorm.weight"],
-                        w[p + "attention.output.LayerNorm.bias"], self.eps)
-        mid = _gelu(h @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
-        out = mid @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
-        return _layer_norm(out + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self.eps)
+        attn = ctx @ w(p + "attention.output.dense.weight") + w(p + "attention.output.dense.bias")
+        h = _layer_norm(attn + h, w(p + "attention.output.LayerNorm.weight"),
+                        w(p + "attention.output.LayerNorm.bias"), self.eps)
+        mid = _gelu(h @ w(p + "intermediate.dense.weight") + w(p + "intermediate.dense.bias"))
+        out = mid @ w(p + "output.dense.weight") + w(p + "output.dense.bias")
+        return _layer_norm(out + h, w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), self.eps)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:
         t = max(len(x) for x in ids)
@@ -187,11 +204,10 @@ class NumpyBert:
         for row, x in enumerate(ids):
             tok[row, :len(x)] = x
             mask[row, :len(x)] = 1.0
-        w = self.tensors.read([k for k in self.tensors.entries if k.startswith("embeddings.")
-                               and k != "embeddings.word_embeddings.weight"])
+        w = self.tensors.get
         h = (self.tensors.rows("embeddings.word_embeddings.weight", tok)
-             + w["embeddings.position_embeddings.weight"][:t] + w["embeddings.token_type_embeddings.weight"][0])
-        h = _layer_norm(h, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
+             + w("embeddings.position_embeddings.weight")[:t] + w("embeddings.token_type_embeddings.weight")[0])
+        h = _layer_norm(h, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), self.eps)
         bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
         for i in range(self.layers):
             h = self._layer(i, h, bias)
@@ -203,9 +219,10 @@ class NumpyBert:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         self.calls += 1
-        if self.tensors.mapped is None and (self.calls > 1 or len(texts) > batch_size):
+        resident = self.calls > 1 or len(texts) > batch_size
+        if resident and self.tensors.mapped is None:
             self.tensors.map()   # a second call, or several batches: keep the weights
-        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        ids = self._ids(list(texts), resident)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
         for start in range(0, len(order), batch_size):

@@ -69,8 +69,9 @@ class SemanticSide:
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
-    def _stored(self, scope: str):
-        """The scope's chunk vectors its affinity is measured on: every chunk but translated copies.
+    def _stored(self, scope: str, keep: bool = True):
+        """The scope's chunk vectors its affinity is measured on: every chunk but translated copies
+        (kept for the next question unless ``keep`` is false: a one-shot reads each once).
 
         A translation repeats its original in another language; for a question in that language
         its vectors would be closest whatever the question asks (the encoder is English), so a
@@ -79,17 +80,19 @@ class SemanticSide:
         from loci.query.lexical import load_lexical
         from loci.query.semantic import load_matrix, load_vectors
 
-        if scope not in self._matrix:
-            lex = load_lexical(self.layout.query_db(scope))
-            copies = lex.translated_hashes() if lex is not None else set()
-            if copies:
-                keys, matrix = load_vectors(self.layout, self.model_id, scope)
-                keep = [i for i, h in enumerate(keys) if h not in copies]
-                matrix = matrix[keep] if len(keep) < len(keys) else matrix
-            else:
-                matrix = load_matrix(self.layout, self.model_id, scope)
+        if scope in self._matrix:
+            return self._matrix[scope]
+        lex = load_lexical(self.layout.query_db(scope))
+        copies = lex.translated_hashes() if lex is not None else set()
+        if copies:
+            keys, matrix = load_vectors(self.layout, self.model_id, scope)
+            rows = [i for i, h in enumerate(keys) if h not in copies]
+            matrix = matrix[rows] if len(rows) < len(keys) else matrix
+        else:
+            matrix = load_matrix(self.layout, self.model_id, scope)
+        if keep:
             self._matrix[scope] = matrix
-        return self._matrix[scope]
+        return matrix
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
                    ) -> dict[str, float]:
@@ -105,7 +108,7 @@ class SemanticSide:
             scopes = self._shortlist(question, scopes, shortlist, include)
         out = {}
         for scope in scopes:
-            matrix = self._stored(scope)
+            matrix = self._stored(scope, keep=shortlist is None)
             if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
                 continue
             out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)
