@@ -406,7 +406,8 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
 
 
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
-    """Every scope's summary in one matrix, and its manifest (scope -> row range, matrix stamp)."""
+    """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
+    before), and its manifest (scope -> row range, matrix stamp)."""
     folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
     return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
 
@@ -425,7 +426,8 @@ def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, in
         return None
     if matrix.ndim != 2 or any(b > len(matrix) for _, b in spans.values()):
         return None
-    return spans, as_unit(matrix)
+    unit = data.get("unit") is True and matrix.dtype == np.float32
+    return spans, matrix if unit else as_unit(matrix)
 
 
 def shortlist(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray,
