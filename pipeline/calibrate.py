@@ -28,6 +28,7 @@ MIN_GAIN = 0.05            # balanced accuracy a cut must add over the default (
 SEMANTIC_MARGIN = 0.02      # above the closest an off-topic question came to the scope's chunks
 ROUTE_ADD_MARGIN = 0.03     # the second opinion adds a scope only above every off-topic question's best affinity
 ROUTE_RESCUE_STEP = 0.10    # ... and answers an abstention only this much higher again
+BACKGROUND_QUANTILE = 0.9   # a no-evidence question stands out as this share of off-topic questions does not
 APPLIED = ("evidence_floor",)
 """What calibration writes. ``concentrated_min_evidence`` is fitted and reported only: the
 generated routable questions carry 2-4 distinctive words, while that gate exists for
@@ -180,9 +181,13 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
+        from loci.query.semantic_search import affinity_matrix
+
         null = encoder.encode(list(questions))
         floors = {}
         per_question = [0.0] * len(null)   # each off-topic question's best affinity, over the scopes
+        per_scope: dict[str, list[float]] = {}   # each off-topic question's affinity to the scope, as routing reads it
+        k = DEFAULT_PARAMS.semantic_route_k
         for scope in scopes:
             matrix = semantic.load_matrix(layout, model, scope)
             if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
@@ -190,11 +195,17 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             cosines = [semantic.semantic_scores(v, matrix) for v in null]
             closest = max(float(c.max()) for c in cosines)
             floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
-            k = DEFAULT_PARAMS.semantic_route_k
-            per_question = [max(b, semantic.affinity(c, k)) for b, c in zip(per_question, cosines)]
+            routed = affinity_matrix(layout, model, scope)
+            if routed.size:
+                per_scope[scope] = [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null]
+                per_question = [max(b, a) for b, a in zip(per_question, per_scope[scope])]
         out[model] = {"floors": floors, "null_questions": len(questions)}
         if floors and per_question:
             out[model]["route"] = route_floors_from(per_question)
+            background = background_from(per_scope)
+            if background:
+                out[model]["background"] = background
+                out[model]["route"]["semantic_z_floor"] = z_floor_from(per_scope)
     result: dict = {"models": out}
     if problems:
         result["problems"] = problems
@@ -214,6 +225,45 @@ def route_floors_from(best: Sequence[float]) -> dict:
     return {"null_best_affinity": round(top, 4), "null_median_affinity": round(median, 4),
             "semantic_add_floor": round(add, 4), "semantic_rescue_floor": round(min(1.0, add + ROUTE_RESCUE_STEP), 4),
             "semantic_veto_floor": round(median, 4)}
+
+
+def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    mean = sum(values) / len(values)
+    return mean, (sum((v - mean) ** 2 for v in values) / len(values)) ** 0.5
+
+
+def background_from(per_scope: Mapping[str, Sequence[float]]) -> dict[str, list[float]]:
+    """Per scope, the off-topic questions' mean affinity and its spread (scopes with fewer than
+    three questions, or no spread, have no background)."""
+    out = {}
+    for scope, values in per_scope.items():
+        if len(values) >= 3:
+            mean, sd = (round(v, 4) for v in _mean_sd(values))
+            if sd > 0:
+                out[scope] = [mean, sd]
+    return out
+
+
+def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BACKGROUND_QUANTILE) -> float:
+    """How far above a scope's background a question must stand to count as on-topic: the
+    ``quantile`` of the off-topic questions' own best standing, each measured against the
+    background of the others (leave one out: a question is never its own background)."""
+    best = []
+    n = min((len(v) for v in per_scope.values()), default=0)
+    for j in range(n):
+        zs = []
+        for values in per_scope.values():
+            rest = [v for i, v in enumerate(values) if i != j]
+            if len(rest) >= 2:
+                mean, sd = _mean_sd(rest)
+                if sd > 0:
+                    zs.append((values[j] - mean) / sd)
+        if zs:
+            best.append(max(zs))
+    if not best:
+        return DEFAULT_PARAMS.semantic_z_floor
+    best.sort()
+    return round(best[min(len(best) - 1, int(quantile * len(best)))], 4)
 
 
 # --- the whole run ------------------------------------------------------------------------
@@ -295,6 +345,9 @@ def render(data: Mapping) -> list[str]:
                              f"vetoes a vocabulary route below {route.get('semantic_veto_floor', 0):.3f} "
                              f"(off-topic questions: median {route.get('null_median_affinity', 0):.3f}, "
                              f"best {route['null_best_affinity']:.3f})")
+            if "semantic_z_floor" in route:
+                lines.append(f"background          {model}: {len(info.get('background', {}))} scope(s); a question "
+                             f"without evidence is on-topic {route['semantic_z_floor']:.2f} spreads above one")
         else:
             lines.append(f"semantic floor      {model}: no scope has vectors that match the model")
     for problem in sem.get("problems", []):

@@ -195,6 +195,12 @@ def test_the_second_opinion_floors_sit_above_every_off_topic_questions_best_affi
     best = max(affinity(semantic_scores(v, load_vectors(layout(), "fake-model", s)[1]), 3)
                for v in enc.encode(list(UNANSWERABLE_QUESTIONS)) for s in ("gizmo", "webby"))
     assert best < fitted["semantic_add_floor"] < fitted["semantic_rescue_floor"]
+    # and the off-topic background per scope, with how far above it a question must stand
+    from loci.query.calibration import route_background
+
+    bg = route_background(layout(), "fake-model")
+    assert set(bg) == {"gizmo", "webby"} and all(sd > 0 for _m, sd in bg.values())
+    assert fitted["semantic_z_floor"] > 0
 
 
 def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corpus, loci_home):
@@ -230,3 +236,29 @@ def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):
                                                 "semantic_veto_floor": 0.25, "something_else": 9.0}}}}}))
     assert route_floors(lay, "m") == {"semantic_veto_floor": 0.25}
     assert route_floors(lay, "other-model") == {}
+
+
+def test_the_background_is_each_scopes_off_topic_mean_and_spread():
+    from pipeline.calibrate import background_from
+
+    bg = background_from({"a": [0.1, 0.2, 0.3], "flat": [0.2, 0.2, 0.2], "few": [0.1, 0.3]})
+    assert bg == {"a": [0.2, round((2 / 300) ** 0.5, 4)]}
+
+
+def test_the_z_floor_is_what_most_off_topic_questions_do_not_reach_against_the_others():
+    from pipeline.calibrate import z_floor_from
+
+    # question 3 stands far out from scope a's other questions; the rest sit inside their background
+    per_scope = {"a": [0.20, 0.22, 0.21, 0.60, 0.19, 0.20], "b": [0.30, 0.31, 0.29, 0.30, 0.32, 0.28]}
+    assert z_floor_from(per_scope, quantile=0.9) > 10
+    assert z_floor_from(per_scope, quantile=0.5) < 3
+
+
+def test_a_damaged_background_entry_is_left_out(tmp_path):
+    from loci.query.calibration import CALIBRATION_SCHEMA, route_background
+
+    lay = layout(tmp_path)
+    lay.calibration.write_text(json.dumps({
+        "schema_version": CALIBRATION_SCHEMA, "params": {},
+        "semantic": {"models": {"m": {"background": {"a": [0.2, 0.05], "b": [0.2, 0], "c": "x", "d": [1]}}}}}))
+    assert route_background(lay, "m") == {"a": (0.2, 0.05)}

@@ -195,3 +195,11 @@ def test_my_app_is_the_askers_own_code_not_a_pointer_at_a_project(index):
     assert r.outcome == "abstained" and r.reason == "no_evidence"
     r = route("how do I run the tests for this project?", index, Context(), ALIASES, P)
     assert r.reason == "deictic"
+
+
+def test_this_after_a_verb_of_doing_is_the_task_described_not_a_project():
+    from loci.query.grammar import deixis
+
+    assert deixis("I'd rather write the usage text first. Is there a library that does this?") is None
+    assert deixis("What license is this under?") == "strong"
+    assert deixis("How do I do this in this project?") == "strong"

@@ -5,7 +5,7 @@ from dataclasses import replace
 from conftest import routing_index
 from test_router import ALIASES, CORPUS, P
 
-from loci.query.router import Context, route, second_opinion
+from loci.query.router import Context, _above_background, route, second_opinion
 
 INDEX = routing_index(CORPUS)
 
@@ -121,3 +121,50 @@ def test_a_route_to_a_scope_without_vectors_is_never_vetoed():
 def test_a_question_in_another_script_gets_no_opinion_from_an_english_encoder():
     r = ask("如何让程序在运行时检测到配置文件被修改并自动重新读取？", near(delta=0.45, gamma=0.44, alpha=0.43))
     assert r.outcome == "abstained"
+
+
+# --- the off-topic background (issue 10: paraphrases and plain words below the absolute floor)
+
+BACKGROUND = {s: (0.20, 0.04) for s in CORPUS} | {"gamma": (0.30, 0.04)}
+
+
+def test_a_question_standing_far_above_one_scopes_background_is_answered_below_the_absolute_floor():
+    q = "when wiping nested folders bottom up"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    aff = near(delta=0.38, gamma=0.39, alpha=0.22, beta=0.21, click=0.2)
+    assert max(aff.values()) < P.semantic_add_floor
+    assert second_opinion(lexical, aff, Context(), P, q).outcome == "abstained"   # no background: no opinion
+    r = second_opinion(lexical, aff, Context(), P, q, BACKGROUND)
+    assert r.outcome == "routed" and r.semantic["action"] == "fused"
+
+
+def test_scopes_are_ordered_by_closeness_above_their_own_background():
+    # gamma is closer in raw cosine, but it is that close to every off-topic question too
+    q = "when wiping nested folders bottom up"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    r = second_opinion(lexical, near(delta=0.38, gamma=0.39, alpha=0.22, beta=0.21, click=0.2),
+                       Context(), P, q, BACKGROUND)
+    assert "delta" in r.scopes and "gamma" not in r.scopes
+    assert _above_background(["gamma", "delta", "alpha"], {"gamma": 0.39, "delta": 0.38, "alpha": 0.22},
+                             BACKGROUND) == ["delta", "gamma", "alpha"]
+
+
+def test_a_question_within_every_scopes_background_keeps_its_abstention():
+    q = "when wiping nested folders bottom up"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    r = second_opinion(lexical, near(delta=0.28, gamma=0.36, alpha=0.22), Context(), P, q, BACKGROUND)
+    assert r.outcome == "abstained" and r.semantic["action"] == "none"
+
+
+def test_a_bare_it_in_a_content_question_without_evidence_is_anaphora_open_to_the_vectors():
+    q = "my folders get wiped bottom up and it hands me the parents first; how do I flip it?"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    assert lexical.outcome == "abstained" and lexical.reason == "no_evidence"
+    r = second_opinion(lexical, near(delta=0.62, gamma=0.45), Context(), P, q)
+    assert r.outcome == "routed" and r.scopes == ["delta"]
+
+
+def test_a_bare_it_in_a_question_about_a_projects_own_facts_stays_deictic():
+    for q in ("How do I install it?", "Where can I find the changelog for it?", "What license is it under?"):
+        r = ask(q, near(delta=0.9))
+        assert r.outcome == "abstained" and r.reason == "deictic", q

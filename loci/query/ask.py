@@ -181,7 +181,7 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     shortlist = None if session.keep_full_index else params.semantic_shortlist
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
                                    shortlist=shortlist)
-    return second_opinion(result, affinity, ctx, params, q)
+    return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:

@@ -83,10 +83,23 @@ def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
     return _numbers(_model_entry(layout, model_id).get("floors"))
 
 
-ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor", "semantic_veto_floor")
+ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor", "semantic_veto_floor", "semantic_z_floor")
 
 
 def route_floors(layout: Layout, model_id: str) -> dict[str, float]:
     """The second opinion's floors fitted for ``model_id`` (Params field -> cosine); empty when none."""
     fitted = _numbers(_model_entry(layout, model_id).get("route"))
     return {k: v for k, v in fitted.items() if k in ROUTE_FLOORS}
+
+
+def route_background(layout: Layout, model_id: str) -> dict[str, tuple[float, float]]:
+    """Per scope, the off-topic questions' mean affinity and its spread, fitted for ``model_id``
+    (``{scope: (mean, sd)}``); a damaged or missing entry is left out, never trusted."""
+    raw = _model_entry(layout, model_id).get("background")
+    out: dict[str, tuple[float, float]] = {}
+    for scope, pair in (raw.items() if isinstance(raw, dict) else ()):
+        if (isinstance(pair, list) and len(pair) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in pair)
+                and pair[1] > 0):
+            out[scope] = (float(pair[0]), float(pair[1]))
+    return out

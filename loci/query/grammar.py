@@ -35,6 +35,9 @@ _DEICTIC_OWN = re.compile(
     r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
     re.I)
 _DEICTIC_WEAK = re.compile(r"\b(it|its|it's)\b", re.I)
+# "is there a library that does this?": after a verb of doing, "this" is the task just described
+_THIS_AS_TASK = re.compile(r"\b(?:do|does|did|doing|done|achieve|accomplish|handle|handles)\s+(?:this|that)\b(?=\s*[?.!,;:)]|\s*$)",
+                           re.I)
 
 # "besides X", "not counting X", "other than X", "except X", "apart from X", "excluding X"
 EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s+for)?",
@@ -54,7 +57,7 @@ def deixis(question: str) -> str | None:
     else None. A strong pointer abstains unless a name or the cwd says which project; "my app"
     is the asker's own code (a content question about the library it uses routes on its
     content, and asked from inside a project it points there); "it" is usually anaphora."""
-    if _DEICTIC_STRONG.search(question):
+    if _DEICTIC_STRONG.search(_THIS_AS_TASK.sub(" ", question)):
         return "strong"
     if _DEICTIC_OWN.search(question):
         return "own"

@@ -14,6 +14,7 @@ from typing import Mapping, Sequence
 
 from loci.kernel import language
 from loci.query import grammar
+from loci.query.project_files import fact_file_patterns
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
 from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
@@ -231,6 +232,17 @@ def _whole_names(word: str) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k]
 
 
+def _points_at_a_project(question: str, kind: str | None) -> bool:
+    """Does a bare "it" in a question without evidence stand for a project?
+
+    Only when what is asked is a fact about a project (how to install it, its licence, its
+    changelog, its tests: ``project_files.TOPICS``). In any other question "it" is anaphora for
+    something the question itself describes ("swallowing the first word ... what's wrong with
+    it?"), the abstention is for lack of evidence, and the vectors may still answer it.
+    """
+    return kind == "weak" and bool(fact_file_patterns(question))
+
+
 def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
     """An alias is an ordinary word when other scopes use it as vocabulary too."""
     toks = tokenize(alias)
@@ -355,8 +367,8 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
                                    scores_out, "symbol", ranked, toks, sorted(excluded))
             return result("routed", chosen, None, "symbol")
         if not routable(top, params.evidence_floor):
-            # a bare "it" is anaphora when the question has content; it names the cause only here
-            return result("abstained", [], "deictic" if kind == "weak" else "no_evidence", "evidence")
+            return result("abstained", [], "deictic" if _points_at_a_project(question, kind) else "no_evidence",
+                          "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     chosen = chosen[: params.select_max]
     for s in elig:  # every holder of a concentrated token comes back, demoted or not
@@ -454,8 +466,12 @@ def open_to_opinion(result: RouteResult) -> bool:
     return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
+Background = Mapping[str, tuple[float, float]]   # per scope: off-topic questions' mean affinity and its spread
+
+
 def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
-                   params: Params = DEFAULT_PARAMS, question: str = "") -> RouteResult:
+                   params: Params = DEFAULT_PARAMS, question: str = "",
+                   background: Background | None = None) -> RouteResult:
     """Let the chunk vectors widen, veto or rescue a decision made on vocabulary alone.
 
     ``affinity`` is each scope's closeness to the question in meaning (the mean
@@ -475,6 +491,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     (``_two_witnesses``). A question in another language is measured by an
     English encoder on a lower scale: for it the bar is what a typical off-topic
     question reaches (``semantic_veto_floor``) and up to ``select_max`` scopes answer.
+
+    ``background`` (fitted by `loci calibrate`: each scope's mean affinity to off-topic
+    questions and its spread) lets a question count as on-topic when it stands out from one
+    scope's background as few off-topic questions do (``semantic_z_floor``), and orders the
+    scopes by meaning above their background (``_above_background``).
     """
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
@@ -504,12 +525,38 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     elif not language.in_other_script(question):
         # an English encoder reads another script's letters as noise: no opinion on such a question
         foreign = language.is_foreign(question)
-        if best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor):
-            chosen = _two_witnesses(result, [s for _a, s in ranked])
+        if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
+                or stands_out(affinity, background, [s for _a, s in ranked]) >= params.semantic_z_floor):
+            chosen = _two_witnesses(result, _above_background([s for _a, s in ranked], affinity, background))
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
     return out
+
+
+def stands_out(affinity: Mapping[str, float], background: Background | None, scopes: Sequence[str]) -> float:
+    """How far the question stands out from the off-topic background of the scope it stands out
+    from most, in that background's spreads (0 without a background).
+
+    Raw closeness is not comparable across scopes: a big collection of algorithms is 0.26 close
+    to any off-topic question, a small slug library 0.14. A paraphrase 0.36 close to a scope
+    whose background is 0.24 +- 0.035 is three spreads out; an off-topic question rarely is.
+    """
+    if not background:
+        return 0.0
+    zs = [(affinity[s] - background[s][0]) / background[s][1] for s in scopes
+          if s in background and background[s][1] > 0]
+    return max(zs, default=0.0)
+
+
+def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
+                      background: Background | None) -> list[str]:
+    """Scopes by their closeness above their own off-topic background (raw closeness without one):
+    a scope close to everything is not closer in meaning to this question for that."""
+    if not background:
+        return list(by_meaning)
+    lift = {s: affinity[s] - (background[s][0] if s in background else 0.0) for s in by_meaning}
+    return sorted(by_meaning, key=lambda s: (-lift[s], s))
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:

@@ -23,6 +23,7 @@ class SemanticSide:
     encoder: Any = None
     floors: dict[str, float] = field(default_factory=dict)
     route_floors: dict[str, float] = field(default_factory=dict)
+    background: dict[str, tuple[float, float]] = field(default_factory=dict)   # per scope, off-topic (mean, sd)
     _qvec: dict[str, Any] = field(default_factory=dict)
     _vectors: dict[str, Any] = field(default_factory=dict)
     _labels: dict[str, Any] = field(default_factory=dict)
@@ -37,7 +38,7 @@ class SemanticSide:
         cfg = read_embed_config(layout)
         if cfg is None:
             return None
-        from loci.query.calibration import route_floors, semantic_floors
+        from loci.query.calibration import route_background, route_floors, semantic_floors
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
@@ -46,6 +47,7 @@ class SemanticSide:
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
         side.route_floors = route_floors(layout, side.model_id)
+        side.background = route_background(layout, side.model_id)
         return side
 
     def qvec(self, question: str):
@@ -70,26 +72,11 @@ class SemanticSide:
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
     def _stored(self, scope: str, keep: bool = True):
-        """The scope's chunk vectors its affinity is measured on: every chunk but translated copies
-        (kept for the next question unless ``keep`` is false: a one-shot reads each once).
-
-        A translation repeats its original in another language; for a question in that language
-        its vectors would be closest whatever the question asks (the encoder is English), so a
-        project with translated READMEs would pull every foreign question (docs/decisions/generalisation.md).
-        """
-        from loci.query.lexical import load_lexical
-        from loci.query.semantic import load_matrix, load_vectors
-
+        """The scope's chunk vectors its affinity is measured on (``affinity_matrix``), kept for
+        the next question unless ``keep`` is false (a one-shot reads each once)."""
         if scope in self._matrix:
             return self._matrix[scope]
-        lex = load_lexical(self.layout.query_db(scope))
-        copies = lex.translated_hashes() if lex is not None else set()
-        if copies:
-            keys, matrix = load_vectors(self.layout, self.model_id, scope)
-            rows = [i for i, h in enumerate(keys) if h not in copies]
-            matrix = matrix[rows] if len(rows) < len(keys) else matrix
-        else:
-            matrix = load_matrix(self.layout, self.model_id, scope)
+        matrix = affinity_matrix(self.layout, self.model_id, scope)
         if keep:
             self._matrix[scope] = matrix
         return matrix
@@ -153,3 +140,23 @@ class SemanticSide:
 
     def floor(self, scope: str) -> float:
         return self.floors.get(scope, DEFAULT_SEMANTIC_FLOOR)
+
+
+def affinity_matrix(layout, model_id: str, scope: str):
+    """The scope's chunk vectors a question's affinity is measured on: every chunk but translated copies.
+
+    A translation repeats its original in another language; for a question in that language
+    its vectors would be closest whatever the question asks (the encoder is English), so a
+    project with translated READMEs would pull every foreign question (docs/decisions/generalisation.md).
+    `loci calibrate` measures the off-topic background on the same matrices.
+    """
+    from loci.query.lexical import load_lexical
+    from loci.query.semantic import load_matrix, load_vectors
+
+    lex = load_lexical(layout.query_db(scope))
+    copies = lex.translated_hashes() if lex is not None else set()
+    if copies:
+        keys, matrix = load_vectors(layout, model_id, scope)
+        keep = [i for i, h in enumerate(keys) if h not in copies]
+        return matrix[keep] if len(keep) < len(keys) else matrix
+    return load_matrix(layout, model_id, scope)
