@@ -5,13 +5,24 @@
   ``loci update`` in a copy of it: byte-identical or not;
 - a commit in one repository with the hook installed: the ``git commit`` wall time,
   and how long until ``loci ask`` answers from the committed text.
+
+Alone, on copies (the home and the repositories it registers are copied first, so the
+originals are never edited; the copied registry is pointed at the copied repositories):
+
+    python bench/dag.py --home HOME --corpus CORPUS [--work DIR]
 """
 from __future__ import annotations
 
+import argparse
+import json
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: the checkout's bench package and loci
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.measure import run_measured
 from bench.tools import Tool, parse_json
@@ -121,3 +132,44 @@ def dag_section(rows: dict | None) -> str:
     errors = [f"{k}: {v['error']}" for k, v in rows.items() if v.get("error")]
     lines += [f"\n{e}" for e in errors]
     return "\n".join(lines) + "\n"
+
+
+def copied_setup(home: Path, corpus: Path, work: Path) -> tuple[Path, Path, list[str]]:
+    """A copy of ``home`` whose registry names a copy of ``corpus`` (git's index refreshed in
+    each copied repository, so `git status` there is as cheap as in the original)."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    new_home, new_corpus = work / "home", work / "corpus"
+    shutil.copytree(corpus, new_corpus, symlinks=True)
+    shutil.copytree(home, new_home, symlinks=True)
+    for repo in sorted(p for p in new_corpus.iterdir() if (p / ".git").exists()):
+        subprocess.run(["git", "-C", str(repo), "update-index", "-q", "--refresh"], capture_output=True, check=False)
+    registry = new_home / "scopes.json"
+    text = registry.read_text(encoding="utf-8")
+    registry.write_text(text.replace(json.dumps(str(corpus.resolve()))[1:-1],
+                                     json.dumps(str(new_corpus))[1:-1]), encoding="utf-8")
+    for owners in [new_home / "owners.json"]:
+        owners.unlink(missing_ok=True)
+    repos = sorted(s["name"] for s in json.loads(registry.read_text())["scopes"])
+    return new_home, new_corpus, repos
+
+
+def main(argv=None) -> int:
+    from bench.tools import loci_tool
+
+    ap = argparse.ArgumentParser(description="doit alone, loci update and the commit hook, on copies")
+    ap.add_argument("--home", required=True, type=Path, help="a built home (left untouched)")
+    ap.add_argument("--corpus", required=True, type=Path, help="the repositories it registers (left untouched)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/loci-bench-dag"), help="where the copies go")
+    args = ap.parse_args(argv)
+    home, corpus, repos = copied_setup(args.home, args.corpus, args.work)
+    checkout = Path(__file__).resolve().parent.parent
+    tool = loci_tool(Path(sys.executable).parent, home, corpus, source=checkout)
+    neutral = args.work / "neutral"
+    neutral.mkdir(exist_ok=True)
+    print(dag_section(bench_dag(tool, repos, neutral)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -266,7 +266,8 @@ def _synth_rows(synth: list[SynthRun]) -> list[str]:
 def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
     """The whole RESULTS.md."""
     out = ["# Benchmark: loci against loci-mem 0.6.0", "",
-           "Rewritten by every run of `bench/run.py`; every figure below comes from the one run described here.",
+           "The sections `bench/run.py` writes are rewritten by each of its runs and come from the one run "
+           "described here; sections other bench scripts write are kept and name their own command.",
            "", "| run | |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in meta.items()]
     out += ["", "## Build", "", *_build_rows(runs), "",
@@ -315,3 +316,23 @@ def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
             "- The reference's `calibrate` exits 1 when its fitted bands overlap, yet saves the "
             "calibration its router then uses; that exit is listed under Failures.", ""]
     return "\n".join(out)
+
+
+def _sections(text: str) -> list[tuple[str, str]]:
+    """(heading, body) for each `## ` section of a markdown text, in order; the text before
+    the first one is left out."""
+    parts: list[tuple[str, str]] = []
+    for block in ("\n" + text).split("\n## ")[1:]:
+        heading, _, body = block.partition("\n")
+        parts.append((heading.strip(), body))
+    return parts
+
+
+def merged_results(new: str, old: str | None) -> str:
+    """``new`` (what this run measured), followed by every section of ``old`` this run did not
+    write: other scripts' sections (bundles, redaction, folds, embedding speed) survive a run."""
+    if not old:
+        return new
+    written = {h for h, _ in _sections(new)}
+    kept = [f"## {h}\n{body.rstrip()}\n" for h, body in _sections(old) if h not in written]
+    return new.rstrip() + "\n" + ("\n" + "\n".join(kept) if kept else "")

@@ -34,7 +34,7 @@ if str(ROOT) not in sys.path:
 from bench import reference  # noqa: E402
 from bench.dag import bench_dag, dag_section  # noqa: E402
 from bench.folds import FOLD_A, FOLD_B, shared_dir  # noqa: E402
-from bench.report import render  # noqa: E402
+from bench.report import merged_results, render  # noqa: E402
 from bench.runner import bench_synth, bench_tool, synth_beds  # noqa: E402
 from bench.tools import loci_tool, reference_tool  # noqa: E402
 from loci.query.scoring import load_questions  # noqa: E402
@@ -183,7 +183,8 @@ def main(argv=None) -> int:
     if source_digest() != digest:
         meta["warning"] = ("loci's sources changed during this run: its rows mix versions, and "
                            "a rebuild may have been caused by the change")
-    args.out.write_text(render(meta, runs, synth) + dag_section(dag_rows), encoding="utf-8")
+    old = args.out.read_text(encoding="utf-8") if args.out.exists() else None
+    args.out.write_text(merged_results(render(meta, runs, synth) + dag_section(dag_rows), old), encoding="utf-8")
     CACHE.mkdir(parents=True, exist_ok=True)
     raw = {"meta": meta, "runs": {k: r.as_dict() for k, r in runs.items()},
            "results": {k: r.results for k, r in runs.items()},

@@ -315,16 +315,6 @@ def merge_summaries(layout: Layout, model_id: str, names) -> None:
     write_json(manifest, {"model": model_id, "scopes": spans, "matrix": matrix_stamp(npy), "unit": True})
 
 
-def summaries_merged(layout: Layout, model_id: str) -> bool:
-    """True when the merged summary is newer than every scope's (nothing to merge again)."""
-    npy, manifest = merged_summary_files(layout, model_id)
-    try:
-        merged = manifest.stat().st_mtime_ns
-        return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
-    except OSError:
-        return False
-
-
 def open_encoder(name: str | None, layout: Layout) -> Encoder:
     """The build side's ``load_encoder``: distils the static model first when it is the one asked for."""
     if model_id_for(name) == STATIC_ID:

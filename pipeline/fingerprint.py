@@ -9,6 +9,7 @@ variables a hook inherits (pipeline.gitenv).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -18,27 +19,38 @@ from loci.kernel import tokens
 from loci.kernel.config import SCHEMA_VERSION, Params
 
 
-def git_state(root: Path) -> str:
-    """HEAD plus a digest of every changed or untracked file's path, mtime and size."""
-    from pipeline.gitread import run_git
+def git_state(root: Path, status: bytes | None = None) -> str:
+    """HEAD plus a digest of every changed or untracked file's path, mtime and size.
+    ``status``: ``read_status(root)`` when the caller already has it."""
+    from pipeline.gitread import read_status, status_entries
 
-    out = run_git(root, "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all", "--", ".")
-    if out is None or out.returncode != 0:
+    status = read_status(root) if status is None else status
+    if status is None:
         return "nogit:" + _tree_digest(root)
     head = "none"
-    digest = hashlib.sha1()
-    for rec in out.stdout.split(b"\0"):
+    for rec in status.split(b"\0"):
         if rec.startswith(b"# branch.oid "):
             head = rec.split()[-1].decode()
-        elif rec and not rec.startswith(b"#"):
-            path = rec.rsplit(b" ", 1)[-1] if rec[:1] in b"12u" else rec[2:]
-            digest.update(rec)
-            try:
-                st = os.stat(Path(root) / path.decode("utf-8", "replace"))
-                digest.update(f"{st.st_mtime_ns}:{st.st_size}".encode())
-            except OSError:
-                digest.update(b"gone")
+            break
+    top = repository_top(root)
+    digest = hashlib.sha1()
+    for rec, path, _sub in status_entries(status):
+        digest.update(rec)
+        try:
+            st = os.stat(top / path.decode("utf-8", "replace"))
+            digest.update(f"{st.st_mtime_ns}:{st.st_size}".encode())
+        except OSError:
+            digest.update(b"gone")
     return f"{head}:{digest.hexdigest()[:16]}"
+
+
+def repository_top(root: Path) -> Path:
+    """The repository's top directory (status paths are relative to it), found without git."""
+    here = Path(root).resolve()
+    for parent in (here, *here.parents):
+        if (parent / ".git").exists():
+            return parent
+    return here
 
 
 def _tree_digest(root: Path) -> str:
@@ -85,8 +97,9 @@ def build_sources() -> list[Path]:
     return [here / f"{n}.py" for n in _BUILD_MODULES] + [kernel / f"{n}.py" for n in _KERNEL_MODULES]
 
 
+@functools.lru_cache(maxsize=1)
 def build_signature() -> str:
-    """Changes whenever the code that turns a repository into artifacts changes."""
+    """Changes whenever the code that turns a repository into artifacts changes (read once a process)."""
     digest = hashlib.sha1()
     for path in build_sources():
         try:

@@ -8,6 +8,7 @@ keeps its mtime, so the index step downstream sees no change either.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -24,7 +25,6 @@ from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json, write_with
 from loci.kernel.dist import install_hint
 from pipeline.gitenv import git_env
-from pipeline.redact import redact_strings
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
 INSTALL_HINT = install_hint("graph")
@@ -230,6 +230,8 @@ def _literal_pattern(relpath: str) -> str:
 def _mask_secrets(out: Path) -> None:
     """graphify keeps docstrings in node labels, in its graph and its cache: mask the secrets
     there before anything reads them (an unreadable cache file is removed)."""
+    from pipeline.redact import redact_strings
+
     for path in sorted(out.rglob("*.json")):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -269,8 +271,11 @@ def _symbol_count(graph: Path, root: Path) -> int:
     return sum(k in ("class", "function", "method") for k in kinds)
 
 
-def code_fingerprint(root: Path, excludes: Sequence[str] = ()) -> tuple[str, int]:
-    """A digest of the code files' content at HEAD and in the working tree, and how many there are."""
+def code_fingerprint(root: Path, excludes: Sequence[str] = (), status: bytes | None = None) -> tuple[str, int]:
+    """A digest of the code files' content at HEAD and in the working tree, and how many there are.
+    ``status``: ``read_status(root)`` when the caller already has it (one `git status` per run)."""
+    from pipeline.gitread import read_status, status_entries
+
     digest = hashlib.sha1(_setup(excludes).encode())
     listed = _git(root, ["ls-files", "-s", "-z"])
     if listed is None:
@@ -280,16 +285,15 @@ def code_fingerprint(root: Path, excludes: Sequence[str] = ()) -> tuple[str, int
         if rec and _is_code(rec.split(b"\t", 1)[-1].decode("utf-8", "replace")):
             digest.update(rec + b"\n")
             count += 1
-    # porcelain paths are relative to the repository's top, whatever directory the scope is
+    # status paths are relative to the repository's top, whatever directory the scope is
     prefix = (_git(root, ["rev-parse", "--show-prefix"]) or b"").strip().decode("utf-8", "replace")
-    status = _git(root, ["status", "--porcelain=v1", "-z",
-                         "--untracked-files=all", "--ignore-submodules", "--", "."]) or b""
-    for rec in status.split(b"\0"):
-        path = rec[3:].decode("utf-8", "replace")
+    status = read_status(root) if status is None else status
+    for rec, raw, submodule in status_entries(status or b""):
+        path = raw.decode("utf-8", "replace")
         path = path[len(prefix):] if path.startswith(prefix) else path
-        if len(rec) > 3 and _is_code(path):
+        if not submodule and _is_code(path):
             digest.update(rec + b"|" + _stat_key(root / path) + b"\n")
-            count += rec[:2] == b"??"
+            count += rec[:1] == b"?"
     return digest.hexdigest(), count
 
 
@@ -326,6 +330,7 @@ def _git(root: Path, args: list[str]) -> bytes | None:
     return git_out(root, *args, timeout=120)
 
 
+@functools.lru_cache(maxsize=1)
 def _graphify_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
@@ -341,6 +346,19 @@ def read_record(name: str, layout: Layout) -> dict:
     from loci.kernel.schemas import GRAPH_RECORD_FILE
 
     return read_state_or_none(fingerprint_path(name, layout), GRAPH_RECORD_FILE) or {}
+
+
+def same_setup(record: dict, excludes: Sequence[str]) -> bool:
+    """The graph record was written by this graphify recipe, version and excludes."""
+    return record.get("setup") == _setup(excludes)
+
+
+def note_git_state(name: str, layout: Layout, git: str) -> None:
+    """Remember in the graph record the repository state its code fingerprint was checked at
+    (the next check with the same state needs no fingerprint)."""
+    record = read_record(name, layout)
+    if record.get("fingerprint") and record.get("git") != git:
+        write_json(fingerprint_path(name, layout), {**record, "git": git})
 
 
 def _setup(excludes: Sequence[str]) -> str:
@@ -368,8 +386,15 @@ def graph_problem(path: Path) -> str | None:
 
 
 def graph_intact(name: str, layout: Layout) -> bool:
-    """loci's graph of ``name`` exists and is the one last written (a torn file is rebuilt)."""
-    return _whole(graph_path(name, layout), read_record(name, layout))
+    """loci's graph of ``name`` exists and is the one last written (a torn file is rebuilt).
+    A record from before digests were kept gets its digest once the graph parses whole, so
+    later checks need only a stat."""
+    graph, record = graph_path(name, layout), read_record(name, layout)
+    whole = _whole(graph, record)
+    if whole and not record.get("sha1") and record.get("fingerprint"):
+        write_json(fingerprint_path(name, layout), {**record, "sha1": _digest(graph.read_bytes()),
+                                                    "stat": _stat_key(graph).decode()})
+    return whole
 
 
 def _whole(graph: Path, record: dict) -> bool:

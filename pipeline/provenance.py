@@ -105,9 +105,20 @@ def _first_line(text: str) -> str:
     return (text.strip().splitlines() or ["no message"])[0]
 
 
-def owner_of(repo: Path, identity: Identity, problems: list[str]) -> str:
-    """Two git calls: the remote URL, and the authors of the last LOG_DEPTH commits."""
+def owner_of(repo: Path, identity: Identity, problems: list[str], memo: dict | None = None) -> str:
+    """The remote URL and the authors of the last LOG_DEPTH commits decide. ``memo`` (path ->
+    [key, owner]) skips reading the authors again while HEAD, the remote and the identity stay."""
     if not (repo / ".git").exists():
         return "unknown"
     remote = _remote_url(repo, problems)
-    return classify_owner(remote, _authors(repo), identity)
+    if memo is None:
+        return classify_owner(remote, _authors(repo), identity)
+    head = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
+    key = "|".join([head.stdout.strip() if head is not None else "", remote or "",
+                    identity.email or "", identity.name or ""])
+    known = memo.get(str(repo))
+    if isinstance(known, list) and len(known) == 2 and known[0] == key:
+        return known[1]
+    owner = classify_owner(remote, _authors(repo), identity)
+    memo[str(repo)] = [key, owner]
+    return owner

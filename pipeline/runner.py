@@ -78,14 +78,18 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
             if _per_scope(task.name):
                 ctx.progress.started(task.name)
 
-        def add_success(self, task):
-            super().add_success(task)
-            if task.actions:
-                report.executed.append(task.name)
-            if task.values:
-                report.values[task.name] = dict(task.values)
+        def _ended(self, task, bucket: list[str] | None) -> None:
+            """A task ran or was skipped: note it (tasks with actions only) and tell the progress."""
+            if bucket is not None and task.actions:
+                bucket.append(task.name)
             if _per_scope(task.name):
                 ctx.progress.finished(task.name)
+
+        def add_success(self, task):
+            super().add_success(task)
+            if task.values:
+                report.values[task.name] = dict(task.values)
+            self._ended(task, report.executed)
 
         def add_failure(self, task, fail):
             from doit.exceptions import UnmetDependency
@@ -96,15 +100,11 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 report.blocked[task.name] = str(fail)
             else:
                 report.failed[task.name] = message
-            if _per_scope(task.name):
-                ctx.progress.finished(task.name)
+            self._ended(task, None)
 
         def skip_uptodate(self, task):
             super().skip_uptodate(task)
-            if task.actions:
-                report.uptodate.append(task.name)
-            if _per_scope(task.name):
-                ctx.progress.finished(task.name)
+            self._ended(task, report.uptodate)
 
         def runtime_error(self, msg):
             super().runtime_error(msg)
@@ -112,6 +112,7 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
 
         def complete_run(self):
             super().complete_run()
+            ctx.progress.idle()
             if self.locked:
                 buildlock.release(ctx.layout)
                 self.locked = False
@@ -141,12 +142,32 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     return ns
 
 
+def _entry_points_once():
+    """doit looks its plugins up in the installed packages' entry points on every run (three
+    groups, each a scan of every installed distribution); an update makes up to three runs in
+    one process, so the lookups are made once. doit.plugin.entry_points_impl is its seam for this."""
+    import functools
+    from importlib.metadata import entry_points
+
+    import doit.plugin
+
+    if getattr(doit.plugin.entry_points_impl, "loci_cached", False):
+        return
+    cached = functools.lru_cache(maxsize=None)(lambda group: tuple(entry_points(group=group)))
+
+    def impl():
+        return lambda group: cached(group)
+    impl.loci_cached = True
+    doit.plugin.entry_points_impl = impl
+
+
 def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
               targets: Sequence[str] = ()):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
+    _entry_points_once()
     return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, targets=targets)),
                     config_filenames=())
 
@@ -165,17 +186,11 @@ def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
     stale = 0
     for scope in ctx.registry().scopes:
         if scope.name in ctx.git_states() and not (_built_from(ctx, scope) and
-                                                   (not graphs or _graph_current(ctx, scope))):
+                                                   (not graphs or ctx.graph_fresh(scope.name))):
             stale += 1
             if stale > 1:
                 return default_jobs()
     return 1
-
-
-def _graph_current(ctx: BuildContext, scope) -> bool:
-    from pipeline.graphs import read_record
-
-    return read_record(scope.name, ctx.layout).get("fingerprint") == ctx.code_fingerprints().get(scope.name)
 
 
 def _built_from(ctx: BuildContext, scope) -> bool:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -229,7 +230,7 @@ def _reach(scope: Scope, prior: Registry) -> Path:
 
 
 def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | None = None,
-         identity: Identity | None = None) -> ScanResult:
+         identity: Identity | None = None, memo: dict | None = None) -> ScanResult:
     """Walk ``roots`` and return the new registry (to save whole) and what was seen.
 
     ``split``: True splits every repository, False none, None (``loci update``)
@@ -237,7 +238,8 @@ def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | 
 
     Prior scopes are kept unchanged when they were added by hand, when their
     directory is gone (reported in ``missing``), or when they lie outside the
-    roots scanned now; hand-set aliases and globs carry over by path.
+    roots scanned now; hand-set aliases and globs carry over by path. ``memo``: owners found
+    by earlier scans (see ``owner_of``), updated in place.
     """
     prior = prior or Registry()
     problems: list[str] = []
@@ -271,10 +273,11 @@ def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | 
     new: list[Scope] = []
     owners: dict[str, str] = {}
     nested = set(repos)
-    for repo in repos:
-        if str(repo) in kept_paths:
-            continue
-        owner = owner_of(repo, identity, problems)
+    todo = [repo for repo in repos if str(repo) not in kept_paths]
+    with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
+        found_owners = dict(zip(todo, pool.map(lambda r: owner_of(r, identity, problems, memo), todo)))
+    for repo in todo:
+        owner = found_owners[repo]
         subs = [(p, a) for p, a in _subscopes(repo, split, nested, problems, prior)
                 if str(repo / p) not in kept_paths]
         for scope in _repo_scopes(repo, names, owner, prior_by_path, subs):

@@ -56,6 +56,9 @@ class Progress:
     def encoding(self, scope: str, done: int, total: int) -> None:
         """``done`` of ``total`` texts of ``scope`` encoded."""
 
+    def idle(self) -> None:
+        """The run ended: nothing runs until the next ``planned`` (a display may stop its timers)."""
+
 
 @dataclass
 class BuildContext:
@@ -91,46 +94,86 @@ class BuildContext:
         if self.settled:
             return
         with self._lock:
-            self._cache.pop("git", None)
-            self._cache.pop("code", None)
+            for key in ("status", "git", "code", "registry"):
+                self._cache.pop(key, None)
 
     # ------------------------------------------------------------------ observations
     def registry(self):
+        """The registry as scopes.json holds it now (read again only when the file changed)."""
         from loci.kernel.registry import load_registry
 
-        return load_registry(self.layout)
+        try:
+            st = os.stat(self.layout.scopes)
+            stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        cached = self._cache.get("registry")
+        if stamp is None or cached is None or cached[0] != stamp:
+            cached = (stamp, load_registry(self.layout))
+            self._cache["registry"] = cached
+        return cached[1]
 
     def scope_names(self) -> list[str]:
         return [s.name for s in self.registry().scopes]
 
-    def git_states(self) -> dict[str, str]:
-        """Every scope's git state, observed once per run, in parallel (one `git status` each)."""
-        from pipeline.fingerprint import git_state
+    def statuses(self) -> dict[str, bytes | None]:
+        """Every scope's `git status`, read once per run, in parallel: both fingerprints use it."""
+        from pipeline.gitread import read_status
 
         with self._lock:
-            if "git" not in self._cache:
+            if "status" not in self._cache:
                 scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
                 with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
-                    states = list(pool.map(lambda s: git_state(Path(s.path)), scopes))
-                self._cache["git"] = {s.name: st for s, st in zip(scopes, states)}
+                    found = list(pool.map(lambda s: read_status(Path(s.path)), scopes))
+                self._cache["status"] = {s.name: st for s, st in zip(scopes, found)}
+            return self._cache["status"]
+
+    def git_states(self) -> dict[str, str]:
+        """Every scope's git state (HEAD and the changed files), observed once per run."""
+        from pipeline.fingerprint import git_state
+
+        statuses = self.statuses()
+        with self._lock:
+            if "git" not in self._cache:
+                registry = self.registry()
+                self._cache["git"] = {name: git_state(Path(registry.get(name).path), status)
+                                      for name, status in statuses.items()}
             return self._cache["git"]
 
-    def code_fingerprints(self) -> dict[str, str]:
-        """Every scope's code fingerprint (what graphs:S compares), observed once per run."""
+    def code_fingerprint(self, name: str) -> str | None:
+        """One scope's code fingerprint (what graphs:S compares), observed once per run."""
         from pipeline.graphs import code_fingerprint
 
+        statuses = self.statuses()
         with self._lock:
-            if "code" not in self._cache:
-                scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
+            known = self._cache.setdefault("code", {})
+            if name not in known:
+                scope = self.registry().get(name)
+                try:
+                    known[name] = (code_fingerprint(Path(scope.path), scope.excludes, statuses.get(name))[0]
+                                   if scope is not None and name in statuses else None)
+                except OSError:
+                    known[name] = None
+            return known[name]
 
-                def one(scope):
-                    try:
-                        return code_fingerprint(Path(scope.path), scope.excludes)[0]
-                    except OSError:
-                        return None
-                with ThreadPoolExecutor(max_workers=8) as pool:
-                    self._cache["code"] = dict(zip((s.name for s in scopes), pool.map(one, scopes)))
-            return self._cache["code"]
+    def graph_fresh(self, name: str) -> bool:
+        """The scope's graph was built from its code as it is now. When the repository's git state
+        is the one the graph record last saw, nothing can have changed and the code is not
+        fingerprinted again; otherwise the code fingerprint decides (and the record learns the state)."""
+        from pipeline.graphs import note_git_state, read_record, same_setup
+
+        scope = self.registry().get(name)
+        record = read_record(name, self.layout)
+        observed = self.git_states().get(name)
+        if scope is None or not record.get("fingerprint"):
+            return False
+        if observed and record.get("git") == observed and same_setup(record, scope.excludes):
+            return True
+        if record["fingerprint"] != self.code_fingerprint(name):
+            return False
+        if observed:
+            note_git_state(name, self.layout, observed)
+        return True
 
     def fingerprint(self, scope, *, observed: bool = True) -> str:
         """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
@@ -152,7 +195,7 @@ class BuildContext:
         return cfg.get("model_id") if name in (None, "default") else name
 
     def model_id(self) -> str:
-        from loci.query.semantic import model_id_for
+        from loci.kernel.vectorstore import model_id_for
 
         if "encoder" in self._cache:  # what the vectors will be stored under
             return self._cache["encoder"].model_id
@@ -226,11 +269,26 @@ def scan_action(ctx: BuildContext) -> dict:
     prior = ctx.registry()
     if not prior.roots:
         return {"scopes": len(prior.scopes)}
+    memo = _owner_memo(ctx.layout)
+    before = dict(memo)
     with editing_registry(ctx.layout) as edit:  # re-read under the lock: a concurrent `loci add` survives
-        result = scan([Path(r) for r in edit.registry.roots], prior=edit.registry)
+        result = scan([Path(r) for r in edit.registry.roots], prior=edit.registry, memo=memo)
         edit.registry = result.registry
+    if memo != before:
+        write_json(ctx.layout.owners, memo)
     ctx.fresh()  # new scopes: observe again
     return {"scopes": len(result.registry.scopes), "found": len(result.found)}
+
+
+def _owner_memo(layout: Layout) -> dict:
+    """Owners found by earlier scans (a cache: a missing or damaged file is an empty one)."""
+    import json
+
+    try:
+        memo = json.loads(layout.owners.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return memo if isinstance(memo, dict) else {}
 
 
 def graphs_action(ctx: BuildContext, name: str) -> dict:
@@ -314,14 +372,9 @@ def index_action(ctx: BuildContext, name: str):
 
 def routing_state(layout: Layout, names: list[str]) -> str:
     """The metas' stats: routing is up to date while none of them moved."""
-    parts = []
-    for n in names:
-        try:
-            st = layout.meta(n).stat()
-            parts.append(f"{n}={st.st_mtime_ns}:{st.st_size}")
-        except OSError:
-            parts.append(f"{n}=none")
-    return ";".join(parts)
+    from loci.kernel.stamps import files_state
+
+    return files_state((n, layout.meta(n)) for n in names)
 
 
 def routing_action(ctx: BuildContext) -> dict:
@@ -458,11 +511,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             name = scope.name
 
             def current(name=name) -> bool:
-                record = read_record(name, layout)
-                fresh = record.get("fingerprint") == ctx.code_fingerprints().get(name)
                 unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
-                return fresh and not unpacked and (record.get("status") == "unsupported"
-                                                   or graph_intact(name, layout))
+                return (ctx.graph_fresh(name) and not unpacked
+                        and (read_record(name, layout).get("status") == "unsupported" or graph_intact(name, layout)))
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
                    "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
 
@@ -478,7 +529,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             def current(scope=scope) -> bool:  # a torn or damaged output is rebuilt too
                 built = (read_meta(layout, scope.name) or {}).get("fingerprint")
                 return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
-                        and not scope_index_problems(layout, scope.name))
+                        and not scope_index_problems(layout, scope.name, open_db=False))
             yield {
                 "basename": "index",
                 "name": name,
@@ -505,14 +556,14 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             "actions": [(routing_action, [ctx])],
             "task_dep": ["index"],
             "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
-                         lambda: not home_index_problems(layout)],
+                         lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
             "verbosity": 0,
         }
 
     def task_vectors():
         """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
-        from loci.query.semantic import scope_summary_path, stored_vectors, vector_files
+        from loci.kernel.vectorstore import scope_summary_path, vector_files, vectors_intact
 
         yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
@@ -524,13 +575,13 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
-                                lambda store=store: stored_vectors(store, with_keys=False) is not None],
+                                lambda store=store: vectors_intact(store)],
                    "targets": [str(p) for p in vector_files(store)]
                    + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
 
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
-        from pipeline.embed import summaries_merged
+        from loci.kernel.vectorstore import summaries_merged
 
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
                 "targets": [str(layout.home / "embed.json")],

@@ -181,3 +181,14 @@ def test_footprint_rows_size_each_part_of_a_home_and_count_a_build_s_lines(tmp_p
     assert set(rows) == {"query", "**total**", "reference home"} and rows["reference home"].endswith("(1.00x)")
     gap, lines, wall = progress_gaps([sys.executable, "-c", "import sys; print('a'); print('b', file=sys.stderr)"])
     assert lines == 2 and 0 <= gap <= wall
+
+
+def test_a_bench_run_keeps_the_sections_other_scripts_wrote():
+    from bench.report import merged_results
+
+    old = "# Bench\n\n## Build\nold build rows\n\n## Redaction\nplanted secrets: 0 leaked\n"
+    new = "# Bench\n\n## Build\nnew build rows\n\n## Query latency\nrows\n"
+    merged = merged_results(new, old)
+    assert "new build rows" in merged and "old build rows" not in merged
+    assert merged.index("## Query latency") < merged.index("## Redaction")
+    assert "planted secrets: 0 leaked" in merged

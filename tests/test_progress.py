@@ -111,3 +111,20 @@ def test_tasks_beyond_the_plan_turn_the_count_open_ended_instead_of_a_negative_e
     text = out.getvalue()
     assert "2/1" not in text and "3/1" not in text and "ETA -" not in text
     assert any(line.startswith("loci setting up: 2 tasks done") for line in lines(out))
+
+
+def test_a_finished_build_leaves_no_heartbeat_thread_behind(loci_home, tmp_path):
+    import threading
+
+    from conftest import make_repo
+    from loci.front.progress import log_progress
+    from loci.kernel.config import layout
+    from pipeline import build
+    from pipeline.tasks import home_context
+
+    make_repo(tmp_path / "code" / "alpha", {"README.md": "# alpha\n\nSprockets.\n"})
+    ctx = home_context(layout(), graphs=False)
+    ctx.progress = log_progress("building")
+    build.scan(ctx, [tmp_path / "code"])
+    assert build.update(ctx).code == 0
+    assert not [t for t in threading.enumerate() if t.name == "loci-progress" and t.is_alive()]

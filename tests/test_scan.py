@@ -376,3 +376,28 @@ def test_registry_scope_round_trips_through_scan_output(tmp_path, monkeypatch):
     save_registry(layout(), reg)
     assert load_registry(layout()) == reg
     assert isinstance(reg.scopes[0], Scope)
+
+
+def test_a_rescan_reads_a_repositorys_authors_again_only_after_its_head_moves(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path / "code" / "lib", remote="git@github.com:acme/lib.git")
+    reads = []
+    real = provenance._authors
+    monkeypatch.setattr(provenance, "_authors", lambda r: reads.append(r) or real(r))
+    memo: dict = {}
+    assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "vendor:acme"
+    assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "vendor:acme"
+    assert len(reads) == 1  # the second scan found HEAD, remote and identity as the memo had them
+    (repo / "mine.txt").write_text("x")
+    git(repo, "add", "-A", author=(ME.name, ME.email))
+    git(repo, "commit", "-qm", "mine", author=(ME.name, ME.email))
+    assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "me"
+    assert len(reads) == 2
+
+
+def test_a_changed_identity_or_remote_is_not_answered_from_the_memo(tmp_path):
+    repo = make_repo(tmp_path / "code" / "lib", remote="git@github.com:acme/lib.git")
+    memo: dict = {}
+    assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "vendor:acme"
+    assert scan([tmp_path / "code"], identity=Identity(name="acme"), memo=memo).owners["lib"] == "me"
+    git(repo, "remote", "set-url", "origin", "git@github.com:other/lib.git")
+    assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "vendor:other"

@@ -192,6 +192,7 @@ def test_symbols_in_files_that_no_longer_exist_are_dropped_and_counted(repo, tmp
     assert tables.problems[0].startswith("2 symbols in 1 files") and "loci graphs demo" in tables.problems[0]
 
 
+@pytest.mark.slow
 def test_thousands_of_files_are_read_in_a_few_seconds(tmp_path):
     root = tmp_path / "big"
     nodes, edges = [], []

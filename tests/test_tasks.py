@@ -326,3 +326,39 @@ def test_the_read_side_never_imports_the_build_side(layer, forbidden):
                  for m in modules for name in _imports(m)
                  if any(name == f or name.startswith(f + ".") for f in forbidden)}
     assert offenders == set()
+
+
+def _graph_record_for_the_code_as_it_is(lay, name: str, repo: Path) -> None:
+    """What graphs:S leaves behind, without running graphify: a record of the current code."""
+    from loci.kernel.atomic import write_json
+    from pipeline.graphs import _setup, code_fingerprint, fingerprint_path
+
+    fingerprint_path(name, lay).parent.mkdir(parents=True, exist_ok=True)
+    write_json(fingerprint_path(name, lay), {"fingerprint": code_fingerprint(repo)[0], "status": "built",
+                                             "setup": _setup([])})
+
+
+def test_a_graph_checked_at_an_unchanged_repository_state_is_not_fingerprinted_again(three, monkeypatch):
+    import pipeline.graphs
+
+    lay = layout()
+    _graph_record_for_the_code_as_it_is(lay, "alpha", three / "alpha")
+    assert home(lay).graph_fresh("alpha")  # by its code fingerprint; the record learns the git state
+    real = pipeline.graphs.code_fingerprint
+    monkeypatch.setattr(pipeline.graphs, "code_fingerprint", lambda *a, **k: pytest.fail("fingerprinted"))
+    assert home(lay).graph_fresh("alpha")
+    edit(three / "alpha", "docs")  # a prose edit moves the git state, not the code
+    monkeypatch.setattr(pipeline.graphs, "code_fingerprint", real)
+    assert home(lay).graph_fresh("alpha")
+    (three / "alpha" / "alpha" / "core.py").write_text("def calibrate_sprocket():\n    return 1\n")
+    assert not home(lay).graph_fresh("alpha")
+
+
+def test_a_no_change_check_opens_no_database_but_still_sees_a_truncated_one(three):
+    from loci.kernel.integrity import scope_index_problems
+
+    lay = layout()
+    assert scope_index_problems(lay, "alpha", open_db=False) == []
+    db = lay.query_db("alpha")
+    db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
+    assert [p for p, _why in scope_index_problems(lay, "alpha", open_db=False)] == [db]

@@ -123,17 +123,25 @@ class LogProgress(Progress):
         if not self._heartbeat or self._thread is not None:
             return
 
-        period = min(0.5, self.interval / 4)
+        period, stop = min(0.5, self.interval / 4), self._stop
 
         def beat() -> None:
-            while not self._stop.wait(period):
+            while not stop.wait(period):
                 self.tick(slack=period)
 
         self._thread = threading.Thread(target=beat, name="loci-progress", daemon=True)
         self._thread.start()
 
+    def idle(self) -> None:
+        """The run ended: the heartbeat thread stops (the next ``planned`` starts another)."""
+        self.close()
+
     def close(self) -> None:
         self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=2)
+        self._stop = threading.Event()
 
 
 def log_progress(label: str) -> LogProgress:

@@ -6,6 +6,7 @@ it touches.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -50,6 +51,11 @@ class Layout:
     @property
     def doit_db(self) -> Path:
         return self.home / ".doit.db"
+
+    @property
+    def owners(self) -> Path:
+        """What each repository's owner was found to be, and at which HEAD (scan reuses it)."""
+        return self.home / "owners.json"
 
     def chunks(self, scope: str) -> Path:
         return self.home / "chunks" / f"{safe_name(scope)}.parquet"
@@ -169,8 +175,14 @@ class Params:
         return dict(self.path_weights).get(kind, 1.0)
 
     def signature(self) -> str:
-        blob = json.dumps(asdict(self), sort_keys=True, default=list)
-        return hashlib.sha1(blob.encode()).hexdigest()[:12]
+        return _params_signature(self)
+
+
+@functools.lru_cache(maxsize=16)
+def _params_signature(params: Params) -> str:
+    """A digest of every parameter (Params is frozen: one computation per distinct value)."""
+    blob = json.dumps(asdict(params), sort_keys=True, default=list)
+    return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 
 DEFAULT_PARAMS = Params()

@@ -38,8 +38,10 @@ def _size(path: Path) -> int | None:
         return None
 
 
-def sqlite_problem(path: Path, thorough: bool = False) -> str | None:
-    """A missing, truncated or unopenable SQLite file; ``thorough`` also runs ``PRAGMA quick_check``."""
+def sqlite_problem(path: Path, thorough: bool = False, *, open_db: bool = True) -> str | None:
+    """A missing, truncated or unopenable SQLite file; ``thorough`` also runs ``PRAGMA quick_check``.
+    ``open_db=False`` reads the header alone (magic and page count against the size): what a
+    no-change build checks of every scope, where opening each database would dominate."""
     size = _size(path)
     if size is None:
         return "missing"
@@ -55,6 +57,8 @@ def sqlite_problem(path: Path, thorough: bool = False) -> str | None:
     pages, counter, valid_for = struct.unpack(">I", head[28:32])[0], head[24:28], head[92:96]
     if pages and counter == valid_for and page * pages > size:
         return f"truncated: {size} of {page * pages} bytes"
+    if not open_db:
+        return None
     try:
         con = connect(path)
         try:
@@ -92,8 +96,9 @@ def parquet_problem(path: Path) -> str | None:
 
 # ---- what each build step leaves behind
 
-def scope_index_problems(layout: Layout, name: str) -> list[tuple[Path, str]]:
-    """The files one scope's index step writes that are missing or damaged."""
+def scope_index_problems(layout: Layout, name: str, *, open_db: bool = True) -> list[tuple[Path, str]]:
+    """The files one scope's index step writes that are missing or damaged (``open_db``: see
+    ``sqlite_problem``)."""
     from loci.kernel.jsonfile import read_state
     from loci.kernel.schemas import META_FILE, StateError
 
@@ -101,7 +106,7 @@ def scope_index_problems(layout: Layout, name: str) -> list[tuple[Path, str]]:
         (layout.chunks(name), parquet_problem(layout.chunks(name))),
         (layout.vocab(name), parquet_problem(layout.vocab(name))),
         (layout.refs(name), parquet_problem(layout.refs(name))),
-        (layout.query_db(name), sqlite_problem(layout.query_db(name))),
+        (layout.query_db(name), sqlite_problem(layout.query_db(name), open_db=open_db)),
     ) if why]
     try:
         if read_state(layout.meta(name), META_FILE) is None:
@@ -111,12 +116,12 @@ def scope_index_problems(layout: Layout, name: str) -> list[tuple[Path, str]]:
     return out
 
 
-def home_index_problems(layout: Layout) -> list[tuple[Path, str]]:
+def home_index_problems(layout: Layout, *, open_db: bool = True) -> list[tuple[Path, str]]:
     """The whole-home files the routing step writes (routing.sqlite, uses.parquet, manifest.json)."""
     from loci.kernel.jsonfile import read_state
     from loci.kernel.schemas import MANIFEST_FILE, StateError
 
-    out = [(p, why) for p, why in ((layout.routing_db, sqlite_problem(layout.routing_db)),
+    out = [(p, why) for p, why in ((layout.routing_db, sqlite_problem(layout.routing_db, open_db=open_db)),
                                    (layout.uses, parquet_problem(layout.uses))) if why]
     try:
         if read_state(layout.manifest, MANIFEST_FILE) is None:

