@@ -120,6 +120,7 @@ class Session:
         toks = set(tokenize(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
+        toks |= set(grammar.adjacent_pairs(question))   # "click option" may write `click.option` (router._api_phrase)
         return load_routing(self.layout, toks | self.alias_tokens(), self.manifest)
 
     def alias_tokens(self) -> set[str]:
