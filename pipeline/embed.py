@@ -484,8 +484,7 @@ class NumpyBuild:
     def __init__(self, path: Path, model_id: str, setting: EncodeSetting):
         from loci.query.bert_numpy import NumpyBert
 
-        self._bert = NumpyBert(Path(path))
-        self._bert.tokenizer.enable_truncation(setting.max_tokens)
+        self._bert = NumpyBert(Path(path), max_length=setting.max_tokens)
         self.model_id, self.dim = model_id, self._bert.dim
 
     def encode(self, texts: list[str]) -> np.ndarray:

