@@ -29,6 +29,7 @@ SEMANTIC_MARGIN = 0.02      # above the closest an off-topic question came to th
 ROUTE_ADD_MARGIN = 0.03     # the second opinion adds a scope only above every off-topic question's best affinity
 ROUTE_RESCUE_STEP = 0.10    # ... and answers an abstention only this much higher again
 BACKGROUND_QUANTILE = 0.9   # a no-evidence question stands out as this share of off-topic questions does not
+BACKGROUND_TYPICAL = 0.5    # a vocabulary route standing out no more than the typical off-topic question is vetoed
 APPLIED = ("evidence_floor",)
 """What calibration writes. ``concentrated_min_evidence`` is fitted and reported only: the
 generated routable questions carry 2-4 distinctive words, while that gate exists for
@@ -206,6 +207,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             if background:
                 out[model]["background"] = background
                 out[model]["route"]["semantic_z_floor"] = z_floor_from(per_scope)
+                out[model]["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL)
     result: dict = {"models": out}
     if problems:
         result["problems"] = problems
@@ -347,7 +349,8 @@ def render(data: Mapping) -> list[str]:
                              f"best {route['null_best_affinity']:.3f})")
             if "semantic_z_floor" in route:
                 lines.append(f"background          {model}: {len(info.get('background', {}))} scope(s); a question "
-                             f"without evidence is on-topic {route['semantic_z_floor']:.2f} spreads above one")
+                             f"without evidence is on-topic {route['semantic_z_floor']:.2f} spreads above one, "
+                             f"a vocabulary route near nothing below {route.get('semantic_z_veto', 0):.2f}")
         else:
             lines.append(f"semantic floor      {model}: no scope has vectors that match the model")
     for problem in sem.get("problems", []):

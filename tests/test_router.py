@@ -203,3 +203,21 @@ def test_this_after_a_verb_of_doing_is_the_task_described_not_a_project():
     assert deixis("I'd rather write the usage text first. Is there a library that does this?") is None
     assert deixis("What license is this under?") == "strong"
     assert deixis("How do I do this in this project?") == "strong"
+
+
+def test_an_ordinary_word_name_followed_by_one_of_its_api_names_is_a_name():
+    # "click" is everyday vocabulary elsewhere, but "click option" writes click's own `click.option`
+    corpus = {**CORPUS, "beta": CORPUS["beta"] + " click click", "click": CORPUS["click"] + " click.option " * 3,
+              "gamma": CORPUS["gamma"] + " environment variable " * 6}
+    idx = build_index(corpus)
+    q = "How do I make a click option fall back to an environment variable?"
+    r = route(q, idx, Context(cwd_scope="gamma"), ALIASES, P)
+    assert r.scopes[0] == "click" and r.gate == "forced"
+    plain = route("double click event on the widget toolbar canvas", idx, Context(), ALIASES, P)
+    assert plain.scopes[0] == "beta"
+
+
+def test_neighbouring_words_are_looked_up_as_the_qualified_name_they_may_write():
+    from loci.query.grammar import adjacent_pairs
+
+    assert "click.option" in adjacent_pairs("a click option falls back")

@@ -168,3 +168,28 @@ def test_a_bare_it_in_a_question_about_a_projects_own_facts_stays_deictic():
     for q in ("How do I install it?", "Where can I find the changelog for it?", "What license is it under?"):
         r = ask(q, near(delta=0.9))
         assert r.outcome == "abstained" and r.reason == "deictic", q
+
+
+def test_a_scope_clearly_ahead_above_its_background_leads_whatever_the_words_say():
+    # "walk" is delta's word: by words and meaning together delta would come first
+    weak = replace(P, concentrated_min_evidence=5.0)
+    q = "when wiping nested folders bottom up with a walk"
+    lexical = route(q, INDEX, Context(), ALIASES, weak)
+    bg = {s: (0.20, 0.04) for s in CORPUS}
+    clear = second_opinion(lexical, near(gamma=0.49, delta=0.30, alpha=0.22, beta=0.21, click=0.2), Context(), weak, q, bg)
+    assert clear.semantic["action"] == "fused" and clear.scopes[0] == "gamma"   # lifts 0.29 against 0.10
+    close = second_opinion(lexical, near(gamma=0.49, delta=0.46, alpha=0.22, beta=0.21, click=0.2), Context(), weak, q, bg)
+    assert close.scopes[0] == "delta"          # lifts 0.29 against 0.26: words decide
+
+
+def test_a_vocabulary_route_standing_out_from_no_background_is_vetoed():
+    q = "how is the sprocket calibration parser wired"
+    bg = {s: (0.25, 0.05) for s in CORPUS}
+    flat = near(alpha=0.32, beta=0.31, gamma=0.30, delta=0.30, click=0.29)   # all above the raw veto floor
+    r = ask(q, flat)
+    assert r.outcome == "routed"
+    vetoed = second_opinion(route(q, INDEX, Context(), ALIASES, P), flat, Context(), P, q, bg)
+    assert vetoed.outcome == "abstained" and vetoed.semantic["action"] == "vetoed"
+    assert vetoed.candidates[0]["scope"] == "alpha"
+    kept = second_opinion(route(q, INDEX, Context(), ALIASES, P), near(alpha=0.45), Context(), P, q, bg)
+    assert kept.outcome == "routed"

@@ -83,7 +83,8 @@ def semantic_floors(layout: Layout, model_id: str) -> dict[str, float]:
     return _numbers(_model_entry(layout, model_id).get("floors"))
 
 
-ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor", "semantic_veto_floor", "semantic_z_floor")
+ROUTE_FLOORS = ("semantic_add_floor", "semantic_rescue_floor", "semantic_veto_floor", "semantic_z_floor",
+                "semantic_z_veto")
 
 
 def route_floors(layout: Layout, model_id: str) -> dict[str, float]:

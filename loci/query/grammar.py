@@ -140,6 +140,12 @@ def negated_words(question: str) -> list[str]:
     return [m.group(1) for m in _NEGATION.finditer(question)]
 
 
+def adjacent_pairs(question: str) -> list[str]:
+    """Each two neighbouring words joined as a qualified name's token ("click option" -> ``click.option``)."""
+    words = re.findall(r"[\w-]+", question)
+    return [t[0] for a, b in zip(words, words[1:]) if (t := tokenize(f"{a}.{b}")) and "." in t[0]]
+
+
 def next_words(question: str, alias: str) -> list[str]:
     """The word right after each bare use of ``alias``."""
     pat = re.compile(_alias_pattern(alias) + r"\s+([\w-]+)", re.I)

@@ -123,6 +123,15 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
 
 
 def _recency(index: RoutingIndex) -> list[float]:
+    """Each scope's rank by its newest commit, 0 to 1 (computed once per index)."""
+    cached = index.__dict__.get("_recency")
+    if cached is not None:
+        return cached
+    index.__dict__["_recency"] = out = _recency_ranks(index)
+    return out
+
+
+def _recency_ranks(index: RoutingIndex) -> list[float]:
     dated = sorted((d, i) for i, d in enumerate(index.updated) if d)
     out = [0.0] * len(index.scopes)
     for rank, (_d, i) in enumerate(dated):
@@ -148,6 +157,8 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
             if strong:
                 named[scope] = named.get(scope, 0) + strong
             elif bare and not _is_ordinary_word(alias, scope, index):
+                named[scope] = named.get(scope, 0) + bare
+            elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
                 named[scope] = named.get(scope, 0) + bare
             elif bare:
                 soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
@@ -234,6 +245,19 @@ def _points_at_a_project(question: str, kind: str | None) -> bool:
     return kind == "weak" and bool(fact_file_patterns(question))
 
 
+def _api_phrase(alias: str, followers: Sequence[str], scope: str, index: RoutingIndex) -> bool:
+    """Is an ordinary-word name followed by a word that, joined to it, is one of that scope's own
+    API names? "a click option" writes ``click.option``, an idiom of one ecosystem: the word is
+    the project's name there. The scope must be the heaviest holder of the qualified name."""
+    own = index.position.get(scope, -1)
+    for word in followers:
+        keys = tokenize(f"{alias}.{word}")
+        rows = index.get(keys[0]) if keys and "." in keys[0] else {}
+        if rows and max(rows, key=rows.get) == own:
+            return True
+    return False
+
+
 def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
     """An alias is an ordinary word when other scopes use it as vocabulary too."""
     toks = tokenize(alias)
@@ -283,7 +307,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         if not enumerative:
             if sc.scope in named:
                 sc.alias = params.alias_boost
-            elif any(sc.matched.get(t, 0.0) >= params.soft_alias_min
+            elif sc.scope in soft and any(sc.matched.get(t, 0.0) >= params.soft_alias_min
                      for w in soft.get(sc.scope, ()) for t in tokenize(w)[:1]):
                 # "a click option": the bare name modifies a word that scope is known for
                 sc.alias = params.soft_alias_boost
@@ -314,11 +338,12 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
                 or bool(has_concentrated(sc)))
 
-    ranked = sorted(scores, key=lambda s: (-s.total, s.scope))
+    totals = {id(s): s.total for s in scores}
+    ranked = sorted(scores, key=lambda s: (-totals[id(s)], s.scope))
     elig = [s for s in ranked if eligible(s)]
     top = elig[0] if elig else None
     top_all = ranked[0] if ranked else None
-    scores_out = {s.scope: round(s.total, 4) for s in ranked if s.total > 0}
+    scores_out = {s.scope: round(totals[id(s)], 4) for s in ranked if totals[id(s)] > 0}
 
     def result(outcome, chosen, reason, gate):
         cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)
@@ -484,8 +509,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
 
     ``background`` (fitted by `loci calibrate`: each scope's mean affinity to off-topic
     questions and its spread) lets a question count as on-topic when it stands out from one
-    scope's background as few off-topic questions do (``semantic_z_floor``), and orders the
-    scopes by meaning above their background (``_above_background``).
+    scope's background as few off-topic questions do (``semantic_z_floor``), a vocabulary route
+    count as near nothing when no scope stands out more than a typical off-topic question does
+    (``semantic_z_veto``), and orders the scopes by meaning above their background.
     """
     excluded = set(result.excluded)
     ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
@@ -497,7 +523,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
     if result.outcome == "routed":
-        if best < params.semantic_veto_floor and all(s in affinity for s in result.scopes):
+        near_nothing = best < params.semantic_veto_floor or (
+            bool(background) and stands_out(affinity, background, [s for _a, s in ranked]) < params.semantic_z_veto)
+        if near_nothing and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
             return replace(out, outcome="abstained", scopes=[], reason="no_evidence",
@@ -517,7 +545,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         foreign = language.is_foreign(question)
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
                 or stands_out(affinity, background, [s for _a, s in ranked]) >= params.semantic_z_floor):
-            chosen = _two_witnesses(result, _above_background([s for _a, s in ranked], affinity, background))
+            by_meaning = _above_background([s for _a, s in ranked], affinity, background)
+            chosen = _two_witnesses(result, by_meaning)
+            lead = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
+            if lead is not None:
+                chosen = [lead, *(s for s in chosen if s != lead)]
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
@@ -539,14 +571,28 @@ def stands_out(affinity: Mapping[str, float], background: Background | None, sco
     return max(zs, default=0.0)
 
 
+def _lift(affinity: Mapping[str, float], background: Background, scope: str) -> float:
+    return affinity[scope] - (background[scope][0] if scope in background else 0.0)
+
+
 def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
                       background: Background | None) -> list[str]:
     """Scopes by their closeness above their own off-topic background (raw closeness without one):
     a scope close to everything is not closer in meaning to this question for that."""
     if not background:
         return list(by_meaning)
-    lift = {s: affinity[s] - (background[s][0] if s in background else 0.0) for s in by_meaning}
-    return sorted(by_meaning, key=lambda s: (-lift[s], s))
+    return sorted(by_meaning, key=lambda s: (-_lift(affinity, background, s), s))
+
+
+def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], background: Background | None,
+                  ratio: float) -> str | None:
+    """The scope that leads in meaning above its background so clearly (the runner-up's lift at most
+    ``ratio`` of its own) that words only order the others; None without a background or a clear lead.
+    A ratio of lifts, not a difference of cosines: it reads the same on any encoder's scale."""
+    if not background or len(by_lift) < 2:
+        return None
+    first, second = (_lift(affinity, background, s) for s in by_lift[:2])
+    return by_lift[0] if first > 0 and second <= ratio * first else None
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:
