@@ -79,3 +79,12 @@ def test_a_torn_weights_file_is_one_line_naming_the_folder_and_no_traceback(pack
     with pytest.raises(EncoderUnavailable) as info:
         load_encoder(str(torn), layout(tmp_path / "home"))
     assert str(torn) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_a_one_shot_encode_reads_the_weights_it_needs_and_a_second_maps_them(packaged):
+    bert = NumpyBert(packaged)
+    first = bert.encode(["how are options parsed"])
+    assert bert.tensors.mapped is None and bert._library is None
+    second = bert.encode(["how are options parsed"])
+    assert bert.tensors.mapped is not None
+    assert np.array_equal(first, second)

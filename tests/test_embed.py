@@ -450,3 +450,24 @@ def test_a_summary_torn_after_its_manifest_is_not_read(lay):
     merge_summaries(lay, "fake", ["alpha"])
     merged_summary_files(lay, "fake")[0].write_bytes(b"torn")
     assert load_summary(lay, "fake") is None
+
+
+def test_the_merged_summary_is_stored_as_the_unit_rows_a_reader_would_compute(lay):
+    """Stored ready to multiply (float32 unit rows); a float16 file from before reads the same."""
+    import json
+
+    from loci.query.semantic import as_unit, load_summary, matrix_stamp, merged_summary_files, scope_summary_path
+    from pipeline.embed import merge_summaries
+
+    write_chunks(lay, "alpha", [f"text number {i}" for i in range(40)])
+    embed_scope("alpha", lay, FakeEncoder())
+    merge_summaries(lay, "fake", ["alpha"])
+    npy, manifest = merged_summary_files(lay, "fake")
+    half = np.load(scope_summary_path(lay, "fake", "alpha"))
+    assert np.load(npy).dtype == np.float32
+    assert np.array_equal(load_summary(lay, "fake")[1], as_unit(half))
+    np.save(npy, half)   # the float16 layout of an older merge, without the "unit" mark
+    data = json.loads(manifest.read_text())
+    del data["unit"]
+    manifest.write_text(json.dumps({**data, "matrix": matrix_stamp(npy)}))
+    assert np.array_equal(load_summary(lay, "fake")[1], as_unit(half))

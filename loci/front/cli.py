@@ -1,216 +1,35 @@
-"""The `loci` command line: parse, call one function, render. No logic of its own."""
+"""The `loci` entry point. A plain `route` or `ask` is answered by ``loci.front.oneshot``
+without importing typer (a one-shot question pays for every import); everything else goes
+to the typer app in ``loci.front.cli_app``, which ``app`` here names."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Optional
+import sys
 
 # one-shot commands do little linear algebra; a single BLAS thread starts numpy ~2x faster
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import typer  # noqa: E402
 
-from loci.front.cli_common import err as _err, handled, writable_home as _writable_home  # noqa: E402
-from loci.kernel.config import layout as make_layout  # noqa: E402
+def main(argv: list[str] | None = None) -> None:
+    from loci.front.oneshot import run
 
-app = typer.Typer(
-    help="Scoped memory for coding agents: route a question to the right repositories, "
-         "then answer from their code structure and their prose.",
-    no_args_is_help=True, add_completion=True, rich_markup_mode=None,
-)
-groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> from git (`groups infer`).",
-                         invoke_without_command=True)
-group_app = typer.Typer(help="Edit one group: its mode, or one scope's membership.", no_args_is_help=True)
-app.add_typer(groups_app, name="groups")
+    args = sys.argv[1:] if argv is None else list(argv)
+    code = run(args)
+    if code is not None:
+        sys.stdout.flush()
+        raise SystemExit(code)
+    from loci.front.cli_app import app
+
+    app(args)
 
 
-def _version(value: bool) -> None:
-    if value:
-        from loci.kernel.dist import installed_version
+def __getattr__(name: str):
+    """``from loci.front.cli import app`` (and the commands) without loading typer at entry."""
+    if name.startswith("__"):  # the import system probing (``__path__``): not a command
+        raise AttributeError(name)
+    from loci.front import cli_app
 
-        typer.echo(f"loci {installed_version() or '(not installed as a package)'}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
-    """Scoped memory for coding agents: route a question to the right repositories,
-    then answer from their code structure and their prose."""
-app.add_typer(group_app, name="group")
-
-
-# ---------------------------------------------------------------- build side
-
-@app.command()
-@handled
-def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only members of this group."),
-           as_json: bool = typer.Option(False, "--json")):
-    """List registered scopes with their path, owner and groups."""
-    from loci.kernel.groups import effective_groups, load_policy
-    from loci.kernel.registry import load_registry
-    from loci.front.render import dump_json
-
-    layout = make_layout()
-    reg = load_registry(layout)
-    gof = effective_groups(reg, load_policy(layout))
-    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
-    if group and not rows:
-        known = sorted({g for gs in gof.values() for g in gs})
-        _err(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
-        raise typer.Exit(2)
-    if as_json:
-        dump_json([{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
-                    "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
-                    "exists": Path(s.path).is_dir()} for s in rows])
-        return
-    if not rows:
-        typer.echo("no scopes registered: run `loci setup DIR`")
-    for s in rows:
-        gone = "  [pulled]" if s.kind == "pulled" else "" if Path(s.path).is_dir() else "  [missing on disk]"
-        typer.echo(f"{s.name:<28} {s.owner:<20} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
-
-
-# ---------------------------------------------------------------- read side
-
-def _cwd_arg(cwd: Optional[Path], no_cwd: bool):
-    if no_cwd:
-        return None
-    return cwd if cwd is not None else Path.cwd()
-
-
-@app.command()
-@handled
-def route(question: str = typer.Argument(..., help="The question, in plain words."),
-          explain: bool = typer.Option(False, "--explain", help="Show every scope's score parts and the deciding gate."),
-          group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
-          cwd: Optional[Path] = typer.Option(None, "--cwd", help="Route as if asked from this directory."),
-          no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
-          fast: bool = typer.Option(False, "--fast", help="Vocabulary only: skip the embeddings' second "
-                                    "opinion (which can add a scope close in meaning, or answer an abstention)."),
-          as_json: bool = typer.Option(False, "--json")):
-    """Show which scopes a question routes to (or why it abstains), without searching them."""
-    from loci.query.ask import open_session, route_question
-    from loci.front.render import dump_json, route_lines
-
-    session = open_session()
-    result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
-    for note in session.notes:
-        _err(note)
-    if as_json:
-        dump_json(result.to_json())
-    else:
-        typer.echo("\n".join(route_lines(result, explain)))
-
-
-@app.command()
-@handled
-def ask(question: str = typer.Argument(..., help="The question, in plain words."),
-        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
-        group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
-        k: int = typer.Option(5, "--k", min=1, max=50, help="Results per scope."),
-        fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
-        cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
-        no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
-        as_json: bool = typer.Option(False, "--json")):
-    """Route the question, then answer from each selected scope's stores with citations."""
-    from loci.query.ask import ask as run_ask, open_session
-    from loci.front.render import ask_lines, dump_json
-
-    session = open_session()
-    result = run_ask(session, question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k, fast=fast)
-    for note in session.notes:
-        _err(note)
-    if as_json:
-        dump_json(result.to_json())
-    else:
-        typer.echo("\n".join(ask_lines(result)))
-
-
-# ---------------------------------------------------------------- groups
-
-@groups_app.callback()
-@handled
-def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")):
-    """List groups, their mode, and how many scopes each holds."""
-    if ctx.invoked_subcommand:
-        return
-    from loci.kernel.groups import list_groups, load_policy
-    from loci.kernel.registry import load_registry
-    from loci.front.render import dump_json
-
-    layout = make_layout()
-    rows = list_groups(load_registry(layout), load_policy(layout))
-    if as_json:
-        dump_json([{"group": r.group, "mode": r.mode, "count": r.count} for r in rows])
-        return
-    if not rows:
-        typer.echo("no groups yet: `loci scan` labels scopes me / vendor:<org>")
-    for r in rows:
-        typer.echo(f"{r.group:<28} {r.mode:<9} {r.count}")
-
-
-@groups_app.command("infer")
-@handled
-def groups_infer():
-    """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.kernel.registry import editing_registry
-    from pipeline.scan import relabel
-
-    with editing_registry(_writable_home()) as edit:
-        result = relabel(edit.registry)
-        edit.registry = result.registry
-    for name, owner in sorted(result.owners.items()):
-        typer.echo(f"{name:<28} {owner}")
-
-
-def _edit_policy(edit_name: str, *args: str) -> None:
-    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json."""
-    from loci.kernel import groups
-    from loci.kernel.registry import load_registry
-
-    layout = _writable_home()
-    edit = getattr(groups, edit_name)
-    groups.save_policy(layout, edit(groups.load_policy(layout), load_registry(layout), *args))
-
-
-@group_app.command("set")
-@handled
-def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
-    """Set how much GROUP confines: explicit, soft (default) or hard."""
-    _edit_policy("set_mode", group, mode)
-    typer.echo(f"{group}: {mode}")
-
-
-@group_app.command("add")
-@handled
-def group_add(scope: str, group: str):
-    """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
-    _edit_policy("add_member", scope, group)
-    typer.echo(f"{scope} is in {group}")
-
-
-@group_app.command("rm")
-@handled
-def group_rm(scope: str, group: str):
-    """Take SCOPE out of GROUP."""
-    _edit_policy("remove_member", scope, group)
-    typer.echo(f"{scope} is no longer in {group}")
-
-
-def _compose() -> None:
-    """Each command module records its own commands; they are added here, in one place."""
-    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp, cli_share
-
-    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook, cli_share):
-        module.commands.register(app)
-
-
-_compose()
-
-
-def main() -> None:
-    app()
+    return getattr(cli_app, name)
 
 
 if __name__ == "__main__":

@@ -19,16 +19,16 @@ def handled(fn):
     """The one place the CLI turns an expected error into one line on stderr and its exit code."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from loci.kernel.errors import LociError
+        from loci.front.oneshot import failure
 
         try:
             return fn(*args, **kwargs)
-        except LociError as exc:
-            err(str(exc))
-            raise typer.Exit(exc.exit_code)
-        except PermissionError as exc:
-            err(f"permission denied: {exc.filename or exc}; set LOCI_HOME to a writable directory")
-            raise typer.Exit(1)
+        except Exception as exc:
+            known = failure(exc)
+            if known is None:
+                raise
+            err(known[0])
+            raise typer.Exit(known[1])
     return wrapper
 
 

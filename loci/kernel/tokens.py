@@ -7,7 +7,6 @@ A token stream keeps qualified and compound identifiers whole *and* split:
 """
 from __future__ import annotations
 
-import hashlib
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -145,4 +144,6 @@ def words(text: str) -> list[str]:
 @lru_cache(maxsize=1)
 def signature() -> str:
     """Changes whenever the tokenizer's rules change (the hash of this module)."""
+    import hashlib  # here: OpenSSL costs a one-shot query 3.5 MB it never needs
+
     return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()[:12]

@@ -101,7 +101,8 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
 
 
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
-    """Every scope's summary in one matrix, and its manifest (scope -> row range, matrix stamp)."""
+    """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
+    before), and its manifest (scope -> row range, matrix stamp)."""
     folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
     return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
 

@@ -7,7 +7,6 @@ A ``Session`` keeps loaded artifacts for a long-lived process (MCP, eval).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -274,6 +273,8 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
     if semantic is not None:
         semantic.qvec(q)  # encode once, before the threads
     led_by_meaning = _led_by_meaning(result)
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate, semantic=semantic,
                                                       prefer_project_docs=prefer_docs,

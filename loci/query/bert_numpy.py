@@ -42,28 +42,72 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 _DTYPES = {"F32": np.float32, "F16": np.float16, "I64": np.int64}
 
 
-def _mapped_tensors(path: Path) -> dict[str, np.ndarray]:
-    """The tensors of a safetensors file as read-only memory-mapped arrays.
+class _Tensors:
+    """The float tensors of a safetensors file, read on demand (one-shot) or mapped (resident).
 
     The format is an 8-byte little-endian header length, a JSON header of
-    name -> dtype, shape, [begin, end) offsets, then the raw bytes. Mapping
-    instead of reading means the 47 MB word-embedding table costs nothing but
-    the rows a question's tokens touch.
+    name -> dtype, shape, [begin, end) offsets, then the raw bytes. The first
+    ``encode`` of a process reads each layer's weights as it reaches that layer
+    and drops them after, and of the 47 MB word-embedding table only the rows
+    the text's tokens use: a one-shot question never holds the 90 MB model.
+    From the second ``encode`` on (a server, a batch) the file is memory-mapped
+    and every page it touches stays (docs/decisions/footprint.md). A tensor read
+    for one use is freed after it, so at most one weight matrix is held at a time.
     """
-    with open(path, "rb") as fh:
-        size = int.from_bytes(fh.read(8), "little")
-        header = json.loads(fh.read(size))
-    raw = np.memmap(path, dtype=np.uint8, mode="r")
-    out = {}
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        dtype = _DTYPES.get(info["dtype"])
-        if dtype is None:
-            raise BertUnsupported(f"{path}: tensor {name} has dtype {info['dtype']}")
-        begin, end = info["data_offsets"]
-        out[name] = raw[8 + size + begin: 8 + size + end].view(dtype).reshape(info["shape"])
-    return out
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        with open(self.path, "rb") as fh:
+            size = int.from_bytes(fh.read(8), "little")
+            header = json.loads(fh.read(size))
+        self.entries: dict[str, tuple[np.dtype, tuple[int, ...], int]] = {}
+        for name, info in header.items():
+            if name == "__metadata__" or info["dtype"] == "I64":   # position ids: not weights
+                continue
+            dtype = _DTYPES.get(info["dtype"])
+            if dtype is None:
+                raise BertUnsupported(f"{path}: tensor {name} has dtype {info['dtype']}")
+            self.entries[name.removeprefix("bert.")] = (np.dtype(dtype), tuple(info["shape"]),
+                                                        8 + size + info["data_offsets"][0])
+        self.mapped: dict[str, np.ndarray] | None = None
+
+    def map(self) -> None:
+        raw = np.memmap(self.path, dtype=np.uint8, mode="r")
+        self.mapped = {}
+        for name, (dtype, shape, start) in self.entries.items():
+            count = int(np.prod(shape)) * dtype.itemsize
+            self.mapped[name] = _as_weight(name, raw[start:start + count].view(dtype).reshape(shape))
+
+    def get(self, name: str) -> np.ndarray:
+        """One tensor as float32 (dense layers' weights transposed, as used): read, or mapped."""
+        if self.mapped is not None:
+            return self.mapped[name]
+        dtype, shape, start = self.entries[name]
+        buf = np.empty(shape, dtype=dtype)
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            fh.readinto(memoryview(buf).cast("B"))
+        return _as_weight(name, buf)
+
+    def rows(self, name: str, ids: np.ndarray) -> np.ndarray:
+        """``tensor[ids]`` as float32, reading only those rows."""
+        if self.mapped is not None:
+            return self.mapped[name][ids]
+        dtype, shape, start = self.entries[name]
+        wanted, where = np.unique(ids, return_inverse=True)
+        width = int(np.prod(shape[1:]))
+        got = np.empty((len(wanted), *shape[1:]), dtype=dtype)
+        with open(self.path, "rb") as fh:
+            for j, row in enumerate(wanted):
+                fh.seek(start + int(row) * width * dtype.itemsize)
+                fh.readinto(memoryview(got[j]).cast("B"))
+        return got.astype(np.float32, copy=False)[where.reshape(ids.shape)]
+
+
+def _as_weight(name: str, tensor: np.ndarray) -> np.ndarray:
+    # dense layers' weights are used transposed (BLAS takes the transposed layout as it is)
+    tensor = tensor if tensor.dtype == np.float32 else tensor.astype(np.float32)
+    return tensor.T if name.startswith("encoder.") and name.endswith(".weight") and tensor.ndim == 2 else tensor
 
 
 class BertUnsupported(ValueError):
@@ -94,7 +138,7 @@ class NumpyBert:
     """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
 
     def __init__(self, path: Path):
-        from tokenizers import Tokenizer
+        from loci.query import wordpiece
 
         path = Path(path)
         if not is_supported(path):
@@ -106,27 +150,39 @@ class NumpyBert:
         self.dim = int(cfg["hidden_size"])
         st = _read_json(path / "sentence_bert_config.json")
         self.max_length = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
-        w = _mapped_tensors(path / "model.safetensors")
-        self.w = {k.removeprefix("bert."): v if v.dtype == np.float32 else v.astype(np.float32)
-                  for k, v in w.items() if v.dtype != np.int64}
-        # dense layers' weights stay mapped and are used transposed (BLAS takes the transposed
-        # layout as it is): a copy of them all was 42 MB more peak memory for every one-shot
-        # question, for no measurable speed (docs/decisions/footprint.md)
-        for name in [k for k in self.w if k.startswith("encoder.") and k.endswith(".weight")
-                     and self.w[k].ndim == 2]:
-            self.w[name] = self.w[name].T
-        self.tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
-        self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(self.max_length)
+        self.tensors = _Tensors(path / "model.safetensors")
+        self.calls = 0
+        self.tokenizer_path = path / "tokenizer.json"
+        self.wordpiece = wordpiece.load(self.tokenizer_path, self.max_length)
+        self._library = None if self.wordpiece is not None else self._library_tokenizer()
+
+    def _library_tokenizer(self):
+        if self._library is None:
+            from tokenizers import Tokenizer
+
+            self._library = Tokenizer.from_file(str(self.tokenizer_path))
+            self._library.no_padding()
+            self._library.enable_truncation(self.max_length)
+        return self._library
+
+    def _ids(self, texts: list[str], resident: bool) -> list[list[int]]:
+        """Token ids: pure Python for a one-shot question, the library for a batch (it is faster)
+        and for what ``wordpiece`` does not cover."""
+        ids = [None if resident or self.wordpiece is None else self.wordpiece.encode(t) for t in texts]
+        rest = [i for i, x in enumerate(ids) if x is None]
+        if rest:
+            for i, enc in zip(rest, self._library_tokenizer().encode_batch([texts[i] for i in rest])):
+                ids[i] = enc.ids
+        return ids
 
     def _layer(self, i: int, h: np.ndarray, bias: np.ndarray) -> np.ndarray:
-        w = self.w
         p = f"encoder.layer.{i}."
+        w = self.tensors.get
         n, t, d = h.shape
         hd = d // self.heads
 
         def proj(name: str) -> np.ndarray:
-            out = h @ w[p + f"attention.self.{name}.weight"] + w[p + f"attention.self.{name}.bias"]
+            out = h @ w(p + f"attention.self.{name}.weight") + w(p + f"attention.self.{name}.bias")
             return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
 
         q, k, v = proj("query"), proj("key"), proj("value")
@@ -134,24 +190,24 @@ class NumpyBert:
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         scores /= scores.sum(-1, keepdims=True)
         ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
-        attn = ctx @ w[p + "attention.output.dense.weight"] + w[p + "attention.output.dense.bias"]
-        h = _layer_norm(attn + h, w[p + "attention.output.LayerNorm.weight"],
-                        w[p + "attention.output.LayerNorm.bias"], self.eps)
-        mid = _gelu(h @ w[p + "intermediate.dense.weight"] + w[p + "intermediate.dense.bias"])
-        out = mid @ w[p + "output.dense.weight"] + w[p + "output.dense.bias"]
-        return _layer_norm(out + h, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"], self.eps)
+        attn = ctx @ w(p + "attention.output.dense.weight") + w(p + "attention.output.dense.bias")
+        h = _layer_norm(attn + h, w(p + "attention.output.LayerNorm.weight"),
+                        w(p + "attention.output.LayerNorm.bias"), self.eps)
+        mid = _gelu(h @ w(p + "intermediate.dense.weight") + w(p + "intermediate.dense.bias"))
+        out = mid @ w(p + "output.dense.weight") + w(p + "output.dense.bias")
+        return _layer_norm(out + h, w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), self.eps)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:
-        w = self.w
         t = max(len(x) for x in ids)
         tok = np.zeros((len(ids), t), dtype=np.int64)
         mask = np.zeros((len(ids), t), dtype=np.float32)
         for row, x in enumerate(ids):
             tok[row, :len(x)] = x
             mask[row, :len(x)] = 1.0
-        h = (w["embeddings.word_embeddings.weight"][tok] + w["embeddings.position_embeddings.weight"][:t]
-             + w["embeddings.token_type_embeddings.weight"][0])
-        h = _layer_norm(h, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"], self.eps)
+        w = self.tensors.get
+        h = (self.tensors.rows("embeddings.word_embeddings.weight", tok)
+             + w("embeddings.position_embeddings.weight")[:t] + w("embeddings.token_type_embeddings.weight")[0])
+        h = _layer_norm(h, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), self.eps)
         bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
         for i in range(self.layers):
             h = self._layer(i, h, bias)
@@ -162,7 +218,11 @@ class NumpyBert:
     def encode(self, texts: list[str], batch_size: int = 16) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        ids = [e.ids for e in self.tokenizer.encode_batch(list(texts))]
+        self.calls += 1
+        resident = self.calls > 1 or len(texts) > batch_size
+        if resident and self.tensors.mapped is None:
+            self.tensors.map()   # a second call, or several batches: keep the weights
+        ids = self._ids(list(texts), resident)
         order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
         for start in range(0, len(order), batch_size):

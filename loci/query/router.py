@@ -123,6 +123,15 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
 
 
 def _recency(index: RoutingIndex) -> list[float]:
+    """Each scope's rank by its newest commit, 0 to 1 (computed once per index)."""
+    cached = index.__dict__.get("_recency")
+    if cached is not None:
+        return cached
+    index.__dict__["_recency"] = out = _recency_ranks(index)
+    return out
+
+
+def _recency_ranks(index: RoutingIndex) -> list[float]:
     dated = sorted((d, i) for i, d in enumerate(index.updated) if d)
     out = [0.0] * len(index.scopes)
     for rank, (_d, i) in enumerate(dated):
@@ -298,7 +307,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         if not enumerative:
             if sc.scope in named:
                 sc.alias = params.alias_boost
-            elif any(sc.matched.get(t, 0.0) >= params.soft_alias_min
+            elif sc.scope in soft and any(sc.matched.get(t, 0.0) >= params.soft_alias_min
                      for w in soft.get(sc.scope, ()) for t in tokenize(w)[:1]):
                 # "a click option": the bare name modifies a word that scope is known for
                 sc.alias = params.soft_alias_boost
@@ -329,11 +338,12 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
                 or bool(has_concentrated(sc)))
 
-    ranked = sorted(scores, key=lambda s: (-s.total, s.scope))
+    totals = {id(s): s.total for s in scores}
+    ranked = sorted(scores, key=lambda s: (-totals[id(s)], s.scope))
     elig = [s for s in ranked if eligible(s)]
     top = elig[0] if elig else None
     top_all = ranked[0] if ranked else None
-    scores_out = {s.scope: round(s.total, 4) for s in ranked if s.total > 0}
+    scores_out = {s.scope: round(totals[id(s)], 4) for s in ranked if totals[id(s)] > 0}
 
     def result(outcome, chosen, reason, gate):
         cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)

@@ -338,7 +338,8 @@ def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, in
         return None
     if matrix.ndim != 2 or any(b > len(matrix) for _, b in spans.values()):
         return None
-    return spans, as_unit(matrix)
+    unit = data.get("unit") is True and matrix.dtype == np.float32
+    return spans, matrix if unit else as_unit(matrix)
 
 
 def shortlist(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray,

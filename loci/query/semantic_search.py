@@ -71,11 +71,15 @@ class SemanticSide:
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
-    def _stored(self, scope: str):
-        """The scope's chunk vectors its affinity is measured on (``affinity_matrix``), cached."""
-        if scope not in self._matrix:
-            self._matrix[scope] = affinity_matrix(self.layout, self.model_id, scope)
-        return self._matrix[scope]
+    def _stored(self, scope: str, keep: bool = True):
+        """The scope's chunk vectors its affinity is measured on (``affinity_matrix``), kept for
+        the next question unless ``keep`` is false (a one-shot reads each once)."""
+        if scope in self._matrix:
+            return self._matrix[scope]
+        matrix = affinity_matrix(self.layout, self.model_id, scope)
+        if keep:
+            self._matrix[scope] = matrix
+        return matrix
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
                    ) -> dict[str, float]:
@@ -91,7 +95,7 @@ class SemanticSide:
             scopes = self._shortlist(question, scopes, shortlist, include)
         out = {}
         for scope in scopes:
-            matrix = self._stored(scope)
+            matrix = self._stored(scope, keep=shortlist is None)
             if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
                 continue
             out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)

@@ -8,7 +8,6 @@ not pay for them.
 from __future__ import annotations
 
 import sqlite3
-import statistics
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -31,10 +30,17 @@ class RoutingIndex:
     def __post_init__(self) -> None:
         self.size = [float(x) for x in self.size]
         self.position = {s: i for i, s in enumerate(self.scopes)}
-        self.median_size = statistics.median(self.size) if self.size else 1.0
+        self.median_size = _median(self.size) if self.size else 1.0
 
     def get(self, token: str) -> dict[int, float]:
         return self.postings.get(token, {})
+
+
+def _median(values: list[float]) -> float:
+    """statistics.median's value, without importing statistics (and random, and hashlib)."""
+    v = sorted(values)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
 def read_manifest(layout: Layout) -> dict:

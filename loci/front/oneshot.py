@@ -1,0 +1,134 @@
+"""`loci route` and `loci ask` as one-shot commands, without loading typer.
+
+A one-shot question pays for every import, so the entry point (``loci.front.cli``)
+parses a plain ``route``/``ask`` command line here with argparse and only falls back
+to the typer app for anything else (``--help``, a bad value, another command): the
+typer commands call the same ``route_command``/``ask_command`` and so print the same.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Callable
+
+
+def failure(exc: BaseException) -> tuple[str, int] | None:
+    """An expected error as (one line, exit code); None for a bug, which keeps its traceback."""
+    from loci.kernel.errors import LociError
+
+    if isinstance(exc, LociError):
+        return str(exc), exc.exit_code
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename or exc}; set LOCI_HOME to a writable directory", 1
+    return None
+
+
+def _cwd_arg(cwd: Path | None, no_cwd: bool) -> Path | None:
+    if no_cwd:
+        return None
+    return cwd if cwd is not None else Path.cwd()
+
+
+def _notes(session, err: Callable[[str], None]) -> None:
+    for note in session.notes:
+        err(note)
+
+
+def route_command(question: str, *, explain: bool, group: str | None, cwd: Path | None, no_cwd: bool,
+                  fast: bool, as_json: bool, echo: Callable[[str], None], err: Callable[[str], None]) -> None:
+    from loci.front.render import dump_json, route_lines
+    from loci.query.ask import open_session, route_question
+
+    session = open_session()
+    result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
+    _notes(session, err)
+    if as_json:
+        dump_json(result.to_json())
+    else:
+        echo("\n".join(route_lines(result, explain)))
+
+
+def ask_command(question: str, *, scope: str | None, group: str | None, k: int, fast: bool,
+                cwd: Path | None, no_cwd: bool, as_json: bool, echo: Callable[[str], None],
+                err: Callable[[str], None]) -> None:
+    from loci.front.render import ask_lines, dump_json
+    from loci.query.ask import ask, open_session
+
+    session = open_session()
+    result = ask(session, question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k, fast=fast)
+    _notes(session, err)
+    if as_json:
+        dump_json(result.to_json())
+    else:
+        echo("\n".join(ask_lines(result)))
+
+
+K_RANGE = (1, 50)   # `ask --k`: results per scope
+
+
+class _Unhandled(Exception):
+    """The command line is not a plain route/ask: the typer app takes it."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # typer words the error (and the help) for the user
+        raise _Unhandled(message)
+
+
+def _parser(command: str) -> argparse.ArgumentParser:
+    p = _Parser(prog=f"loci {command}", add_help=False, allow_abbrev=False)
+    p.add_argument("question")
+    p.add_argument("--group")
+    p.add_argument("--cwd", type=Path)
+    p.add_argument("--no-cwd", action="store_true", dest="no_cwd")
+    p.add_argument("--fast", action="store_true")
+    p.add_argument("--json", action="store_true", dest="as_json")
+    if command == "route":
+        p.add_argument("--explain", action="store_true")
+    else:
+        p.add_argument("--scope")
+        p.add_argument("--k", type=int, default=5)
+    return p
+
+
+COMMANDS = {"route": route_command, "ask": ask_command}
+
+
+def parse(argv: list[str]) -> tuple[Callable, dict] | None:
+    """(command, its keyword arguments) for a plain route/ask command line, else None."""
+    if not argv or argv[0] not in COMMANDS or any(a in ("--help", "--version") for a in argv[1:]):
+        return None
+    try:
+        ns = _parser(argv[0]).parse_args(argv[1:])
+    except _Unhandled:
+        return None
+    kwargs = vars(ns)
+    if "k" in kwargs and not K_RANGE[0] <= kwargs["k"] <= K_RANGE[1]:
+        return None
+    return COMMANDS[argv[0]], kwargs
+
+
+def _echo(text: str) -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(f"loci: {text}\n")
+
+
+def run(argv: list[str]) -> int | None:
+    """Answer a plain route/ask command line and return its exit code; None when typer must."""
+    parsed = parse(argv)
+    if parsed is None:
+        return None
+    command, kwargs = parsed
+    try:
+        command(echo=_echo, err=_err, **kwargs)
+    except Exception as exc:
+        known = failure(exc)
+        if known is None:
+            raise
+        _err(known[0])
+        return known[1]
+    return 0

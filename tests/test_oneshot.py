@@ -1,0 +1,66 @@
+"""The entry point answers a plain `route`/`ask` without typer, the same as the typer commands."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import setup_home
+from loci.front import oneshot
+from loci.front.cli import app
+
+
+@pytest.fixture
+def corpus(tmp_path, loci_home):
+    return setup_home(tmp_path / "code", {
+        "gizmo": {"README.md": "# gizmo\n\nA sprocket calibration toolkit.\n",
+                  "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n"},
+        "webby": {"README.md": "# webby\n\nServe cookies and sessions over HTTP with redirects.\n",
+                  "webby/server.py": "class SessionCookieJar:\n    pass\n"},
+    })
+
+
+def _entry(args: list[str], probe: str = "") -> subprocess.CompletedProcess:
+    code = ("import sys\nfrom loci.front.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+            f"    {probe or 'pass'}\n    raise\n")
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=os.environ)
+
+
+@pytest.mark.parametrize("args", [["route", "--json", "--no-cwd", "how do I calibrate a sprocket?"],
+                                  ["ask", "--no-cwd", "--k", "2", "sessions and cookies over HTTP"],
+                                  ["route", "--explain", "--no-cwd", "what is a sprocket?"]])
+def test_a_plain_route_or_ask_prints_what_the_typer_command_prints_without_loading_typer(corpus, args):
+    got = _entry(args, probe="print('typer' in sys.modules, file=sys.stderr)")
+    want = CliRunner().invoke(app, args)
+    assert got.returncode == want.exit_code == 0, got.stderr
+    assert got.stdout == want.output
+    assert got.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_an_expected_error_is_one_line_and_its_exit_code_without_typer(tmp_path, loci_home):
+    got = _entry(["route", "--fast", "--no-cwd", "anything"], probe="print('typer' in sys.modules)")
+    assert got.returncode != 0
+    assert got.stderr.startswith("loci: no index yet") and len(got.stderr.strip().splitlines()) == 1
+    assert got.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("argv", [["route", "--help"], ["ask", "--k", "99", "q"], ["route", "a", "b"],
+                                  ["route", "--no-such-option", "q"], ["route", "--ex", "q"], ["scopes"], []])
+def test_help_a_bad_value_or_another_command_is_left_to_typer(argv):
+    assert oneshot.parse(argv) is None
+
+
+def test_the_quick_parser_knows_exactly_the_typer_commands_options():
+    import click
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name in oneshot.COMMANDS:
+        typer_opts = {o for p in group.commands[name].params if isinstance(p, click.Option) for o in p.opts}
+        typer_opts.discard("--help")
+        quick = {o for a in oneshot._parser(name)._actions for o in a.option_strings}
+        assert quick == typer_opts, name
+

