@@ -21,9 +21,10 @@ from typing import Callable
 import numpy as np
 
 from loci.kernel.errors import LociError
-from loci.kernel.config import DEFAULT_PARAMS, Layout
+from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.query.semantic import (
-    EMBED_HINT, STATIC_ID, VECTOR_DTYPE, VECTOR_SCHEMA, Encoder, EncoderUnavailable, force_offline,
+    EMBED_HINT, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA, DeferredEncoder, Encoder,
+    EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, load_encoder, matrix_path, matrix_stamp, meta_path, model_id_for,
     as_unit, merged_summary_files, packaged_model_path, quiet_transformers, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
@@ -89,6 +90,19 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
     return {c: table.column(c).to_pylist() for c in columns}
 
 
+def encoding_of(encoder: Encoder) -> str:
+    """How ``encoder`` runs its model when that changes the vectors ("" for the model run plainly)."""
+    return str(getattr(encoder, "encoding", "") or "")
+
+
+def stored_encoding(path: Path) -> str:
+    """The encoding a vector store's manifest records ("" when none, or unreadable)."""
+    from loci.kernel.vectorstore import read_manifest
+
+    data = read_manifest(path)
+    return str(data.get("encoding", "")) if data else ""
+
+
 def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder) -> _Plan:
     meta, got = read_meta(path), stored_vectors(path)
     old: dict[str, np.ndarray] = {}
@@ -96,7 +110,8 @@ def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: E
     if meta is not None and got is not None:
         keys, matrix = got
         rows = len(keys)
-        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim:
+        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim \
+                and stored_encoding(path) == encoding_of(encoder):
             old = dict(zip((sha1(k) for k in keys) if key_column else keys, matrix))
     elif path.is_file():  # a vector store from before schema 2 (Parquet): reuse, then replace it
         old = _legacy(path, encoder)
@@ -139,6 +154,126 @@ def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> 
     return out
 
 
+@dataclass(frozen=True)
+class EncodeSetting:
+    """How the build side runs the transformer over chunks: every field changes the vectors or
+    the speed, and the ones that change the vectors name them (``tag``) in each vector manifest,
+    so vectors encoded one way are never silently kept beside vectors encoded another way.
+    Chosen by measurement: docs/decisions/embedding-model.md, ``bench/embed_speed.py``."""
+
+    max_tokens: int = 256       # word pieces a text is cut to (the model's own limit is 256)
+    int8: str = ""              # torch dynamic int8 quantisation of Linear layers ("": none; see _quantised)
+    batch_tokens: int = 0       # a batch holds about this many padded tokens (0: fixed batches of 32)
+    threads: int = 0            # torch threads (0: torch's default)
+
+    @classmethod
+    def from_params(cls, params: Params) -> EncodeSetting:
+        return cls(params.embed_max_tokens, params.embed_int8, params.embed_batch_tokens, params.embed_threads)
+
+    @property
+    def tag(self) -> str:
+        """What changes the vectors (not the speed-only fields): part of every vector store's manifest."""
+        return f"t{self.max_tokens}" + (f"-q8{self.int8}" if self.int8 else "")
+
+
+BUILD_SETTING = EncodeSetting.from_params(DEFAULT_PARAMS)
+"""The setting ``loci embed`` encodes the transformer's chunks and labels with."""
+
+
+def _batches(lengths: list[int], batch_tokens: int, fixed: int = 32, most: int = 256) -> list[list[int]]:
+    """Row indices grouped shortest first; a group holds ``fixed`` rows, or (``batch_tokens``) as
+    many as keep rows x longest length within the budget (at least one, at most ``most``)."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    for i in order:
+        group = groups[-1] if groups else None
+        if group is not None and len(group) < (most if batch_tokens else fixed) and \
+                (not batch_tokens or (len(group) + 1) * lengths[i] <= batch_tokens):
+            group.append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
+class BatchedBert:
+    """A mean-pooled BERT sentence encoder over any forward pass ``forward(ids, mask) -> hidden``:
+    texts are tokenised once, cut to ``max_tokens``, grouped by length so a batch pads little,
+    and the unit mean of each text's token states is returned in the texts' order."""
+
+    batch_size = 1024   # texts handed to ``encode`` at a time (it batches them by length itself)
+
+    def __init__(self, tokenizer, forward, dim: int, model_id: str, setting: EncodeSetting):
+        tokenizer.no_padding()
+        tokenizer.enable_truncation(setting.max_tokens)
+        self._tokenizer, self._forward, self.setting = tokenizer, forward, setting
+        self.dim, self.model_id, self.encoding = dim, model_id, setting.tag
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        ids = [e.ids for e in self._tokenizer.encode_batch(list(texts))]
+        out = np.zeros((len(ids), self.dim), dtype=np.float32)
+        for rows in _batches([len(x) for x in ids], self.setting.batch_tokens):
+            width = max(len(ids[i]) for i in rows)
+            tok = np.zeros((len(rows), width), dtype=np.int64)
+            mask = np.zeros((len(rows), width), dtype=np.int64)
+            for r, i in enumerate(rows):
+                tok[r, :len(ids[i])] = ids[i]
+                mask[r, :len(ids[i])] = 1
+            hidden = np.asarray(self._forward(tok, mask), dtype=np.float32)
+            pooled = (hidden * mask[:, :, None]).sum(1) / np.maximum(mask.sum(1, keepdims=True), 1)
+            out[rows] = pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return out
+
+
+def _quantised(model, mode: str):
+    """``model`` with Linear layers quantised to int8 (weights fixed, activations per batch):
+    "all" every one, per tensor (torch's default); "channel" every one, per output channel;
+    "inner" per channel, all but the attention and feed-forward output projections."""
+    import warnings
+
+    import torch
+    from torch.ao.quantization import default_dynamic_qconfig, per_channel_dynamic_qconfig
+
+    if mode not in ("all", "channel", "inner"):
+        raise ValueError(f"unknown int8 mode {mode!r}")
+    qconfig = default_dynamic_qconfig if mode == "all" else per_channel_dynamic_qconfig
+    spec = {name: qconfig for name, mod in model.named_modules()
+            if isinstance(mod, torch.nn.Linear) and (mode != "inner" or not name.endswith("output.dense"))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # torch's notice that this API moves to torchao
+        return torch.ao.quantization.quantize_dynamic(model, spec)
+
+
+def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING) -> BatchedBert:
+    """The BERT model at ``path`` in torch under ``setting`` (int8: Linear layers quantised dynamically)."""
+    force_offline()
+    try:
+        import torch
+        from tokenizers import Tokenizer
+        from transformers import AutoModel
+    except ImportError:
+        raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
+    quiet_transformers()
+    path = Path(path)
+    try:
+        model = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+        tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
+    except Exception as exc:
+        raise EncoderUnavailable(f"cannot load the model at {path}: {str(exc).splitlines()[0][:160]}") from None
+    threads = setting.threads or torch.get_num_threads()
+    if setting.int8:
+        model = _quantised(model, setting.int8)
+
+    def forward(tok: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+        with torch.inference_mode():
+            ids = torch.from_numpy(tok)
+            return model(input_ids=ids, attention_mask=torch.from_numpy(mask),
+                         token_type_ids=torch.zeros_like(ids)).last_hidden_state.numpy()
+
+    return BatchedBert(tokenizer, forward, int(model.config.hidden_size), model_id, setting)
+
+
 def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
     """Rows as stored: int8 scaled so each row's largest component is +-127 (the scale is
     dropped: cosines need only the direction), or float16."""
@@ -152,15 +287,16 @@ def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
 
 
 def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int,
-                  dtype: str = VECTOR_DTYPE) -> None:
+                  dtype: str = VECTOR_DTYPE, encoding: str = "") -> None:
     """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
-    order and the matrix file it belongs to. A reader memory-maps the matrix without pyarrow."""
+    order, the matrix file it belongs to and how the model was run (``encoding``, when not
+    plainly). A reader memory-maps the matrix without pyarrow."""
     stored = quantize(matrix.reshape(len(keys), dim), dtype)
     mpath = matrix_path(path)
     write_with(mpath, lambda tmp: _save_npy(tmp, stored))
     write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,
                                  "dtype": str(stored.dtype), "rows": len(keys), "keys": keys,
-                                 "matrix": matrix_stamp(mpath)})
+                                 "matrix": matrix_stamp(mpath), **({"encoding": encoding} if encoding else {})})
     if path.suffix == ".parquet":
         path.unlink(missing_ok=True)   # the schema-1 store this one replaces
         path.with_suffix(".keys.npy").unlink(missing_ok=True)
@@ -184,7 +320,8 @@ def store_as_parquet(path: Path, key_column: str) -> bytes:
                           pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()),
                           int(meta["dim"]))})
     table = table.replace_schema_metadata({b"loci.model": str(meta["model"]).encode(),
-                                           b"loci.dim": str(meta["dim"]).encode()})
+                                           b"loci.dim": str(meta["dim"]).encode(),
+                                           b"loci.encoding": stored_encoding(path).encode()})
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue()
@@ -201,7 +338,8 @@ def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, 
     table = pf.read(columns=[key_column, "vector"])
     flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
     matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
-    write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim)
+    write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim,
+                  encoding=raw.get(b"loci.encoding", b"").decode())
     return {"model": model, "dim": dim}
 
 
@@ -211,7 +349,7 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     for i, h in enumerate(hashes):
         matrix[i] = fresh[h] if h in fresh else plan.old[h]
     keys = [plan.wanted[h] for h in hashes] if plan.key_column else hashes
-    write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim)
+    write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder))
 
 
 def _save_npy(path: Path, array: np.ndarray) -> None:
@@ -315,11 +453,42 @@ def merge_summaries(layout: Layout, model_id: str, names) -> None:
     write_json(manifest, {"model": model_id, "scopes": spans, "matrix": matrix_stamp(npy), "unit": True})
 
 
-def open_encoder(name: str | None, layout: Layout) -> Encoder:
-    """The build side's ``load_encoder``: distils the static model first when it is the one asked for."""
-    if model_id_for(name) == STATIC_ID:
+def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUILD_SETTING) -> Encoder:
+    """The build side's ``load_encoder``: distils the static model first when it is the one asked
+    for, and runs a mean-pooled BERT (the default transformer) as ``setting`` says: torch for a
+    big job, the same network in numpy, cut to the same length, for a small one (no torch import)."""
+    model_id = model_id_for(name)
+    if model_id == STATIC_ID:
         ensure_static_model(layout)
-    return load_encoder(name, layout, build=True)
+    encoder = load_encoder(name, layout, build=True)
+    if not isinstance(encoder, DeferredEncoder):
+        return encoder
+    path = packaged_model_path() if model_id == TRANSFORMER_ID else Path(str(name)).expanduser()
+    encoder = DeferredEncoder(lambda: torch_bert(path, model_id, setting), model_id, encoder.dim,
+                              small=lambda: NumpyBuild(path, model_id, setting))
+    encoder.batch_size, encoder.encoding = BatchedBert.batch_size, setting.tag
+    return encoder
+
+
+def planned_encoding(ctx) -> str:
+    """The encoding the build context's encoder writes ("" when none, or when it cannot be opened)."""
+    try:
+        return encoding_of(ctx.encoder())
+    except LociError:
+        return ""
+
+
+class NumpyBuild:
+    """The query side's numpy BERT, cut at ``setting.max_tokens`` like the build side's torch run."""
+
+    def __init__(self, path: Path, model_id: str, setting: EncodeSetting):
+        from loci.query.bert_numpy import NumpyBert
+
+        self._bert = NumpyBert(Path(path), max_length=setting.max_tokens)
+        self.model_id, self.dim = model_id, self._bert.dim
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self._bert.encode(list(texts))
 
 
 # --- the static model ------------------------------------------------------------------------

@@ -395,7 +395,9 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
         symbols = f"{st.st_mtime_ns}:{st.st_size}"
     except OSError:
         symbols = "none"
-    return f"{ctx.model_id()}|{symbols}"
+    from pipeline.embed import planned_encoding
+
+    return f"{ctx.model_id()}|{planned_encoding(ctx)}|{symbols}"
 
 
 def vectors_action(ctx: BuildContext, name: str) -> dict:

@@ -193,3 +193,12 @@ def test_a_vocabulary_route_standing_out_from_no_background_is_vetoed():
     assert vetoed.candidates[0]["scope"] == "alpha"
     kept = second_opinion(route(q, INDEX, Context(), ALIASES, P), near(alpha=0.45), Context(), P, q, bg)
     assert kept.outcome == "routed"
+
+
+def test_a_foreign_question_that_abstains_gets_the_scopes_nearest_in_meaning_as_its_shortlist():
+    q = "如何让程序在运行时检测到配置文件被修改并自动重新读取"   # another script: the vectors give no route
+    r = ask(q, near(delta=0.45, gamma=0.40))
+    assert r.outcome == "abstained" and [c["scope"] for c in r.candidates][:2] == ["delta", "gamma"]
+    assert len(r.candidates) <= 5
+    english = ask("frimble the zanzibar flux until it snorps", near(delta=0.25))
+    assert english.candidates == []

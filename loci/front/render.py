@@ -69,7 +69,7 @@ def route_lines(result, explain: bool = False) -> list[str]:
         cause = abstention_cause(result)
         lines.append(f"ABSTAINED - {REASONS.get(cause, cause)}.")
         if result.candidates:
-            parts = [f"{c['scope']} ({', '.join(c['terms'])})" for c in result.candidates]
+            parts = [f"{c['scope']} ({', '.join(c['terms']) or 'close in meaning'})" for c in result.candidates]
             lines.append("  candidates: " + "; ".join(parts))
         lines.append("  " + FIXES.get(cause, "re-run with --scope <name>"))
     else:

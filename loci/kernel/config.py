@@ -168,6 +168,11 @@ class Params:
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
     semantic_summary_k: int = 16         # centroids per scope in the summary that first pass reads
+    # --- how `loci embed` runs the transformer (docs/decisions/embedding-model.md, bench/embed_speed.py)
+    embed_max_tokens: int = 128          # word pieces a chunk is cut to
+    embed_int8: str = "inner"            # torch dynamic int8 of the Linear layers: "", "all", "channel", "inner"
+    embed_batch_tokens: int = 4096       # padded tokens per batch (texts sorted by length)
+    embed_threads: int = 1               # torch threads (0: torch's default, one per core)
     # --- episode search
     k: int = 5
     chargram_min: int = 3

@@ -154,7 +154,8 @@ def is_supported(path: Path) -> bool:
 class NumpyBert:
     """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, max_length: int | None = None):
+        """``max_length``: word pieces a text is cut to (default: the model's ``max_seq_length``)."""
         from loci.query import wordpiece
 
         path = Path(path)
@@ -166,7 +167,7 @@ class NumpyBert:
         self.eps = float(cfg.get("layer_norm_eps", 1e-12))
         self.dim = int(cfg["hidden_size"])
         st = _read_json(path / "sentence_bert_config.json")
-        self.max_length = int(st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
+        self.max_length = int(max_length or st.get("max_seq_length") or cfg.get("max_position_embeddings", 512))
         self.tensors = _Tensors(path / "model.safetensors")
         self.calls = 0
         self.tokenizer_path = path / "tokenizer.json"

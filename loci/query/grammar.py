@@ -140,6 +140,14 @@ def negated_words(question: str) -> list[str]:
     return [m.group(1) for m in _NEGATION.finditer(question)]
 
 
+_ASKS_WHY = re.compile(r"\b(?:why|how\s+come|what\s+(?:was|is)\s+the\s+(?:reason|rationale|motivation))\b", re.I)
+
+
+def asks_why(question: str) -> bool:
+    """Does the question ask for a reason ("why did X stop ...", "what was the rationale for ...")?"""
+    return bool(_ASKS_WHY.search(question))
+
+
 def adjacent_pairs(question: str) -> list[str]:
     """Each two neighbouring words joined as a qualified name's token ("click option" -> ``click.option``)."""
     words = re.findall(r"[\w-]+", question)

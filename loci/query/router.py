@@ -457,7 +457,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     return chosen, why
 
 
-def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: int = 5) -> list[dict]:
+SHORTLIST_MAX = 5
+
+
+def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: int = SHORTLIST_MAX) -> list[dict]:
     """The scopes holding a distinctive matched term, with the terms that put each there."""
     out = []
     for sc in ranked:
@@ -554,6 +557,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
+    if out.outcome == "abstained" and out.reason == "no_evidence" and language.is_foreign(question):
+        # its words match little in English vocabulary: the scopes nearest in meaning are its shortlist
+        listed = [c["scope"] for c in out.candidates]
+        near = [s for s in _above_background([s for _a, s in ranked], affinity, background) if s not in listed]
+        out = replace(out, candidates=[*out.candidates, *({"scope": s, "terms": []} for s in near)][:SHORTLIST_MAX])
     return out
 
 

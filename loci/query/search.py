@@ -13,6 +13,7 @@ from typing import Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import is_foreign, translation_language
+from loci.query.grammar import asks_why
 from loci.query.project_files import fact_file_patterns, is_fact_file
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -34,6 +35,9 @@ FACT_FILE_BASE = 0.35
 FACT_FILE_SLOTS = 2
 # a translated copy (README.es.md) repeats its original: for a question in English it ranks this low
 TRANSLATION_FACTOR = 0.3
+# a commit body records why something changed: it answers a why-question; for any other question
+# (how do I, where is, can it) it counts this much (docs/decisions/generalisation.md)
+COMMIT_OUTSIDE_WHY = 0.5
 RECENCY_WEIGHT = 0.03    # added for the newest commit, scaled down to 0 for the oldest (and undated chunks)
 BM25_GROUNDED = 1.5      # a raw BM25 score at least this high counts as grounded
 GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
@@ -80,12 +84,13 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
          semantic: Scores | None = None, semantic_floor: float | None = None,
          semantic_led: bool = False, fact_files: Iterable[int] = (),
-         demoted: Iterable[int] = ()) -> list[tuple[int, float]]:
+         demoted: Iterable[int] = (), rationale: bool = True) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
     ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]);
     ``fact_files`` are rows of the files holding the fact a question about the project asks
-    for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies.
+    for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies;
+    ``rationale`` False (the question asks no why) counts commit bodies at ``COMMIT_OUTSIDE_WHY``.
     """
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
@@ -102,6 +107,8 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
             score *= FACT_FILE_FACTOR
         if d in demoted:
             score *= TRANSLATION_FACTOR
+        if kind == "commit" and not rationale:
+            score *= COMMIT_OUTSIDE_WHY
         if gate and d not in facts and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
                          or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
                          or semantic_floor is not None and (semantic or {}).get(d, -1.0) >= semantic_floor):
@@ -135,4 +142,4 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
     kinds = lex.chunk_kinds(candidates)
     return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
                 semantic=semantic, semantic_floor=semantic_floor, semantic_led=semantic_led,
-                fact_files=facts, demoted=demoted)
+                fact_files=facts, demoted=demoted, rationale=asks_why(question))

@@ -1,0 +1,222 @@
+"""Chunks per second of the build-side encoders on the same real texts, against the plain PyTorch one.
+
+    nice -n 5 python bench/embed_speed.py [--home /work/homes/final] [--sample 1500] [--only a,b]
+    LOCI_HOME=COPY nice -n 5 python bench/embed_speed.py --reencode [--scopes a,b] [--max-tokens N] [--int8 MODE]
+
+The sample is drawn (fixed seed) from a built home's distinct chunk texts and symbol labels in
+the proportion ``loci embed`` meets them. "plain" is today's path before this change: the
+sentence-transformers model, 256 word pieces, batches of 32 sorted by length (timed first and
+last, so a change of load on the shared machine shows as a drift between the two). Every
+candidate encodes the same texts after a short warm-up; the table gives texts/s, the ratio to
+plain and the cosine between each text's vector and its plain vector (mean, 1st percentile, min).
+ONNX candidates run only when ``onnxruntime`` and ``onnx`` import (they are not dependencies).
+
+``--reencode`` re-encodes the given scopes of the home ``LOCI_HOME`` names (a copy: it rewrites
+their vectors) through ``loci embed``'s own path under the setting the flags give (default: the
+build's), merges the summaries and prints texts/s, so ``bench/eval_folds.py`` can score it.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import random
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from loci.query.semantic import TRANSFORMER_ID, TransformerEncoder, packaged_model_path  # noqa: E402
+from pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
+
+
+def sample_texts(home: Path, n: int, seed: int = 13) -> list[str]:
+    """``n`` texts from the home's distinct chunk texts and symbol labels, in their proportion."""
+    import pyarrow.parquet as pq
+
+    chunks: set[str] = set()
+    labels: set[str] = set()
+    for f in sorted(glob.glob(str(home / "chunks" / "*.parquet"))):
+        chunks.update(pq.read_table(f, columns=["text"]).column("text").to_pylist())
+    for f in sorted(glob.glob(str(home / "symbols" / "*.parquet"))):
+        labels.update(x for x in pq.read_table(f, columns=["label"]).column("label").to_pylist() if x)
+    pool = sorted(chunks) + sorted(labels - chunks)
+    return random.Random(seed).sample(pool, min(n, len(pool)))
+
+
+def onnx_bert(path: Path, setting: EncodeSetting, int8: bool, workdir: Path) -> BatchedBert:
+    """The same network exported to ONNX here (no hub), run by onnxruntime; int8: its dynamic quantiser."""
+    import onnxruntime as ort
+    import torch
+    from tokenizers import Tokenizer
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+    fp32 = workdir / "model.onnx"
+    if not fp32.exists():
+        ids = torch.ones((2, 16), dtype=torch.long)
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, input_ids, attention_mask):
+                return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=torch.zeros_like(input_ids)).last_hidden_state
+
+        torch.onnx.export(Wrapped(model), (ids, ids), str(fp32), input_names=["input_ids", "attention_mask"],
+                          output_names=["hidden"], dynamo=False, opset_version=17,
+                          dynamic_axes={"input_ids": {0: "b", 1: "t"}, "attention_mask": {0: "b", 1: "t"},
+                                        "hidden": {0: "b", 1: "t"}})
+    target = fp32
+    if int8:
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        target = workdir / "model.int8.onnx"
+        if not target.exists():
+            quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = setting.threads or 2
+    session = ort.InferenceSession(str(target), opts, providers=["CPUExecutionProvider"])
+
+    def forward(tok, mask):
+        return session.run(["hidden"], {"input_ids": tok, "attention_mask": mask})[0]
+
+    return BatchedBert(Tokenizer.from_file(str(path / "tokenizer.json")), forward,
+                       int(model.config.hidden_size), TRANSFORMER_ID, setting)
+
+
+class OneThread:
+    """An encoder run on one torch thread (``measure`` restores the default before every run)."""
+
+    def __init__(self, encoder):
+        self._encoder = encoder
+        self.model_id, self.dim, self.batch_size = encoder.model_id, encoder.dim, encoder.batch_size
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        import torch
+
+        torch.set_num_threads(1)
+        return self._encoder.encode(texts)
+
+
+def candidates(path: Path, workdir: Path) -> dict[str, object]:
+    """name -> a zero-argument loader of an encoder (loaded only when measured)."""
+    S = EncodeSetting
+    out = {
+        "plain, 1 thread": lambda: OneThread(TransformerEncoder(str(path), TRANSFORMER_ID)),
+        "torch 256 b32 (plain's setting)": lambda: torch_bert(path, TRANSFORMER_ID, S(256)),
+        "torch 256 by-tokens": lambda: torch_bert(path, TRANSFORMER_ID, S(256, batch_tokens=4096)),
+        "torch 128 by-tokens": lambda: torch_bert(path, TRANSFORMER_ID, S(128, batch_tokens=4096)),
+        "torch 96 by-tokens": lambda: torch_bert(path, TRANSFORMER_ID, S(96, batch_tokens=4096)),
+    }
+    for tokens, mode in ((256, "all"), (256, "inner"), (128, "all"), (128, "channel"), (128, "inner"),
+                         (96, "all"), (96, "inner")):
+        out[f"torch {tokens} int8-{mode} by-tokens"] = \
+            lambda t=tokens, m=mode: torch_bert(path, TRANSFORMER_ID, S(t, m, 4096))
+    out[f"build setting {BUILD_SETTING.tag}, {BUILD_SETTING.threads or 'default'} thread(s)"] = \
+        lambda: torch_bert(path, TRANSFORMER_ID, BUILD_SETTING)
+    out[f"build setting {BUILD_SETTING.tag}, default threads"] = \
+        lambda: torch_bert(path, TRANSFORMER_ID, replace(BUILD_SETTING, threads=0))
+    try:
+        import onnx  # noqa: F401
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return out
+    out["onnx 128 by-tokens"] = lambda: onnx_bert(path, S(128, batch_tokens=4096), False, workdir)
+    out["onnx 128 int8 by-tokens"] = lambda: onnx_bert(path, S(128, "all", 4096), True, workdir)
+    return out
+
+
+def timed(encoder, texts: list[str]) -> tuple[float, np.ndarray]:
+    start = time.perf_counter()
+    vectors = _encode(encoder, texts, lambda n: None)
+    return time.perf_counter() - start, vectors
+
+
+def measure(encoders: dict[str, object], texts: list[str], rounds: int) -> dict[str, tuple[float, np.ndarray]]:
+    """name -> (best seconds over ``rounds`` round-robin passes, vectors): the best of interleaved
+    runs is the one least disturbed by the other jobs sharing the machine."""
+    import torch
+
+    threads = torch.get_num_threads()   # what plain runs with, whatever a candidate set before it
+    best: dict[str, tuple[float, np.ndarray]] = {}
+    for name, enc in encoders.items():
+        _encode(enc, texts[:16], lambda n: None)   # warm-up: first-call allocations
+    for r in range(rounds):
+        for name, enc in encoders.items():
+            torch.set_num_threads(threads)
+            seconds, vecs = timed(enc, texts)
+            if name not in best or seconds < best[name][0]:
+                best[name] = (seconds, vecs)
+            print(f"  round {r + 1}: {name}: {seconds:.1f} s", flush=True)
+    return best
+
+
+def reencode(scopes: list[str], setting: EncodeSetting) -> int:
+    from loci.kernel.config import layout as home_layout
+    from pipeline.embed import embed_scope, merge_summaries, open_encoder
+
+    lay = home_layout()
+    names = scopes or sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet"))
+    encoder = open_encoder(None, lay, setting)
+    start, total = time.perf_counter(), 0
+    for name in names:
+        t0 = time.perf_counter()
+        r = embed_scope(name, lay, encoder)
+        total += r.encoded
+        print(f"  {name}: {r.encoded} encoded, {r.reused} kept in {time.perf_counter() - t0:.1f} s", flush=True)
+    merge_summaries(lay, encoder.model_id, sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet")))
+    seconds = time.perf_counter() - start
+    print(f"{setting.tag}: {total} texts in {seconds:.1f} s = {total / max(seconds, 1e-9):.1f} texts/s "
+          f"(model load included)")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--home", default="/work/homes/final")
+    ap.add_argument("--sample", type=int, default=1500)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--only", default="", help="comma-separated substrings of candidate names to run")
+    ap.add_argument("--reencode", action="store_true", help="re-encode LOCI_HOME's scopes (see above)")
+    ap.add_argument("--scopes", default="", help="with --reencode: comma-separated scopes (default all)")
+    ap.add_argument("--max-tokens", type=int, default=BUILD_SETTING.max_tokens)
+    ap.add_argument("--int8", default=BUILD_SETTING.int8, help="'' none, all, channel or inner")
+    args = ap.parse_args(argv)
+    if args.reencode:
+        setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, BUILD_SETTING.threads)
+        return reencode([s for s in args.scopes.split(",") if s], setting)
+    texts = sample_texts(Path(args.home), args.sample)
+    path = packaged_model_path()
+    print(f"{len(texts)} texts from {args.home} (mean {np.mean([len(t) for t in texts]):.0f} chars)\n")
+    encoders = {"plain": TransformerEncoder(str(path), TRANSFORMER_ID)}
+    with tempfile.TemporaryDirectory(prefix="embed-speed-") as tmp:
+        for name, load in candidates(path, Path(tmp)).items():
+            if not args.only or any(w in name for w in args.only.split(",")):
+                encoders[name] = load()
+        best = measure(encoders, texts, args.rounds)
+    base, ref = best["plain"]
+    print(f"\nbest of {args.rounds} interleaved rounds; plain = sentence-transformers, 256 word pieces, "
+          f"batches of 32 sorted by length\n")
+    print("| encoder | texts/s | vs plain | cosine to plain: mean | p1 | min |")
+    print("|---|---|---|---|---|---|")
+    for name, (seconds, vecs) in best.items():
+        cos = np.sum(vecs * ref, axis=1)
+        print(f"| {name} | {len(texts) / seconds:.1f} | {base / seconds:.2f}x | {cos.mean():.4f} "
+              f"| {np.percentile(cos, 1):.4f} | {cos.min():.4f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
