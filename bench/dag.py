@@ -161,8 +161,13 @@ def main(argv=None) -> int:
     ap.add_argument("--home", required=True, type=Path, help="a built home (left untouched)")
     ap.add_argument("--corpus", required=True, type=Path, help="the repositories it registers (left untouched)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/loci-bench-dag"), help="where the copies go")
+    ap.add_argument("--reuse", action="store_true", help="use the copies an earlier run left in --work")
     args = ap.parse_args(argv)
-    home, corpus, repos = copied_setup(args.home, args.corpus, args.work)
+    if args.reuse and (args.work / "home" / "scopes.json").is_file():
+        home, corpus = args.work / "home", args.work / "corpus"
+        repos = sorted(s["name"] for s in json.loads((home / "scopes.json").read_text())["scopes"])
+    else:
+        home, corpus, repos = copied_setup(args.home, args.corpus, args.work)
     checkout = Path(__file__).resolve().parent.parent
     tool = loci_tool(Path(sys.executable).parent, home, corpus, source=checkout)
     neutral = args.work / "neutral"

@@ -1,4 +1,5 @@
 """`loci doctor`: every gap named per scope with the command that fixes it, and nothing written."""
+import gzip
 import json
 import shutil
 
@@ -70,7 +71,7 @@ def test_names_a_graph_older_than_the_code(corpus, loci_home, with_graphify):
     lay = layout()
     for name in ("gizmo", "webby"):
         graph_path(name, lay).parent.mkdir(parents=True, exist_ok=True)
-        graph_path(name, lay).write_text('{"nodes": [], "links": []}')
+        graph_path(name, lay).write_bytes(gzip.compress(b'{"nodes": [], "links": []}'))
         fp, _n = code_fingerprint(corpus / name)
         fingerprint_path(name, lay).write_text(json.dumps({"fingerprint": fp, "status": "built"}))
     assert not by_problem(diagnose(lay), "graph_stale")

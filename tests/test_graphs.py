@@ -1,6 +1,7 @@
 """Building a scope's code graph with graphify, under $LOCI_HOME and never inside the repository."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -36,6 +37,12 @@ def make_repo(root: Path, files: dict[str, str], *, commit: bool = True) -> Path
 def listing(root: Path) -> dict[str, int]:
     """Every file (including git's own) with its mtime: proof nothing was written."""
     return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+
+
+def graph_text(path) -> str:
+    from pipeline.structure_tables import read_graph_bytes
+
+    return read_graph_bytes(path).decode()
 
 
 @pytest.fixture
@@ -161,8 +168,8 @@ def test_builds_under_loci_home_and_writes_nothing_in_the_repository(repo, home)
     status_before, files_before = git(repo, *status), listing(repo)
     result = build_graph("demo", repo, home)
     assert result.status == "built", result.message
-    assert result.graph == home.graph_dir("demo") / "graph.json"
-    assert json.loads(result.graph.read_text())["nodes"]
+    assert result.graph == home.graph_dir("demo") / "graph.json.gz"
+    assert json.loads(graph_text(result.graph))["nodes"]
     assert (home.graph_dir("demo") / "fingerprint.json").exists()
     assert git(repo, *status) == status_before
     assert listing(repo) == files_before
@@ -188,7 +195,7 @@ def test_an_edited_code_file_rebuilds_the_graph(repo, home):
     (repo / "pkg" / "core.py").write_text(CORE + "\n\ndef brand_new_helper():\n    return run(1)\n")
     result = build_graph("demo", repo, home)
     assert result.status == "built"
-    assert "brand_new_helper()" in result.graph.read_text()
+    assert "brand_new_helper()" in graph_text(result.graph)
 
 
 @needs_graphify
@@ -205,7 +212,7 @@ def test_excluded_paths_stay_out_of_the_graph(tmp_path, home):
     root = make_repo(tmp_path / "ex", {"pkg/core.py": CORE, "gen/big.py": "def generated_thing():\n    pass\n"})
     result = build_graph("ex", root, home, excludes=("gen/",))
     assert result.status == "built"
-    assert "generated_thing" not in result.graph.read_text()
+    assert "generated_thing" not in graph_text(result.graph)
 
 
 @needs_graphify
@@ -219,10 +226,10 @@ def test_a_language_graphify_does_not_model_is_unsupported(tmp_path, home):
 @needs_graphify
 def test_changing_the_excludes_reextracts_in_full(tmp_path, home):
     root = make_repo(tmp_path / "ex2", {"pkg/core.py": CORE, "gen/big.py": "def generated_thing():\n    pass\n"})
-    assert "generated_thing" in build_graph("ex2", root, home).graph.read_text()
+    assert "generated_thing" in graph_text(build_graph("ex2", root, home).graph)
     result = build_graph("ex2", root, home, excludes=("gen/",))
     assert result.status == "built"
-    assert "generated_thing" not in result.graph.read_text()
+    assert "generated_thing" not in graph_text(result.graph)
 
 
 def test_an_unwritable_home_fails_with_a_message(repo, tmp_path, extra_present):
@@ -236,7 +243,7 @@ def test_an_unwritable_home_fails_with_a_message(repo, tmp_path, extra_present):
 def test_the_home_keeps_one_graph_and_graphify_s_cache_packed(repo, home):
     build_graph("demo", repo, home)
     names = sorted(p.name for p in home.graph_dir("demo").iterdir())
-    assert names == ["fingerprint.json", "graph.json", "graphify-cache.tar.gz"]
+    assert names == ["fingerprint.json", "graph.json.gz", "graphify-cache.tar.gz"]
 
 
 @needs_graphify
@@ -245,5 +252,20 @@ def test_an_edit_after_the_cache_was_packed_still_rebuilds_the_graph(repo, home)
     (home.graph_dir("demo") / "graphify-cache.tar.gz").write_bytes(b"not a tarball")
     (repo / "pkg" / "core.py").write_text(CORE + "\n\ndef another_helper():\n    return run(2)\n")
     result = build_graph("demo", repo, home)
-    assert result.status == "built" and "another_helper()" in result.graph.read_text()
+    assert result.status == "built" and "another_helper()" in graph_text(result.graph)
     assert not (home.graph_dir("demo") / "work").exists()
+
+
+def test_a_plain_graph_from_before_is_compressed_in_place_and_keeps_its_mtime(home):
+    from pipeline.graphs import graph_intact, graph_path, graph_source, migrate_graph
+
+    plain = home.graph_dir("demo") / "graph.json"
+    plain.parent.mkdir(parents=True)
+    plain.write_text('{"nodes": [{"id": "a"}], "links": []}')
+    os.utime(plain, ns=(1_000_000_000, 1_500_000_000_000_000_000))
+    assert graph_source("demo", plain.parent, home) == plain  # read as it is until migrated
+    migrate_graph("demo", home)
+    ours = graph_path("demo", home)
+    assert not plain.exists() and ours.stat().st_mtime_ns == 1_500_000_000_000_000_000
+    assert json.loads(gzip.decompress(ours.read_bytes()))["nodes"] == [{"id": "a"}]
+    assert graph_intact("demo", home)
