@@ -49,6 +49,20 @@ def _per_scope(name: str) -> bool:
     return name.split(":", 1)[0] in PER_SCOPE and ":" in name
 
 
+def _reached(tasks: dict, selected) -> set[str]:
+    """The tasks a run of ``selected`` may execute: them, their subtasks and, transitively, what
+    they depend on (``task_dep``), so the progress counts the per-scope steps a target pulls in."""
+    todo, seen = list(selected), set()
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in tasks:
+            continue
+        seen.add(name)
+        task = tasks[name]
+        todo += list(getattr(task, "task_dep", ()) or ()) + list(getattr(task, "setup_tasks", ()) or ())
+    return seen
+
+
 def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     """doit's console reporter that also fills ``report``, tells ``ctx.progress`` and holds the lock."""
 
@@ -69,9 +83,8 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 raise SystemExit(1) from None
             self.locked = True
             ctx.fresh()  # observe the repositories anew in each run
-            chosen = set(selected_tasks or ())
-            ctx.progress.planned(sum(1 for n in tasks if _per_scope(n)
-                                     and (n in chosen or n.split(":", 1)[0] in chosen)))
+            reached = _reached(tasks, selected_tasks or ())
+            ctx.progress.planned(sum(1 for n in reached if _per_scope(n)))
 
         def execute_task(self, task):
             super().execute_task(task)

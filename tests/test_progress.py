@@ -98,7 +98,8 @@ def test_a_setup_whose_output_is_not_a_terminal_writes_progress_lines(tmp_path, 
     res = CliRunner().invoke(app, ["setup", str(tmp_path / "code"), "-y", "--no-graphs", "--no-embed",
                                    "--no-calibrate"])
     assert res.exit_code == 0, res.output
-    assert "loci setting up: 0 tasks done, running index:gizmo" in res.output
+    assert "loci setting up: 0/1 tasks" in res.output  # the index step routing pulls in is counted
+    assert "running index:gizmo" in res.output and "loci setting up: 1/1 tasks" in res.output
 
 
 def test_tasks_beyond_the_plan_turn_the_count_open_ended_instead_of_a_negative_eta():
@@ -128,3 +129,17 @@ def test_a_finished_build_leaves_no_heartbeat_thread_behind(loci_home, tmp_path)
     build.scan(ctx, [tmp_path / "code"])
     assert build.update(ctx).code == 0
     assert not [t for t in threading.enumerate() if t.name == "loci-progress" and t.is_alive()]
+
+
+def test_the_planned_count_includes_the_per_scope_steps_a_target_pulls_in():
+    from doit.task import Task
+
+    from pipeline.runner import _reached
+
+    tasks = {t.name: t for t in [
+        Task("graphs", None, task_dep=["graphs:a", "graphs:b"]), Task("graphs:a", None), Task("graphs:b", None),
+        Task("index", None, task_dep=["index:a", "index:b"]), Task("index:a", None), Task("index:b", None),
+        Task("routing", None, task_dep=["index"]), Task("embed", None, task_dep=["vectors"]),
+        Task("vectors", None, task_dep=["vectors:a"]), Task("vectors:a", None)]}
+    assert _reached(tasks, ["graphs", "routing"]) == {
+        "graphs", "graphs:a", "graphs:b", "routing", "index", "index:a", "index:b"}
