@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # as the CLI runs: one BLAS thread
 
 QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
 

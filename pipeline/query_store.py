@@ -131,7 +131,8 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
         con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", _scope_rows(names, metas))
         for i, name in enumerate(names):
             _attach_vocab(con, scope_dbs[name], i)
-        con.execute("CREATE INDEX routing_token ON routing (token)")
+        # covering: a question's lookup reads its tokens' rows from the index alone, in scope order
+        con.execute("CREATE INDEX routing_token ON routing (token, scope, weight)")
         con.commit()
         con.close()
 

@@ -332,6 +332,21 @@ def test_an_incremental_routing_merge_equals_a_full_one(tmp_path):
     full = tmp_path / "full.sqlite"
     write_routing_db(full, dbs, metas)
     assert _routing_rows(inc) == _routing_rows(full)
+    # and a question reads the postings in the same order from both (the router sums in it)
+    from loci.query.store import load_routing
+
+    for tokens in (None, ["dog", "bee"]):
+        got = [[(t, list(rows.items())) for t, rows in load_routing(_at(db), tokens, {"scopes": metas}).postings.items()]
+               for db in (inc, full)]
+        assert got[0] == got[1]
+        assert all([i for i, _ in rows] == sorted(i for i, _ in rows) for _, rows in got[0])
+
+
+def _at(routing_db: Path):
+    """A layout whose routing.sqlite is ``routing_db``."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(routing_db=routing_db, manifest=routing_db.with_suffix(".json"))
 
 
 def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):

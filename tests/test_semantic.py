@@ -275,3 +275,24 @@ def test_the_shortlist_keeps_the_scopes_whose_summary_comes_closest_and_those_it
     summary = ({"a": (0, 1), "b": (1, 2), "c": (2, 4)}, rows)
     assert shortlist(summary, unit(1, 0), ["a", "b", "c", "new"], 2) == ["a", "c", "new"]
     assert shortlist(summary, unit(0, 1), ["a", "b"], 1) == ["b"]
+
+
+def test_unit_scores_made_a_block_at_a_time_equal_scores_on_the_whole_unit_matrix():
+    """With one BLAS thread, as the CLI runs (several threads split the rows their own way)."""
+    import os
+    import subprocess
+    import sys
+
+    code = """
+import numpy as np
+from loci.query.semantic import ROW_BLOCK, as_unit, semantic_scores, unit_scores
+rng = np.random.default_rng(3)
+stored = (rng.standard_normal((2 * ROW_BLOCK + 77, 384)) * 40).astype(np.int8)
+stored[5] = 0
+q = rng.standard_normal(384).astype(np.float32)
+print(np.array_equal(unit_scores(q, stored), semantic_scores(q, as_unit(stored))),
+      np.array_equal(unit_scores(q, stored[:10]), semantic_scores(q, as_unit(stored[:10]))))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert out.stdout.split() == ["True", "True"]

@@ -47,14 +47,14 @@ def test_random_texts_from_the_safe_blocks_tokenize_as_the_library_does(pair):
 
 def test_questions_special_tokens_long_words_and_truncation_match(pair):
     texts = ["How does click parse options?", "[CLS] hello[SEP]x [MASK]y [UNK]", "a" * 100, "a" * 101,
-             "word " * 400, "İstanbul ΣΑΣ straße naïve café — “quoted” … 😀 日本語のテキスト",
+             "word " * 400, "İstanbul ΣΑΣ straße naïve café — “quoted” … 😀 日本語のテキスト", "如何读取配置文件？（全角，标点）", "한국어 질문",
              "tabs\tand\nnewlines\r\x00nul\x7f\u200b", "snake_case camelCase kebab-case dotted.name::path"]
     assert _differences(pair, texts) == []
 
 
 def test_a_character_outside_the_safe_blocks_is_left_to_the_library(pair):
     assert pair[1].encode("arabic \u061d mark") is None
-    assert pair[1].encode("ligature \ufb01") is None
+    assert pair[1].encode("a lone surrogate \ud800") is None
     assert pair[1].encode("plain ascii") is not None
 
 

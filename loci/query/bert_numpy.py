@@ -52,7 +52,8 @@ class _Tensors:
     the text's tokens use: a one-shot question never holds the 90 MB model.
     From the second ``encode`` on (a server, a batch) the file is memory-mapped
     and every page it touches stays (docs/decisions/footprint.md). A tensor read
-    for one use is freed after it, so at most one weight matrix is held at a time.
+    for one use is freed after it; a dense layer's weight matrix (``dense``) is read
+    into one buffer kept for them all, so at most one is held at a time.
     """
 
     def __init__(self, path: Path):
@@ -70,6 +71,7 @@ class _Tensors:
             self.entries[name.removeprefix("bert.")] = (np.dtype(dtype), tuple(info["shape"]),
                                                         8 + size + info["data_offsets"][0])
         self.mapped: dict[str, np.ndarray] | None = None
+        self._buffer: np.ndarray | None = None
 
     def map(self) -> None:
         raw = np.memmap(self.path, dtype=np.uint8, mode="r")
@@ -84,6 +86,21 @@ class _Tensors:
             return self.mapped[name]
         dtype, shape, start = self.entries[name]
         buf = np.empty(shape, dtype=dtype)
+        with open(self.path, "rb") as fh:
+            fh.seek(start)
+            fh.readinto(memoryview(buf).cast("B"))
+        return _as_weight(name, buf)
+
+    def dense(self, name: str) -> np.ndarray:
+        """A float32 dense weight (transposed, as used), read into the shared buffer: valid until
+        the next ``dense`` call, so the caller uses it in one product and drops it."""
+        dtype, shape, start = self.entries[name]
+        if self.mapped is not None or dtype != np.float32:
+            return self.get(name)
+        count = int(np.prod(shape))
+        if self._buffer is None or len(self._buffer) < count:
+            self._buffer = np.empty(count, dtype=np.float32)
+        buf = self._buffer[:count].reshape(shape)
         with open(self.path, "rb") as fh:
             fh.seek(start)
             fh.readinto(memoryview(buf).cast("B"))
@@ -178,12 +195,12 @@ class NumpyBert:
 
     def _layer(self, i: int, h: np.ndarray, bias: np.ndarray) -> np.ndarray:
         p = f"encoder.layer.{i}."
-        w = self.tensors.get
+        w, dense = self.tensors.get, self.tensors.dense   # each dense weight is used in one product
         n, t, d = h.shape
         hd = d // self.heads
 
         def proj(name: str) -> np.ndarray:
-            out = h @ w(p + f"attention.self.{name}.weight") + w(p + f"attention.self.{name}.bias")
+            out = h @ dense(p + f"attention.self.{name}.weight") + w(p + f"attention.self.{name}.bias")
             return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
 
         q, k, v = proj("query"), proj("key"), proj("value")
@@ -191,11 +208,11 @@ class NumpyBert:
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         scores /= scores.sum(-1, keepdims=True)
         ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n, t, d)
-        attn = ctx @ w(p + "attention.output.dense.weight") + w(p + "attention.output.dense.bias")
+        attn = ctx @ dense(p + "attention.output.dense.weight") + w(p + "attention.output.dense.bias")
         h = _layer_norm(attn + h, w(p + "attention.output.LayerNorm.weight"),
                         w(p + "attention.output.LayerNorm.bias"), self.eps)
-        mid = _gelu(h @ w(p + "intermediate.dense.weight") + w(p + "intermediate.dense.bias"))
-        out = mid @ w(p + "output.dense.weight") + w(p + "output.dense.bias")
+        mid = _gelu(h @ dense(p + "intermediate.dense.weight") + w(p + "intermediate.dense.bias"))
+        out = mid @ dense(p + "output.dense.weight") + w(p + "output.dense.bias")
         return _layer_norm(out + h, w(p + "output.LayerNorm.weight"), w(p + "output.LayerNorm.bias"), self.eps)
 
     def _batch(self, ids: list[list[int]]) -> np.ndarray:

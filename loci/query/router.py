@@ -107,7 +107,8 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
     if not rows:
         return {}
     n = len(index.scopes)
-    mean_share = sum(w / index.size[i] for i, w in rows.items()) / n
+    size = index.size
+    mean_share = sum(w / size[i] for i, w in rows.items()) / n
     if mean_share <= 0:
         return {}
     mu = params.smoothing * index.median_size
@@ -115,7 +116,7 @@ def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int,
     rare = rarity(n, len(rows))  # a token most scopes hold is weak evidence whoever uses it most
     out: dict[int, float] = {}
     for i, w in rows.items():
-        p = (w + mu * mean_share) / (index.size[i] + mu)
+        p = (w + mu * mean_share) / (size[i] + mu)
         ev = math.log(p / mean_share) / scale * (w / (w + params.prominence_k)) * rare
         if ev > 0:
             out[i] = ev
@@ -299,7 +300,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
             scores[i].matched[tok] = ev
     norm = max(1.0, len(toks)) ** params.length_norm
     for sc in scores:
-        sc.evidence = sum(sc.matched.values()) / norm
+        sc.evidence = sum(sc.matched.values()) / norm if sc.matched else 0.0
         if sc.scope in context.demoted:
             sc.demoted = True
             sc.evidence *= params.soft_group_factor
@@ -338,12 +339,12 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
                 or bool(has_concentrated(sc)))
 
-    totals = {id(s): s.total for s in scores}
-    ranked = sorted(scores, key=lambda s: (-totals[id(s)], s.scope))
+    keyed = sorted((-s.total, s.scope, i) for i, s in enumerate(scores))   # each total once
+    ranked = [scores[i] for _, _, i in keyed]
     elig = [s for s in ranked if eligible(s)]
     top = elig[0] if elig else None
     top_all = ranked[0] if ranked else None
-    scores_out = {s.scope: round(totals[id(s)], 4) for s in ranked if totals[id(s)] > 0}
+    scores_out = {name: round(-neg, 4) for neg, name, _ in keyed if -neg > 0}
 
     def result(outcome, chosen, reason, gate):
         cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)
@@ -387,7 +388,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     chosen = chosen[: params.select_max]
     for s in elig:  # every holder of a concentrated token comes back, demoted or not
-        if s not in chosen and has_concentrated(s) and len(chosen) < params.select_max + 2:
+        if has_concentrated(s) and s not in chosen and len(chosen) < params.select_max + 2:
             chosen.append(s)
     return result("routed", chosen, None, "forced" if forced else "evidence")
 

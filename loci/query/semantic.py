@@ -58,10 +58,24 @@ def quiet_transformers() -> None:
     hf_logging.set_verbosity_error()
 
 
+ROW_BLOCK = 1024   # rows whose squares are held at once while norms are taken
+
+
+def row_norms(matrix: np.ndarray) -> np.ndarray:
+    """``np.linalg.norm(matrix, axis=1)``, the same values, a block of rows at a time: the
+    whole-matrix call holds a squared copy, 8 MB more peak memory for a big scope's vectors."""
+    if len(matrix) <= ROW_BLOCK:
+        return np.linalg.norm(matrix, axis=1)
+    return np.concatenate([np.linalg.norm(matrix[a:a + ROW_BLOCK], axis=1)
+                           for a in range(0, len(matrix), ROW_BLOCK)])
+
+
 def _normalise(matrix: np.ndarray) -> np.ndarray:
-    matrix = np.asarray(matrix, dtype=np.float32)
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms > 0, norms, 1.0)
+    """Float32 unit rows (zero rows stay zero) in one new array."""
+    out = np.array(matrix, dtype=np.float32)
+    norms = row_norms(out)[:, None]
+    out /= np.where(norms > 0, norms, 1.0)
+    return out
 
 
 def _one_line(exc: BaseException) -> str:
@@ -270,11 +284,12 @@ def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
 def as_unit(matrix: np.ndarray) -> np.ndarray:
     """Stored rows (int8 scaled per row, or float16) as float32 unit rows: cosines need only the
     direction, so an int8 row's scale is never stored."""
-    return _normalise(np.asarray(matrix, dtype=np.float32))
+    return _normalise(matrix)
 
 
-def stored_vectors(path: Path, with_keys: bool = True) -> tuple[list[str], np.ndarray] | None:
-    """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None."""
+def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tuple[list[str], np.ndarray] | None:
+    """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None;
+    ``unit=False`` leaves the rows as stored (mapped int8 or float16: see ``unit_scores``)."""
     data = read_manifest(path)
     if data is None:
         return None
@@ -290,7 +305,7 @@ def stored_vectors(path: Path, with_keys: bool = True) -> tuple[list[str], np.nd
     if (matrix.ndim != 2 or matrix.shape != (rows, dim) or str(matrix.dtype) != data.get("dtype")
             or not isinstance(keys, list) or (with_keys and len(keys) != rows)):
         return None
-    return keys, as_unit(matrix)
+    return keys, as_unit(matrix) if unit else matrix
 
 
 def _empty(path: Path) -> np.ndarray:
@@ -298,23 +313,24 @@ def _empty(path: Path) -> np.ndarray:
     return np.zeros((0, meta["dim"] if meta else 0), dtype=np.float32)
 
 
-def load_matrix(layout: Layout, model_id: str, scope: str) -> np.ndarray:
-    """A scope's chunk vectors alone (for its affinity), as float32 unit rows; empty when the
-    scope was never embedded or its files disagree (`loci embed` rewrites them)."""
+def load_matrix(layout: Layout, model_id: str, scope: str, unit: bool = True) -> np.ndarray:
+    """A scope's chunk vectors alone (for its affinity), as float32 unit rows (as stored with
+    ``unit=False``); empty when the scope was never embedded or its files disagree (`loci embed`
+    rewrites them)."""
     path = layout.vectors(model_id, scope)
-    got = stored_vectors(path, with_keys=False)
+    got = stored_vectors(path, with_keys=False, unit=unit)
     return got[1] if got else _empty(path)
 
 
-def read_store(path: Path) -> tuple[list[str], np.ndarray]:
+def read_store(path: Path, unit: bool = True) -> tuple[list[str], np.ndarray]:
     """(keys, float32 unit rows) of the vector store ``path`` names; empty when absent or torn."""
-    got = stored_vectors(path, with_keys=True)
+    got = stored_vectors(path, with_keys=True, unit=unit)
     return got if got else ([], _empty(path))
 
 
-def load_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
+def load_vectors(layout: Layout, model_id: str, scope: str, unit: bool = True) -> tuple[list[str], np.ndarray]:
     """(chunk hashes, matrix) of a scope under a model; empty if it was never embedded."""
-    return read_store(layout.vectors(model_id, scope))
+    return read_store(layout.vectors(model_id, scope), unit)
 
 
 def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
@@ -379,9 +395,18 @@ def semantic_scores(query_vec: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     if matrix.shape[1] != q.size:
         raise ValueError(f"query has {q.size} dimensions, the stored vectors {matrix.shape[1]}: run `loci embed`")
     qn = float(np.linalg.norm(q))
-    norms = np.linalg.norm(matrix, axis=1)
+    norms = row_norms(matrix)
     dots = matrix @ q
     return np.where(norms > 0, dots / np.maximum(norms * qn, 1e-12), 0.0).astype(np.float32)
+
+
+def unit_scores(query_vec: np.ndarray, stored: np.ndarray) -> np.ndarray:
+    """``semantic_scores(query_vec, as_unit(stored))``, the same values, made unit a block of rows
+    at a time: a one-shot never holds a big scope's float32 copy (4 bytes a value against 1)."""
+    if len(stored) <= ROW_BLOCK:
+        return semantic_scores(query_vec, as_unit(stored))
+    return np.concatenate([semantic_scores(query_vec, as_unit(stored[a:a + ROW_BLOCK]))
+                           for a in range(0, len(stored), ROW_BLOCK)])
 
 
 def affinity(cosines: np.ndarray, k: int) -> float:

@@ -71,15 +71,19 @@ class SemanticSide:
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         return {int(i): float(cos[i]) for i in top if cos[i] > 0}
 
-    def _stored(self, scope: str, keep: bool = True):
-        """The scope's chunk vectors its affinity is measured on (``affinity_matrix``), kept for
-        the next question unless ``keep`` is false (a one-shot reads each once)."""
-        if scope in self._matrix:
-            return self._matrix[scope]
-        matrix = affinity_matrix(self.layout, self.model_id, scope)
-        if keep:
-            self._matrix[scope] = matrix
-        return matrix
+    def _affinity(self, question: str, scope: str, k: int, keep: bool) -> float | None:
+        """The question's affinity to one scope (None: no usable vectors). With ``keep`` the
+        scope's unit rows stay for the next question; a one-shot reads the stored rows once and
+        makes them unit a block at a time (``unit_scores``: the same cosines)."""
+        from loci.query.semantic import affinity, semantic_scores, unit_scores
+
+        if keep and scope not in self._matrix:
+            self._matrix[scope] = affinity_matrix(self.layout, self.model_id, scope)
+        matrix = self._matrix[scope] if keep else affinity_matrix(self.layout, self.model_id, scope, unit=False)
+        if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
+            return None
+        score = semantic_scores if keep else unit_scores
+        return affinity(score(self.qvec(question), matrix), k)
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
                    ) -> dict[str, float]:
@@ -88,17 +92,14 @@ class SemanticSide:
         With ``shortlist`` (a one-shot command), a first pass over the merged per-scope
         summaries keeps only that many scopes, plus ``include`` (the route's own choice, which
         the second opinion must judge); only their vectors are read."""
-        from loci.query.semantic import affinity, semantic_scores
-
         scopes = list(scopes)
         if shortlist is not None and len(scopes) > shortlist:
             scopes = self._shortlist(question, scopes, shortlist, include)
         out = {}
         for scope in scopes:
-            matrix = self._stored(scope, keep=shortlist is None)
-            if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
-                continue
-            out[scope] = affinity(semantic_scores(self.qvec(question), matrix), k)
+            got = self._affinity(question, scope, k, keep=shortlist is None)
+            if got is not None:
+                out[scope] = got
         return out
 
     def _shortlist(self, question: str, scopes: list[str], n: int, include) -> list[str]:
@@ -142,8 +143,9 @@ class SemanticSide:
         return self.floors.get(scope, DEFAULT_SEMANTIC_FLOOR)
 
 
-def affinity_matrix(layout, model_id: str, scope: str):
-    """The scope's chunk vectors a question's affinity is measured on: every chunk but translated copies.
+def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True):
+    """The scope's chunk vectors a question's affinity is measured on: every chunk but translated
+    copies (float32 unit rows, or as stored with ``unit=False``).
 
     A translation repeats its original in another language; for a question in that language
     its vectors would be closest whatever the question asks (the encoder is English), so a
@@ -156,7 +158,7 @@ def affinity_matrix(layout, model_id: str, scope: str):
     lex = load_lexical(layout.query_db(scope))
     copies = lex.translated_hashes() if lex is not None else set()
     if copies:
-        keys, matrix = load_vectors(layout, model_id, scope)
+        keys, matrix = load_vectors(layout, model_id, scope, unit)
         keep = [i for i, h in enumerate(keys) if h not in copies]
         return matrix[keep] if len(keep) < len(keys) else matrix
-    return load_matrix(layout, model_id, scope)
+    return load_matrix(layout, model_id, scope, unit)

@@ -69,16 +69,18 @@ def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
         try:
             rows = con.execute("SELECT id, name, size, updated FROM scopes ORDER BY id").fetchall()
             postings: dict[str, dict[int, float]] = {}
+            # scope order within a token, however the file was written (a pull appends a changed
+            # scope's rows last): the router's sums then add in one order in every home
             if tokens is None:
-                cur = con.execute("SELECT token, scope, weight FROM routing")
+                cur = con.execute("SELECT token, scope, weight FROM routing ORDER BY token, scope")
             else:
                 wanted = sorted(set(tokens))
                 cur = []
                 for i in range(0, len(wanted), 900):
                     batch = wanted[i:i + 900]
                     cur.extend(con.execute(
-                        f"SELECT token, scope, weight FROM routing WHERE token IN ({','.join('?' * len(batch))})",
-                        batch))
+                        f"SELECT token, scope, weight FROM routing WHERE token IN ({','.join('?' * len(batch))}) "
+                        "ORDER BY token, scope", batch))
             for tok, scope, weight in cur:
                 postings.setdefault(tok, {})[scope] = weight
         finally:

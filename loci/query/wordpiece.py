@@ -4,7 +4,7 @@ It gives the ids the ``tokenizers`` library gives for a ``tokenizer.json`` made 
 a BertNormalizer (clean text, Chinese characters spaced, accents stripped, lower
 case), the BertPreTokenizer, a WordPiece model and the ``[CLS] A [SEP]`` template,
 for texts written in the blocks ``SAFE`` lists (Latin, Greek, Cyrillic, punctuation,
-symbols, CJK, emoji): elsewhere the library's older Unicode tables and Python's disagree
+symbols, CJK and its full-width forms, Hangul, emoji): elsewhere the library's older Unicode tables and Python's disagree
 on a few hundred characters, so ``encode`` returns None and the caller uses the library,
 as it does when ``load`` returns None for any other configuration.
 Importing that library and building its tokenizer cost a one-shot `route` about
@@ -19,7 +19,8 @@ from pathlib import Path
 
 _CHINESE = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
             (0x2B920, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-SAFE = ((0, 0x600), (0x2000, 0x2E00), (0x3000, 0xA800), (0x1F000, 0x20000))
+SAFE = ((0, 0x600), (0x2000, 0x2E00), (0x2E80, 0xA800), (0xAA00, 0xD800), (0xE000, 0xF900),
+        (0xFB00, 0x10000), (0x1F000, 0x20000))
 """Code point ranges [start, end) where every character tokenizes as the library does."""
 _OTHER = {"Cc", "Cf", "Cs", "Co"}   # not Cn: the library keeps an unassigned character
 _PUNCT = {"Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"}

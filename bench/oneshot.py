@@ -1,0 +1,98 @@
+"""One-shot `route` and `ask` timed as separate processes, side by side, interleaved question by
+question so every implementation sees the same machine load.
+
+    python bench/oneshot.py --impl new=.:HOME [--impl old=/path/to/checkout:HOME]
+                            [--ref BIN_DIR:REF_HOME] [--questions 20] [--json OUT]
+
+Each ``--impl`` is a checkout (byte-compiled first, as an install is) and the home it reads;
+``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
+and p90 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
+``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
+and ``ask --fast``. Numbers are only comparable within one run.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.measure import run_measured  # noqa: E402
+from bench.tools import OFFLINE  # noqa: E402
+
+QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
+
+
+def spread(rows: list[dict], n: int) -> list[dict]:
+    step = max(1, len(rows) // n)
+    return rows[::step][:n]
+
+
+def commands(args) -> list[tuple[str, list[str], dict]]:
+    """(label, argv prefix, env) of every command to time."""
+    out = []
+    for spec in args.impl:
+        name, rest = spec.split("=", 1)
+        checkout, home = rest.split(":", 1)
+        checkout = str(Path(checkout).resolve())
+        subprocess.run([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"],
+                       check=True, capture_output=True)
+        env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
+        exe = [sys.executable, "-m", "loci"]
+        out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
+                (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
+    if args.ref:
+        bin_dir, home = args.ref.split(":", 1)
+        env = {**os.environ, **OFFLINE, "LOCI_HOME": home}
+        env.pop("PYTHONPATH", None)
+        exe = [str(Path(bin_dir) / "loci")]
+        out += [("reference route", [*exe, "route", "--json", "--no-cwd", "--"], env),
+                ("reference ask --fast", [*exe, "ask", "--json", "--fast", "-k", "5", "--no-cwd", "--"], env)]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--impl", action="append", default=[], help="NAME=CHECKOUT:HOME")
+    ap.add_argument("--ref", help="BIN_DIR:HOME of the reference")
+    ap.add_argument("--questions", type=int, default=20)
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], args.questions)]
+    cmds = commands(args)
+    times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
+    peaks: dict[str, list[int]] = {label: [] for label, _, _ in cmds}
+    for q in qs:
+        for label, argv_, env in cmds:
+            m = run_measured([*argv_, q], env=env, cwd="/", timeout=120)
+            if not m.ok:
+                print(f"{label} failed on {q!r}: {m.error_line()}", file=sys.stderr)
+                continue
+            times[label].append(m.wall_s)
+            if m.peak_rss_kb:
+                peaks[label].append(m.peak_rss_kb)
+    out = {}
+    for label in times:
+        t = sorted(times[label])
+        if not t:
+            continue
+        out[label] = {"n": len(t), "p50_s": round(statistics.median(t), 3),
+                      "p90_s": round(t[min(len(t) - 1, int(0.9 * len(t)))], 3),
+                      "peak_rss_mb": round(max(peaks[label]) / 1024, 1) if peaks[label] else None}
+        print(f"{label:24s} p50 {out[label]['p50_s']:.3f} s  p90 {out[label]['p90_s']:.3f} s  "
+              f"peak {out[label]['peak_rss_mb']} MB  (n={len(t)})")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
