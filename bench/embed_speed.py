@@ -1,7 +1,8 @@
 """Chunks per second of the build-side encoders on the same real texts, against the plain PyTorch one.
 
     nice -n 5 python bench/embed_speed.py [--home /work/homes/final] [--sample 1500] [--only a,b]
-    LOCI_HOME=COPY nice -n 5 python bench/embed_speed.py --reencode [--scopes a,b] [--max-tokens N] [--int8 MODE]
+    LOCI_HOME=COPY nice -n 5 python bench/embed_speed.py --reencode [--scopes a,b] [--plain | --max-tokens N
+        --int8 MODE --threads N]
 
 The sample is drawn (fixed seed) from a built home's distinct chunk texts and symbol labels in
 the proportion ``loci embed`` meets them. "plain" is today's path before this change: the
@@ -11,9 +12,10 @@ candidate encodes the same texts after a short warm-up; the table gives texts/s,
 plain and the cosine between each text's vector and its plain vector (mean, 1st percentile, min).
 ONNX candidates run only when ``onnxruntime`` and ``onnx`` import (they are not dependencies).
 
-``--reencode`` re-encodes the given scopes of the home ``LOCI_HOME`` names (a copy: it rewrites
-their vectors) through ``loci embed``'s own path under the setting the flags give (default: the
-build's), merges the summaries and prints texts/s, so ``bench/eval_folds.py`` can score it.
+``--reencode`` drops and re-encodes the given scopes' vectors in the home ``LOCI_HOME`` names (a
+copy: it rewrites them) through ``loci embed``'s own path under the setting the flags give
+(default: the build's; ``--plain``: the path before this change), merges the summaries and
+prints texts/s of that cold embed, so ``bench/eval_folds.py`` can score the result.
 """
 from __future__ import annotations
 
@@ -163,23 +165,29 @@ def measure(encoders: dict[str, object], texts: list[str], rounds: int) -> dict[
     return best
 
 
-def reencode(scopes: list[str], setting: EncodeSetting) -> int:
+def reencode(scopes: list[str], setting: EncodeSetting | None) -> int:
+    """Drop the scopes' vectors (a cold embed), then encode them as ``loci embed`` does under
+    ``setting`` (None: the plain path this change replaced, sentence-transformers at 256)."""
     from loci.kernel.config import layout as home_layout
+    from loci.query.semantic import label_vectors_path, load_encoder, vector_files
     from pipeline.embed import embed_scope, merge_summaries, open_encoder
 
     lay = home_layout()
     names = scopes or sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet"))
-    encoder = open_encoder(None, lay, setting)
     start, total = time.perf_counter(), 0
+    encoder = open_encoder(None, lay, setting) if setting else load_encoder(None, lay, build=True)
     for name in names:
+        for store in (lay.vectors(encoder.model_id, name), label_vectors_path(lay, encoder.model_id, name)):
+            for f in vector_files(store):
+                f.unlink(missing_ok=True)
         t0 = time.perf_counter()
         r = embed_scope(name, lay, encoder)
         total += r.encoded
-        print(f"  {name}: {r.encoded} encoded, {r.reused} kept in {time.perf_counter() - t0:.1f} s", flush=True)
+        print(f"  {name}: {r.encoded} encoded in {time.perf_counter() - t0:.1f} s", flush=True)
     merge_summaries(lay, encoder.model_id, sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet")))
     seconds = time.perf_counter() - start
-    print(f"{setting.tag}: {total} texts in {seconds:.1f} s = {total / max(seconds, 1e-9):.1f} texts/s "
-          f"(model load included)")
+    print(f"{setting.tag if setting else 'plain'}: {total} texts in {seconds:.1f} s = "
+          f"{total / max(seconds, 1e-9):.1f} texts/s (model load included)")
     return 0
 
 
@@ -193,10 +201,12 @@ def main(argv=None) -> int:
     ap.add_argument("--scopes", default="", help="with --reencode: comma-separated scopes (default all)")
     ap.add_argument("--max-tokens", type=int, default=BUILD_SETTING.max_tokens)
     ap.add_argument("--int8", default=BUILD_SETTING.int8, help="'' none, all, channel or inner")
+    ap.add_argument("--threads", type=int, default=BUILD_SETTING.threads)
+    ap.add_argument("--plain", action="store_true", help="with --reencode: the path before this change")
     args = ap.parse_args(argv)
     if args.reencode:
-        setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, BUILD_SETTING.threads)
-        return reencode([s for s in args.scopes.split(",") if s], setting)
+        setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, args.threads)
+        return reencode([s for s in args.scopes.split(",") if s], None if args.plain else setting)
     texts = sample_texts(Path(args.home), args.sample)
     path = packaged_model_path()
     print(f"{len(texts)} texts from {args.home} (mean {np.mean([len(t) for t in texts]):.0f} chars)\n")

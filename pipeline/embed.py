@@ -200,7 +200,7 @@ class BatchedBert:
     texts are tokenised once, cut to ``max_tokens``, grouped by length so a batch pads little,
     and the unit mean of each text's token states is returned in the texts' order."""
 
-    batch_size = 1024   # texts handed to ``encode`` at a time (it batches them by length itself)
+    batch_size = 256    # texts per ``encode`` call (sorted by length already): a progress tick every few seconds
 
     def __init__(self, tokenizer, forward, dim: int, model_id: str, setting: EncodeSetting):
         tokenizer.no_padding()
