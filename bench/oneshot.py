@@ -8,13 +8,15 @@ Each ``--impl`` is a checkout (byte-compiled first, as an install is) and the ho
 ``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
 and p90 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
-and ``ask --fast``. Numbers are only comparable within one run.
+and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
+wall time. Numbers are only comparable within one run.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -69,14 +71,18 @@ def main(argv=None) -> int:
     qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], args.questions)]
     cmds = commands(args)
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
+    cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     peaks: dict[str, list[int]] = {label: [] for label, _, _ in cmds}
     for q in qs:
         for label, argv_, env in cmds:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             m = run_measured([*argv_, q], env=env, cwd="/", timeout=120)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if not m.ok:
                 print(f"{label} failed on {q!r}: {m.error_line()}", file=sys.stderr)
                 continue
             times[label].append(m.wall_s)
+            cpus[label].append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
             if m.peak_rss_kb:
                 peaks[label].append(m.peak_rss_kb)
     out = {}
@@ -85,9 +91,11 @@ def main(argv=None) -> int:
         if not t:
             continue
         out[label] = {"n": len(t), "p50_s": round(statistics.median(t), 3),
+                      "cpu_p50_s": round(statistics.median(cpus[label]), 3),
                       "p90_s": round(t[min(len(t) - 1, int(0.9 * len(t)))], 3),
                       "peak_rss_mb": round(max(peaks[label]) / 1024, 1) if peaks[label] else None}
         print(f"{label:24s} p50 {out[label]['p50_s']:.3f} s  p90 {out[label]['p90_s']:.3f} s  "
+              f"cpu p50 {out[label]['cpu_p50_s']:.3f} s  "
               f"peak {out[label]['peak_rss_mb']} MB  (n={len(t)})")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 from loci.kernel.errors import LociError
-from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.kernel.config import DEFAULT_PARAMS, Layout
 from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA, DeferredEncoder, Encoder,
     EncoderUnavailable, force_offline,
@@ -30,6 +30,7 @@ from loci.query.semantic import (
     static_model_dir, stored_vectors, vector_files,
 )
 from loci.kernel.atomic import write_json, write_with
+from pipeline.encode_setting import BUILD_SETTING, EncodeSetting
 
 Progress = Callable[[int, int], None]
 
@@ -154,30 +155,6 @@ def _encode(encoder: Encoder, texts: list[str], tick: Callable[[int], None]) -> 
     return out
 
 
-@dataclass(frozen=True)
-class EncodeSetting:
-    """How the build side runs the transformer over chunks: every field changes the vectors or
-    the speed, and the ones that change the vectors name them (``tag``) in each vector manifest,
-    so vectors encoded one way are never silently kept beside vectors encoded another way.
-    Chosen by measurement: docs/decisions/embedding-model.md, ``bench/embed_speed.py``."""
-
-    max_tokens: int = 256       # word pieces a text is cut to (the model's own limit is 256)
-    int8: str = ""              # torch dynamic int8 quantisation of Linear layers ("": none; see _quantised)
-    batch_tokens: int = 0       # a batch holds about this many padded tokens (0: fixed batches of 32)
-    threads: int = 0            # torch threads (0: torch's default)
-
-    @classmethod
-    def from_params(cls, params: Params) -> EncodeSetting:
-        return cls(params.embed_max_tokens, params.embed_int8, params.embed_batch_tokens, params.embed_threads)
-
-    @property
-    def tag(self) -> str:
-        """What changes the vectors (not the speed-only fields): part of every vector store's manifest."""
-        return f"t{self.max_tokens}" + (f"-q8{self.int8}" if self.int8 else "")
-
-
-BUILD_SETTING = EncodeSetting.from_params(DEFAULT_PARAMS)
-"""The setting ``loci embed`` encodes the transformer's chunks and labels with."""
 
 
 def _batches(lengths: list[int], batch_tokens: int, fixed: int = 32, most: int = 256) -> list[list[int]]:
@@ -468,14 +445,6 @@ def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUIL
                               small=lambda: NumpyBuild(path, model_id, setting))
     encoder.batch_size, encoder.encoding = BatchedBert.batch_size, setting.tag
     return encoder
-
-
-def planned_encoding(ctx) -> str:
-    """The encoding the build context's encoder writes ("" when none, or when it cannot be opened)."""
-    try:
-        return encoding_of(ctx.encoder())
-    except LociError:
-        return ""
 
 
 class NumpyBuild:

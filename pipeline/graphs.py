@@ -55,6 +55,21 @@ def graph_path(name: str, layout: Layout) -> Path:
     return layout.graph_dir(name) / "graph.json.gz"
 
 
+def read_graph_bytes(path: Path) -> bytes:
+    """A graph file's JSON bytes: loci keeps its own graphs gzip-compressed (``.gz``, a tenth of
+    the size); a user's graphify-out/graph.json is plain. A damaged gzip raises OSError or EOFError."""
+    data = Path(path).read_bytes()
+    if Path(path).suffix == ".gz":
+        import gzip
+        import zlib
+
+        try:
+            return gzip.decompress(data)
+        except zlib.error as exc:
+            raise OSError(f"not a whole gzip file ({exc})") from None
+    return data
+
+
 def _legacy_graph(name: str, layout: Layout) -> Path:
     return layout.graph_dir(name) / "graph.json"
 
@@ -135,6 +150,7 @@ def build_graph(name: str, root: Path, layout: Layout, *, excludes: Sequence[str
     ours, record = graph_path(name, layout), read_record(name, layout)
     if not force and record.get("fingerprint") == fingerprint:
         if record.get("status") == "unsupported":
+            shutil.rmtree(layout.graph_dir(name) / "work", ignore_errors=True)  # nothing to cache for no code
             return done("unsupported", _unsupported(name))
         if _whole(ours, record):
             if (layout.graph_dir(name) / "work").is_dir():  # a home from before the cache was packed
@@ -170,8 +186,6 @@ def _unpack_cache(name: str, layout: Layout, work: Path) -> None:
             work.mkdir(parents=True)
             return
     if ours.is_file() and (work / "graphify-out").is_dir():
-        from pipeline.structure_tables import read_graph_bytes
-
         try:
             (work / "graphify-out" / "graph.json").write_bytes(read_graph_bytes(ours))
         except (OSError, EOFError):  # a damaged graph: graphify starts from its cache alone
@@ -409,8 +423,6 @@ def _write_record(name: str, layout: Layout, fingerprint: str, status: str, excl
 
 def graph_problem(path: Path) -> str | None:
     """Why ``path`` is not a whole graphify graph (missing, truncated, not a node list), or None."""
-    from pipeline.structure_tables import read_graph_bytes
-
     try:
         data = json.loads(read_graph_bytes(path))
     except FileNotFoundError:
@@ -430,8 +442,6 @@ def graph_intact(name: str, layout: Layout) -> bool:
     graph, record = graph_path(name, layout), read_record(name, layout)
     whole = _whole(graph, record)
     if whole and not record.get("sha1") and record.get("fingerprint"):
-        from pipeline.structure_tables import read_graph_bytes
-
         write_json(fingerprint_path(name, layout), {**record, "sha1": _digest(read_graph_bytes(graph)),
                                                     "stat": _stat_key(graph).decode()})
     return whole
@@ -439,8 +449,6 @@ def graph_intact(name: str, layout: Layout) -> bool:
 
 def _whole(graph: Path, record: dict) -> bool:
     """The graph loci wrote is still there and intact (its recorded digest, else a parse)."""
-    from pipeline.structure_tables import read_graph_bytes
-
     if not graph.exists():
         return False
     if record.get("sha1") and record.get("stat") == _stat_key(graph).decode():

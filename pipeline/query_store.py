@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from loci.kernel.atomic import write_with
+from loci.kernel.config import QUERY_SCHEMA
 
-QUERY_SCHEMA = 3
+PACKED = ("gram_terms", "gram_ptr", "gram_docs", "gram_counts")
+"""The char-gram arrays, stored zlib-compressed: 38 -> 12 MB over the 22 development repositories;
+a question reads a scope's arrays once, and inflating them costs a few ms (docs/decisions/footprint.md)."""
 
 
 def _connect(tmp: Path) -> sqlite3.Connection:
@@ -84,19 +88,21 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
         """)
         con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
         con.executemany("INSERT INTO meta VALUES (?, ?)", [
-            ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)),
+            ("schema", str(QUERY_SCHEMA)), ("n_docs", str(n_docs)), ("zlib", ",".join(PACKED)),
             ("gram_lo", str(gram_range[0])), ("gram_hi", str(gram_range[1])),
             *((f"code_{k}", v) for k, v in codes.items())])
         con.executemany("INSERT INTO bm25 VALUES (?, ?, ?, ?)",
                         _postings_rows(b_terms, b_ptr, b_docs, b_tf, b_scale, (doc_code, codes["bm25_tf"])))
         # char n-grams number in the hundreds of thousands: whole arrays, not a row each
-        con.executemany("INSERT INTO arrays VALUES (?, ?)", [
+        arrays = [
             ("bm25_norm", pack(b_norm, "f")),
             ("gram_terms", "\n".join(g_terms).encode("utf-8")),
             ("gram_ptr", pack(g_ptr, codes["gram_ptr"])),
             ("gram_docs", pack(g_docs, doc_code)),
             ("gram_counts", pack(g_counts, codes["gram_count"])),
-            ("gram_norms", pack(g_norms, "f"))])
+            ("gram_norms", pack(g_norms, "f"))]
+        con.executemany("INSERT INTO arrays VALUES (?, ?)",
+                        [(name, zlib.compress(data, 6) if name in PACKED else data) for name, data in arrays])
         con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:

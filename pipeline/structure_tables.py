@@ -52,21 +52,6 @@ def empty_tables(problems: list[str] | None = None) -> StructureTables:
     return StructureTables(SYMBOL_SCHEMA.empty_table(), CALL_SCHEMA.empty_table(), list(problems or []))
 
 
-def read_graph_bytes(path: Path) -> bytes:
-    """A graph file's JSON bytes: loci keeps its own graphs gzip-compressed (``.gz``, a tenth of
-    the size); a user's graphify-out/graph.json is plain. A damaged gzip raises OSError or EOFError."""
-    data = Path(path).read_bytes()
-    if Path(path).suffix == ".gz":
-        import gzip
-        import zlib
-
-        try:
-            return gzip.decompress(data)
-        except zlib.error as exc:
-            raise OSError(f"not a whole gzip file ({exc})") from None
-    return data
-
-
 def graph_tables(graph_path: Path, root: Path, *, scope: str = "SCOPE",
                  max_bytes: int = MAX_GRAPH_BYTES) -> StructureTables:
     """Symbols and edges of ``graph_path``, paths relative to ``root``; problems instead of errors."""
@@ -80,6 +65,8 @@ def graph_tables(graph_path: Path, root: Path, *, scope: str = "SCOPE",
                              f"{max_bytes // 1_000_000} MB cap, so it was skipped: exclude generated "
                              f"or vendored code from the scope, then {fix}"])
     try:
+        from pipeline.graphs import read_graph_bytes
+
         data = json.loads(read_graph_bytes(graph_path))
     except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return empty_tables([f"{graph_path} is not readable JSON ({type(exc).__name__}; truncated?): {fix}"])

@@ -395,9 +395,9 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
         symbols = f"{st.st_mtime_ns}:{st.st_size}"
     except OSError:
         symbols = "none"
-    from pipeline.embed import planned_encoding
+    from pipeline.encode_setting import EncodeSetting
 
-    return f"{ctx.model_id()}|{planned_encoding(ctx)}|{symbols}"
+    return f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}"
 
 
 def vectors_action(ctx: BuildContext, name: str) -> dict:

@@ -10,7 +10,7 @@ import pytest
 from loci.kernel.config import DEFAULT_PARAMS
 from loci.query.semantic import TRANSFORMER_ID, meta_path
 from pipeline.embed import (
-    BUILD_SETTING, BatchedBert, EncodeSetting, _batches, embed_scope, open_encoder, planned_encoding,
+    BUILD_SETTING, BatchedBert, EncodeSetting, _batches, embed_scope, open_encoder,
     store_as_parquet, store_from_parquet, stored_encoding,
 )
 from test_embed import FakeEncoder, lay, write_chunks, write_symbols  # noqa: F401  (lay: a fixture)
@@ -91,28 +91,16 @@ def test_a_bundle_carries_the_encoding(lay, tmp_path):
     assert stored_encoding(tmp_path / "copy.json") == "t128-q8inner"
 
 
-def test_the_vectors_task_state_changes_with_the_encoding():
-    from pipeline.tasks import vectors_state
+def test_the_vectors_task_state_changes_with_the_encoding(tmp_path):
+    from dataclasses import replace
 
-    class Ctx:
-        def __init__(self, encoding):
-            self.encoder_ = EncodedFake(encoding)
-            self.layout = None
+    from loci.kernel.config import layout
+    from pipeline.tasks import BuildContext, vectors_state
 
-        def encoder(self):
-            return self.encoder_
-
-        def model_id(self):
-            return "fake"
-
-    class Lay:
-        def symbols(self, name):
-            from pathlib import Path
-            return Path("/nonexistent/symbols.parquet")
-
-    a, b = Ctx("t256"), Ctx("t128-q8inner")
-    a.layout = b.layout = Lay()
-    assert planned_encoding(a) == "t256"
+    lay = layout(tmp_path / "home")
+    a = BuildContext(lay, model="fake")
+    b = BuildContext(lay, model="fake", params=replace(DEFAULT_PARAMS, embed_max_tokens=64))
+    assert vectors_state(a, "alpha") == vectors_state(BuildContext(lay, model="fake"), "alpha")
     assert vectors_state(a, "alpha") != vectors_state(b, "alpha")
 
 

@@ -176,3 +176,15 @@ def test_frame_words_are_stripped_in_their_stemmed_form_too():
     from loci.query.router import question_tokens
 
     assert question_tokens("Which of my CLI libraries and repositories have a workspace?", True) == ["cli"]
+
+
+def test_a_members_cited_facts_lead_its_block_with_their_file_and_line():
+    from loci.query.ask import _fact_episodes, _with_facts
+    from loci.query.search import EpisodeHit
+
+    member = {"scope": "black", "facts": [{"kind": "dependency", "value": "click", "source": "pyproject.toml", "line": 57}]}
+    searched = [EpisodeHit(text=f"passage {i}", source="CHANGES.md", line=i, kind="doc", score=0.5) for i in range(5)]
+    out = _with_facts(_fact_episodes(member), searched, 5)
+    assert (out[0].source, out[0].line, out[0].text) == ("pyproject.toml", 57, "dependency: click")
+    assert len(out) == 5 and out[1:] == searched[:4]
+    assert _with_facts(_fact_episodes({"scope": "x", "facts": []}), searched, 5) == searched

@@ -40,7 +40,7 @@ def listing(root: Path) -> dict[str, int]:
 
 
 def graph_text(path) -> str:
-    from pipeline.structure_tables import read_graph_bytes
+    from pipeline.graphs import read_graph_bytes
 
     return read_graph_bytes(path).decode()
 
@@ -86,7 +86,9 @@ def test_a_prose_only_repository_is_unsupported_without_running_graphify(tmp_pat
     assert result.status == "unsupported" and "prose" in result.message
     assert graph_source("notes", root, home) is None
     assert graphs.last_status("notes", home) == "unsupported"
+    (home.graph_dir("notes") / "work" / "graphify-out").mkdir(parents=True)  # a folder an old loci left
     assert build_graph("notes", root, home).status == "unsupported"
+    assert not (home.graph_dir("notes") / "work").exists()  # else the graphs step never looks current
 
 
 def test_graph_source_is_none_before_any_graph_exists(repo, home):

@@ -93,3 +93,18 @@ def test_a_query_file_from_an_older_schema_is_not_read(tmp_path):
     con.commit()
     con.close()
     assert load_lexical(path) is None
+
+
+def test_the_char_gram_arrays_are_stored_packed_and_score_as_scikit_learn_does(tmp_path):
+    import sqlite3
+    import zlib
+
+    docs = DOCS * 40  # enough repetition for packing to pay
+    path = tmp_path / "packed.sqlite"
+    fit_and_write(path, [tokenize(d) for d in docs], docs, 3, 5)
+    con = sqlite3.connect(path)
+    stored = dict(con.execute("SELECT name, data FROM arrays WHERE name = 'gram_docs'"))["gram_docs"]
+    con.close()
+    assert len(zlib.decompress(stored)) > 2 * len(stored)
+    scores = load_lexical(path).gram_scores("cookie sessions")
+    assert max(scores, key=scores.get) in (0, 2)

@@ -3,7 +3,6 @@ import asyncio
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -173,13 +172,11 @@ def test_server_lists_exactly_three_tools_and_answers_ask(home, tmp_path):
     async def body(session):
         tools = await session.list_tools()
         first = await session.call_tool("ask", {"question": QUESTION})
-        start = time.perf_counter()
         second = await session.call_tool("ask", {"question": "which project serves cookies over HTTP?"})
-        elapsed = time.perf_counter() - start
         scopes = await session.call_tool("scopes", {})
-        return tools, first, second, elapsed, scopes
+        return tools, first, second, scopes
 
-    tools, first, second, elapsed, scopes = talk(home, tmp_path, body)
+    tools, first, second, scopes = talk(home, tmp_path, body)
     assert sorted(t.name for t in tools.tools) == ["ask", "doctor", "scopes"]
     assert not is_error(first) and not is_error(second)
     out = json.loads(text_of(first))
@@ -188,7 +185,6 @@ def test_server_lists_exactly_three_tools_and_answers_ask(home, tmp_path):
     episode = out["blocks"][0]["episodes"][0]
     assert set(episode) == {"text", "source", "line", "kind", "score"}
     assert json.loads(text_of(second))["scopes"][0] == "webby"
-    assert elapsed < 1.0
     assert sorted(r["name"] for r in json.loads(text_of(scopes))) == ["gizmo", "webby"]
 
 

@@ -103,17 +103,28 @@ def test_soft_group_demotes_but_does_not_exclude(index):
     assert gamma.demoted and "gamma" in r.scopes
 
 
-def test_a_long_random_question_answers_quickly_and_does_not_name_a_scope():
+def _long_random_question() -> str:
     import random
-    index = build_index({**CORPUS, "beta": CORPUS["beta"] + " click"})
-    import time
 
     rng = random.Random(0)
-    q = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(100_000)) + " click"
-    t = time.perf_counter()
-    r = route(q, index, Context(), ALIASES, P)
-    assert time.perf_counter() - t < 1.0
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz ") for _ in range(100_000)) + " click"
+
+
+def test_a_long_random_question_does_not_name_a_scope():
+    index = build_index({**CORPUS, "beta": CORPUS["beta"] + " click"})
+    r = route(_long_random_question(), index, Context(), ALIASES, P)
     assert not any(d.alias for d in r.details)
+
+
+@pytest.mark.slow
+def test_a_long_random_question_answers_within_a_second():
+    import time
+
+    index = build_index({**CORPUS, "beta": CORPUS["beta"] + " click"})
+    q = _long_random_question()
+    t = time.perf_counter()
+    route(q, index, Context(), ALIASES, P)
+    assert time.perf_counter() - t < 1.0  # a wall time: slow-marked, run on a quiet machine
 
 
 def test_dotted_symbol_routes_to_its_only_holder():

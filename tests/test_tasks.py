@@ -362,3 +362,12 @@ def test_a_no_change_check_opens_no_database_but_still_sees_a_truncated_one(thre
     db = lay.query_db("alpha")
     db.write_bytes(db.read_bytes()[: db.stat().st_size // 2])
     assert [p for p, _why in scope_index_problems(lay, "alpha", open_db=False)] == [db]
+
+
+def test_a_no_change_run_imports_neither_numpy_nor_pyarrow(three):
+    code = ("import sys\nfrom loci.kernel.config import layout\nfrom pipeline.runner import main\n"
+            "main([], layout())\nprint(sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "LOCI_HOME": str(layout().home)}, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"

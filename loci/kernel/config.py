@@ -14,6 +14,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 SCHEMA_VERSION = 1
+QUERY_SCHEMA = 4
+"""The layout of query/<scope>.sqlite (pipeline.query_store writes it, loci.query.lexical reads
+it); another value in a file means `loci index` must rebuild it. 4: char-gram arrays zlib-packed."""
 
 
 def loci_home() -> Path:

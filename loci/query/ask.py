@@ -279,7 +279,25 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
         blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate, semantic=semantic,
                                                       prefer_project_docs=prefer_docs,
                                                       semantic_led=s in led_by_meaning), result.scopes))
+    if result.outcome == "enumerated":
+        cited = {m["scope"]: m for m in result.members}
+        for block in blocks:
+            block.episodes = _with_facts(_fact_episodes(cited.get(block.scope, {})), block.episodes, k)
     return AskResult(result, blocks)
+
+
+def _fact_episodes(member: dict) -> list[EpisodeHit]:
+    """An enumeration member's cited facts (``enumeration.cite``) as answers: the file and line
+    that show why the project is in the set ("dependency: click" at pyproject.toml:57)."""
+    return [EpisodeHit(text=f"{f.get('kind')}: {f.get('value')}", source=str(f["source"]),
+                       line=int(f.get("line") or 1), kind="fact", score=1.0)
+            for f in member.get("facts") or () if f.get("source")]
+
+
+def _with_facts(facts: list[EpisodeHit], episodes: list[EpisodeHit], k: int) -> list[EpisodeHit]:
+    """The member's facts first, then its searched passages, ``k`` in all (every fact kept)."""
+    seen = {(f.source, f.line) for f in facts}
+    return (facts + [e for e in episodes if (e.source, e.line) not in seen])[: max(k, len(facts))]
 
 
 def _led_by_meaning(result: RouteResult) -> set[str]:

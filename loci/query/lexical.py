@@ -17,6 +17,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
+from loci.kernel.config import QUERY_SCHEMA  # pipeline.query_store writes the same
+
 _WS = re.compile(r"\s\s+")
 
 
@@ -53,7 +55,6 @@ def _unpack(blob: bytes, code: str) -> array:
     return a
 
 
-QUERY_SCHEMA = 3   # pipeline.query_store writes it; another value means `loci index` must rebuild
 
 
 class LexicalIndex:
@@ -67,13 +68,23 @@ class LexicalIndex:
         self.n_docs = int(meta["n_docs"])
         self.lo, self.hi = int(meta["gram_lo"]), int(meta["gram_hi"])
         self._codes = {k[5:]: v for k, v in meta.items() if k.startswith("code_")}
+        self._packed = set(filter(None, meta.get("zlib", "").split(",")))
         self._grams: tuple | None = None
         self._prose_paths: dict[int, str] | None = None
         self._bm25_norm: array | None = None
 
-    def _array(self, name: str, code: str) -> array:
+    def _blob(self, name: str) -> bytes:
+        """One stored array's bytes, inflated when the file says it is zlib-packed."""
         row = self.con.execute("SELECT data FROM arrays WHERE name = ?", (name,)).fetchone()
-        return _unpack(row[0] if row else b"", code)
+        data = bytes(row[0]) if row and row[0] else b""
+        if data and name in self._packed:
+            import zlib
+
+            data = zlib.decompress(data)
+        return data
+
+    def _array(self, name: str, code: str) -> array:
+        return _unpack(self._blob(name), code)
 
     def _fetch(self, terms: Iterable[str]) -> list[tuple]:
         terms = list(dict.fromkeys(terms))
@@ -87,8 +98,8 @@ class LexicalIndex:
     def _gram_arrays(self) -> tuple:
         """(sorted grams, ptr, docs, counts, norms): stored as whole arrays, read once."""
         if self._grams is None:
-            row = self.con.execute("SELECT data FROM arrays WHERE name = 'gram_terms'").fetchone()
-            terms = bytes(row[0]).decode("utf-8").split("\n") if row and row[0] else []
+            blob = self._blob("gram_terms")
+            terms = blob.decode("utf-8").split("\n") if blob else []
             c = self._codes
             self._grams = (terms, self._array("gram_ptr", c["gram_ptr"]), self._array("gram_docs", c["doc"]),
                            self._array("gram_counts", c["gram_count"]), self._array("gram_norms", "f"))

@@ -93,7 +93,7 @@ def derived_signature(params: Params) -> str:
     """What a pulled scope's derived files (its query file) were built with: another value
     (a newer loci, other parameters) makes the next pull build them again."""
     from loci.kernel import tokens
-    from pipeline.query_store import QUERY_SCHEMA
+    from loci.kernel.config import QUERY_SCHEMA
 
     return f"query{QUERY_SCHEMA}:{params.signature()}:{tokens.signature()}"
 
