@@ -42,11 +42,19 @@ def _dodo(tool: Tool, neutral: Path, home: Path | None = None):
     return run_measured([str(tool.python), "-m", "loci.dodo"], env=env, cwd=neutral, timeout=tool.timeout)
 
 
-def _answered(tool: Tool, neutral: Path) -> bool:
-    m = tool.run(("ask", "--json", "--no-cwd", QUESTION), neutral, timeout=120)
+def _fresh_word() -> str:
+    """A made-up word no repository holds yet, so each run waits for its own commit to be indexed
+    (a word an earlier run committed would be answerable at once)."""
+    import random
+
+    return "zorb" + "".join(random.choice("bcdfghjklmnpqrstvwxz") for _ in range(8))
+
+
+def _answered(tool: Tool, neutral: Path, word: str) -> bool:
+    m = tool.run(("ask", "--json", "--no-cwd", f"{QUESTION} {word}"), neutral, timeout=120)
     obj = parse_json(m.stdout) if m.ok else None
     blocks = (obj or {}).get("blocks", [])
-    return any("flibbertigibbet" in (e.get("text") or "") for b in blocks for e in b.get("episodes", []))
+    return any(word in (e.get("text") or "") for b in blocks for e in b.get("episodes", []))
 
 
 def _wait_for_hook(log: Path, runs: int, timeout: float) -> bool:
@@ -90,7 +98,9 @@ def bench_dag(tool: Tool, repos: list[str], neutral: Path, log=print) -> dict:
     hook_log = tool.home / "logs" / "hooks.log"
     runs_before = hook_log.read_text(errors="replace").count("loci hook: done") if hook_log.exists() else 0
     readme = repo / "README.md"
-    readme.write_text((readme.read_text(errors="replace") if readme.exists() else "") + NEW_TEXT)
+    word = _fresh_word()
+    readme.write_text((readme.read_text(errors="replace") if readme.exists() else "")
+                      + NEW_TEXT.rstrip("\n") + f" The {word} log keeps every reading.\n")
     env = {**tool.env(), **GIT_ENV}
     subprocess.run(["git", "-C", str(repo), "add", "README.md"], env=env, check=False, capture_output=True)
     start = time.monotonic()
@@ -98,7 +108,7 @@ def bench_dag(tool: Tool, repos: list[str], neutral: Path, log=print) -> dict:
                           cwd=neutral, timeout=60)
     answered_s = None
     while time.monotonic() - start < 6 * ANSWER_LIMIT_S:
-        if _answered(tool, neutral):
+        if _answered(tool, neutral, word):
             answered_s = time.monotonic() - start
             break
         time.sleep(0.2)
