@@ -386,3 +386,15 @@ def test_query_files_from_another_loci_are_built_again_by_the_next_pull(publishe
     assert sorted(out["imported"]) == ["gizmo", "webby"]
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
     assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == []
+
+
+def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus):
+    import json as _json
+
+    local = _json.loads((corpus.home_a / "meta" / "gizmo.json").read_text())
+    assert local.get("facts"), "the local build records facts (language at least)"
+    cli("pull", str(published), "--quiet")
+    from loci.kernel.config import layout
+
+    pulled = _json.loads(layout().meta("gizmo").read_text())
+    assert pulled.get("facts") == local["facts"]

@@ -26,7 +26,7 @@ MANIFEST = "manifest.json"
 REQUIRED_ROLES = ("chunks", "vocab")
 ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors")
 VECTOR_ROLES = ("vectors", "label_vectors")
-META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats")
+META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats", "facts")
 
 
 class BundleError(LociError, RuntimeError):
