@@ -108,3 +108,18 @@ def test_the_char_gram_arrays_are_stored_packed_and_score_as_scikit_learn_does(t
     assert len(zlib.decompress(stored)) > 2 * len(stored)
     scores = load_lexical(path).gram_scores("cookie sessions")
     assert max(scores, key=scores.get) in (0, 2)
+
+
+def test_a_damaged_packed_array_names_the_file_and_the_fix(tmp_path):
+    import sqlite3
+
+    from loci.kernel.errors import StoreError
+
+    path = tmp_path / "damaged.sqlite"
+    fit_and_write(path, [tokenize(d) for d in DOCS], DOCS, 3, 5)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE arrays SET data = x'00112233' WHERE name = 'gram_docs'")
+    con.commit()
+    con.close()
+    with pytest.raises(StoreError, match=r"damaged\.sqlite: its gram_docs array is damaged; run `loci index --force`"):
+        load_lexical(path).gram_scores("cookie sessions")

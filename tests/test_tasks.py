@@ -371,3 +371,11 @@ def test_a_no_change_run_imports_neither_numpy_nor_pyarrow(three):
                          env={**os.environ, "LOCI_HOME": str(layout().home)}, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_damaged_owner_memo_is_read_as_empty_and_written_anew(three):
+    lay = layout()
+    lay.owners.write_text("{not json")
+    ctx = home(lay)
+    assert build.update(ctx).code == 0  # rescans the roots with the memo ignored
+    assert json.loads(lay.owners.read_text())  # whole again, one entry a repository

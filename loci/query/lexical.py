@@ -60,8 +60,8 @@ def _unpack(blob: bytes, code: str) -> array:
 class LexicalIndex:
     """One scope's fitted rankers, read term by term from its query file."""
 
-    def __init__(self, con: sqlite3.Connection):
-        self.con = con
+    def __init__(self, con: sqlite3.Connection, path: Path | None = None):
+        self.con, self.path = con, path
         meta = dict(con.execute("SELECT key, value FROM meta"))
         if meta.get("schema") != str(QUERY_SCHEMA):
             raise KeyError("schema")
@@ -80,7 +80,13 @@ class LexicalIndex:
         if data and name in self._packed:
             import zlib
 
-            data = zlib.decompress(data)
+            try:
+                data = zlib.decompress(data)
+            except zlib.error:
+                from loci.kernel.errors import StoreError
+
+                raise StoreError(f"{self.path or 'a query file'}: its {name} array is damaged; "
+                                 "run `loci index --force` to rebuild it") from None
         return data
 
     def _array(self, name: str, code: str) -> array:
@@ -201,6 +207,6 @@ def load_lexical(path: Path) -> LexicalIndex | None:
     if con is None:
         return None
     try:
-        return LexicalIndex(con)
+        return LexicalIndex(con, path)
     except (sqlite3.DatabaseError, KeyError):
         return None
