@@ -158,8 +158,7 @@ def copied_setup(home: Path, corpus: Path, work: Path) -> tuple[Path, Path, list
     text = registry.read_text(encoding="utf-8")
     registry.write_text(text.replace(json.dumps(str(corpus.resolve()))[1:-1],
                                      json.dumps(str(new_corpus))[1:-1]), encoding="utf-8")
-    for owners in [new_home / "owners.json"]:
-        owners.unlink(missing_ok=True)
+    (new_home / "owners.json").unlink(missing_ok=True)  # keyed by the original paths
     repos = sorted(s["name"] for s in json.loads(registry.read_text())["scopes"])
     return new_home, new_corpus, repos
 

@@ -335,7 +335,7 @@ def code_fingerprint(root: Path, excludes: Sequence[str] = (), status: bytes | N
             digest.update(rec + b"\n")
             count += 1
     # status paths are relative to the repository's top, whatever directory the scope is
-    prefix = (_git(root, ["rev-parse", "--show-prefix"]) or b"").strip().decode("utf-8", "replace")
+    prefix = _repository_prefix(root)
     status = read_status(root) if status is None else status
     for rec, raw, submodule in status_entries(status or b""):
         path = raw.decode("utf-8", "replace")
@@ -344,6 +344,15 @@ def code_fingerprint(root: Path, excludes: Sequence[str] = (), status: bytes | N
             digest.update(rec + b"|" + _stat_key(root / path) + b"\n")
             count += rec[:1] == b"?"
     return digest.hexdigest(), count
+
+
+def _repository_prefix(root: Path) -> str:
+    """``root`` relative to its repository's top, as git prints a prefix ("" at the top, else "a/b/")."""
+    from pipeline.fingerprint import repository_top
+
+    here = Path(root).resolve()
+    rel = here.relative_to(repository_top(here)).as_posix()
+    return "" if rel == "." else rel + "/"
 
 
 def _walk_fingerprint(root: Path, digest) -> tuple[str, int]:
