@@ -18,8 +18,11 @@ from loci.kernel.atomic import write_with
 from loci.kernel.config import QUERY_SCHEMA
 
 PACKED = ("gram_terms", "gram_ptr", "gram_docs", "gram_counts")
-"""The char-gram arrays, stored zlib-compressed: 38 -> 12 MB over the 22 development repositories;
+"""The char-gram arrays, stored zlib-compressed: 38 -> 13 MB over the 22 development repositories;
 a question reads a scope's arrays once, and inflating them costs a few ms (docs/decisions/footprint.md)."""
+PACK_LEVEL = 1
+"""zlib's fastest level: over the 22 development repositories 13.2 MB in 0.7 s, against level 6's
+11.7 MB in 2.7 s; a one-file re-index pays the compression of its whole scope."""
 
 
 def _connect(tmp: Path) -> sqlite3.Connection:
@@ -102,7 +105,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
             ("gram_counts", pack(g_counts, codes["gram_count"])),
             ("gram_norms", pack(g_norms, "f"))]
         con.executemany("INSERT INTO arrays VALUES (?, ?)",
-                        [(name, zlib.compress(data, 6) if name in PACKED else data) for name, data in arrays])
+                        [(name, zlib.compress(data, PACK_LEVEL) if name in PACKED else data) for name, data in arrays])
         con.executemany("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", chunks)
         for name, table in (("symbols", symbols), ("calls", calls)):
             if table is None:

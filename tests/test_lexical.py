@@ -18,7 +18,7 @@ def test_char_ngrams_match_scikit_learn_char_wb():
     from sklearn.feature_extraction.text import CountVectorizer
 
     analyzer = CountVectorizer(analyzer="char_wb", ngram_range=(3, 5)).build_analyzer()
-    for text in DOCS + ["a  b", "x", "Déjà Vu!"]:
+    for text in DOCS + ["a  b", "x", "Déjà Vu!", "ab abc abcd abcde\tabcdef\n"]:
         assert char_wb_ngrams(text) == analyzer(text)
 
 
@@ -49,6 +49,24 @@ def test_chargram_scores_equal_scikit_learn_cosine(fitted):
     q = "samesite cookies"
     expected = (x @ vec.transform([q]).T).toarray().ravel()
     np.testing.assert_allclose(dense(fitted.gram_scores(q)), expected, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("docs", [
+    ["ab abc abcd abcde abcdef", "Déjà Vu! naïve straße", "x  y\tz abc", "日本語のテキスト 中文"],
+    # so many distinct characters that the n-grams cannot be packed into integers
+    [" ".join(chr(0x4E00 + i + j) * 3 for j in range(6000)) for i in range(3)] + ["abc 一一一"],
+], ids=["short-and-accented-words", "thousands-of-distinct-characters"])
+def test_chargram_fit_matches_scikit_learn_on_any_alphabet(tmp_path, docs):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    path = tmp_path / "a.sqlite"
+    fit_and_write(path, [tokenize(d) for d in docs], docs, 3, 5)
+    fitted = load_lexical(path)
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)
+    x = vec.fit_transform(docs)
+    for q in ("abcd", docs[1][:12], "一一一"):
+        expected = (x @ vec.transform([q]).T).toarray().ravel()
+        np.testing.assert_allclose(dense(fitted.gram_scores(q) or {}, len(docs)), expected, rtol=1e-4, atol=1e-6)
 
 
 def test_unknown_words_score_nothing(fitted):

@@ -22,21 +22,25 @@ from loci.kernel.config import QUERY_SCHEMA  # pipeline.query_store writes the s
 _WS = re.compile(r"\s\s+")
 
 
-def char_wb_ngrams(text: str, lo: int = 3, hi: int = 5) -> list[str]:
-    """Character n-grams inside word boundaries, padded with one space each side."""
-    text = _WS.sub(" ", text.lower())
+def word_ngrams(word: str, lo: int = 3, hi: int = 5) -> list[str]:
+    """The ``char_wb`` n-grams of one lower-cased word: the word padded with a space each side,
+    every ``lo``..``hi`` long slice of it; a padded word no longer than ``n`` is one gram, once."""
+    w = f" {word} "
+    n_w = len(w)
     grams: list[str] = []
-    for word in text.split():
-        w = f" {word} "
-        n_w = len(w)
-        for n in range(lo, hi + 1):
-            offset = 0
-            grams.append(w[offset:offset + n])
-            while offset + n < n_w:
-                offset += 1
-                grams.append(w[offset:offset + n])
-            if offset == 0:
-                break
+    for n in range(lo, hi + 1):
+        if n_w <= n:
+            grams.append(w)
+            break
+        grams += [w[i:i + n] for i in range(n_w - n + 1)]
+    return grams
+
+
+def char_wb_ngrams(text: str, lo: int = 3, hi: int = 5) -> list[str]:
+    """Character n-grams inside word boundaries, as scikit-learn's ``char_wb`` analyzer gives them."""
+    grams: list[str] = []
+    for word in _WS.sub(" ", text.lower()).split():
+        grams += word_ngrams(word, lo, hi)
     return grams
 
 
