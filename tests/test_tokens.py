@@ -40,3 +40,16 @@ def test_a_redaction_mask_yields_no_tokens():
 
     masked = f"connect with password {MARKER.format('secret-assignment')} to the server"
     assert tokenize(masked) == tokenize("connect with password to the server")
+
+
+def test_a_lazy_pattern_matches_as_the_compiled_one_and_compiles_once():
+    import re
+
+    from loci.kernel.lazyre import lazy
+
+    pat = lazy(r"\bfo+\b", re.I)
+    assert pat._compiled is None                      # nothing compiled at import
+    assert pat.search("a FOO b").group(0) == "FOO"
+    first = pat._compiled
+    assert pat.findall("foo fooo bar") == ["foo", "fooo"]
+    assert pat._compiled is first and pat.sub("x", "foo!") == "x!"

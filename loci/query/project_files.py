@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import re
 
+from loci.kernel.lazyre import LazyPattern, lazy
+
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
 _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
 
 # (question words, file names) - file names matched on the path's last part, case-insensitively
-TOPICS: tuple[tuple[re.Pattern, re.Pattern], ...] = tuple(
-    (re.compile(q, re.I), re.compile(r"^(?:" + f + r")$", re.I)) for q, f in (
+TOPICS: tuple[tuple[LazyPattern, LazyPattern], ...] = tuple(
+    (lazy(q, re.I), lazy(r"^(?:" + f + r")$", re.I)) for q, f in (
         (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
          r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
