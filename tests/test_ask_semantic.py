@@ -157,3 +157,31 @@ def test_the_text_output_says_which_scope_came_from_meaning(garage):
     out = runner.invoke(app, ["route", "--explain", "--no-cwd", question]).output
     assert "motors added: closest in meaning" in out.splitlines()[0]
     assert "vectors: motors closest in meaning" in out and ": added" in out
+
+
+def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, monkeypatch):
+    """The MCP server and `loci eval` keep every index open; their second opinion must still judge
+    the shortlist a one-shot judges, or the same question is answered two ways."""
+    from dataclasses import replace
+
+    from loci.query.ask import open_session, route_question
+    from loci.query.semantic_search import SemanticSide
+
+    measured: list[str] = []
+    real = SemanticSide._affinity
+
+    def spy(self, question, scope, k, keep):
+        measured.append(scope)
+        return real(self, question, scope, k, keep)
+
+    monkeypatch.setattr(SemanticSide, "_affinity", spy)
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    answers, seen = [], []
+    for long_lived in (False, True):
+        measured.clear()
+        session = open_session(keep_full_index=long_lived)
+        session.params = replace(session.params, semantic_shortlist=1)
+        answers.append(route_question(session, question).to_json())
+        seen.append(sorted(measured))
+    assert seen[0] == seen[1] and len(seen[0]) < 3      # the shortlist and the route's own, not all three
+    assert answers[0] == answers[1]

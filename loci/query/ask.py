@@ -178,10 +178,10 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     params = semantic.route_params(session.params) if semantic is not None else None
     if params is None:
         return result
-    # a long-lived session has every matrix mapped already; a one-shot reads a shortlist's
-    shortlist = None if session.keep_full_index else params.semantic_shortlist
+    # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
+    # all answer alike; a long-lived session keeps the matrices it has read for the next question
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
-                                   shortlist=shortlist)
+                                   shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
 

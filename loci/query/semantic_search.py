@@ -85,19 +85,20 @@ class SemanticSide:
         score = semantic_scores if keep else unit_scores
         return affinity(score(self.qvec(question), matrix), k)
 
-    def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None
-                   ) -> dict[str, float]:
+    def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None,
+                   keep: bool = True) -> dict[str, float]:
         """Each scope's closeness to the question: the mean cosine of its ``k`` nearest chunks.
 
-        With ``shortlist`` (a one-shot command), a first pass over the merged per-scope
-        summaries keeps only that many scopes, plus ``include`` (the route's own choice, which
-        the second opinion must judge); only their vectors are read."""
+        With ``shortlist``, a first pass over the merged per-scope summaries keeps only that many
+        scopes, plus ``include`` (the route's own choice, which the second opinion must judge);
+        only their vectors are read. ``keep`` holds each matrix read for the next question (a
+        long-lived session); without it a one-shot reads the stored rows once."""
         scopes = list(scopes)
         if shortlist is not None and len(scopes) > shortlist:
             scopes = self._shortlist(question, scopes, shortlist, include)
         out = {}
         for scope in scopes:
-            got = self._affinity(question, scope, k, keep=shortlist is None)
+            got = self._affinity(question, scope, k, keep=keep)
             if got is not None:
                 out[scope] = got
         return out
