@@ -71,12 +71,14 @@ def chunk_table(chunks: Sequence[Chunk]) -> pa.Table:
 
 def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
                        paths: Iterable[tuple[str, str]], chunks: Sequence[Chunk],
-                       params: Params, symbol_vocab: Counter | None = None) -> Counter:
+                       params: Params, symbol_vocab: Counter | None = None,
+                       docs_tokens: Sequence[list[str]] | None = None) -> Counter:
     """Token -> weight from what the code defines, file paths and README/docs prose.
 
     Docstrings, comments and commits never feed routing, nor do release notes and
     translated copies (``routing_prose``); each token is weighted by the kind of
-    path it came from (a fixture counts far less than source).
+    path it came from (a fixture counts far less than source). ``docs_tokens``: the
+    chunks' ``chunk_tokens`` when the caller has them.
     """
     vocab: Counter = Counter()
     if symbol_vocab is not None:
@@ -92,10 +94,11 @@ def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
         if w:
             for tok in tokens.tokenize(relpath.replace("/", " ")):
                 vocab[tok] += w
+    at = {id(c): i for i, c in enumerate(chunks)} if docs_tokens is not None else {}
     for c in routing_prose(chunks):
         w = PROSE_WEIGHT * params.path_weight(c.path_kind)
         if w:
-            for tok in tokens.tokenize(c.heading + "\n" + c.text):
+            for tok in (docs_tokens[at[id(c)]] if at else tokens.tokenize(c.heading + "\n" + c.text)):
                 vocab[tok] += w
     return vocab
 
@@ -134,23 +137,29 @@ def recency_ranks(dates: Sequence[str]) -> list[float]:
     return [rank.get(d, 0.0) if d else 0.0 for d in dates]
 
 
+def chunk_tokens(chunks: Sequence[Chunk]) -> list[list[str]]:
+    """Each chunk's search tokens (heading and text), computed once for routing and the rankers."""
+    return [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]
+
+
 def write_scope(layout: Layout, name: str, chunks: Sequence[Chunk], vocab: Counter,
-                params: Params, structure=None) -> None:
+                params: Params, structure=None, docs_tokens: Sequence[list[str]] | None = None) -> None:
     """Write the scope's chunks, vocabulary and query file (data files; the manifest comes later).
 
-    ``structure`` is the scope's StructureTables (symbols, calls) when it has a graph."""
+    ``structure`` is the scope's StructureTables (symbols, calls) when it has a graph;
+    ``docs_tokens`` the chunks' ``chunk_tokens`` when the caller has them."""
     write_table(layout.chunks(name), chunk_table(chunks))
     items = sorted(vocab.items())
     write_table(layout.vocab(name), pa.table(
         {"token": [t for t, _ in items], "weight": [float(w) for _, w in items]}, schema=VOCAB_SCHEMA))
-    write_query_file(layout.query_db(name), chunks, items, params, structure)
+    write_query_file(layout.query_db(name), chunks, items, params, structure, docs_tokens)
 
 
 def write_query_file(path: Path, chunks: Sequence[Chunk], vocab_items: Sequence[tuple[str, float]],
-                     params: Params, structure=None) -> None:
+                     params: Params, structure=None, docs_tokens: Sequence[list[str]] | None = None) -> None:
     """The scope's query file (fitted rankers, chunk rows, structure, vocabulary) at ``path``;
     a pulled bundle's is rebuilt from its Parquet tables through here too."""
-    docs_tokens = [tokens.tokenize(c.heading + "\n" + c.text) for c in chunks]  # cached per word
+    docs_tokens = chunk_tokens(chunks) if docs_tokens is None else docs_tokens
     texts = [(c.heading + "\n" + c.text)[:GRAM_TEXT_CHARS] for c in chunks]
     recency = recency_ranks([c.date for c in chunks])
     rows = ((i, c.kind, c.path_kind, c.path, c.line, c.heading, c.text, c.hash, recency[i])

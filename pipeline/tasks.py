@@ -321,7 +321,7 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
     """Collect, redact and write one scope; the meta (with ``fingerprint``) last. Raises on failure."""
     from pipeline.collect import collect_scope
     from pipeline.facts import dependencies, fact_vocabulary, scope_facts
-    from pipeline.index import ScopeMeta, newest_commit_date, routing_vocabulary, write_scope
+    from pipeline.index import ScopeMeta, chunk_tokens, newest_commit_date, routing_vocabulary, write_scope
     from pipeline.uses import scope_refs, write_refs
     from loci.kernel.registry import load_registry
 
@@ -331,14 +331,15 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
     collected = collect_scope(scope.name, Path(scope.path), exclude=scope.excludes,
                               globs=scope.globs, params=params)
     tables, symbol_vocab, problems = _structure(layout, scope, params)
+    docs_tokens = chunk_tokens(collected.chunks)   # once, for routing and the rankers
     vocab = routing_vocabulary(collected.definitions, collected.paths, collected.chunks,
-                               params, symbol_vocab)
+                               params, symbol_vocab, docs_tokens)
     root, relpaths = Path(scope.path), [p for p, _k in collected.paths]
     manifest_problems: list[str] = []  # a bad value is skipped, the rest indexed, the file reported
     deps = dependencies(root, relpaths, manifest_problems)  # read once: facts and cross-scope references
     facts = scope_facts(root, relpaths, deps)
     vocab.update(fact_vocabulary(root, relpaths, facts=facts))
-    write_scope(layout, name, collected.chunks, vocab, params, tables)
+    write_scope(layout, name, collected.chunks, vocab, params, tables, docs_tokens)
     write_refs(layout, name, scope_refs(root, relpaths, collected.imports, deps))
     meta = ScopeMeta(
         name=name, fingerprint=fingerprint, chunks=len(collected.chunks),

@@ -107,3 +107,11 @@ def test_a_foreign_questions_function_words_are_no_evidence():
                            "styler": "formatter python code block format python style " * 3})
     r = route(q, index, Context(), {"maths": ["maths"], "styler": ["styler"]})
     assert "maths" not in r.scopes
+
+
+def test_letters_are_counted_by_script_latin_extended_included():
+    from loci.kernel.language import read
+
+    r = read("Hello wörld, ça va? 日本語のテキスト Привет мир ɏ Ḁ 42_x")
+    assert (r.latin_letters, r.other_letters) == (5 + 5 + 2 + 2 + 1 + 1, 8 + 6 + 3 + 1)
+    assert r.other_script_share == 18 / 34

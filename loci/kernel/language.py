@@ -59,15 +59,14 @@ class Reading:
         return self.other_letters / total if total else 0.0
 
 
+_LATIN = re.compile("[\x00-\x7f\u00c0-\u024f]+")   # ASCII and the Latin-1 Supplement to Extended-B
+
+
 def read(text: str) -> Reading:
     words = _WORD.findall(text.lower())
-    latin = other = 0
-    for w in words:
-        for ch in w:
-            if ch.isascii() or "\u00c0" <= ch <= "\u024f":
-                latin += 1
-            else:
-                other += 1
+    letters = "".join(words)
+    other = len(_LATIN.sub("", letters))
+    latin = len(letters) - other
     english = sum(w in ENGLISH for w in words)
     foreign = sum(w in FOREIGN for w in words)
     return Reading(len(words), english, foreign, latin, other)
