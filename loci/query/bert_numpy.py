@@ -154,8 +154,10 @@ def is_supported(path: Path) -> bool:
 class NumpyBert:
     """``encode(texts)`` -> (n, hidden) float32, unit rows; the weights are read once."""
 
-    def __init__(self, path: Path, max_length: int | None = None):
-        """``max_length``: word pieces a text is cut to (default: the model's ``max_seq_length``)."""
+    def __init__(self, path: Path, max_length: int | None = None, vocab_agrees: bool = False):
+        """``max_length``: word pieces a text is cut to (default: the model's ``max_seq_length``);
+        ``vocab_agrees``: the folder's vocab.txt is known to describe its tokenizer.json (read
+        the small one)."""
         from loci.query import wordpiece
 
         path = Path(path)
@@ -171,7 +173,8 @@ class NumpyBert:
         self.tensors = _Tensors(path / "model.safetensors")
         self.calls = 0
         self.tokenizer_path = path / "tokenizer.json"
-        self.wordpiece = wordpiece.load(self.tokenizer_path, self.max_length)
+        self.wordpiece = ((vocab_agrees and wordpiece.load_from_vocab(path, self.max_length))
+                          or wordpiece.load(self.tokenizer_path, self.max_length))
         self._library = None if self.wordpiece is not None else self._library_tokenizer()
 
     def _library_tokenizer(self):

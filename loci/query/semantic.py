@@ -127,7 +127,7 @@ class BertEncoder:
         from loci.query.bert_numpy import NumpyBert
 
         try:
-            self._model = NumpyBert(Path(path))
+            self._model = NumpyBert(Path(path), vocab_agrees=model_id == TRANSFORMER_ID)
         except ImportError:
             raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
         except Exception as exc:
