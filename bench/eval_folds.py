@@ -1,8 +1,11 @@
 """Score the labelled questions on a built home, per fold, through the same path as `loci ask`.
 
-    LOCI_HOME=/path/to/home python bench/eval_folds.py [--questions FILE] [--misses] [--json OUT]
+    LOCI_HOME=/path/to/home python bench/eval_folds.py [--questions FILE] [--misses] [--answers] [--json OUT]
 
 Prints overall and per-family figures for all questions, fold A (tuned) and fold B (untuned).
+``--answers`` lists the questions routed to a gold scope whose answer is not among the first
+five: the evidence wanted, the five passages given (kind, source, score) and where the first
+hit ranks when twenty are asked for.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.folds import score_folds, shared_dir  # noqa: E402
+from bench.folds import fold_of, score_folds, shared_dir  # noqa: E402
 from loci.query import evalgen, scoring  # noqa: E402
 from loci.query.ask import open_session  # noqa: E402
 
@@ -28,10 +31,48 @@ def _row(name: str, m: dict) -> str:
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
+DEEP_K = 20
+
+
+def _gold_blocks(question: dict, result: dict | None) -> list[dict]:
+    gold = set(question["gold_scopes"])
+    return [b for b in (result or {}).get("blocks") or () if b.get("scope") in gold]
+
+
+def answer_misses(session, questions: list[dict], results: dict) -> list[str]:
+    """For each question routed to a gold scope but missing hit@5: what it wanted, the five
+    answers given (kind, source, score) and where its first hit ranks when twenty are asked for."""
+    from loci.query.ask import ask
+
+    report = scoring.score(questions, results)
+    by_id = {q["id"]: q for q in questions}
+    lines = []
+    for s in report.questions:
+        q = by_id[s.id]
+        if s.hit5 is not False or not _gold_blocks(q, results.get(s.id)):
+            continue
+        need_all = q["mode"] == "one"
+        deep = ask(session, q["question"], cwd=evalgen._cwd_of(session, q.get("cwd")), k=DEEP_K).to_json()
+        lines.append(f"\n## {s.id} [{s.family}] fold {fold_of(q)}: {q['question']}")
+        lines.append(f"   wants {q.get('evidence')} terms {q.get('answer_terms')}")
+        for block in _gold_blocks(q, deep):
+            ev = [scoring.parse_evidence(e) for e in q.get("evidence") or ()]
+            ev = [e for e in ev if e.scope == block["scope"]]
+            ranks = scoring.hit_ranks(block, ev, list(q.get("answer_terms") or ()), need_all, DEEP_K)
+            lines.append(f"   [{block['scope']}] first hit in {DEEP_K}: episode {ranks[0]}, structure {ranks[1]}")
+            for i, ep in enumerate(block["episodes"][:max(5, (ranks[0] or 0) + 1)]):
+                text = " ".join(str(ep.get("text") or "").split())[:90]
+                lines.append(f"     {i:>2} {ep['score']:.3f} {ep['kind']:<9} {ep['source']}:{ep['line']}  {text}")
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", default=str(DEFAULT_QUESTIONS))
     ap.add_argument("--misses", action="store_true", help="list the questions routed wrongly")
+    ap.add_argument("--answers", action="store_true",
+                    help="list the questions routed to a gold scope whose answer is not in the first five, "
+                         "with the evidence wanted, the five given and where the first hit ranks in twenty")
     ap.add_argument("--json", help="write the per-fold reports and results here")
     args = ap.parse_args(argv)
     questions = scoring.load_questions(args.questions)
@@ -53,6 +94,9 @@ def main(argv=None) -> int:
             got = w["outcome"] + (f" {', '.join(w['scopes'])}" if w["scopes"] else "")
             want = "abstain" if w["mode"] == "abstain" else ", ".join(w["gold"])
             print(f"  {w['id']} [{w['family']}]: {w['question']}\n      wanted {want}, got {got}")
+    if args.answers:
+        for line in answer_misses(session, questions, results):
+            print(line)
     if args.json:
         Path(args.json).write_text(json.dumps({"reports": out, "results": results}, indent=1))
     return 0

@@ -6,6 +6,7 @@ import pytest
 
 from loci.query.scoring import (
     Evidence,
+    hit_ranks,
     load_questions,
     parse_evidence,
     render_markdown,
@@ -131,6 +132,13 @@ def test_hit_at_5_ignores_results_below_the_fifth_and_outside_gold_blocks():
     wrong_scope = routed("b", "a", blocks=[block("b", [episode("needle")]), block("a")])
     assert score(questions, {"v": late}).overall.hit5 == 0.0
     assert score(questions, {"v": wrong_scope}).overall.hit5 == 0.0
+
+
+def test_hit_ranks_say_where_the_first_answer_sits_among_episodes_and_structure():
+    sixth = block("a", [episode("hay")] * 5 + [episode("needle")], [node("hay"), node("needle")])
+    assert hit_ranks(sixth, [], ["needle"], True) == (None, 1)
+    assert hit_ranks(sixth, [], ["needle"], True, limit=20) == (5, 1)
+    assert hit_ranks(block("a", [episode("hay")]), [], ["needle"], True) == (None, None)
 
 
 def test_set_hit_needs_one_term_in_every_returned_gold_block():

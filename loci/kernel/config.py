@@ -178,6 +178,10 @@ class Params:
     embed_threads: int = 0               # torch threads (0: torch's default, one per core: idle 2 cores 255 vs 147 texts/s)
     # --- episode search
     k: int = 5
+    # a passage that records or explains code (a commit body, a docstring, a comment) answers a
+    # why-question; for any other question it counts this much against prose written for the
+    # reader (README, docs): docs/decisions/generalisation.md, mechanisms 15 and 18
+    outside_why: tuple[tuple[str, float], ...] = (("commit", 0.5), ("docstring", 0.7), ("comment", 0.7))
     chargram_min: int = 3
     chargram_max: int = 5
 

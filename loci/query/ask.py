@@ -203,13 +203,14 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
         q_tokens = question_tokens(question, grammar.is_enumerative(question))
         sem_scores = sem_floor = None
         if semantic is not None:
-            sem_scores = semantic.scores(scope, lex, question)
+            def sem_scores(candidates):
+                return semantic.scores(scope, lex, question, also=candidates)
             sem_floor = semantic.floor(scope)
             for label in semantic.expansion(scope, question):
                 q_tokens += [t for t in tokenize(label) if t not in q_tokens]
         hits = search_scope(question, q_tokens, lex, k=k, gate=gate, semantic=sem_scores,
                             semantic_floor=sem_floor, prefer_project_docs=prefer_project_docs,
-                            semantic_led=semantic_led and sem_scores is not None, params=session.params)
+                            semantic_led=semantic_led, params=session.params)
         block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block

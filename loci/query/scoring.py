@@ -183,15 +183,25 @@ def _has_terms(text: str, terms: list[str], need_all: bool) -> bool:
     return all(found) if need_all else any(found)
 
 
-def _block_hits(block: Mapping, evidence: list[Evidence], terms: list[str], need_all: bool) -> bool:
-    for ep in list(block.get("episodes") or [])[:TOP_K]:
+def hit_ranks(block: Mapping, evidence: list[Evidence], terms: list[str], need_all: bool,
+              limit: int = TOP_K) -> tuple[int | None, int | None]:
+    """(episode rank, structure rank) of the first of the block's first ``limit`` episodes and
+    structure results that holds the answer or cites the evidence; None where none does."""
+    ep_rank = st_rank = None
+    for i, ep in enumerate(list(block.get("episodes") or [])[:limit]):
         if _has_terms(str(ep.get("text") or ""), terms, need_all) or _cites(ep, evidence, "source", True):
-            return True
-    for st in list(block.get("structure") or [])[:TOP_K]:
+            ep_rank = i
+            break
+    for i, st in enumerate(list(block.get("structure") or [])[:limit]):
         text = " ".join(str(st.get(k) or "") for k in ("label", "text"))
         if _has_terms(text, terms, need_all) or _cites(st, evidence, "source_file", False):
-            return True
-    return False
+            st_rank = i
+            break
+    return ep_rank, st_rank
+
+
+def _block_hits(block: Mapping, evidence: list[Evidence], terms: list[str], need_all: bool) -> bool:
+    return hit_ranks(block, evidence, terms, need_all) != (None, None)
 
 
 def _hit5(question: Mapping, result: Mapping | None) -> bool | None:

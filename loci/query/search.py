@@ -9,7 +9,7 @@ dicts (chunk row -> score): only chunks some ranker touched are considered.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import is_foreign, translation_language
@@ -35,9 +35,6 @@ FACT_FILE_BASE = 0.35
 FACT_FILE_SLOTS = 2
 # a translated copy (README.es.md) repeats its original: for a question in English it ranks this low
 TRANSLATION_FACTOR = 0.3
-# a commit body records why something changed: it answers a why-question; for any other question
-# (how do I, where is, can it) it counts this much (docs/decisions/generalisation.md)
-COMMIT_OUTSIDE_WHY = 0.5
 RECENCY_WEIGHT = 0.03    # added for the newest commit, scaled down to 0 for the oldest (and undated chunks)
 BM25_GROUNDED = 1.5      # a raw BM25 score at least this high counts as grounded
 GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
@@ -84,17 +81,20 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
          semantic: Scores | None = None, semantic_floor: float | None = None,
          semantic_led: bool = False, fact_files: Iterable[int] = (),
-         demoted: Iterable[int] = (), rationale: bool = True) -> list[tuple[int, float]]:
+         demoted: Iterable[int] = (), rationale: bool = True,
+         params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
     ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]);
     ``fact_files`` are rows of the files holding the fact a question about the project asks
     for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies;
-    ``rationale`` False (the question asks no why) counts commit bodies at ``COMMIT_OUTSIDE_WHY``.
+    ``rationale`` False (the question asks no why) counts commit bodies, docstrings and comments
+    at ``params.outside_why``: they explain code and its changes, prose answers how.
     """
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
     facts, demoted = set(fact_files), set(demoted)
+    outside_why = {} if rationale else dict(params.outside_why)
     for d in facts:
         fused[d] = max(fused.get(d, 0.0), FACT_FILE_BASE)
     out = []
@@ -107,8 +107,7 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
             score *= FACT_FILE_FACTOR
         if d in demoted:
             score *= TRANSLATION_FACTOR
-        if kind == "commit" and not rationale:
-            score *= COMMIT_OUTSIDE_WHY
+        score *= outside_why.get(kind, 1.0)
         if gate and d not in facts and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
                          or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
                          or semantic_floor is not None and (semantic or {}).get(d, -1.0) >= semantic_floor):
@@ -125,21 +124,27 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
 
 
 def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gate: bool = True,
-                 prefer_project_docs: bool = False, semantic: Scores | None = None,
+                 prefer_project_docs: bool = False,
+                 semantic: Callable[[Collection[int]], Scores | None] | None = None,
                  semantic_floor: float | None = None, semantic_led: bool = False,
                  params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
-    """Rank one scope's chunks for the question; (chunk row, score) pairs, best first."""
+    """Rank one scope's chunks for the question; (chunk row, score) pairs, best first.
+
+    ``semantic``, given the lexical rankers' candidates, returns the vectors' cosines: their own
+    best rows and those candidates' (a passage the words found is judged on its closeness in
+    meaning, not dropped to 0 for being outside the vectors' short list)."""
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
     grams = lex.gram_scores(question)
+    sem = semantic(set(bm25 or ()) | set(grams or ())) if semantic is not None else None
     prose = lex.prose_paths()
     patterns = fact_file_patterns(question) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
-    candidates = set(bm25 or ()) | set(grams or ()) | set(semantic or ()) | facts
+    candidates = set(bm25 or ()) | set(grams or ()) | set(sem or ()) | facts
     if not candidates:
         return []
     demoted = set() if is_foreign(question) else {
         i for i in candidates if i in prose and translation_language(prose[i]) is not None}
     kinds = lex.chunk_kinds(candidates)
     return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
-                semantic=semantic, semantic_floor=semantic_floor, semantic_led=semantic_led,
-                fact_files=facts, demoted=demoted, rationale=asks_why(question))
+                semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
+                fact_files=facts, demoted=demoted, rationale=asks_why(question), params=params)

@@ -55,8 +55,10 @@ class SemanticSide:
             self._qvec[question] = self.encoder.encode([question])[0]
         return self._qvec[question]
 
-    def scores(self, scope: str, lex, question: str) -> dict[int, float] | None:
-        """Cosine of the question against the scope's chunks, the best TOP_SEMANTIC of them."""
+    def scores(self, scope: str, lex, question: str, also=()) -> dict[int, float] | None:
+        """Cosine of the question against the scope's chunks: the best TOP_SEMANTIC of them, and
+        every row of ``also`` (the lexical rankers' candidates), so a passage the words found
+        keeps its closeness in meaning instead of reading as unrelated when it is 21st."""
         import numpy as np
 
         from loci.query.semantic import align, load_vectors, semantic_scores
@@ -69,7 +71,12 @@ class SemanticSide:
             return None
         cos = semantic_scores(self.qvec(question), aligned)
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
-        return {int(i): float(cos[i]) for i in top if cos[i] > 0}
+        out = {int(i): float(cos[i]) for i in top if cos[i] > 0}
+        rows = np.fromiter((i for i in also if i not in out), dtype=np.int64)
+        rows = rows[(rows >= 0) & (rows < len(cos))]
+        rows = rows[cos[rows] > 0]
+        out.update(zip(rows.tolist(), cos[rows].tolist()))
+        return out
 
     def _affinity(self, question: str, scope: str, k: int, keep: bool) -> float | None:
         """The question's affinity to one scope (None: no usable vectors). With ``keep`` the

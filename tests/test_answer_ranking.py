@@ -1,0 +1,90 @@
+"""Inside the right scope, which passages come first (loci.query.search, SemanticSide.scores)."""
+import numpy as np
+
+from loci.kernel.config import DEFAULT_PARAMS
+from loci.query.search import rank, search_scope
+
+
+class FakeLex:
+    """The few LexicalIndex reads search_scope makes, from fixed scores."""
+
+    def __init__(self, bm25, grams, kinds):
+        self._bm25, self._grams, self._kinds = bm25, grams, kinds
+
+    def bm25_scores(self, tokens):
+        return dict(self._bm25) or None
+
+    def gram_scores(self, text):
+        return dict(self._grams) or None
+
+    def prose_paths(self):
+        return {}
+
+    def chunk_kinds(self, ids):
+        return {i: self._kinds[i] for i in ids if i in self._kinds}
+
+
+DOC = ("doc", "docs", 0.0)
+
+
+def _vectors(cosines: dict[int, float], short_list: int):
+    """A vector ranker that lists its ``short_list`` best rows and the cosines it is asked for."""
+    asked: list[set[int]] = []
+
+    def semantic(candidates):
+        asked.append(set(candidates))
+        best = sorted(cosines, key=lambda d: -cosines[d])[:short_list]
+        return {d: cosines[d] for d in set(best) | set(candidates) if d in cosines}
+
+    return semantic, asked
+
+
+def test_the_vectors_are_asked_about_every_passage_the_words_found():
+    lex = FakeLex({0: 9.0, 1: 2.0}, {0: 0.4, 2: 0.3}, {0: DOC, 1: DOC, 2: DOC, 3: DOC})
+    semantic, asked = _vectors({0: 0.5, 1: 0.4, 2: 0.3, 3: 0.7}, short_list=1)
+    search_scope("q", ["q"], lex, semantic=semantic)
+    assert asked == [{0, 1, 2}]
+
+
+def test_a_passage_outside_the_vectors_short_list_keeps_its_closeness_in_meaning():
+    # row 0 is the words' best by far and close in meaning (0.55), but not the vectors' first;
+    # row 1 is the vectors' only listed row and barely matches the words
+    lex = FakeLex({0: 10.0, 1: 2.0}, {0: 0.4, 1: 0.1}, {0: DOC, 1: DOC})
+    semantic, _ = _vectors({0: 0.55, 1: 0.6}, short_list=1)
+    led = search_scope("q", ["q"], lex, semantic=semantic, semantic_led=True)
+    assert [d for d, _ in led] == [0, 1]
+    # what it did when a row outside the short list read as unrelated (cosine 0)
+    listed_only = rank({0: 10.0, 1: 2.0}, {0: 0.4, 1: 0.1}, {0: DOC, 1: DOC}, semantic={1: 0.6},
+                       semantic_led=True)
+    assert [d for d, _ in listed_only] == [1, 0]
+
+
+def test_a_docstring_or_comment_yields_to_equally_matching_docs_unless_the_question_asks_why():
+    for code_kind in ("docstring", "comment"):
+        kinds = {0: (code_kind, "source", 0.0), 1: DOC}
+        bm25, grams = {0: 3.0, 1: 2.8}, {0: 0.5, 1: 0.48}
+        assert [d for d, _ in rank(bm25, grams, kinds, rationale=False)] == [1, 0]
+        assert [d for d, _ in rank(bm25, grams, kinds, rationale=True)] == [0, 1]
+
+
+def test_how_much_code_passages_count_outside_a_why_question_is_a_parameter():
+    from dataclasses import replace
+
+    kinds = {0: ("comment", "source", 0.0), 1: DOC}
+    bm25, grams = {0: 3.0, 1: 2.8}, {0: 0.5, 1: 0.48}
+    even = replace(DEFAULT_PARAMS, outside_why=(("commit", 0.5),))
+    assert [d for d, _ in rank(bm25, grams, kinds, rationale=False, params=even)] == [0, 1]
+
+
+def test_the_semantic_side_returns_its_best_rows_and_the_rows_it_is_asked_about(monkeypatch):
+    from loci.query import semantic_search
+    from loci.query.semantic_search import SemanticSide
+
+    monkeypatch.setattr(semantic_search, "TOP_SEMANTIC", 1)
+    side = SemanticSide(layout=None, model="m", model_id="m")
+    side._vectors["s"] = np.array([[1, 0], [0.8, 0.6], [0.6, 0.8], [-1, 0]], dtype=np.float32)
+    side._qvec["q"] = np.array([1, 0], dtype=np.float32)
+    got = side.scores("s", None, "q", also={2, 3, 7})
+    assert set(got) == {0, 2}               # the best row, and the asked rows that lean its way
+    assert abs(got[2] - 0.6) < 1e-6
+    assert set(side.scores("s", None, "q")) == {0}
