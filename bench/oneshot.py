@@ -4,9 +4,9 @@ question so every implementation sees the same machine load.
     python bench/oneshot.py --impl new=.:HOME [--impl old=/path/to/checkout:HOME]
                             [--ref BIN_DIR:REF_HOME] [--questions 20] [--json OUT]
 
-Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run by an interpreter
-without the editable install's import hook: ``plain_python``) and the home it reads;
-``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
+Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run through a console
+script as an install writes it, without the editable install's import hook: ``plain_python``) and
+the home it reads; ``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
 and p90 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
 and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
@@ -42,8 +42,9 @@ PLAIN = ROOT / "bench" / ".cache" / "plain-python"
 
 
 def plain_python() -> str:
-    """An interpreter that sees this venv's packages as an installed loci's would, without the
-    editable install's import hook, which costs every command ~18 ms a user's install doesn't pay.
+    """A ``loci`` console script, as an install writes it, run by an interpreter that sees this
+    venv's packages as an installed loci's would, without the editable install's import hook,
+    which costs every command ~18 ms a user's install doesn't pay (``python -m`` another ~7).
 
     A venv of its own whose one ``.pth`` line names this venv's site-packages: a directory named
     that way is on the path, but the ``.pth`` files inside it (the editable hook) are not run.
@@ -56,13 +57,17 @@ def plain_python() -> str:
         venv.EnvBuilder(with_pip=False, symlinks=True).create(PLAIN)
     lib = next(PLAIN.glob("lib/python*/site-packages"))
     (lib / "main-venv.pth").write_text("\n".join(site.getsitepackages()) + "\n")
-    return str(py)
+    script = PLAIN / "bin" / "loci"      # what pip writes for the console script
+    script.write_text(f"#!{py}\nimport sys\nfrom loci.front.cli import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    return str(script)
 
 
 def commands(args) -> list[tuple[str, list[str], dict]]:
     """(label, argv prefix, env) of every command to time."""
     out = []
-    python = plain_python()
+    loci = plain_python()
     for spec in args.impl:
         name, rest = spec.split("=", 1)
         checkout, home = rest.split(":", 1)
@@ -70,7 +75,7 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
         subprocess.run([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"],
                        check=True, capture_output=True)
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
-        exe = [python, "-m", "loci"]
+        exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
     if args.ref:

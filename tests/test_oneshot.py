@@ -48,7 +48,9 @@ def test_an_expected_error_is_one_line_and_its_exit_code_without_typer(tmp_path,
 
 
 @pytest.mark.parametrize("argv", [["route", "--help"], ["ask", "--k", "99", "q"], ["route", "a", "b"],
-                                  ["route", "--no-such-option", "q"], ["route", "--ex", "q"], ["scopes"], []])
+                                  ["route", "--no-such-option", "q"], ["route", "--ex", "q"], ["scopes"], [],
+                                  ["ask", "--k", "two", "q"], ["ask", "q", "--scope"], ["route", "--fast=1", "q"],
+                                  ["route"], ["ask", "--explain", "q"]])
 def test_help_a_bad_value_or_another_command_is_left_to_typer(argv):
     assert oneshot.parse(argv) is None
 
@@ -61,6 +63,25 @@ def test_the_quick_parser_knows_exactly_the_typer_commands_options():
     for name in oneshot.COMMANDS:
         typer_opts = {o for p in group.commands[name].params if isinstance(p, click.Option) for o in p.opts}
         typer_opts.discard("--help")
-        quick = {o for a in oneshot._parser(name)._actions for o in a.option_strings}
+        quick = set(oneshot.OPTIONS[name])
         assert quick == typer_opts, name
+
+
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["ask", "--k=3", "q", "--scope", "gizmo"], {"k": 3, "scope": "gizmo", "question": "q"}),
+    (["route", "--json", "--", "--weird question"], {"as_json": True, "question": "--weird question"}),
+    (["route", "--group", "work", "--group=home", "q"], {"group": "home", "question": "q"}),
+    (["ask", "--cwd", "/tmp/x", "--no-cwd", "--fast", "q"],
+     {"no_cwd": True, "fast": True, "question": "q", "k": 5}),
+])
+def test_the_quick_parser_reads_what_typer_reads(argv, expected):
+    from pathlib import Path
+
+    command, kwargs = oneshot.parse(argv)
+    assert command is oneshot.COMMANDS[argv[0]]
+    assert {k: kwargs[k] for k in expected} == expected
+    if "--cwd" in argv:
+        assert kwargs["cwd"] == Path("/tmp/x")
 

@@ -7,7 +7,6 @@ it touches.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
@@ -195,6 +194,8 @@ class Params:
 @functools.lru_cache(maxsize=16)
 def _params_signature(params: Params) -> str:
     """A digest of every parameter (Params is frozen: one computation per distinct value)."""
+    import hashlib  # here: OpenSSL costs a one-shot query ~4 ms and 3.5 MB it never needs
+
     blob = json.dumps(asdict(params), sort_keys=True, default=list)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 

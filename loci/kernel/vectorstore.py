@@ -6,7 +6,6 @@ checks a store's manifest against its matrix without importing numpy.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +36,8 @@ def model_id_for(name: str | None) -> str:
         return _ALIASES[name]
     path = Path(name).expanduser()
     if path.exists():
+        import hashlib  # here: not on a one-shot query's path (see loci.kernel.config)
+
         digest = hashlib.sha1(str(path.resolve()).encode()).hexdigest()[:8]
         return f"{path.resolve().name}-{digest}"
     return name
