@@ -262,3 +262,23 @@ def test_dodo_path_names_the_installed_packages_dodo_file():
 def test_options_that_did_nothing_are_gone():
     assert runner.invoke(app, ["ask", "--rerank", "anything"]).exit_code == 2
     assert runner.invoke(app, ["graphs", "--all"]).exit_code == 2
+
+
+def test_every_option_of_every_command_says_what_it_does_in_help():
+    import click
+    import typer.main
+
+    from loci.front.cli_app import app
+
+    silent = []
+
+    def walk(cmd, path):
+        if isinstance(cmd, click.Group):
+            for name, sub in cmd.commands.items():
+                walk(sub, [*path, name])
+            return
+        silent.extend(f"loci {' '.join(path)} {p.opts[0]}" for p in cmd.params
+                      if isinstance(p, click.Option) and not p.help and "--help" not in p.opts)
+
+    walk(typer.main.get_command(app), [])
+    assert silent == []

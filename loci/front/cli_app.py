@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import err as _err, handled, writable_home as _writable_home
+from loci.front.cli_common import err as _err, handled, json_flag, writable_home as _writable_home
 from loci.front.oneshot import K_RANGE
 from loci.kernel.config import layout as make_layout
 
@@ -45,7 +45,7 @@ app.add_typer(group_app, name="group")
 @app.command()
 @handled
 def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only members of this group."),
-           as_json: bool = typer.Option(False, "--json")):
+           as_json: bool = json_flag()):
     """List registered scopes with their path, owner and groups."""
     from loci.kernel.groups import effective_groups, load_policy
     from loci.kernel.registry import load_registry
@@ -82,7 +82,7 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
           no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
           fast: bool = typer.Option(False, "--fast", help="Vocabulary only: skip the embeddings' second "
                                     "opinion (which can add a scope close in meaning, or answer an abstention)."),
-          as_json: bool = typer.Option(False, "--json")):
+          as_json: bool = json_flag()):
     """Show which scopes a question routes to (or why it abstains), without searching them."""
     from loci.front.oneshot import route_command
 
@@ -99,7 +99,7 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
-        as_json: bool = typer.Option(False, "--json")):
+        as_json: bool = json_flag()):
     """Route the question, then answer from each selected scope's stores with citations."""
     from loci.front.oneshot import ask_command
 
@@ -111,7 +111,7 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
 
 @groups_app.callback()
 @handled
-def groups_list(ctx: typer.Context, as_json: bool = typer.Option(False, "--json")):
+def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
     """List groups, their mode, and how many scopes each holds."""
     if ctx.invoked_subcommand:
         return

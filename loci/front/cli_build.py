@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, err, handled, index_lines, interactive, writable_home,
+    Commands, build_context, err, handled, index_lines, interactive, quiet_flag, writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
@@ -38,7 +38,7 @@ def show_scan(report, dirs, quiet: bool) -> None:
 @handled
 def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git repositories."),
          split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
-         quiet: bool = typer.Option(False, "--quiet", "-q")):
+         quiet: bool = quiet_flag()):
     """Find git repositories under DIRS and register each as a scope (scopes.json is rewritten whole)."""
     from pipeline import build
 
@@ -87,7 +87,7 @@ def _graphify_missing() -> bool:
 @handled
 def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope)."),
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
-           quiet: bool = typer.Option(False, "--quiet", "-q")):
+           quiet: bool = quiet_flag()):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
     from pipeline import build
 
@@ -112,7 +112,7 @@ def show_index(report, quiet: bool) -> int:
 @commands.command()
 @handled
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
-          quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar, no report.")):
+          quiet: bool = quiet_flag()):
     """Build the episode store and routing index for every scope whose fingerprint moved."""
     from pipeline import build
 
@@ -168,7 +168,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
           no_graphs: bool = typer.Option(False, "--no-graphs", help="Skip code graphs (prose-only routing)."),
           no_embed: bool = typer.Option(False, "--no-embed", help="Skip local embeddings (lexical answers only)."),
           no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the shipped thresholds."),
-          quiet: bool = typer.Option(False, "--quiet", "-q")):
+          quiet: bool = quiet_flag()):
     """First run: scan DIRS, graphs, index, embeddings, calibration, then doctor.
 
     Prompts only on a terminal (-y takes every default); each step can be skipped."""
@@ -212,7 +212,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
            no_scan: bool = typer.Option(False, "--no-scan", help="Do not rescan the roots."),
            no_graphs: bool = typer.Option(False, "--no-graphs", help="Do not refresh code graphs."),
            force: bool = typer.Option(False, "--force", help="Rebuild every step, changed or not."),
-           quiet: bool = typer.Option(False, "--quiet", "-q")):
+           quiet: bool = quiet_flag()):
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed: what `doit` alone does.
 
     Embeddings and calibration are refreshed when the home already has them."""

@@ -11,6 +11,16 @@ import typer
 from loci.kernel.config import Layout, layout as make_layout
 
 
+def quiet_flag():
+    """The ``--quiet`` option of every command that shows progress."""
+    return typer.Option(False, "--quiet", "-q", help="No progress bar or progress lines, no report.")
+
+
+def json_flag():
+    """The ``--json`` option every command that reports something offers."""
+    return typer.Option(False, "--json", help="Print JSON (the documented contract) instead of text.")
+
+
 def err(msg: str) -> None:
     typer.echo(f"loci: {msg}", err=True)
 

@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import Commands, build_context, err, handled, index_lines, writable_home
+from loci.front.cli_common import Commands, build_context, err, handled, index_lines, json_flag, writable_home
 
 commands = Commands()
 
@@ -14,7 +14,7 @@ commands = Commands()
 @commands.command()
 @handled
 def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
-              as_json: bool = typer.Option(False, "--json")):
+              as_json: bool = json_flag()):
     """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
     second-opinion floors) to your corpus; writes calibration.json."""
     from loci.query.calibration import read_calibration
@@ -48,7 +48,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
 def eval_(misses: bool = typer.Option(False, "--misses", help="List the questions routing got wrong."),
           questions: Optional[Path] = typer.Option(None, "--questions", help="A JSONL file of labelled questions "
                                                    "(the dev-questions.jsonl format) to score instead."),
-          as_json: bool = typer.Option(False, "--json")):
+          as_json: bool = json_flag()):
     """Measure routing on your own corpus with questions whose answer is known by construction."""
     from loci.query import evalgen
     from loci.query.ask import open_session
@@ -110,7 +110,7 @@ def print_doctor(as_json: bool = False) -> list:
 @handled
 def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope."),
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
-         as_json: bool = typer.Option(False, "--json")):
+         as_json: bool = json_flag()):
     """Which of your projects reference another (imports and declared dependencies), with citations."""
     from loci.query.ask import open_session
     from loci.front.render import dump_json
@@ -134,7 +134,7 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
 
 @commands.command()
 @handled
-def doctor(as_json: bool = typer.Option(False, "--json")):
+def doctor(as_json: bool = json_flag()):
     """Name what is missing or stale per scope, and the one command that fixes each; writes nothing.
     Exits 1 when a gap has a command to run."""
     from loci.front.doctor import needs_fixing

@@ -5,7 +5,7 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import Commands, build_context, err, handled, writable_home
+from loci.front.cli_common import Commands, build_context, err, handled, quiet_flag, writable_home
 
 commands = Commands()
 
@@ -26,7 +26,7 @@ def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer
                                               "all-MiniLM-L6-v2), static (a small model distilled locally "
                                               "from it: 60x faster to build, weaker on paraphrases), or any "
                                               "sentence-transformers name or path."),
-          quiet: bool = typer.Option(False, "--quiet", "-q")):
+          quiet: bool = quiet_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""
     from loci.query.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
     from pipeline import build

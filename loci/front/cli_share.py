@@ -6,7 +6,7 @@ from typing import List, Optional
 
 import typer
 
-from loci.front.cli_common import Commands, err as _err, handled, writable_home as _writable_home
+from loci.front.cli_common import Commands, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
@@ -17,7 +17,7 @@ commands = Commands()
 def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
            to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
-           quiet: bool = typer.Option(False, "--quiet", "-q")):
+           quiet: bool = quiet_flag()):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
     from pipeline.share.bundle import export_scope
     from pipeline.share.push import local_scopes
@@ -48,8 +48,8 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Take the tables, not the embeddings "
                                          "(for vectors of another model than this home's; `loci embed` "
                                          "re-embeds them here)."),
-         quiet: bool = typer.Option(False, "--quiet", "-q"),
-         as_json: bool = typer.Option(False, "--json")):
+         quiet: bool = quiet_flag(),
+         as_json: bool = json_flag()):
     """Fetch the bundles that changed, verify every checksum, and merge them into this home."""
     from loci.front.render import dump_json
     from pipeline.share.pull import pull as run_pull
@@ -67,7 +67,7 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
          scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
-         quiet: bool = typer.Option(False, "--quiet", "-q")):
+         quiet: bool = quiet_flag()):
     """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
     from pipeline.share.push import push as run_push
 
