@@ -85,3 +85,11 @@ def test_the_quick_parser_reads_what_typer_reads(argv, expected):
     if "--cwd" in argv:
         assert kwargs["cwd"] == Path("/tmp/x")
 
+
+
+def test_a_lexical_one_shot_route_loads_no_module_it_does_not_use(corpus):
+    """argparse, OpenSSL's hashlib, typer and numpy each cost a one-shot command milliseconds."""
+    probe = "print(sorted(m for m in ('argparse', 'hashlib', 'typer', 'numpy', 'pyarrow') if m in sys.modules))"
+    got = _entry(["route", "--fast", "--no-cwd", "how do I calibrate a sprocket?"], probe=probe)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip().splitlines()[-1] == "[]"
