@@ -241,7 +241,10 @@ class DeferredEncoder:
     the big model is loaded already."""
 
     batch_size = 32
-    SMALL_JOB = 200     # texts: numpy at ~15/s beats loading torch (~7 s) and then ~50/s
+    SMALL_JOB = 64
+    """Texts up to which numpy is quicker than loading torch: measured in session 5 on flask's chunks
+    at 128 word pieces (load ~3, the same run), numpy 5.6-5.9 texts/s against torch's 8 s to load
+    and then 18-30 texts/s (the build's int8 setting), even at about 60 texts."""
 
     def __init__(self, load, model_id: str, dim: int, small=None):
         self._load, self._small = load, small
