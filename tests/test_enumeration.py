@@ -95,6 +95,28 @@ def test_negation_keeps_every_project_lacking_the_fact():
     assert sorted(r.scopes) == ["alpha", "bravo", "delta"]
 
 
+def test_a_member_chosen_for_lacking_a_fact_names_a_project_that_holds_it():
+    idx = _index({"alpha": ["rust"], "bravo": ["go"], "charlie": ["python"], "delta": ["javascript"]})
+    r = route("Which of my projects aren't written in Python?", idx, aliases=ALIASES)
+    assert {m["scope"]: m.get("lacks") for m in r.to_json()["members"]} == {
+        s: {"python": "charlie"} for s in ("alpha", "bravo", "delta")}
+
+
+def test_a_member_that_lacks_a_fact_is_cited_by_what_it_holds_in_its_place():
+    from loci.query.enumeration import cite
+
+    facts = {
+        "charlie": [{"kind": "language", "value": "python", "source": "pyproject.toml", "line": 1,
+                     "tokens": ["python"]}],
+        "alpha": [{"kind": "language", "value": "rust", "source": "Cargo.toml", "line": 1, "tokens": ["rust"]},
+                  {"kind": "license", "value": "mit", "source": "LICENSE", "line": 1, "tokens": ["mit"]}],
+    }
+    member = {"scope": "alpha", "facts": [], "terms": [], "lacks": {"python": "charlie"}}
+    (cited,) = cite([member], lambda s: facts.get(s, []))
+    assert cited["facts"] == [{"kind": "language", "value": "rust", "source": "Cargo.toml", "line": 1}]
+    assert "lacks" not in cited
+
+
 def test_a_project_named_after_besides_is_left_out_of_the_set():
     idx = _index({"alpha": ["apache"], "bravo": ["apache"], "charlie": ["apache"], "delta": ["mit"]})
     r = route("Besides alpha, which of my projects are Apache licensed?", idx, aliases=ALIASES)

@@ -20,16 +20,25 @@ def scope_facts(layout: Layout, scope: str) -> list[dict]:
 
 def cite(members: Sequence[dict], facts_of) -> list[dict]:
     """``members`` with each fact token replaced by the facts holding it:
-    ``{"kind", "value", "source", "line"}``; ``facts_of(scope)`` gives a scope's recorded facts."""
-    out = []
+    ``{"kind", "value", "source", "line"}``; ``facts_of(scope)`` gives a scope's recorded facts.
+
+    A member kept for lacking a fact (``lacks``: the fact token and a scope holding it, "aren't
+    written in Python") is cited by its own facts of that kind: "language: rust" at Cargo.toml."""
+    out, kinds_of = [], {}
     for m in members:
-        tokens = list(m.get("facts") or [])
+        tokens = set(m.get("facts") or ())
+        lacks = m.get("lacks") or {}
+        kinds = set()
+        for t, holder in lacks.items():
+            if (t, holder) not in kinds_of:
+                kinds_of[(t, holder)] = {f.get("kind") for f in facts_of(holder) if t in (f.get("tokens") or ())}
+            kinds |= kinds_of[(t, holder)]
         cited, seen = [], set()
-        if tokens:
+        if tokens or kinds:
             for f in facts_of(m["scope"]):
                 key = (f.get("kind"), f.get("value"))
-                if key not in seen and set(f.get("tokens") or ()) & set(tokens):
+                if key not in seen and (set(f.get("tokens") or ()) & tokens or not tokens and key[0] in kinds):
                     seen.add(key)
                     cited.append({k: f.get(k) for k in ("kind", "value", "source", "line")})
-        out.append({**m, "facts": cited})
+        out.append({**{k: v for k, v in m.items() if k != "lacks"}, "facts": cited})
     return out

@@ -452,8 +452,12 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
         chosen = [s for s in (chosen if chosen and toks else lacking) if s in lacking]
     if not by_fact:  # a vocabulary set is cut to its best; a fact's set is whole
         chosen = chosen[: params.enum_max]
+    # a member kept for lacking a fact is cited by what it holds in that fact's place
+    # (loci.query.enumeration.cite): the holder named here tells which kind of fact it is
+    lacks = {t: index.scopes[min(index.get(FACT + t))] for t in sorted(negated) if index.get(FACT + t)}
     why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
-            "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6]} for s in chosen]
+            "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {})}
+           for s in chosen]
     return chosen, why
 
 
