@@ -228,6 +228,15 @@ def test_an_ordinary_word_name_followed_by_one_of_its_api_names_is_a_name():
     assert plain.scopes[0] == "beta"
 
 
+def test_an_ordinary_word_name_as_the_subject_of_an_auxiliary_verb_is_a_name():
+    # "click" is everyday vocabulary elsewhere; "does click ..." asks about the project itself
+    idx = build_index({**CORPUS, "beta": CORPUS["beta"] + " click click toolbar canvas"})
+    r = route("does click draw on the toolbar canvas?", idx, Context(), ALIASES, P)
+    assert r.scopes[0] == "click" and r.gate == "forced"
+    plain = route("a double click draws on the toolbar canvas", idx, Context(), ALIASES, P)
+    assert plain.scopes[0] == "beta"
+
+
 def test_neighbouring_words_are_looked_up_as_the_qualified_name_they_may_write():
     from loci.query.grammar import adjacent_pairs
 

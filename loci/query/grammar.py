@@ -46,7 +46,10 @@ EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s
 
 NAME_FOLLOWERS = ("library", "package", "project", "module", "crate", "repo", "repository",
                   "framework", "codebase", "cli", "docs", "documentation", "source", "api")
-NAME_PREFIXES = ("in", "with", "using", "use", "from", "for", "via", "into", "about", "of")
+# a word a project's name follows as a name: a preposition ("in click", "with fd"), or an auxiliary
+# verb or subordinator whose subject it is ("can fd print", "does click support", "when fd lists")
+NAME_PREFIXES = ("in", "with", "using", "use", "from", "for", "via", "into", "about", "of",
+                 "can", "does", "do", "did", "will", "would", "should", "could", "when", "if", "is")
 
 
 def is_enumerative(question: str) -> bool:
