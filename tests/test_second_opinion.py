@@ -202,3 +202,14 @@ def test_a_foreign_question_that_abstains_gets_the_scopes_nearest_in_meaning_as_
     assert len(r.candidates) <= 5
     english = ask("frimble the zanzibar flux until it snorps", near(delta=0.25))
     assert english.candidates == []
+
+
+def test_a_route_split_between_projects_is_led_by_the_one_clearly_closest_in_meaning():
+    from loci.query.router import RouteResult
+
+    split = RouteResult("routed", ["alpha", "delta"], None, [], {"alpha": 1.0, "delta": 0.9}, gate="evidence")
+    bg = {s: (0.20, 0.04) for s in CORPUS}
+    clear = second_opinion(split, near(delta=0.50, alpha=0.26, beta=0.21, gamma=0.21, click=0.2), Context(), P, "q", bg)
+    assert clear.scopes == ["delta", "alpha"] and clear.semantic["action"] == "led"   # lifts 0.30 against 0.06
+    close = second_opinion(split, near(delta=0.50, alpha=0.46, beta=0.21, gamma=0.21, click=0.2), Context(), P, "q", bg)
+    assert close.scopes == ["alpha", "delta"] and close.semantic["action"] == "agreed"   # 0.30 against 0.26

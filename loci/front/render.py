@@ -58,6 +58,8 @@ def _by_meaning(result) -> str:
         return f"  ({sem['scope']} added: closest in meaning)"
     if sem.get("action") == "rescued":
         return "  (closest in meaning; no project holds the question's words)"
+    if sem.get("action") == "led":
+        return f"  ({sem['scope']} first: clearly closest in meaning of the projects its words found)"
     if sem.get("action") == "fused":
         return "  (ranked high by both its words and its meaning; neither decided alone)"
     return ""

@@ -308,7 +308,7 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "fused") else set()
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

@@ -540,6 +540,12 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
+            by_lift = _above_background([s for _a, s in ranked], affinity, background)
+            if (result.scopes[0] != leader and result.gate != "symbol"
+                    and _clear_leader(by_lift, affinity, background, params.semantic_lead_ratio) == leader):
+                # the words split between projects; meaning clearly picks one of them: it goes first
+                note["action"] = "led"
+                out = replace(out, scopes=[leader, *(s for s in result.scopes if s != leader)])
         elif result.gate == "symbol":
             pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
