@@ -213,3 +213,13 @@ def test_a_route_split_between_projects_is_led_by_the_one_clearly_closest_in_mea
     assert clear.scopes == ["delta", "alpha"] and clear.semantic["action"] == "led"   # lifts 0.30 against 0.06
     close = second_opinion(split, near(delta=0.50, alpha=0.46, beta=0.21, gamma=0.21, click=0.2), Context(), P, "q", bg)
     assert close.scopes == ["alpha", "delta"] and close.semantic["action"] == "agreed"   # 0.30 against 0.26
+
+
+def test_a_favourite_the_words_missed_goes_first_only_when_it_leads_clearly_above_its_background():
+    q = "how is the sprocket calibration parser wired"
+    bg = {s: (0.20, 0.04) for s in CORPUS}
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    clear = second_opinion(lexical, near(delta=0.55, alpha=0.24, beta=0.2, gamma=0.2, click=0.2), Context(), P, q, bg)
+    assert clear.scopes == ["delta", "alpha"] and clear.semantic["action"] == "added"
+    close = second_opinion(lexical, near(delta=0.55, alpha=0.48, beta=0.2, gamma=0.2, click=0.2), Context(), P, q, bg)
+    assert close.scopes == ["alpha", "delta"] and close.semantic["action"] == "added"

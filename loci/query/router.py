@@ -550,7 +550,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
-            out = replace(out, scopes=[*result.scopes, leader])
+            by_lift = _above_background([s for _a, s in ranked], affinity, background)
+            # joined after the words' choice, or before it when it leads in meaning as clearly as a
+            # fused abstention's leader must (the same rule as "led" above)
+            clear = _clear_leader(by_lift, affinity, background, params.semantic_lead_ratio) == leader
+            out = replace(out, scopes=[leader, *result.scopes] if clear else [*result.scopes, leader])
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
