@@ -221,18 +221,19 @@ def _quantised(model, mode: str):
 
 
 def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING) -> BatchedBert:
-    """The BERT model at ``path`` in torch under ``setting`` (int8: Linear layers quantised dynamically)."""
+    """The BERT model at ``path`` in torch under ``setting`` (int8: Linear layers quantised dynamically),
+    built by ``pipeline.torch_bert`` without importing transformers."""
     force_offline()
     try:
         import torch
         from tokenizers import Tokenizer
-        from transformers import AutoModel
+
+        from pipeline.torch_bert import load
     except ImportError:
         raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
-    quiet_transformers()
     path = Path(path)
     try:
-        model = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+        model = load(path)
         tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
     except Exception as exc:
         raise EncoderUnavailable(f"cannot load the model at {path}: {str(exc).splitlines()[0][:160]}") from None
@@ -244,11 +245,9 @@ def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
         with torch.inference_mode():
-            ids = torch.from_numpy(tok)
-            return model(input_ids=ids, attention_mask=torch.from_numpy(mask),
-                         token_type_ids=torch.zeros_like(ids)).last_hidden_state.numpy()
+            return model(torch.from_numpy(tok), torch.from_numpy(mask)).numpy()
 
-    return BatchedBert(tokenizer, forward, int(model.config.hidden_size), model_id, setting)
+    return BatchedBert(tokenizer, forward, model.hidden_size, model_id, setting)
 
 
 def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:

