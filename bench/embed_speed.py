@@ -2,7 +2,7 @@
 
     nice -n 5 python bench/embed_speed.py [--home /work/homes/final] [--sample 1500] [--only a,b]
     LOCI_HOME=COPY nice -n 5 python bench/embed_speed.py --reencode [--scopes a,b] [--plain | --max-tokens N
-        --int8 MODE --threads N]
+        --int8 MODE --threads N --bf16 0|1]
 
 The sample is drawn (fixed seed) from a built home's distinct chunk texts and symbol labels in
 the proportion ``loci embed`` meets them. "plain" is today's path before this change: the
@@ -202,10 +202,12 @@ def main(argv=None) -> int:
     ap.add_argument("--max-tokens", type=int, default=BUILD_SETTING.max_tokens)
     ap.add_argument("--int8", default=BUILD_SETTING.int8, help="'' none, all, channel or inner")
     ap.add_argument("--threads", type=int, default=BUILD_SETTING.threads)
+    ap.add_argument("--bf16", type=int, choices=(0, 1), default=int(BUILD_SETTING.bf16),
+                    help="compute in bfloat16 (default: the build's choice on this CPU)")
     ap.add_argument("--plain", action="store_true", help="with --reencode: the path before this change")
     args = ap.parse_args(argv)
     if args.reencode:
-        setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, args.threads)
+        setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, args.threads, bool(args.bf16))
         return reencode([s for s in args.scopes.split(",") if s], None if args.plain else setting)
     texts = sample_texts(Path(args.home), args.sample)
     path = packaged_model_path()

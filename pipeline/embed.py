@@ -240,12 +240,16 @@ def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING
     threads = setting.threads or torch.get_num_threads()
     if setting.int8:
         model = _quantised(model, setting.int8)
+    if setting.bf16:   # cast the dense weights once: autocast would cast them again at every batch
+        for module in model.modules():
+            if isinstance(module, torch.nn.Linear):
+                module.to(torch.bfloat16)
 
     def forward(tok: np.ndarray, mask: np.ndarray) -> np.ndarray:
         if torch.get_num_threads() != threads:
             torch.set_num_threads(threads)
-        with torch.inference_mode():
-            return model(torch.from_numpy(tok), torch.from_numpy(mask)).numpy()
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=setting.bf16):
+            return model(torch.from_numpy(tok), torch.from_numpy(mask)).float().numpy()
 
     return BatchedBert(tokenizer, forward, model.hidden_size, model_id, setting)
 

@@ -3,6 +3,7 @@ the vectors record, so vectors encoded another way are re-encoded rather than mi
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -27,8 +28,25 @@ class EncodedFake(FakeEncoder):
 def test_the_build_setting_is_the_one_params_name():
     assert BUILD_SETTING == EncodeSetting.from_params(DEFAULT_PARAMS)
     assert BUILD_SETTING.max_tokens == DEFAULT_PARAMS.embed_max_tokens
-    assert BUILD_SETTING.int8 == DEFAULT_PARAMS.embed_int8
     assert BUILD_SETTING.threads == DEFAULT_PARAMS.embed_threads
+
+
+def test_bf16_replaces_int8_only_on_a_cpu_that_multiplies_bf16_natively():
+    native = EncodeSetting.from_params(DEFAULT_PARAMS, bf16_native=True)
+    other = EncodeSetting.from_params(DEFAULT_PARAMS, bf16_native=False)
+    assert native.bf16 and native.int8 == ""
+    assert not other.bf16 and other.int8 == DEFAULT_PARAMS.embed_int8
+    off = EncodeSetting.from_params(replace(DEFAULT_PARAMS, embed_bf16=False), bf16_native=True)
+    assert not off.bf16 and off.int8 == DEFAULT_PARAMS.embed_int8
+
+
+def test_the_cpu_flags_say_whether_bf16_is_native():
+    from pipeline.encode_setting import native_bf16
+
+    assert native_bf16("processor : 0\nflags\t\t: fpu sse avx2 avx512f amx_bf16 amx_tile\n")
+    assert native_bf16("flags : avx512f avx512_bf16\n")
+    assert not native_bf16("flags : fpu sse avx2 avx512f\n")
+    assert not native_bf16("")
 
 
 def test_the_tag_names_what_changes_the_vectors_and_not_what_changes_only_speed():
@@ -37,6 +55,8 @@ def test_the_tag_names_what_changes_the_vectors_and_not_what_changes_only_speed(
     assert base.tag != EncodeSetting(128, "", 4096).tag
     assert base.tag != EncodeSetting(128, "all", 4096).tag
     assert base.tag == EncodeSetting(128, "inner", 1024, threads=1).tag
+    # bf16 vectors equal float32's below the stored int8 rows' precision: the same tag
+    assert EncodeSetting(128, "", 4096, bf16=True).tag == EncodeSetting(128, "", 4096).tag
 
 
 def test_loci_embed_opens_the_transformer_under_the_build_setting(tmp_path):

@@ -49,3 +49,19 @@ def test_a_folder_that_is_not_a_bert_model_is_refused_in_one_line(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "roberta", "hidden_act": "gelu"}))
     with pytest.raises(ValueError, match="not an absolute-position BERT"):
         load(tmp_path)
+
+
+def test_bf16_on_a_cpu_that_has_it_gives_the_float32_vectors(packaged):
+    from dataclasses import replace
+
+    from pipeline.embed import BUILD_SETTING, torch_bert
+    from pipeline.encode_setting import native_bf16
+
+    if not native_bf16():
+        pytest.skip("this CPU has no native bfloat16")
+    texts = ["Flask blueprints register routes", "short", "a much longer text about templates " * 6]
+    base = replace(BUILD_SETTING, int8="", bf16=False)
+    fp32 = torch_bert(packaged, "m", base).encode(texts)
+    bf16 = torch_bert(packaged, "m", replace(base, bf16=True)).encode(texts)
+    assert float((fp32 * bf16).sum(1).min()) > 0.999
+
