@@ -32,8 +32,9 @@ def test_the_build_setting_is_the_one_params_name():
 
 
 def test_bf16_replaces_int8_only_on_a_cpu_that_multiplies_bf16_natively():
-    native = EncodeSetting.from_params(DEFAULT_PARAMS, bf16_native=True)
-    other = EncodeSetting.from_params(DEFAULT_PARAMS, bf16_native=False)
+    wants = replace(DEFAULT_PARAMS, embed_bf16=True)
+    native = EncodeSetting.from_params(wants, bf16_native=True)
+    other = EncodeSetting.from_params(wants, bf16_native=False)
     assert native.bf16 and native.int8 == ""
     assert not other.bf16 and other.int8 == DEFAULT_PARAMS.embed_int8
     off = EncodeSetting.from_params(replace(DEFAULT_PARAMS, embed_bf16=False), bf16_native=True)
