@@ -528,11 +528,14 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         return result
     best, leader = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else best
+    near = [s for _a, s in ranked]
+    by_meaning = _above_background(near, affinity, background)
+    clear = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
     note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
     out = replace(result, semantic=note)
     if result.outcome == "routed":
         near_nothing = best < params.semantic_veto_floor or (
-            bool(background) and stands_out(affinity, background, [s for _a, s in ranked]) < params.semantic_z_veto)
+            bool(background) and stands_out(affinity, background, near) < params.semantic_z_veto)
         if near_nothing and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
@@ -540,9 +543,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
-            by_lift = _above_background([s for _a, s in ranked], affinity, background)
-            if (result.scopes[0] != leader and result.gate != "symbol"
-                    and _clear_leader(by_lift, affinity, background, params.semantic_lead_ratio) == leader):
+            if result.scopes[0] != leader and result.gate != "symbol" and clear == leader:
                 # the words split between projects; meaning clearly picks one of them: it goes first
                 note["action"] = "led"
                 out = replace(out, scopes=[leader, *(s for s in result.scopes if s != leader)])
@@ -550,11 +551,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
-            by_lift = _above_background([s for _a, s in ranked], affinity, background)
             # joined after the words' choice, or before it when it leads in meaning as clearly as a
             # fused abstention's leader must (the same rule as "led" above)
-            clear = _clear_leader(by_lift, affinity, background, params.semantic_lead_ratio) == leader
-            out = replace(out, scopes=[leader, *result.scopes] if clear else [*result.scopes, leader])
+            out = replace(out, scopes=[leader, *result.scopes] if clear == leader else [*result.scopes, leader])
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
@@ -562,20 +561,18 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         # an English encoder reads another script's letters as noise: no opinion on such a question
         foreign = language.is_foreign(question)
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
-                or stands_out(affinity, background, [s for _a, s in ranked]) >= params.semantic_z_floor):
-            by_meaning = _above_background([s for _a, s in ranked], affinity, background)
+                or stands_out(affinity, background, near) >= params.semantic_z_floor):
             chosen = _two_witnesses(result, by_meaning)
-            lead = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
-            if lead is not None:
-                chosen = [lead, *(s for s in chosen if s != lead)]
+            if clear is not None:
+                chosen = [clear, *(s for s in chosen if s != clear)]
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
     if out.outcome == "abstained" and out.reason == "no_evidence" and language.is_foreign(question):
         # its words match little in English vocabulary: the scopes nearest in meaning are its shortlist
         listed = [c["scope"] for c in out.candidates]
-        near = [s for s in _above_background([s for _a, s in ranked], affinity, background) if s not in listed]
-        out = replace(out, candidates=[*out.candidates, *({"scope": s, "terms": []} for s in near)][:SHORTLIST_MAX])
+        extra = ({"scope": s, "terms": []} for s in by_meaning if s not in listed)
+        out = replace(out, candidates=[*out.candidates, *extra][:SHORTLIST_MAX])
     return out
 
 
