@@ -29,10 +29,12 @@ class SemanticSide:
     _labels: dict[str, Any] = field(default_factory=dict)
     _matrix: dict[str, Any] = field(default_factory=dict)
     _summary: Any = None
+    lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
 
     @classmethod
-    def open(cls, layout) -> "SemanticSide | None":
-        """None when no embeddings were built; raises EncoderUnavailable when they cannot be read."""
+    def open(cls, layout, lexical=None) -> "SemanticSide | None":
+        """None when no embeddings were built; raises EncoderUnavailable when they cannot be read.
+        ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once."""
         from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(layout)
@@ -42,7 +44,7 @@ class SemanticSide:
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
-        side = cls(layout, model, cfg["model_id"])
+        side = cls(layout, model, cfg["model_id"], lexical=lexical)
         # "default" means the default of the loci that built the vectors: load what built them
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
@@ -84,9 +86,10 @@ class SemanticSide:
         makes them unit a block at a time (``unit_scores``: the same cosines)."""
         from loci.query.semantic import affinity, semantic_scores, unit_scores
 
+        lex = self.lexical(scope) if self.lexical is not None else None
         if keep and scope not in self._matrix:
-            self._matrix[scope] = affinity_matrix(self.layout, self.model_id, scope)
-        matrix = self._matrix[scope] if keep else affinity_matrix(self.layout, self.model_id, scope, unit=False)
+            self._matrix[scope] = affinity_matrix(self.layout, self.model_id, scope, lex=lex)
+        matrix = self._matrix[scope] if keep else affinity_matrix(self.layout, self.model_id, scope, unit=False, lex=lex)
         if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
             return None
         score = semantic_scores if keep else unit_scores
@@ -151,19 +154,20 @@ class SemanticSide:
         return self.floors.get(scope, DEFAULT_SEMANTIC_FLOOR)
 
 
-def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True):
+def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True, lex=None):
     """The scope's chunk vectors a question's affinity is measured on: every chunk but translated
     copies (float32 unit rows, or as stored with ``unit=False``).
 
     A translation repeats its original in another language; for a question in that language
     its vectors would be closest whatever the question asks (the encoder is English), so a
     project with translated READMEs would pull every foreign question (docs/decisions/generalisation.md).
-    `loci calibrate` measures the off-topic background on the same matrices.
+    `loci calibrate` measures the off-topic background on the same matrices. ``lex``: the scope's
+    LexicalIndex when the caller has it open (else its query file is opened here).
     """
     from loci.query.lexical import load_lexical
     from loci.query.semantic import load_matrix, load_vectors
 
-    lex = load_lexical(layout.query_db(scope))
+    lex = lex if lex is not None else load_lexical(layout.query_db(scope))
     copies = lex.translated_hashes() if lex is not None else set()
     if copies:
         keys, matrix = load_vectors(layout, model_id, scope, unit)
