@@ -126,6 +126,8 @@ def candidates(path: Path, workdir: Path) -> dict[str, object]:
                          (96, "all"), (96, "inner")):
         out[f"torch {tokens} int8-{mode} by-tokens"] = \
             lambda t=tokens, m=mode: torch_bert(path, TRANSFORMER_ID, S(t, m, 4096))
+    for tokens in (256, 128):   # bfloat16: fast only where the CPU has it (AMX, AVX512-BF16)
+        out[f"torch {tokens} bf16 by-tokens"] = lambda t=tokens: torch_bert(path, TRANSFORMER_ID, S(t, "", 4096, bf16=True))
     out[f"build setting {BUILD_SETTING.tag}, {BUILD_SETTING.threads or 'default'} thread(s)"] = \
         lambda: torch_bert(path, TRANSFORMER_ID, BUILD_SETTING)
     out[f"build setting {BUILD_SETTING.tag}, default threads"] = \
