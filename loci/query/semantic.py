@@ -241,10 +241,10 @@ class DeferredEncoder:
     the big model is loaded already."""
 
     batch_size = 32
-    SMALL_JOB = 64
-    """Texts up to which numpy is quicker than loading torch: measured in session 5 on flask's chunks
-    at 128 word pieces (load ~3, the same run), numpy 5.6-5.9 texts/s against torch's 8 s to load
-    and then 18-30 texts/s (the build's int8 setting), even at about 60 texts."""
+    SMALL_JOB = 20
+    """Texts up to which numpy is quicker than loading torch: `python bench/build_micro.py --home H`
+    (idle, 14:20 UTC) encodes flask's chunks at 5.7 texts/s in numpy; torch, loaded without
+    transformers, takes 4.6 s for 64 texts and 5.5 s for 128, load included: they cross near 20."""
 
     def __init__(self, load, model_id: str, dim: int, small=None):
         self._load, self._small = load, small
