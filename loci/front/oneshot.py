@@ -73,7 +73,7 @@ OPTIONS: dict[str, dict[str, tuple[str, Callable | None]]] = {
     "route": {**_COMMON, "--explain": ("explain", None)},
     "ask": {**_COMMON, "--scope": ("scope", str), "--k": ("k", int)},
 }
-DEFAULTS = {"route": {"explain": False}, "ask": {"scope": None, "k": 5}}
+DEFAULTS = {"k": 5}   # an option's value when not given, where it is not False (a flag) or None
 
 
 def _parse_options(command: str, args: list[str]) -> dict | None:
@@ -81,8 +81,7 @@ def _parse_options(command: str, args: list[str]) -> dict | None:
     ``--opt value`` or ``--opt=value``, ``--`` before a question that starts with a dash), or
     None for anything else. A hand parser: argparse alone cost a one-shot route ~12 ms."""
     spec = OPTIONS[command]
-    out: dict = {"group": None, "cwd": None, "no_cwd": False, "fast": False, "as_json": False,
-                 **DEFAULTS[command]}
+    out: dict = {key: DEFAULTS.get(key, False if read is None else None) for key, read in spec.values()}
     question: list[str] = []
     i = 0
     while i < len(args):
