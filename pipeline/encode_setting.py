@@ -45,8 +45,7 @@ class EncodeSetting:
     def from_params(cls, params: Params, bf16_native: bool | None = None) -> EncodeSetting:
         """The setting ``params`` ask for on this CPU (``bf16_native``: whether it multiplies
         bfloat16 natively, read from the machine when None): bf16 where it can, else int8."""
-        native = native_bf16() if bf16_native is None else bf16_native
-        bf16 = params.embed_bf16 and native
+        bf16 = params.embed_bf16 and (native_bf16() if bf16_native is None else bf16_native)
         return cls(params.embed_max_tokens, "" if bf16 else params.embed_int8, params.embed_batch_tokens,
                    params.embed_threads, bf16)
 
