@@ -26,7 +26,7 @@ from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA, DeferredEncoder, Encoder,
     EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, load_encoder, matrix_path, matrix_stamp, meta_path, model_id_for,
-    as_unit, merged_summary_files, packaged_model_path, quiet_transformers, read_meta, read_store, scope_summary_path,
+    as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
 from loci.kernel.atomic import write_json, write_with
@@ -506,15 +506,15 @@ def distill_static(source: Path, out: Path, *, pca_dims: int = 256, sif: float =
         import torch
         from safetensors.numpy import save_file
         from tokenizers import Tokenizer
-        from transformers import AutoModel
+
+        from pipeline.torch_bert import load
     except ImportError:
         raise EncoderUnavailable(f"distilling the static model needs the embed extra: {EMBED_HINT}") from None
-    quiet_transformers()
     source, out = Path(source), Path(out)
     tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
     tokenizer.no_padding()  # the packaged tokenizer pads every input to 128 tokens
     tokenizer.no_truncation()
-    model = AutoModel.from_pretrained(str(source), local_files_only=True).eval()
+    model = load(source)
     size = tokenizer.get_vocab_size()
     specials = set(tokenizer.get_added_tokens_decoder())
     vocab = sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1])
@@ -522,15 +522,14 @@ def distill_static(source: Path, out: Path, *, pca_dims: int = 256, sif: float =
     around = tokenizer.encode("", add_special_tokens=True).ids
     prefix, suffix = around[:1], around[1:]
 
-    hidden = np.zeros((len(keep), model.config.hidden_size), dtype=np.float32)
+    hidden = np.zeros((len(keep), model.hidden_size), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, len(keep), 1024):
             ids = torch.as_tensor(keep[start:start + 1024]).unsqueeze(1)
             n = ids.shape[0]
             seq = torch.cat([torch.tensor([prefix] * n, dtype=torch.long).reshape(n, -1), ids,
                              torch.tensor([suffix] * n, dtype=torch.long).reshape(n, -1)], dim=1)
-            states = model(input_ids=seq, attention_mask=torch.ones_like(seq),
-                           token_type_ids=torch.zeros_like(seq)).last_hidden_state
+            states = model(seq, torch.ones_like(seq))
             hidden[start:start + n] = states.mean(dim=1).float().numpy()
 
     centred = hidden - hidden.mean(axis=0)
