@@ -324,7 +324,7 @@ def test_distilled_static_model_encodes_without_importing_torch(distilled_home):
         "from pathlib import Path\n"
         "from loci.kernel.config import layout\n"
         "from loci.query.semantic import load_encoder\n"
-        f"enc = load_encoder(None, layout(Path({str(distilled_home)!r})))\n"
+        f"enc = load_encoder('static', layout(Path({str(distilled_home)!r})))\n"
         "v = enc.encode(['why is chardet no longer a hard dependency', 'walk a directory tree'])\n"
         "heavy = [m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules]\n"
         "print(json.dumps({'id': enc.model_id, 'shape': list(v.shape), 'norm': float(abs(v).sum()),\n"
