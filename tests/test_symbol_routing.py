@@ -93,11 +93,13 @@ def test_a_symbol_the_threshold_share_admits_counts_as_held(index):
     assert r.gate != "symbol"
 
 
-def test_a_symbol_route_may_be_vetoed_by_meaning_but_never_widened(index):
-    from loci.query.router import second_opinion
+def test_a_code_name_route_is_not_put_to_the_vectors(index):
+    # the name the question spells is the evidence: meaning cannot veto it, so a one-shot need not
+    # load the encoder (on the 266 dev questions the vectors never changed a symbol route)
+    from loci.query.router import open_to_opinion, second_opinion
 
     r = route("What calls parse_defaults?", index, Context(), ALIASES)
-    wide = second_opinion(r, {"parsers": 0.5, "tasks": 0.9, "styles": 0.1}, Context(), Params(), "q")
-    assert wide.scopes == ["parsers"]
-    far = second_opinion(r, {s: 0.05 for s in DEFS}, Context(), Params(), "q")
-    assert far.outcome == "abstained"
+    assert r.gate == "symbol" and not open_to_opinion(r)
+    for affinity in ({s: 0.0 for s in DEFS}, {"parsers": 0.5, "tasks": 0.9, "styles": 0.1}):
+        judged = second_opinion(r, affinity, Context())   # neither vetoed nor widened
+        assert judged.outcome == "routed" and judged.scopes == ["parsers"] and judged.semantic is None

@@ -478,12 +478,13 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
 
 # a route decided by a name, the cwd or --scope is not second-guessed; one decided by a code name
 # (gate "symbol") only by the veto: meaning may say nothing is there, never add another scope
-SEMANTIC_GATES = ("evidence", "symbol")
+SEMANTIC_GATES = ("evidence",)   # a code name's route rests on the name itself: meaning cannot outvote it
 
 
 def open_to_opinion(result: RouteResult) -> bool:
-    """Can the vectors change this outcome? A vocabulary route or a no-evidence abstention only;
-    the caller skips encoding the question otherwise."""
+    """Can the vectors change this outcome? A vocabulary route or a no-evidence abstention only
+    (not a route to the project that defines a code name the question spells, as a named project's
+    route is not either); the caller skips encoding the question otherwise."""
     if result.gate not in SEMANTIC_GATES:
         return False
     return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
@@ -543,12 +544,10 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
-            if result.scopes[0] != leader and result.gate != "symbol" and clear == leader:
+            if result.scopes[0] != leader and clear == leader:
                 # the words split between projects; meaning clearly picks one of them: it goes first
                 note["action"] = "led"
                 out = replace(out, scopes=[leader, *(s for s in result.scopes if s != leader)])
-        elif result.gate == "symbol":
-            pass
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
             # joined after the words' choice, or before it when it leads in meaning as clearly as a
