@@ -25,12 +25,32 @@ from loci.query.store import RoutingIndex
 
 CLAMP = (0.7, 1.5)          # a fitted value stays within these factors of the shipped default
 MIN_GAIN = 0.05            # balanced accuracy a cut must add over the default (about 2 standard errors here)
-SEMANTIC_MARGIN = 0.02      # above the closest an off-topic question came to the scope's chunks
-ROUTE_ADD_MARGIN = 0.03     # the second opinion adds a scope only above every off-topic question's best affinity
+SEMANTIC_MARGIN = 0.02      # above how close the off-topic questions came to the scope's chunks (``near_top``)
+NULL_TOP = 24 / 25          # "above the off-topic questions": above this share of them (the level the best of two
+#                             dozen stood at on average, kept as a quantile so that more questions steady it)
+ROUTE_ADD_MARGIN = 0.03     # the second opinion adds a scope only above the off-topic questions' best affinities
 ROUTE_RESCUE_STEP = 0.10    # ... and answers an abstention only this much higher again
 BACKGROUND_QUANTILE = 0.9   # a no-evidence question stands out as this share of off-topic questions does not
 BACKGROUND_TYPICAL = 0.5    # a vocabulary route standing out no more than the typical off-topic question is vetoed
 APPLIED = ("evidence_floor",)
+
+
+def near_top(values: Sequence[float]) -> float:
+    """The ``NULL_TOP`` quantile of ``values`` (their maximum when there are fewer than 25): how
+    close the off-topic questions come, without letting the single closest one decide."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(NULL_TOP * len(ordered)))]
+
+
+def method_signature() -> str:
+    """A digest of how this loci fits, apart from the corpus: the off-topic and deictic questions
+    it asks and the constants above. A loci that fits another way fits again (``calibration_state``)."""
+    import hashlib
+
+    parts = [repr(evalgen.UNANSWERABLE_QUESTIONS), repr(evalgen.DEICTIC_TEMPLATES),
+             repr((CLAMP, MIN_GAIN, SEMANTIC_MARGIN, NULL_TOP, ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP,
+                   BACKGROUND_QUANTILE, BACKGROUND_TYPICAL, APPLIED, CALIBRATION_SCHEMA))]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 """What calibration writes. ``concentrated_min_evidence`` is fitted and reported only: the
 generated routable questions carry 2-4 distinctive words, while that gate exists for
 one-symbol questions, so on them its best cut only ever rises (on the dev corpus to
@@ -194,7 +214,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
             if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
                 continue
             cosines = [semantic.semantic_scores(v, matrix) for v in null]
-            closest = max(float(c.max()) for c in cosines)
+            closest = near_top([float(c.max()) for c in cosines])
             floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
             routed = affinity_matrix(layout, model, scope)
             if routed.size:
@@ -217,10 +237,10 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
 
 
 def route_floors_from(best: Sequence[float]) -> dict:
-    """The second opinion's floors from each off-topic question's best affinity: add above all of
-    them, rescue higher still, veto a vocabulary route below what the typical one reaches (median)."""
+    """The second opinion's floors from each off-topic question's best affinity: add above nearly all
+    of them (``near_top``), rescue higher still, veto a vocabulary route below what the typical one reaches (median)."""
     ordered = sorted(best)
-    top = ordered[-1]
+    top = near_top(ordered)
     mid = len(ordered) // 2
     median = ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
     add = min(1.0, top + ROUTE_ADD_MARGIN)

@@ -429,18 +429,20 @@ def embed_action(ctx: BuildContext) -> dict:
 
 
 def calibration_state(ctx: BuildContext) -> str:
-    """What calibrate reads besides the manifest (a file_dep): the vectors the model wrote."""
+    """What calibrate reads besides the manifest (a file_dep): the vectors the model wrote, and
+    how this loci fits (an upgrade that fits another way fits again)."""
     from loci.kernel.config import read_embed_config
+    from pipeline.calibrate import method_signature
 
     cfg = read_embed_config(ctx.layout)
     if cfg is None:
-        return "no-vectors"
+        return f"{method_signature()}|no-vectors"
     folder = ctx.layout.home / "vectors"
     stats = []
     for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
         st = path.stat()
         stats.append(f"{path.relative_to(folder)}:{st.st_mtime_ns}:{st.st_size}")
-    return f"{cfg['model_id']}|" + ";".join(stats)
+    return f"{method_signature()}|{cfg['model_id']}|" + ";".join(stats)
 
 
 def calibration_sound(layout: Layout) -> bool:

@@ -12,7 +12,7 @@ from loci.query.ask import open_session
 from loci.query.calibration import calibrated_params, read_calibration, semantic_floors
 from loci.front.cli import app
 from loci.kernel.config import DEFAULT_PARAMS, Params, layout
-from pipeline.calibrate import CLAMP, MIN_GAIN, Sample, fit_threshold, measure, render
+from pipeline.calibrate import CLAMP, MIN_GAIN, NULL_TOP, Sample, fit_threshold, measure, near_top, render
 
 runner = CliRunner()
 
@@ -112,6 +112,20 @@ def test_calibrate_writes_the_fit_and_the_index_it_was_fitted_on(corpus, loci_ho
     assert "skipped" in data["semantic"] and "semantic floor      skipped" in res.output
 
 
+def test_calibrate_fits_again_when_loci_fits_another_way(corpus, loci_home, monkeypatch):
+    # an upgrade that changes the off-topic questions (or any constant of the fit) must not leave
+    # the old fit in place as "already fits this index"
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    before = read_calibration(layout())["fits"]["evidence_floor"]["unroutable"]
+    again = runner.invoke(app, ["calibrate"])
+    assert "already fits" in again.output
+    monkeypatch.setattr(evalgen, "UNANSWERABLE_QUESTIONS",
+                        (*evalgen.UNANSWERABLE_QUESTIONS, "How do I keep basil alive on a windowsill?"))
+    refit = runner.invoke(app, ["calibrate"])
+    assert refit.exit_code == 0 and "written to" in refit.output
+    assert read_calibration(layout())["fits"]["evidence_floor"]["unroutable"] == before + 1
+
+
 def test_calibrate_show_prints_without_fitting(corpus, loci_home):
     res = runner.invoke(app, ["calibrate", "--show"])
     assert res.exit_code == 0 and "not calibrated yet" in res.output
@@ -180,7 +194,7 @@ def test_semantic_floor_is_fitted_per_scope_from_stored_vectors(corpus, loci_hom
     assert semantic_floors(layout(), "fake-model") == floors
 
 
-def test_the_second_opinion_floors_sit_above_every_off_topic_questions_best_affinity(corpus, loci_home):
+def test_the_second_opinion_floors_sit_above_nearly_every_off_topic_questions_best_affinity(corpus, loci_home):
     from loci.query.calibration import route_floors
     from loci.query.evalgen import UNANSWERABLE_QUESTIONS
     from loci.query.semantic import affinity, load_vectors, semantic_scores
@@ -192,9 +206,10 @@ def test_the_second_opinion_floors_sit_above_every_off_topic_questions_best_affi
         embed_scope(scope, layout(), enc)
     calibrate(layout(), load_encoder=lambda model, lay: enc)
     fitted = route_floors(layout(), "fake-model")
-    best = max(affinity(semantic_scores(v, load_vectors(layout(), "fake-model", s)[1]), 3)
-               for v in enc.encode(list(UNANSWERABLE_QUESTIONS)) for s in ("gizmo", "webby"))
-    assert best < fitted["semantic_add_floor"] < fitted["semantic_rescue_floor"]
+    best = [max(affinity(semantic_scores(v, load_vectors(layout(), "fake-model", s)[1]), 3) for s in ("gizmo", "webby"))
+            for v in enc.encode(list(UNANSWERABLE_QUESTIONS))]
+    below = sum(b < fitted["semantic_add_floor"] for b in best)
+    assert below >= NULL_TOP * len(best) and fitted["semantic_add_floor"] < fitted["semantic_rescue_floor"]
     # and the off-topic background per scope, with how far above it a question must stand
     from loci.query.calibration import route_background
 
@@ -224,6 +239,14 @@ def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typi
     assert floors["semantic_add_floor"] == round(0.35 + ROUTE_ADD_MARGIN, 4)
     assert floors["semantic_rescue_floor"] == round(0.35 + ROUTE_ADD_MARGIN + ROUTE_RESCUE_STEP, 4)
     assert route_floors_from([0.3, 0.1, 0.2])["semantic_veto_floor"] == 0.2
+
+
+def test_one_outlier_among_many_off_topic_questions_does_not_set_the_floor():
+    from pipeline.calibrate import route_floors_from
+
+    many = [0.2 + 0.001 * i for i in range(99)] + [0.9]
+    assert near_top(many) < 0.31 and route_floors_from(many)["semantic_add_floor"] < 0.35
+    assert near_top([0.1, 0.5, 0.2]) == 0.5    # a handful: the closest one still counts
 
 
 def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):

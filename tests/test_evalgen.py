@@ -180,13 +180,15 @@ class _FarInMeaning:
 
 
 def test_eval_scores_as_abstained_what_ask_abstains_on(corpus):
-    from loci.query.ask import ask, open_session
+    from loci.query.ask import ask, open_session, route_question
 
     session = open_session(keep_full_index=True)
     session._semantic = _FarInMeaning()
     report = evalgen.run_generated(session)
     signature = [j for j in report.judged if j.question.family == evalgen.SIGNATURE]
-    assert signature
-    for j in signature:
+    # a question spelling a code name one project defines routes there whatever the vectors say
+    vocabulary = [j for j in signature if route_question(session, j.question.question, fast=True).gate != "symbol"]
+    assert vocabulary
+    for j in vocabulary:
         assert ask(session, j.question.question).route.outcome == "abstained"
         assert j.outcome == "abstained"
