@@ -366,7 +366,7 @@ def render(data: Mapping) -> list[str]:
                              f"answers an abstention above {route['semantic_rescue_floor']:.3f}, "
                              f"vetoes a vocabulary route below {route.get('semantic_veto_floor', 0):.3f} "
                              f"(off-topic questions: median {route.get('null_median_affinity', 0):.3f}, "
-                             f"best {route['null_best_affinity']:.3f})")
+                             f"{100 * NULL_TOP:.0f}th percentile {route['null_best_affinity']:.3f})")
             if "semantic_z_floor" in route:
                 lines.append(f"background          {model}: {len(info.get('background', {}))} scope(s); a question "
                              f"without evidence is on-topic {route['semantic_z_floor']:.2f} spreads above one, "

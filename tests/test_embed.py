@@ -471,3 +471,31 @@ def test_the_merged_summary_is_stored_as_the_unit_rows_a_reader_would_compute(la
     del data["unit"]
     manifest.write_text(json.dumps({**data, "matrix": matrix_stamp(npy)}))
     assert np.array_equal(load_summary(lay, "fake")[1], as_unit(half))
+
+
+def _clusters(seed: int = 3, per: int = 40, dim: int = 24):
+    rng = np.random.default_rng(seed)
+    centres = np.eye(dim, dtype=np.float32)[:3] * 5
+    rows = np.concatenate([c + rng.normal(0, 0.3, (per, dim)) for c in centres]).astype(np.float32)
+    return centres, rows[rng.permutation(len(rows))]
+
+
+def test_a_summary_finds_each_cluster_of_chunk_vectors():
+    from pipeline.embed import summarise
+
+    centres, rows = _clusters()
+    got = summarise(rows, 3)
+    unit = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert sorted(int(np.argmax(unit @ g)) for g in got) == [0, 1, 2]
+    assert (unit @ got.T).max(axis=1).min() > 0.95
+
+
+def test_a_summary_is_the_same_for_the_same_vectors_and_needs_no_scikit_learn(monkeypatch):
+    from pipeline.embed import summarise
+
+    _, rows = _clusters(seed=5)
+    for name in ("sklearn", "sklearn.cluster"):   # importing it would fail: it costs 2.6 s a build
+        monkeypatch.setitem(sys.modules, name, None)
+    assert np.array_equal(summarise(rows, 16), summarise(rows.copy(), 16))
+    assert summarise(rows[:5], 16).shape == (5, rows.shape[1])

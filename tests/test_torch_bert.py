@@ -65,3 +65,18 @@ def test_bf16_on_a_cpu_that_has_it_gives_the_float32_vectors(packaged):
     bf16 = torch_bert(packaged, "m", replace(base, bf16=True)).encode(texts)
     assert float((fp32 * bf16).sum(1).min()) > 0.999
 
+
+
+def test_the_bf16_encoder_gives_float32_s_vectors_to_within_a_rounding(packaged):
+    import numpy as np
+
+    from loci.query.semantic import TRANSFORMER_ID
+    from pipeline.embed import torch_bert
+    from pipeline.encode_setting import EncodeSetting
+
+    texts = ["Flask blueprints register routes", "short", "a much longer text about retries " * 12,
+             "def parse_shorts(tokens, options):", "Как убрать лишние пустые строки?"]
+    exact = torch_bert(packaged, TRANSFORMER_ID, EncodeSetting(128, "", 4096)).encode(texts)
+    half = torch_bert(packaged, TRANSFORMER_ID, EncodeSetting(128, "", 4096, bf16=True)).encode(texts)
+    cos = np.sum(exact * half, axis=1)
+    assert cos.min() > 0.999    # int8's rows sit near 0.97 of float32's

@@ -173,7 +173,7 @@ class Params:
     # --- how `loci embed` runs the transformer (docs/decisions/embedding-model.md, bench/embed_speed.py)
     embed_max_tokens: int = 128          # word pieces a chunk is cut to
     embed_int8: str = "inner"            # torch dynamic int8 of the Linear layers: "", "all", "channel", "inner"
-    embed_bf16: bool = False             # where the CPU multiplies bfloat16 natively: bf16, not int8 (3.5x the old path
+    embed_bf16: bool = True              # where the CPU multiplies bfloat16 natively: bf16, not int8 (3.5x the old path
     #                                      cold; off until the second opinion's constants are refitted on its vectors:
     #                                      docs/decisions/embedding-model.md)
     embed_batch_tokens: int = 4096       # padded tokens per batch (texts sorted by length)
