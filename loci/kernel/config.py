@@ -173,9 +173,9 @@ class Params:
     # --- how `loci embed` runs the transformer (docs/decisions/embedding-model.md, bench/embed_speed.py)
     embed_max_tokens: int = 128          # word pieces a chunk is cut to
     embed_int8: str = "inner"            # torch dynamic int8 of the Linear layers: "", "all", "channel", "inner"
-    embed_bf16: bool = True              # where the CPU multiplies bfloat16 natively: bf16, not int8 (3.5x the old path
-    #                                      cold; off until the second opinion's constants are refitted on its vectors:
-    #                                      docs/decisions/embedding-model.md)
+    embed_bf16: bool = True              # where the CPU multiplies bfloat16 natively: the network in bf16, not int8
+    #                                      (float32's vectors, several times the old path's speed, independent of the
+    #                                      batch a text lands in: docs/decisions/embedding-model.md)
     embed_batch_tokens: int = 4096       # padded tokens per batch (texts sorted by length)
     embed_threads: int = 0               # torch threads (0: torch's default, one per core: idle 2 cores 255 vs 147 texts/s)
     # --- episode search
