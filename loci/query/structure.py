@@ -11,7 +11,6 @@ scope holds nothing the question names. Standard library only: a one-shot
 from __future__ import annotations
 
 import math
-import re
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.kernel.lazyre import LazyPattern
 from loci.query.lexical import open_readonly
 from loci.kernel.tokens import STOPWORDS, tokenize
 
@@ -40,19 +40,19 @@ SINGLE_PART, EXPANDED, PREFIX = 0.6, 0.8, 4
 # within ANCHOR_RATIO of the best anchor; at most MAX_ANCHORS are answered for
 MIN_SCORE, ANCHOR_RATIO, MAX_ANCHORS = 0.8, 0.6, 4
 
-_WORD = re.compile(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
-_CALLERS = re.compile(
+_WORD = LazyPattern(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
+_CALLERS = LazyPattern(
     r"\b(?:what|who|which(?:\s+\w+){0,2})\s+(?:calls?|uses?|invokes?|reach(?:es)?|triggers?)\b"
     r"|\bcalled\s+(?:from|by|in)\b|\bcallers?\b|\bcall[\s-]*(?:sites?|chain)\b|\bused\s+(?:by|in|from)\b"
     r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:called|used|invoked)\b|\binvoked\s+(?:from|by)\b")
-_CALLEES = re.compile(
+_CALLEES = LazyPattern(
     r"\bwhat\s+(?:\w+\s+)?(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
     r"|\bwhich\s+\w+\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
     r"|\bcallees?\b|\bcalls\s+made\s+by\b|\bwhat\s+[\w.]+\(\)\s+calls\b")
-_DEFINE = re.compile(
+_DEFINE = LazyPattern(
     r"\bdefin(?:ed|es|ition)\b|\bdeclared?\b|\bimplemented\b|\blocated\b"
     r"|\bwhere\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+live\b|\bwhere\s+(?:is|are)\b(?!.*\b(?:called|used|invoked)\b)")
-_CHAIN = re.compile(r"\bcall[\s-]*(?:chain|path|graph|tree)s?\b|\breach(?:es|ed|ing)?\b|\bindirect(?:ly)?\b"
+_CHAIN = LazyPattern(r"\bcall[\s-]*(?:chain|path|graph|tree)s?\b|\breach(?:es|ed|ing)?\b|\bindirect(?:ly)?\b"
                     r"|\btransitive(?:ly)?\b|\bcaller'?s\s+callers?\b|\bhow\s+(?:do(?:es)?\s+)?\w+\s+get\s+to\b")
 # words that give a question its shape, never the symbol it is about
 _SHAPE_WORDS = frozenset(
