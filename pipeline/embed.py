@@ -392,7 +392,7 @@ def summarise(matrix: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     there are no more than ``k``), seeded k-means++ then Lloyd's iterations, deterministic.
 
     scikit-learn's ``KMeans`` computed the same kind of centroids, but importing it costs 2.6 s,
-    a fifth of a five-repository cold embed (docs/decisions/embedding-model.md)."""
+    a fifth of a five-repository cold embed (docs/decisions/footprint.md, "Libraries")."""
     matrix = np.asarray(matrix, np.float32)
     if len(matrix) <= k:
         return matrix.copy()

@@ -476,9 +476,9 @@ def shortlist(ranked: Sequence[ScopeScore], distinctive_terms, eligible, limit: 
     return out
 
 
-# a route decided by a name, the cwd or --scope is not second-guessed; one decided by a code name
-# (gate "symbol") only by the veto: meaning may say nothing is there, never add another scope
-SEMANTIC_GATES = ("evidence",)   # a code name's route rests on the name itself: meaning cannot outvote it
+# a route decided by a name, the cwd, --scope or a code name the question spells (gate "symbol")
+# is not second-guessed: it rests on the name itself, which meaning cannot outvote
+SEMANTIC_GATES = ("evidence",)
 
 
 def open_to_opinion(result: RouteResult) -> bool:
