@@ -113,7 +113,7 @@ def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequen
                       graph_mtime: float | None = None, params: Params, git: str | None = None) -> str:
     """``git``: the scope's git_state when the caller already has it (one `git status` per run)."""
     parts = [
-        f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.signature()}",
+        f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.index_signature()}",
         f"build={build_signature()}",
         f"git={git if git is not None else git_state(root)}", f"excl={','.join(sorted(excludes))}",
         f"globs={globs_state(root, globs) if globs else ''}",

@@ -193,13 +193,24 @@ class Params:
     def signature(self) -> str:
         return _params_signature(self)
 
+    def index_signature(self) -> str:
+        """A digest of the parameters a scope's index is built with (``INDEX_PARAMS``): a change of
+        any other (routing, the second opinion, embedding) leaves every scope's index as it is."""
+        return _params_signature(self, INDEX_PARAMS)
+
+
+# what `loci index` reads; tests/test_fingerprint.py checks the build reads no other parameter
+INDEX_PARAMS = ("max_file_bytes", "max_commits", "chunk_max_chars", "path_weights", "chargram_min", "chargram_max")
+
 
 @functools.lru_cache(maxsize=16)
-def _params_signature(params: Params) -> str:
-    """A digest of every parameter (Params is frozen: one computation per distinct value)."""
+def _params_signature(params: Params, only: tuple[str, ...] | None = None) -> str:
+    """A digest of every parameter, or of those ``only`` names (Params is frozen: one computation
+    per distinct value)."""
     import hashlib  # here: OpenSSL costs a one-shot query ~4 ms and 3.5 MB it never needs
 
-    blob = json.dumps(asdict(params), sort_keys=True, default=list)
+    values = asdict(params)
+    blob = json.dumps(values if only is None else {k: values[k] for k in only}, sort_keys=True, default=list)
     return hashlib.sha1(blob.encode()).hexdigest()[:12]
 
 

@@ -95,7 +95,7 @@ def derived_signature(params: Params) -> str:
     from loci.kernel import tokens
     from loci.kernel.config import QUERY_SCHEMA
 
-    return f"query{QUERY_SCHEMA}:{params.signature()}:{tokens.signature()}"
+    return f"query{QUERY_SCHEMA}:{params.index_signature()}:{tokens.signature()}"
 
 
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
