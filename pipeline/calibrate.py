@@ -48,14 +48,25 @@ def near_top(values: Sequence[float]) -> float:
 
 
 def method_signature() -> str:
-    """A digest of how this loci fits, apart from the corpus: the off-topic and deictic questions
-    it asks and the constants above. A loci that fits another way fits again (``calibration_state``)."""
+    """A digest of how this loci fits, apart from the corpus: the questions it asks, the constants
+    above, and the code that generates the questions, fits and routes them (a refit costs seconds,
+    so any change of that code fits again). A loci that fits another way fits again
+    (``calibration_state``)."""
     import hashlib
+    from pathlib import Path
 
-    parts = [repr(evalgen.UNANSWERABLE_QUESTIONS), repr(evalgen.DEICTIC_TEMPLATES),
-             repr((CLAMP, MIN_GAIN, SEMANTIC_MARGIN, NULL_TOP, ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP,
-                   BACKGROUND_QUANTILE, BACKGROUND_TYPICAL, APPLIED, CALIBRATION_SCHEMA))]
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    from loci.query import router, semantic_search
+
+    digest = hashlib.sha256()
+    for text in (repr(evalgen.UNANSWERABLE_QUESTIONS), repr(evalgen.DEICTIC_TEMPLATES),
+                 repr(evalgen.SIGNATURE_TEMPLATES), repr((CLAMP, MIN_GAIN, SEMANTIC_MARGIN, NULL_TOP,
+                 ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, BACKGROUND_QUANTILE, BACKGROUND_TYPICAL, APPLIED,
+                 CALIBRATION_SCHEMA))):
+        digest.update(text.encode() + b"\0")
+    for module in (evalgen, router, semantic_search):
+        digest.update(Path(module.__file__).read_bytes())
+    digest.update(Path(__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @dataclass(frozen=True)
