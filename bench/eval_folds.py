@@ -1,6 +1,6 @@
 """Score the labelled questions on a built home, per fold, through the same path as `loci ask`.
 
-    LOCI_HOME=/path/to/home python bench/eval_folds.py [--questions FILE] [--misses] [--answers] [--json OUT]
+    LOCI_HOME=/path/to/home python bench/eval_folds.py [--questions FILE] [--misses] [--answers] [--fast] [--json OUT]
 
 Prints overall and per-family figures for all questions, fold A (tuned) and fold B (untuned).
 ``--answers`` lists the questions routed to a gold scope whose answer is not among the first
@@ -74,10 +74,12 @@ def main(argv=None) -> int:
                     help="list the questions routed to a gold scope whose answer is not in the first five, "
                          "with the evidence wanted, the five given and where the first hit ranks in twenty")
     ap.add_argument("--json", help="write the per-fold reports and results here")
+    ap.add_argument("--fast", action="store_true", help="as `ask --fast`: words only, no vectors (what the "
+                    "second opinion and semantic ranking are worth)")
     args = ap.parse_args(argv)
     questions = scoring.load_questions(args.questions)
     session = open_session(keep_full_index=True)
-    report, results, notes = evalgen.run_labelled(session, questions)
+    report, results, notes = evalgen.run_labelled(session, questions, fast=args.fast)
     out = {}
     for fold, rep in score_folds(questions, results).items():
         out[fold] = rep.as_dict()

@@ -192,3 +192,16 @@ def test_eval_scores_as_abstained_what_ask_abstains_on(corpus):
     for j in vocabulary:
         assert ask(session, j.question.question).route.outcome == "abstained"
         assert j.outcome == "abstained"
+
+
+def test_a_fast_labelled_run_routes_on_words_alone(corpus):
+    from loci.query.ask import open_session
+
+    session = open_session(keep_full_index=True)
+    session._semantic = _FarInMeaning()        # the vectors would veto every vocabulary route
+    rows = [{"id": "a", "family": "vocab", "question": "how is a sprocket calibrated?", "cwd": None,
+             "gold_scopes": ["gizmo"], "mode": "one"}]
+    _, vetoed, _ = evalgen.run_labelled(session, rows)
+    _, words, _ = evalgen.run_labelled(session, rows, fast=True)
+    assert vetoed["a"]["outcome"] == "abstained"
+    assert words["a"]["outcome"] == "routed" and words["a"]["scopes"][0] == "gizmo"

@@ -384,10 +384,10 @@ def run_generated(session, *, seed: int = 0) -> EvalReport:
     return summarise(judged, len(index.scopes))
 
 
-def run_labelled(session, questions: Sequence[Mapping]) -> tuple[object, dict[str, dict | None], list[str]]:
-    """Ask each labelled question with `loci ask` (``cwd`` names a scope; null means none) and
-    score it with ``loci.query.scoring``. Returns (Report, results by id, notes about questions
-    that could not run)."""
+def run_labelled(session, questions: Sequence[Mapping], fast: bool = False) -> tuple[object, dict[str, dict | None], list[str]]:
+    """Ask each labelled question with `loci ask` (``cwd`` names a scope; null means none; ``fast``:
+    as `ask --fast`, words only) and score it with ``loci.query.scoring``. Returns (Report, results
+    by id, notes about questions that could not run)."""
     from loci.query import scoring
     from loci.query.ask import ask
     from loci.kernel.errors import UsageError
@@ -402,7 +402,7 @@ def run_labelled(session, questions: Sequence[Mapping]) -> tuple[object, dict[st
             results[q["id"]] = None
             continue
         try:
-            results[q["id"]] = ask(session, q["question"], cwd=cwd).to_json()
+            results[q["id"]] = ask(session, q["question"], cwd=cwd, fast=fast).to_json()
         except UsageError as exc:
             notes.append(f"{q['id']}: {exc}")
             results[q["id"]] = None

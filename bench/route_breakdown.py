@@ -1,0 +1,63 @@
+"""Where a one-shot `loci route` spends its time, step by step, in one fresh process per question.
+
+    LOCI_HOME=H python bench/route_breakdown.py ["a question" ...]   (default: three dev questions)
+
+Prints, per question, the seconds of: loci's imports, the lexical route, numpy's import, opening
+the semantic side, encoding the question, and the shortlisted scopes' affinities (the last four
+only when the route is open to the vectors' second opinion). Each question runs in its own
+interpreter, as a `loci route` does; the interpreter's own start is not counted.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+STEPS = r'''
+import json, sys, time
+t0 = time.perf_counter()
+from loci.query.ask import context_for, open_session
+from loci.query.router import open_to_opinion, route
+t1 = time.perf_counter()
+q = sys.argv[1]
+s = open_session()
+r = route(q, s.routing_for(q), context_for(s, None, None), s.aliases(), s.params)
+t2 = time.perf_counter()
+out = {"imports": t1 - t0, "lexical": t2 - t1}
+if open_to_opinion(r):
+    import numpy
+    t3 = time.perf_counter()
+    side = s.semantic()
+    t4 = time.perf_counter()
+    side.qvec(q)
+    t5 = time.perf_counter()
+    p = side.route_params(s.params)
+    side.affinities(q, s.indexed(), p.semantic_route_k, include=r.scopes, shortlist=p.semantic_shortlist,
+                    keep=False)
+    t6 = time.perf_counter()
+    out.update(numpy=t3 - t2, open_semantic=t4 - t3, encode=t5 - t4, affinities=t6 - t5)
+print(json.dumps(out))
+'''
+
+DEFAULT = ("How can a class field automatically coerce whatever is passed to it?",
+           "Where is `parse_shorts` defined and what calls it?",
+           "How do I stop black from converting all my single-quoted strings to double quotes?")
+
+
+def main(argv=None) -> int:
+    questions = (argv if argv is not None else sys.argv[1:]) or list(DEFAULT)
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    for q in questions:
+        got = subprocess.run([sys.executable, "-c", STEPS, q], env=env, capture_output=True, text=True)
+        if got.returncode:
+            print(f"{q!r}: failed: {got.stderr.strip().splitlines()[-1] if got.stderr.strip() else got.returncode}")
+            continue
+        steps = json.loads(got.stdout)
+        print(f"{q[:60]!r}: " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
+              + f" = {sum(steps.values()):.3f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
