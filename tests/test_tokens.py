@@ -45,9 +45,9 @@ def test_a_redaction_mask_yields_no_tokens():
 def test_a_lazy_pattern_matches_as_the_compiled_one_and_compiles_once():
     import re
 
-    from loci.kernel.lazyre import lazy
+    from loci.kernel.lazyre import LazyPattern
 
-    pat = lazy(r"\bfo+\b", re.I)
+    pat = LazyPattern(r"\bfo+\b", re.I)
     assert pat._compiled is None                      # nothing compiled at import
     assert pat.search("a FOO b").group(0) == "FOO"
     first = pat._compiled

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import err as _err, handled, json_flag, writable_home as _writable_home
-from loci.front.oneshot import K_RANGE
+from loci.front.oneshot import K_DEFAULT, K_RANGE
 from loci.kernel.config import layout as make_layout
 
 app = typer.Typer(
@@ -95,7 +95,7 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
 def ask(question: str = typer.Argument(..., help="The question, in plain words."),
         scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
         group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
-        k: int = typer.Option(5, "--k", min=K_RANGE[0], max=K_RANGE[1], help="Results per scope."),
+        k: int = typer.Option(K_DEFAULT, "--k", min=K_RANGE[0], max=K_RANGE[1], help="Results per scope."),
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),

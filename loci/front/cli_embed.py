@@ -24,7 +24,7 @@ def show_embed(report, quiet: bool) -> int:
 @handled
 def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer (default: the packaged "
                                               "all-MiniLM-L6-v2), static (a small model distilled locally "
-                                              "from it: 60x faster to build, weaker on paraphrases), or any "
+                                              "from it: builds in seconds, weaker on paraphrases), or any "
                                               "sentence-transformers name or path."),
           quiet: bool = quiet_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""

@@ -64,6 +64,7 @@ def ask_command(question: str, *, scope: str | None, group: str | None, k: int, 
 
 
 K_RANGE = (1, 50)   # `ask --k`: results per scope
+K_DEFAULT = 5
 
 
 # each command's options: the keyword the command takes, and how a value is read (None: a flag)
@@ -73,7 +74,7 @@ OPTIONS: dict[str, dict[str, tuple[str, Callable | None]]] = {
     "route": {**_COMMON, "--explain": ("explain", None)},
     "ask": {**_COMMON, "--scope": ("scope", str), "--k": ("k", int)},
 }
-DEFAULTS = {"k": 5}   # an option's value when not given, where it is not False (a flag) or None
+DEFAULTS = {"k": K_DEFAULT}   # an option's value when not given, where it is not False (a flag) or None
 
 
 def _parse_options(command: str, args: list[str]) -> dict | None:

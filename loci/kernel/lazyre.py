@@ -27,7 +27,3 @@ class LazyPattern:
 
     def __repr__(self) -> str:
         return f"LazyPattern({self.pattern!r}, {self.flags!r})"
-
-
-def lazy(pattern: str, flags: int = 0) -> LazyPattern:
-    return LazyPattern(pattern, flags)

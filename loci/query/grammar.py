@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 
-from loci.kernel.lazyre import lazy
+from loci.kernel.lazyre import LazyPattern
 from loci.kernel.tokens import tokenize
 
 # questions that ask for a SET of projects
-_ENUM = lazy(
+_ENUM = LazyPattern(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
     r"([\w-]+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
     r"|\bwhere\s+else\b|\bwhere\s+do\s+(i|we)\s+have\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
@@ -25,20 +25,20 @@ _FRAME_WORDS = """project projects repo repos repository repositories codebase c
 ENUM_FRAME = frozenset(_FRAME_WORDS) | frozenset(t for w in _FRAME_WORDS for t in tokenize(w))
 
 # pointing words: the question refers to a subject it never names
-_DEICTIC_STRONG = lazy(
+_DEICTIC_STRONG = LazyPattern(
     r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
     r"package|library|tool|cli|crate|module|service|program)\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
     r"have|uses?|in|on|for|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))",
     re.I,
 )
 # "my app", "our project": the asker's own code, which uses the library the question is about
-_DEICTIC_OWN = lazy(
+_DEICTIC_OWN = LazyPattern(
     r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
     re.I)
-_DEICTIC_WEAK = lazy(r"\b(it|its|it's)\b", re.I)
+_DEICTIC_WEAK = LazyPattern(r"\b(it|its|it's)\b", re.I)
 # "is there a library that does this?": after a verb of doing, "this" is the task just described
-_THIS_AS_TASK = lazy(r"\b(?:do|does|did|doing|done|achieve|accomplish|handle|handles)\s+(?:this|that)\b(?=\s*[?.!,;:)]|\s*$)",
-                           re.I)
+_THIS_AS_TASK = LazyPattern(
+    r"\b(?:do|does|did|doing|done|achieve|accomplish|handle|handles)\s+(?:this|that)\b(?=\s*[?.!,;:)]|\s*$)", re.I)
 
 # "besides X", "not counting X", "other than X", "except X", "apart from X", "excluding X"
 EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s+for)?",
@@ -113,7 +113,7 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
     return strong, bare, excluded
 
 
-_NEGATION = lazy(
+_NEGATION = LazyPattern(
     r"\b(?:aren't|are\s+not|isn't|is\s+not|not|don't|do\s+not|doesn't|does\s+not|never|without|"
     r"no\s+longer)\s+(?:(?:written|built|made|implemented|based|coded|using|use|uses|in|on|with|"
     r"depend|depending|rely|relying|a|an|the)\s+){0,3}([\w.+#-]+)", re.I)
@@ -121,7 +121,7 @@ _NEGATION = lazy(
 
 # a declared dependency is asked about with a verb of use: "built on click", "pull in click",
 # "depend on", "use", "import", "as a dependency"; without one, a library's name is a topic
-_USE_FRAME = lazy(
+_USE_FRAME = LazyPattern(
     r"\b(us(e|es|ed|ing)|depend(s|ed|ing)?|dependenc(y|ies)|built\s+(on|with|upon)|based\s+on|"
     r"pull(s|ed|ing)?\s+in|requir(e|es|ed|ing)|import(s|ed|ing)?|rel(y|ies|ying)\s+on|on\s+top\s+of)\b", re.I)
 
@@ -130,7 +130,7 @@ def asks_about_use(question: str) -> bool:
     return bool(_USE_FRAME.search(question))
 
 
-_NO_DEPENDENCIES = lazy(
+_NO_DEPENDENCIES = LazyPattern(
     r"\b(zero|no|without(\s+any)?|free\s+of)\s+([\w-]+\s+){0,3}?dependenc(y|ies)\b|\bdependency[\s-]free\b", re.I)
 
 
@@ -144,7 +144,7 @@ def negated_words(question: str) -> list[str]:
     return [m.group(1) for m in _NEGATION.finditer(question)]
 
 
-_ASKS_WHY = lazy(r"\b(?:why|how\s+come|what\s+(?:was|is)\s+the\s+(?:reason|rationale|motivation))\b", re.I)
+_ASKS_WHY = LazyPattern(r"\b(?:why|how\s+come|what\s+(?:was|is)\s+the\s+(?:reason|rationale|motivation))\b", re.I)
 
 
 def asks_why(question: str) -> bool:
@@ -165,8 +165,8 @@ def next_words(question: str, alias: str) -> list[str]:
 
 
 # a word written as code: in backticks, called with (), qualified (a.b, a::b), snake_case or camelCase
-_CODE_SPAN = lazy(r"`([^`\s]+)`")
-_WORDISH = lazy(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:\(\))?")
+_CODE_SPAN = LazyPattern(r"`([^`\s]+)`")
+_WORDISH = LazyPattern(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:\(\))?")
 
 
 def identifiers(question: str) -> list[str]:
@@ -190,8 +190,8 @@ def identifiers(question: str) -> list[str]:
     return out
 
 
-_WHERE = lazy(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)
-_FILE_NAME = lazy(r"\.(?:py|js|mjs|cjs|ts|go|rs|toml|json|ya?ml|md|rst|txt|cfg|ini|lock|html|css)$", re.I)
+_WHERE = LazyPattern(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)
+_FILE_NAME = LazyPattern(r"\.(?:py|js|mjs|cjs|ts|go|rs|toml|json|ya?ml|md|rst|txt|cfg|ini|lock|html|css)$", re.I)
 
 
 def asks_where(question: str) -> bool:

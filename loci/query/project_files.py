@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from loci.kernel.lazyre import LazyPattern, lazy
+from loci.kernel.lazyre import LazyPattern
 
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
@@ -20,7 +20,7 @@ _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
 
 # (question words, file names) - file names matched on the path's last part, case-insensitively
 TOPICS: tuple[tuple[LazyPattern, LazyPattern], ...] = tuple(
-    (lazy(q, re.I), lazy(r"^(?:" + f + r")$", re.I)) for q, f in (
+    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I)) for q, f in (
         (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
          r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
