@@ -24,18 +24,21 @@ def cite(members: Sequence[dict], facts_of) -> list[dict]:
 
     A member kept for lacking a fact (``lacks``: the fact token and a scope holding it, "aren't
     written in Python") is cited by its own facts of that kind: "language: rust" at Cargo.toml."""
-    out, kinds_of = [], {}
+    read: dict[str, list[dict]] = {}
+
+    def facts(scope: str) -> list[dict]:   # each scope's record read once, member or holder
+        if scope not in read:
+            read[scope] = facts_of(scope)
+        return read[scope]
+
+    out = []
     for m in members:
         tokens = set(m.get("facts") or ())
-        lacks = m.get("lacks") or {}
-        kinds = set()
-        for t, holder in lacks.items():
-            if (t, holder) not in kinds_of:
-                kinds_of[(t, holder)] = {f.get("kind") for f in facts_of(holder) if t in (f.get("tokens") or ())}
-            kinds |= kinds_of[(t, holder)]
+        kinds = {f.get("kind") for t, holder in (m.get("lacks") or {}).items()
+                 for f in facts(holder) if t in (f.get("tokens") or ())}
         cited, seen = [], set()
         if tokens or kinds:
-            for f in facts_of(m["scope"]):
+            for f in facts(m["scope"]):
                 key = (f.get("kind"), f.get("value"))
                 if key not in seen and (set(f.get("tokens") or ()) & tokens or not tokens and key[0] in kinds):
                     seen.add(key)

@@ -135,11 +135,12 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
     meaning, not dropped to 0 for being outside the vectors' short list)."""
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
     grams = lex.gram_scores(question)
-    sem = semantic(set(bm25 or ()) | set(grams or ())) if semantic is not None else None
+    worded = set(bm25 or ()) | set(grams or ())
+    sem = semantic(worded) if semantic is not None else None
     prose = lex.prose_paths()
     patterns = fact_file_patterns(question) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
-    candidates = set(bm25 or ()) | set(grams or ()) | set(sem or ()) | facts
+    candidates = worded | set(sem or ()) | facts
     if not candidates:
         return []
     demoted = set() if is_foreign(question) else {
