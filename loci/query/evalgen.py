@@ -384,7 +384,8 @@ def run_generated(session, *, seed: int = 0) -> EvalReport:
     return summarise(judged, len(index.scopes))
 
 
-def run_labelled(session, questions: Sequence[Mapping], fast: bool = False) -> tuple[object, dict[str, dict | None], list[str]]:
+def run_labelled(session, questions: Sequence[Mapping],
+                 fast: bool = False) -> tuple[object, dict[str, dict | None], list[str]]:
     """Ask each labelled question with `loci ask` (``cwd`` names a scope; null means none; ``fast``:
     as `ask --fast`, words only) and score it with ``loci.query.scoring``. Returns (Report, results
     by id, notes about questions that could not run)."""

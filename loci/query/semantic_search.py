@@ -86,10 +86,13 @@ class SemanticSide:
         makes them unit a block at a time (``unit_scores``: the same cosines)."""
         from loci.query.semantic import affinity, semantic_scores, unit_scores
 
-        lex = self.lexical(scope) if self.lexical is not None else None
+        def read(unit: bool):
+            lex = self.lexical(scope) if self.lexical is not None else None
+            return affinity_matrix(self.layout, self.model_id, scope, unit=unit, lex=lex)
+
         if keep and scope not in self._matrix:
-            self._matrix[scope] = affinity_matrix(self.layout, self.model_id, scope, lex=lex)
-        matrix = self._matrix[scope] if keep else affinity_matrix(self.layout, self.model_id, scope, unit=False, lex=lex)
+            self._matrix[scope] = read(True)
+        matrix = self._matrix[scope] if keep else read(False)
         if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
             return None
         score = semantic_scores if keep else unit_scores
