@@ -39,7 +39,7 @@ class EncodeSetting:
     int8: str = ""              # torch dynamic int8 quantisation of Linear layers ("": none; see _quantised)
     batch_tokens: int = 0       # a batch holds about this many padded tokens (0: fixed batches of 32)
     threads: int = 0            # torch threads (0: torch's default)
-    bf16: bool = False          # compute in bfloat16 (autocast; only where the CPU has it natively)
+    bf16: bool = False          # the whole network in bfloat16 (only where the CPU has it natively)
 
     @classmethod
     def from_params(cls, params: Params, bf16_native: bool | None = None) -> EncodeSetting:
@@ -52,8 +52,9 @@ class EncodeSetting:
     @property
     def tag(self) -> str:
         """What changes the vectors (not the speed-only fields): part of every vector store's manifest.
-        bf16 names nothing: its vectors equal float32's to 1e-4 (cosine 1.0000), below the int8 rows
-        they are stored as, so a home encoded in float32 elsewhere stays current."""
+        bf16 names nothing: its vectors stay within cosine 0.9998 of float32's (mean 0.99995), about
+        the precision of the int8 rows they are stored as, so a home encoded in float32 elsewhere
+        (the query side's numpy encoder, a CPU without bf16 and int8 off) stays current."""
         return f"t{self.max_tokens}" + (f"-q8{self.int8}" if self.int8 else "")
 
 

@@ -114,10 +114,11 @@ def load(path: Path) -> Bert:
     Raises ValueError when the folder holds something else or its weights do not fit the config."""
     from safetensors.torch import load_file
 
+    from loci.query.bert_numpy import bert_config_supported
+
     path = Path(path)
     cfg = json.loads((path / "config.json").read_text())
-    if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu" \
-            or cfg.get("position_embedding_type", "absolute") != "absolute":
+    if not bert_config_supported(cfg):
         raise ValueError(f"{path} is not an absolute-position BERT with GELU")
     model = Bert(cfg)
     weights = {k.removeprefix("bert."): v for k, v in load_file(str(path / "model.safetensors")).items()}

@@ -138,13 +138,19 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
+def bert_config_supported(cfg: dict) -> bool:
+    """A ``config.json`` of the BERT this module (and ``pipeline.torch_bert``) runs: absolute
+    positions, GELU."""
+    return (cfg.get("model_type") == "bert" and cfg.get("hidden_act") == "gelu"
+            and cfg.get("position_embedding_type", "absolute") == "absolute")
+
+
 def is_supported(path: Path) -> bool:
     """True when ``path`` holds a BERT model with mean pooling that this module can run."""
     path = Path(path)
     cfg = _read_json(path / "config.json")
     pooling = _read_json(path / "1_Pooling" / "config.json")
-    return (cfg.get("model_type") == "bert" and cfg.get("hidden_act") == "gelu"
-            and cfg.get("position_embedding_type", "absolute") == "absolute"
+    return (bert_config_supported(cfg)
             and (path / "model.safetensors").is_file() and (path / "tokenizer.json").is_file()
             and pooling.get("pooling_mode_mean_tokens") is True
             and not any(pooling.get(k) for k in ("pooling_mode_cls_token", "pooling_mode_max_tokens",
