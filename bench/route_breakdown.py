@@ -5,7 +5,8 @@
 Prints, per question, the seconds of: loci's imports, the lexical route, numpy's import, opening
 the semantic side, encoding the question, and the shortlisted scopes' affinities (the last four
 only when the route is open to the vectors' second opinion). Each question runs in its own
-interpreter, as a `loci route` does; the interpreter's own start is not counted.
+interpreter, as a `loci route` does, and without the editable install's import hook (the
+interpreter ``bench.oneshot.plain_python`` sets up); the interpreter's own start is not counted.
 """
 from __future__ import annotations
 
@@ -13,6 +14,13 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.oneshot import PLAIN, plain_python  # noqa: E402  (bench/__init__: one BLAS thread)
 
 STEPS = r'''
 import json, sys, time
@@ -47,9 +55,11 @@ DEFAULT = ("How can a class field automatically coerce whatever is passed to it?
 
 def main(argv=None) -> int:
     questions = (argv if argv is not None else sys.argv[1:]) or list(DEFAULT)
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
+    plain_python()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
     for q in questions:
-        got = subprocess.run([sys.executable, "-c", STEPS, q], env=env, capture_output=True, text=True)
+        got = subprocess.run([str(PLAIN / "bin" / "python"), "-c", STEPS, q], env=env, capture_output=True,
+                             text=True)
         if got.returncode:
             print(f"{q!r}: failed: {got.stderr.strip().splitlines()[-1] if got.stderr.strip() else got.returncode}")
             continue
