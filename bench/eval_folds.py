@@ -23,7 +23,7 @@ from loci.query import evalgen, scoring  # noqa: E402
 from loci.query.ask import open_session  # noqa: E402
 
 DEFAULT_QUESTIONS = shared_dir() / "corpus" / "dev-questions.jsonl"
-COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5")
+COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
 
 
 def _row(name: str, m: dict) -> str:

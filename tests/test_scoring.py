@@ -199,3 +199,13 @@ def test_load_questions_reads_every_line(tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text("\n".join(json.dumps(q(i, "named", "one", ["x"])) for i in "abc") + "\n\n")
     assert [x["id"] for x in load_questions(path)] == ["a", "b", "c"]
+
+
+def test_hit_at_5_when_routed_right_counts_only_questions_whose_route_was_right():
+    questions = [q("r", "paraphrase", "one", ["a"], terms=["needle"]),
+                 q("w", "paraphrase", "one", ["a"], terms=["needle"])]
+    right = routed("a", blocks=[block("a", [episode("hay")])])
+    wrong = routed("b", "a", blocks=[block("b"), block("a", [episode("needle")])])
+    m = score(questions, {"r": right, "w": wrong}).families["paraphrase"]
+    assert m.hit5 == 0.5            # the wrong route still found the answer in its second block
+    assert m.hit5_routed == 0.0     # but among the routes that were right, the answer was missed

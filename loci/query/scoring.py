@@ -64,6 +64,7 @@ class QuestionScore:
     should_abstain: bool
     abstained: bool
     hit5: bool | None
+    routed_right: bool = False   # the route put a gold scope first (one) or returned the gold set (set)
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -85,6 +86,8 @@ class Metrics:
     abstain_fn: int = 0
     hit5_hits: int = 0
     hit5_n: int = 0
+    hit5_routed_hits: int = 0
+    hit5_routed_n: int = 0
 
     def add(self, s: QuestionScore) -> None:
         self.n += 1
@@ -101,6 +104,9 @@ class Metrics:
         if s.hit5 is not None:
             self.hit5_n += 1
             self.hit5_hits += s.hit5
+            if s.routed_right:
+                self.hit5_routed_n += 1
+                self.hit5_routed_hits += s.hit5
 
     @property
     def top1(self) -> float | None:
@@ -130,9 +136,14 @@ class Metrics:
     def hit5(self) -> float | None:
         return _ratio(self.hit5_hits, self.hit5_n)
 
+    @property
+    def hit5_routed(self) -> float | None:
+        """hit@5 over the questions routed right: the answer ranking seen apart from routing."""
+        return _ratio(self.hit5_routed_hits, self.hit5_routed_n)
+
     def as_dict(self) -> dict:
         names = ("n", "errors", "top1", "set_precision", "set_recall", "set_f1",
-                 "abstain_precision", "abstain_recall", "hit5")
+                 "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
         return {k: getattr(self, k) for k in names}
 
 
@@ -243,7 +254,8 @@ def score_question(question: Mapping, result: Mapping | None) -> QuestionScore:
         id=str(question["id"]), family=str(question["family"]), mode=mode,
         error=result is None, top1=top1, set_prf=set_prf,
         should_abstain=mode == "abstain", abstained=outcome == "abstained",
-        hit5=_hit5(question, result))
+        hit5=_hit5(question, result),
+        routed_right=bool(top1) or (set_prf is not None and set_prf[1] == 1.0))
 
 
 def score(questions: Iterable[Mapping], results: Mapping[str, Mapping | None]) -> Report:
@@ -263,7 +275,8 @@ def fmt_pct(value: float | None) -> str:
 
 COLUMNS = (("top-1", "top1"), ("set P", "set_precision"), ("set R", "set_recall"),
            ("set F1", "set_f1"), ("abstain P", "abstain_precision"),
-           ("abstain R", "abstain_recall"), ("hit@5", "hit5"))
+           ("abstain R", "abstain_recall"), ("hit@5", "hit5"),
+           ("hit@5 routed right", "hit5_routed"))
 
 
 def render_markdown(report: Report) -> str:
