@@ -1,0 +1,98 @@
+"""Where each ranker puts the answer inside the right project: the passage-ranking diagnostic.
+
+    LOCI_HOME=$HOME_22 python bench/passage_ranks.py [--questions FILE] [--family paraphrase ...]
+
+For every labelled question with one gold scope, searches only that scope (as `ask --scope`
+does, but with the question's own gate) and prints the rank of the first passage holding the
+answer under each ranker alone (words: BM25, character n-grams; meaning: the vectors' cosine
+over every passage) and under what `ask` returns. A rank of 20 or more prints as "-".
+It separates what ranking can still win from what no ranker sees.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.folds import fold_of, shared_dir  # noqa: E402
+from loci.query import scoring  # noqa: E402
+from loci.query.ask import open_session, search_block  # noqa: E402
+from loci.query.router import question_tokens  # noqa: E402
+
+DEEP = 20
+
+
+def answer_rows(lex, question: dict, scope: str) -> set[int]:
+    """Rows of the scope's passages that hold the answer (the scorer's own rule)."""
+    ev = [e for e in (scoring.parse_evidence(x) for x in question.get("evidence") or ()) if e.scope == scope]
+    terms = list(question.get("answer_terms") or ())
+    need_all = question["mode"] == "one"
+    n = len(lex.hashes())
+    rows = lex.chunks(list(range(n)))
+    out = set()
+    for i, row in rows.items():
+        item = {"text": row["text"], "source": row["path"], "line": int(row["line"])}
+        if scoring.hit_ranks({"episodes": [item]}, ev, terms, need_all, 1)[0] is not None:
+            out.add(i)
+    return out
+
+
+def first_rank(order, good: set[int]) -> int | None:
+    for r, i in enumerate(order[:DEEP]):
+        if i in good:
+            return r
+    return None
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", default=str(shared_dir() / "corpus" / "dev-questions.jsonl"))
+    ap.add_argument("--family", nargs="*", default=None, help="only these families")
+    args = ap.parse_args(argv)
+    import numpy as np
+
+    from loci.query.semantic_search import affinity_matrix  # noqa: F401  (the side's own loader)
+
+    session = open_session(keep_full_index=True)
+    sem = session.semantic()
+    qs = [q for q in scoring.load_questions(args.questions)
+          if q["mode"] == "one" and len(q["gold_scopes"]) == 1
+          and (args.family is None or q["family"] in args.family)]
+    fmt = lambda r: "-" if r is None else str(r)  # noqa: E731
+    tally = {k: 0 for k in ("bm25", "grams", "sem", "ask")}
+    print(f"{'id':<44} fold  bm25 grams  sem  ask  (answer rows)")
+    for q in qs:
+        scope = q["gold_scopes"][0]
+        lex = session.lexical(scope)
+        if lex is None:
+            continue
+        good = answer_rows(lex, q, scope)
+        toks = question_tokens(q["question"], False)
+        ranks = {}
+        for name, scores in (("bm25", lex.bm25_scores(toks)), ("grams", lex.gram_scores(q["question"]))):
+            order = sorted(scores or {}, key=lambda i: -scores[i])
+            ranks[name] = first_rank(order, good)
+        if sem is not None:
+            cos = sem.scores(scope, lex, q["question"]) or {}
+            from loci.query.semantic import semantic_scores
+            aligned = sem._vectors.get(scope)
+            full = semantic_scores(sem.qvec(q["question"]), aligned) if aligned is not None else np.zeros(0)
+            ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
+        block = search_block(session, scope, q["question"], k=DEEP, gate=True, prefer_project_docs=bool(q.get("cwd")),
+                             semantic=sem)
+        rows = {(r["path"], int(r["line"])): i for i, r in lex.chunks(sorted(good)).items()}
+        ranks["ask"] = next((r for r, e in enumerate(block.episodes) if (e.source, e.line) in rows), None)
+        for k, r in ranks.items():
+            tally[k] += r is not None and r < 5
+        print(f"{q['id']:<44} {fold_of(q):>4} " + " ".join(f"{fmt(ranks.get(k)):>5}" for k in tally)
+              + f"  ({len(good)})")
+    print(f"\nanswer in the first five, of {len(qs)}: " + ", ".join(f"{k} {v}" for k, v in tally.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
