@@ -183,12 +183,20 @@ def test_footprint_rows_size_each_part_of_a_home_and_count_a_build_s_lines(tmp_p
     assert lines == 2 and 0 <= gap <= wall
 
 
-def test_a_bench_run_keeps_the_sections_other_scripts_wrote():
-    from bench.report import merged_results
+def test_a_bench_run_rewrites_only_what_lies_between_its_markers():
+    from bench.report import BEGIN, END, merged_results
 
-    old = "# Bench\n\n## Build\nold build rows\n\n## Redaction\nplanted secrets: 0 leaked\n"
-    new = "# Bench\n\n## Build\nnew build rows\n\n## Query latency\nrows\n"
-    merged = merged_results(new, old)
+    old = f"# Bench\n\nintro by hand\n\n{BEGIN}\n\n## Build\nold build rows\n\n{END}\n\n## Redaction\nby hand\n"
+    merged = merged_results("## Build\nnew build rows\n\n## Query latency\nrows\n", old)
     assert "new build rows" in merged and "old build rows" not in merged
-    assert merged.index("## Query latency") < merged.index("## Redaction")
-    assert "planted secrets: 0 leaked" in merged
+    assert merged.startswith("# Bench\n\nintro by hand\n\n" + BEGIN)
+    assert merged.endswith(f"{END}\n\n## Redaction\nby hand\n")
+    again = merged_results("## Build\nthird\n", merged)
+    assert again.count(BEGIN) == 1 and "new build rows" not in again and "by hand" in again
+
+
+def test_a_results_file_without_markers_is_kept_whole_below_the_generated_part():
+    from bench.report import END, merged_results
+
+    merged = merged_results("## Build\nrows\n", "## Redaction\nby hand\n")
+    assert merged.index("rows") < merged.index(END) < merged.index("## Redaction\nby hand")
