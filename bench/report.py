@@ -330,12 +330,12 @@ UNSTAMPED = ("The run (`bench/run.py`)", "How to read it")
 
 
 def stamped(block: str, line: str) -> str:
-    """``block`` with ``line`` (commit, date, load) in italics under each of its ``## `` headings
-    that heads a table (not the run's own description, nor the notes)."""
+    """``block`` with ``line`` (commit, date, load) in italics under each of its ``##`` and ``###``
+    headings (not the run's own description, nor the notes on reading it)."""
     out = []
     for row in block.splitlines():
         out.append(row)
-        if row.startswith("## ") and row[3:].strip() not in UNSTAMPED:
+        if row.startswith(("## ", "### ")) and row.lstrip("#").strip() not in UNSTAMPED:
             out.append(f"_{line}_")
     return "\n".join(out) + "\n"
 
