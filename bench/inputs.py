@@ -88,17 +88,18 @@ def corpus_dir(option: str | Path | None = None, repos: list[str] | None = None,
         if not path.is_dir() or missing:
             fail(f"no development corpus at {path}" + (f" (missing {', '.join(missing)})" if missing else ""),
                  f"make it with: bash {shared_dir(shared) / CORPUS_SCRIPT} {path}")
-        return path
+        return path.resolve()
     return lay_out_corpus(DEFAULT_CORPUS, names, shared)   # idempotent: seconds the first time, then nothing
 
 
 def home_dir(option: str | Path | None = None, *, built: bool = True) -> Path:
-    """A built loci home: ``option``, else ``$LOCI_HOME``, else ``bench/.cache/home-22``."""
+    """A built loci home: ``option``, else ``$LOCI_HOME``, else ``bench/.cache/home-22`` (absolute:
+    children may run elsewhere)."""
     path = Path(option or os.environ.get("LOCI_HOME") or DEFAULT_HOME).expanduser()
     if built and not (path / "manifest.json").is_file():
         fix = "build it with: python bench/prepare.py" + ("" if path == DEFAULT_HOME else f" --home {path}")
         fail(f"no built loci home at {shown(path)}", fix)
-    return path
+    return path.resolve()
 
 
 def add_shared(ap: argparse.ArgumentParser) -> None:

@@ -71,14 +71,14 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
     for spec in args.impl:
         name, rest = spec.split("=", 1)
         checkout, home = rest.split(":", 1)
-        checkout = str(Path(checkout).resolve())
+        checkout, home = str(Path(checkout).resolve()), str(Path(home).resolve())   # run from /
         run_checked([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"])
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
         exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
     if args.ref:
-        bin_dir, home = args.ref.split(":", 1)
+        bin_dir, home = (str(Path(x).resolve()) for x in args.ref.split(":", 1))
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home}
         env.pop("PYTHONPATH", None)
         exe = [str(Path(bin_dir) / "loci")]
