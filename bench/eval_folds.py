@@ -83,7 +83,10 @@ def main(argv=None) -> int:
     ap.add_argument("--fast", action="store_true", help="as `ask --fast`: words only, no vectors (what the "
                     "second opinion and semantic ranking are worth)")
     args = ap.parse_args(argv)
-    questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
+    try:
+        questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
+    except ValueError as exc:
+        inputs.fail(str(exc), "pass --questions FILE of labelled questions (the dev-questions.jsonl format)")
     home = inputs.use_home(inputs.home_dir(args.home))
     print(stamp(f"home {inputs.shown(home)}"))
     session = open_session(keep_full_index=True)

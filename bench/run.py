@@ -118,6 +118,7 @@ def main(argv=None) -> int:
     work = args.work.resolve() if args.work else Path(tempfile.mkdtemp(prefix="loci-bench-"))
     neutral = work / "neutral"
     neutral.mkdir(parents=True, exist_ok=True)
+    watch.watch()
 
     def log(msg: str) -> None:
         watch.sample()
@@ -157,6 +158,7 @@ def main(argv=None) -> int:
                 synth.append(bench_synth(tool, work / "synth" / f"{tool.key}-home-{n}", n, bed, qs,
                                          neutral, cli_sample=8 if args.quick else 20, log=log))
     watch.sample()
+    watch.stop()
 
     command = "python bench/run.py" + ("" if argv is None and len(sys.argv) <= 1 else
                                        " " + shlex.join(argv if argv is not None else sys.argv[1:]))

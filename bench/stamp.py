@@ -5,6 +5,7 @@ import datetime as _dt
 import os
 import platform
 import subprocess
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,12 +61,25 @@ def stamp(extra: str = "") -> str:
 
 
 class LoadWatch:
-    """The highest one-minute load average seen at the moments ``sample`` is called; a figure
-    measured above the number of cores is noise (the house rule: load > cores, the machine is shared)."""
+    """The highest one-minute load average seen while measuring: at each ``sample`` call and, once
+    ``watch`` has started it, every ``every`` seconds in a background thread. A figure measured
+    above the number of cores is noise (the machine is shared)."""
 
-    def __init__(self, limit: float | None = None):
+    def __init__(self, limit: float | None = None, every: float = 10.0):
         self.limit = float(cores()) if limit is None else limit
+        self.every = every
         self.samples: list[float] = []
+        self._stop = threading.Event()
+
+    def watch(self) -> "LoadWatch":
+        def loop():
+            while not self._stop.wait(self.every):
+                self.sample()
+        threading.Thread(target=loop, name="load-watch", daemon=True).start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
 
     def sample(self) -> float:
         value = load()

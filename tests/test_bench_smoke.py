@@ -315,3 +315,15 @@ def test_generated_tables_carry_the_commit_and_no_path_of_the_run(tmp_path):
     out = stamped(scrubbed(block, work), "measured at loci abc1234")
     assert out.count("_measured at loci abc1234_") == 2
     assert "$WORK/home/c.json" in out and str(tmp_path) not in out
+
+
+def test_the_load_watch_keeps_the_highest_load_it_saw(monkeypatch):
+    import bench.stamp
+
+    seen = iter([0.5, 3.5, 1.0])
+    monkeypatch.setattr(bench.stamp, "load", lambda: next(seen))
+    watch = bench.stamp.LoadWatch(limit=2.0)
+    for _ in range(3):
+        watch.sample()
+    assert watch.peak == 3.5 and watch.over
+    assert watch.describe().startswith("0.5 at the start, 3.5 at most, 1.0 at the end")
