@@ -1,6 +1,8 @@
 """Two build-side timings, each against its baseline in the same run, on one scope of a built home.
 
-    python bench/build_micro.py --home H [--scope flask] [--texts 96]
+    python bench/build_micro.py [--home H] [--scope flask] [--texts 96]
+
+The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``).
 
 - char-gram fit: ``pipeline.lexical_fit.fit_chargrams`` against scikit-learn's
   ``TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)`` on the scope's
@@ -31,10 +33,16 @@ def _best(fn, rounds: int = 3) -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--home", required=True)
+    from bench import inputs
+
+    inputs.add_home(ap)
     ap.add_argument("--scope", default="flask")
     ap.add_argument("--texts", type=int, default=96, help="texts in the small embed job")
     args = ap.parse_args(argv)
+    args.home = inputs.home_dir(args.home)
+    from bench.stamp import stamp
+
+    print(stamp(f"home {inputs.shown(args.home)}"))
     import pyarrow.parquet as pq
     from sklearn.feature_extraction.text import TfidfVectorizer
 

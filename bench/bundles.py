@@ -1,7 +1,7 @@
 """A shared corpus of bundles: 1,000 scopes pulled into an empty home.
 
-    python bench/bundles.py [--scopes 1000] [--real 10] [--source-home /work/homes/dev22]
-                            [--accuracy] [--json OUT] [--keep DIR]
+    python bench/bundles.py [--scopes 1000] [--real 10] [--source-home H] [--shared DIR]
+                            [--accuracy | --only-accuracy] [--json OUT] [--keep DIR]
 
 Synthetic scopes are written as a home's artifacts (chunks and routing vocabulary drawn
 from the real corpus's words, references, random unit vectors of the transformer's width
@@ -10,7 +10,9 @@ from a built home. Measured: cold pull and merge, an incremental pull of one cha
 bundle, in-process route p50 (vocabulary only, and with the second opinion), one-shot
 ``loci ask`` p50 and its peak memory, home size per scope. ``--accuracy`` exports every
 scope of the source home, pulls them into an empty home, calibrates it, and scores the
-labelled questions with bench/eval_folds.py on both homes.
+labelled questions with bench/eval_folds.py on both homes. The source home defaults to
+``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py`` builds it); without it
+the synthetic bed draws made-up words and no real scope is exported.
 """
 from __future__ import annotations
 
@@ -34,9 +36,11 @@ if str(ROOT) not in sys.path:
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: one BLAS thread starts numpy faster
 import numpy as np  # noqa: E402
 
+from bench import inputs  # noqa: E402
+from bench.measure import TAIL_LINES, ChildFailed, run_checked  # noqa: E402
+from bench.stamp import stamp  # noqa: E402
 from loci.kernel.config import layout as make_layout  # noqa: E402
 
-QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
 DIM = 384
 
 
@@ -149,8 +153,8 @@ def change_one(gen_home: Path, name: str, store: Path) -> None:
     export_scope(lay, name, store)
 
 
-def questions(n: int) -> list[str]:
-    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+def questions(path: Path, n: int) -> list[str]:
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     return [r["question"] for r in rows if not r.get("cwd")][:n]
 
 
@@ -173,14 +177,13 @@ def route_p50(home: Path, qs: list[str], fast: bool) -> float:
 def compiled_sources() -> None:
     """Byte-compile the checkout once, as installing the package does: a one-shot process
     otherwise compiles every module it imports whenever PYTHONDONTWRITEBYTECODE is set."""
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "loci"), str(ROOT / "pipeline")],
-                   check=True, capture_output=True)
+    run_checked([sys.executable, "-m", "compileall", "-q", str(ROOT / "loci"), str(ROOT / "pipeline")])
 
 
 def one_shot(home: Path, qs: list[str]) -> tuple[float, float]:
     """(p50 seconds, peak RSS in MB) of `loci ask --no-cwd Q` as separate processes."""
     compiled_sources()
-    env = {**os.environ, "LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+    env = inputs.child_env(home)
     times, peaks = [], []
     for q in qs:
         start = time.perf_counter()
@@ -188,7 +191,7 @@ def one_shot(home: Path, qs: list[str]) -> tuple[float, float]:
                               env=env, cwd=ROOT, capture_output=True, text=True)
         times.append(time.perf_counter() - start)
         if proc.returncode != 0:
-            raise SystemExit(f"loci ask failed: {proc.stderr.strip().splitlines()[-1:]}")
+            raise ChildFailed(proc.args, proc.returncode, proc.stderr.strip().splitlines()[-TAIL_LINES:])
         peaks.append(int(proc.stderr.strip().splitlines()[-1]) / 1024)
     return statistics.median(times), max(peaks)
 
@@ -197,14 +200,13 @@ def du(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
-def eval_home(home: Path, out: Path) -> dict:
-    env = {**os.environ, "LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, str(ROOT / "bench" / "eval_folds.py"), "--json", str(out)], env=env,
-                   cwd=ROOT, check=True, capture_output=True, text=True)
+def eval_home(home: Path, out: Path, qfile: Path) -> dict:
+    run_checked([sys.executable, str(ROOT / "bench" / "eval_folds.py"), "--home", str(home),
+                 "--questions", str(qfile), "--json", str(out)], env=inputs.child_env(home), cwd=ROOT)
     return json.loads(out.read_text())["reports"]
 
 
-def accuracy(source_home: Path, work: Path) -> dict:
+def accuracy(source_home: Path, work: Path, qfile: Path) -> dict:
     """The labelled questions on the source home and on a home pulled from its bundles."""
     from loci.kernel.registry import load_registry
     from pipeline.calibrate import calibrate
@@ -218,16 +220,20 @@ def accuracy(source_home: Path, work: Path) -> dict:
     if calibrated:
         calibrate(make_layout(pulled))
     return {"scopes": len(names), "pull_s": round(seconds, 2), "calibrated": calibrated,
-            "local": eval_home(source_home, work / "eval-local.json"),
-            "pulled": eval_home(pulled, work / "eval-pulled.json")}
+            "local": eval_home(source_home, work / "eval-local.json", qfile),
+            "pulled": eval_home(pulled, work / "eval-pulled.json", qfile)}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--scopes", type=int, default=1000, help="synthetic scopes")
     ap.add_argument("--real", type=int, default=10, help="real scopes exported from --source-home")
-    ap.add_argument("--source-home", type=Path, default=Path("/work/homes/dev22"))
+    ap.add_argument("--source-home", type=Path, help="a built home (default: $LOCI_HOME, else "
+                    "bench/.cache/home-22, which `python bench/prepare.py` builds)")
     ap.add_argument("--questions", type=int, default=40)
+    ap.add_argument("--questions-file", type=Path, help="the labelled questions (default: "
+                    "corpus/dev-questions.jsonl of --shared)")
+    inputs.add_shared(ap)
     ap.add_argument("--asks", type=int, default=9, help="one-shot `loci ask` runs")
     ap.add_argument("--accuracy", action="store_true")
     ap.add_argument("--only-accuracy", action="store_true", help="skip the synthetic bed")
@@ -235,13 +241,20 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", type=Path, help="work here and keep it (default: a temp dir, removed)")
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    qfile = inputs.questions_file(args.questions_file, args.shared)
+    needs_home = args.only_accuracy or args.accuracy
+    source_home = inputs.home_dir(args.source_home, built=needs_home)
+    source = source_home if (source_home / "manifest.json").is_file() else None
+    if source is None:
+        print(f"no built home at {inputs.shown(source_home)}: made-up words, no real scope "
+              "(`python bench/prepare.py` builds one)", file=sys.stderr)
+    print(stamp(f"source home {inputs.shown(source_home)}"), file=sys.stderr)
     work = args.keep or Path(tempfile.mkdtemp(prefix="loci-bundles-"))
     work.mkdir(parents=True, exist_ok=True)
-    source = args.source_home if (args.source_home / "manifest.json").is_file() else None
     out: dict = {"synthetic": args.scopes}
     try:
         if args.only_accuracy:
-            out = {"accuracy": accuracy(args.source_home, work)}
+            out = {"accuracy": accuracy(source_home, work, qfile)}
             return _emit(out, args.json)
         words, p = word_pool(source)
         gen, store, home = work / "gen-home", work / "store", work / "home"
@@ -262,7 +275,7 @@ def main(argv=None) -> int:
         change_one(gen, names[len(names) // 2], store)
         out["incremental_pull_s"], report = timed_pull(home, store)
         out["incremental_imported"] = report.imported
-        qs = questions(args.questions)
+        qs = questions(qfile, args.questions)
         out["route_p50_ms_fast"] = round(route_p50(home, qs, fast=True) * 1000, 2)
         out["route_p50_ms_second_opinion"] = round(route_p50(home, qs, fast=False) * 1000, 2)
         out["ask_p50_s"], out["ask_peak_mb"] = one_shot(home, qs[:args.asks])
@@ -270,7 +283,7 @@ def main(argv=None) -> int:
         out["home_bytes_per_scope"] = du(home) // scopes
         out["store_bytes_per_scope"] = du(store) // scopes
         if args.accuracy and source is not None:
-            out["accuracy"] = accuracy(source, work)
+            out["accuracy"] = accuracy(source, work, qfile)
     finally:
         if args.keep is None:
             shutil.rmtree(work, ignore_errors=True)

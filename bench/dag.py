@@ -9,7 +9,10 @@
 Alone, on copies (the home and the repositories it registers are copied first, so the
 originals are never edited; the copied registry is pointed at the copied repositories):
 
-    python bench/dag.py --home HOME --corpus CORPUS [--work DIR]
+    python bench/dag.py [--home HOME] [--corpus CORPUS] [--work DIR] [--reuse]
+
+HOME defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py`` builds
+it over ``bench/.cache/corpus``, CORPUS's default); the copies go to ``bench/.cache/dag-work``.
 """
 from __future__ import annotations
 
@@ -164,19 +167,27 @@ def copied_setup(home: Path, corpus: Path, work: Path) -> tuple[Path, Path, list
 
 
 def main(argv=None) -> int:
+    from bench import inputs
+    from bench.stamp import stamp
     from bench.tools import loci_tool
 
     ap = argparse.ArgumentParser(description="doit alone, loci update and the commit hook, on copies")
-    ap.add_argument("--home", required=True, type=Path, help="a built home (left untouched)")
-    ap.add_argument("--corpus", required=True, type=Path, help="the repositories it registers (left untouched)")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/loci-bench-dag"), help="where the copies go")
+    inputs.add_home(ap, "a built home (left untouched)")
+    ap.add_argument("--corpus", type=Path, help="the repositories it registers (left untouched; default "
+                                                "bench/.cache/corpus)")
+    inputs.add_shared(ap)
+    ap.add_argument("--work", type=Path, default=inputs.CACHE / "dag-work", help="where the copies go "
+                                                                                  "(default bench/.cache/dag-work)")
     ap.add_argument("--reuse", action="store_true", help="use the copies an earlier run left in --work")
     args = ap.parse_args(argv)
     if args.reuse and (args.work / "home" / "scopes.json").is_file():
         home, corpus = args.work / "home", args.work / "corpus"
         repos = sorted(s["name"] for s in json.loads((home / "scopes.json").read_text())["scopes"])
     else:
-        home, corpus, repos = copied_setup(args.home, args.corpus, args.work)
+        source_home = inputs.home_dir(args.home)
+        source_corpus = inputs.corpus_dir(args.corpus, shared=args.shared)
+        home, corpus, repos = copied_setup(source_home, source_corpus, args.work)
+    print(stamp(f"copies in {inputs.shown(args.work)}"))
     checkout = Path(__file__).resolve().parent.parent
     tool = loci_tool(Path(sys.executable).parent, home, corpus, source=checkout)
     neutral = args.work / "neutral"

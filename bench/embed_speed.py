@@ -1,8 +1,10 @@
 """Chunks per second of the build-side encoders on the same real texts, against the plain PyTorch one.
 
-    nice -n 5 python bench/embed_speed.py [--home /work/homes/final] [--sample 1500] [--only a,b]
-    LOCI_HOME=COPY nice -n 5 python bench/embed_speed.py --reencode [--scopes a,b] [--plain | --max-tokens N
+    nice -n 5 python bench/embed_speed.py [--home H] [--sample 1500] [--only a,b]
+    nice -n 5 python bench/embed_speed.py --reencode --home COPY [--scopes a,b] [--plain | --max-tokens N
         --int8 MODE --threads N --bf16 0|1]
+
+The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``).
 
 The sample is drawn (fixed seed) from a built home's distinct chunk texts and symbol labels in
 the proportion ``loci embed`` meets them. "plain" is today's path before this change: the
@@ -12,8 +14,8 @@ candidate encodes the same texts after a short warm-up; the table gives texts/s,
 plain and the cosine between each text's vector and its plain vector (mean, 1st percentile, min).
 ONNX candidates run only when ``onnxruntime`` and ``onnx`` import (they are not dependencies).
 
-``--reencode`` drops and re-encodes the given scopes' vectors in the home ``LOCI_HOME`` names (a
-copy: it rewrites them) through ``loci embed``'s own path under the setting the flags give
+``--reencode`` drops and re-encodes the given scopes' vectors in the home (a copy: it rewrites
+them) through ``loci embed``'s own path under the setting the flags give
 (default: the build's; ``--plain``: the path before this change), merges the summaries and
 prints texts/s of that cold embed, so ``bench/eval_folds.py`` can score the result.
 """
@@ -37,6 +39,8 @@ if str(ROOT) not in sys.path:
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from bench import inputs  # noqa: E402
+from bench.stamp import stamp  # noqa: E402
 from loci.query.semantic import TRANSFORMER_ID, TransformerEncoder, packaged_model_path  # noqa: E402
 from pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
 
@@ -195,7 +199,7 @@ def reencode(scopes: list[str], setting: EncodeSetting | None) -> int:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--home", default="/work/homes/final")
+    inputs.add_home(ap, "a built home to sample texts from; with --reencode, a copy it rewrites")
     ap.add_argument("--sample", type=int, default=1500)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--only", default="", help="comma-separated substrings of candidate names to run")
@@ -208,12 +212,14 @@ def main(argv=None) -> int:
                     help="compute in bfloat16 (default: the build's choice on this CPU)")
     ap.add_argument("--plain", action="store_true", help="with --reencode: the path before this change")
     args = ap.parse_args(argv)
+    home = inputs.use_home(inputs.home_dir(args.home))
+    print(stamp(f"home {inputs.shown(home)}"))
     if args.reencode:
         setting = EncodeSetting(args.max_tokens, args.int8, BUILD_SETTING.batch_tokens, args.threads, bool(args.bf16))
         return reencode([s for s in args.scopes.split(",") if s], None if args.plain else setting)
-    texts = sample_texts(Path(args.home), args.sample)
+    texts = sample_texts(home, args.sample)
     path = packaged_model_path()
-    print(f"{len(texts)} texts from {args.home} (mean {np.mean([len(t) for t in texts]):.0f} chars)\n")
+    print(f"{len(texts)} texts from {inputs.shown(home)} (mean {np.mean([len(t) for t in texts]):.0f} chars)\n")
     encoders = {"plain": TransformerEncoder(str(path), TRANSFORMER_ID)}
     with tempfile.TemporaryDirectory(prefix="embed-speed-") as tmp:
         for name, load in candidates(path, Path(tmp)).items():

@@ -1,6 +1,9 @@
 """Score the labelled questions on a built home, per fold, through the same path as `loci ask`.
 
-    LOCI_HOME=/path/to/home python bench/eval_folds.py [--questions FILE] [--misses] [--answers] [--fast] [--json OUT]
+    python bench/eval_folds.py [--home H] [--questions FILE | --shared DIR] [--misses] [--answers] [--fast] [--json OUT]
+
+The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``
+builds it); the questions to ``corpus/dev-questions.jsonl`` of the shared folder (``bench/inputs.py``).
 
 Prints overall and per-family figures for all questions, fold A (tuned) and fold B (untuned).
 ``--answers`` lists the questions routed to a gold scope whose answer is not among the first
@@ -18,11 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.folds import fold_of, score_folds, shared_dir  # noqa: E402
+from bench import inputs  # noqa: E402
+from bench.folds import fold_of, score_folds  # noqa: E402
+from bench.stamp import stamp  # noqa: E402
 from loci.query import evalgen, scoring  # noqa: E402
 from loci.query.ask import open_session  # noqa: E402
 
-DEFAULT_QUESTIONS = shared_dir() / "corpus" / "dev-questions.jsonl"
 COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
 
 
@@ -68,7 +72,9 @@ def answer_misses(session, questions: list[dict], results: dict) -> list[str]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", default=str(DEFAULT_QUESTIONS))
+    ap.add_argument("--questions", help="the labelled questions (default: corpus/dev-questions.jsonl of --shared)")
+    inputs.add_shared(ap)
+    inputs.add_home(ap)
     ap.add_argument("--misses", action="store_true", help="list the questions routed wrongly")
     ap.add_argument("--answers", action="store_true",
                     help="list the questions routed to a gold scope whose answer is not in the first five, "
@@ -77,7 +83,12 @@ def main(argv=None) -> int:
     ap.add_argument("--fast", action="store_true", help="as `ask --fast`: words only, no vectors (what the "
                     "second opinion and semantic ranking are worth)")
     args = ap.parse_args(argv)
-    questions = scoring.load_questions(args.questions)
+    try:
+        questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
+    except ValueError as exc:
+        inputs.fail(str(exc), "pass --questions FILE of labelled questions (the dev-questions.jsonl format)")
+    home = inputs.use_home(inputs.home_dir(args.home))
+    print(stamp(f"home {inputs.shown(home)}"))
     session = open_session(keep_full_index=True)
     report, results, notes = evalgen.run_labelled(session, questions, fast=args.fast)
     out = {}

@@ -9,9 +9,7 @@ JavaScript (chalk | slugify, commander.js, javascript-algorithms), prose (| awes
 """
 from __future__ import annotations
 
-import os
 import zlib
-from pathlib import Path
 from typing import Iterable, Mapping
 
 FOLD_A = frozenset({"click", "flask", "requests", "sqlite-utils", "attrs", "black", "docopt", "jinja",
@@ -19,19 +17,6 @@ FOLD_A = frozenset({"click", "flask", "requests", "sqlite-utils", "attrs", "blac
 FOLD_B = frozenset({"doit", "rank_bm25", "slugify", "walkdir", "awesome", "commander.js",
                     "javascript-algorithms", "pluggy", "starlette", "tqdm", "viper"})
 TUNED = "A"
-
-
-def shared_dir() -> Path:
-    """``$LOCI_SHARED``, else the nearest ``shared`` folder beside the checkout or one of its parents
-    (a worktree may sit deeper than the main checkout)."""
-    env = os.environ.get("LOCI_SHARED")
-    if env:
-        return Path(env).expanduser().resolve()
-    root = Path(__file__).resolve().parents[1]
-    for parent in root.parents:
-        if (parent / "shared" / "corpus").is_dir():
-            return parent / "shared"
-    return root.parent / "shared"
 
 
 def fold_of(question: Mapping) -> str:

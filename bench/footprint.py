@@ -1,6 +1,8 @@
 """Footprint rows for the bench: what the home holds on disk, and how often a build speaks in a log.
 
-    python bench/footprint.py HOME [--reference-home DIR] [-- loci index --force]
+    python bench/footprint.py [HOME] [--reference-home DIR] [-- loci index --force]
+
+HOME defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``).
 
 ``home_rows`` sizes each top-level part of a home; ``progress_gaps`` runs a build
 command with its output piped (not a terminal), stamps every line it writes and
@@ -15,6 +17,9 @@ import sys
 import threading
 import time
 from pathlib import Path
+
+if __name__ == "__main__":  # run as a script: the checkout's bench package
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def tree_bytes(path: Path) -> int:
@@ -64,10 +69,13 @@ def progress_gaps(argv: list[str], env: dict | None = None, cwd: str | None = No
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("home")
+    ap.add_argument("home", nargs="?", help="a built home (default: $LOCI_HOME, else bench/.cache/home-22)")
     ap.add_argument("--reference-home")
     ap.add_argument("command", nargs="*", help="a build command to time the silences of (after --)")
     args = ap.parse_args(argv)
+    from bench.inputs import home_dir
+
+    args.home = str(home_dir(args.home))
     print("| part | size |\n|---|---|")
     for part, size in home_rows(Path(args.home), Path(args.reference_home) if args.reference_home else None):
         print(f"| {part} | {size} |")

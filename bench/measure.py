@@ -141,3 +141,41 @@ def percentile(values: list[float], p: float) -> float | None:
     k = (len(xs) - 1) * p / 100
     lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
     return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+TAIL_LINES = 15
+
+
+class ChildFailed(SystemExit):
+    """A child process that failed: its command, exit status and last lines of output, as the
+    message a script ends with (a SystemExit, so no traceback)."""
+
+    def __init__(self, argv: list[str], rc: int, tail: list[str]):
+        self.argv, self.rc, self.tail = list(argv), rc, list(tail)
+        shown = " ".join(str(a) for a in argv)
+        lines = "\n".join(f"  | {line}" for line in tail) or "  (no output)"
+        super().__init__(f"error: `{shown[:200]}` exited {rc}; its last lines:\n{lines}")
+
+
+def run_checked(argv: list[str], *, env: dict | None = None, cwd: str | Path | None = None,
+                stream: bool = False, tail: int = TAIL_LINES) -> str:
+    """Run ``argv`` (stdin closed); return its output (stdout and stderr merged). A non-zero exit
+    raises ChildFailed with the last ``tail`` lines; ``stream`` also prints every line as it comes."""
+    from collections import deque
+
+    try:
+        proc = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as exc:
+        raise ChildFailed(argv, 127, [f"cannot run {argv[0]}: {exc}"]) from None
+    kept: list[str] = []
+    last: deque[str] = deque(maxlen=tail)
+    for line in proc.stdout:
+        kept.append(line)
+        last.append(line.rstrip("\n"))
+        if stream:
+            print(line, end="", flush=True)
+    proc.stdout.close()
+    if proc.wait() != 0:
+        raise ChildFailed(argv, proc.returncode, [l for l in last if l.strip()])
+    return "".join(kept)

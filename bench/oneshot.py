@@ -1,12 +1,13 @@
 """One-shot `route` and `ask` timed as separate processes, side by side, interleaved question by
 question so every implementation sees the same machine load.
 
-    python bench/oneshot.py --impl new=.:HOME [--impl old=/path/to/checkout:HOME]
-                            [--ref BIN_DIR:REF_HOME] [--questions 20] [--json OUT]
+    python bench/oneshot.py [--impl new=.:HOME] [--impl old=OLD_CHECKOUT:HOME]
+                            [--ref BIN_DIR:REF_HOME] [--questions 20] [--shared DIR] [--json OUT]
 
 Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run through a console
 script as an install writes it, without the editable install's import hook: ``plain_python``) and
-the home it reads; ``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
+the home it reads (without ``--impl``: this clone on ``$LOCI_HOME``, else ``bench/.cache/home-22``,
+which ``python bench/prepare.py`` builds); ``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
 and p90 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
 and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
@@ -19,7 +20,6 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -27,10 +27,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.measure import run_measured  # noqa: E402
+from bench import inputs  # noqa: E402
+from bench.measure import run_checked, run_measured  # noqa: E402
+from bench.stamp import stamp  # noqa: E402
 from bench.tools import OFFLINE  # noqa: E402
-
-QUESTIONS = Path("/work/shared/corpus/dev-questions.jsonl")
 
 
 def spread(rows: list[dict], n: int) -> list[dict]:
@@ -71,15 +71,14 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
     for spec in args.impl:
         name, rest = spec.split("=", 1)
         checkout, home = rest.split(":", 1)
-        checkout = str(Path(checkout).resolve())
-        subprocess.run([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"],
-                       check=True, capture_output=True)
+        checkout, home = str(Path(checkout).resolve()), str(Path(home).resolve())   # run from /
+        run_checked([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"])
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
         exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
     if args.ref:
-        bin_dir, home = args.ref.split(":", 1)
+        bin_dir, home = (str(Path(x).resolve()) for x in args.ref.split(":", 1))
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home}
         env.pop("PYTHONPATH", None)
         exe = [str(Path(bin_dir) / "loci")]
@@ -93,9 +92,20 @@ def main(argv=None) -> int:
     ap.add_argument("--impl", action="append", default=[], help="NAME=CHECKOUT:HOME")
     ap.add_argument("--ref", help="BIN_DIR:HOME of the reference")
     ap.add_argument("--questions", type=int, default=20)
+    ap.add_argument("--questions-file", type=Path, help="the labelled questions (default: "
+                    "corpus/dev-questions.jsonl of --shared)")
+    inputs.add_shared(ap)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
-    rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+    qfile = inputs.questions_file(args.questions_file, args.shared)
+    if not args.impl:
+        args.impl = [f"loci={ROOT}:{inputs.home_dir()}"]
+    for spec in args.impl:
+        if "=" not in spec or ":" not in spec.split("=", 1)[1]:
+            inputs.fail(f"--impl {spec!r} is not NAME=CHECKOUT:HOME", "e.g. --impl new=.:bench/.cache/home-22")
+        inputs.home_dir(spec.split("=", 1)[1].split(":", 1)[1])
+    print(stamp())
+    rows = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
     qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], args.questions)]
     cmds = commands(args)
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}

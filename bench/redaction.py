@@ -3,7 +3,8 @@ per repository, and a sample of what was masked so each can be judged a secret o
 
     python -m bench.redaction [DIR] [--sample N] [--seed S]
 
-DIR (default /work/corpus) holds one repository per folder. Each is collected exactly as
+DIR (default ``bench/.cache/corpus``, laid out by ``shared/corpus/make-dev-corpus.sh`` on first use,
+``bench/inputs.py``) holds one repository per folder. Each is collected exactly as
 the build does (whole files and commit messages redacted before chunking). Besides the
 chunks, it counts every span masked in the collected texts (code included, most of which
 never becomes a chunk) and prints a sample of the original spans, cut to 70 characters.
@@ -20,6 +21,7 @@ from collections import Counter
 from pathlib import Path
 
 import pipeline.collect
+from bench import inputs
 from pipeline.redact import redact, secrets_in
 
 _MARK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
@@ -74,10 +76,13 @@ def measure(root: Path) -> tuple[list[tuple[str, int, int, Counter]], Counter, l
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("root", nargs="?", default="/work/corpus", type=Path)
+    ap.add_argument("root", nargs="?", type=Path, help="a folder of repositories (default: the dev corpus)")
+    inputs.add_shared(ap)
     ap.add_argument("--sample", type=int, default=40, help="masked spans to print (default 40)")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
+    if args.root is None:
+        args.root = inputs.corpus_dir(shared=args.shared)
     if not args.root.is_dir():
         print(f"bench.redaction: {args.root} is not a directory; pass a folder of repositories",
               file=sys.stderr)

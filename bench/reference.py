@@ -26,7 +26,7 @@ def ensure_venv(venv: Path, log=print) -> Path:
     """Create ``venv`` with the reference and graphify once; return its bin folder.
 
     Reuses the venv when its ``loci --version`` already reports REF_VERSION.
-    Raises RuntimeError with pip's last line when the install fails.
+    Raises ChildFailed with pip's last lines when the install fails.
     """
     bin_dir = venv / "bin"
     exe = bin_dir / "loci"
@@ -34,14 +34,12 @@ def ensure_venv(venv: Path, log=print) -> Path:
         probe = subprocess.run([str(exe), "--version"], capture_output=True, text=True)
         if REF_VERSION in probe.stdout + probe.stderr and (bin_dir / "graphify").exists():
             return bin_dir
+    from bench.measure import run_checked
+
     log(f"installing {REF_PACKAGE} into {venv} (once)")
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
-    proc = subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q",
-                           "--disable-pip-version-check", REF_PACKAGE, graphify_pin()],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        lines = [l for l in proc.stderr.splitlines() if l.strip()]
-        raise RuntimeError(f"pip install {REF_PACKAGE} failed: {lines[-1] if lines else proc.returncode}")
+    run_checked([sys.executable, "-m", "venv", "--clear", str(venv)])
+    run_checked([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                 REF_PACKAGE, graphify_pin()])
     return bin_dir
 
 

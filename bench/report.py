@@ -1,6 +1,9 @@
 """bench/RESULTS.md: absolute figures for both tools side by side, and the
-ratio loci / reference, since the machines are noisy."""
+ratio loci / reference, since the machines are noisy. What ``bench/run.py`` writes sits between
+two markers; the text around them (sections written by hand or by other scripts) is kept."""
 from __future__ import annotations
+
+from pathlib import Path
 
 from bench.runner import StepResult, SynthRun, ToolRun
 from loci.query.scoring import COLUMNS, fmt_pct, render_markdown
@@ -263,11 +266,11 @@ def _synth_rows(synth: list[SynthRun]) -> list[str]:
     return lines
 
 
-def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
-    """The whole RESULTS.md."""
-    out = ["# Benchmark: loci against loci-mem 0.6.0", "",
-           "The sections `bench/run.py` writes are rewritten by each of its runs and come from the one run "
-           "described here; sections other bench scripts write are kept and name their own command.",
+def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun], extra: str = "") -> str:
+    """The generated part of RESULTS.md: the run, then every table it measured (``extra``: more
+    sections in markdown, before the notes on reading them)."""
+    out = ["## The run (`bench/run.py`)", "",
+           "Every table between this section and the end marker comes from the one run described here.",
            "", "| run | |", "|---|---|"]
     out += [f"| {k} | {v} |" for k, v in meta.items()]
     out += ["", "## Build", "", *_build_rows(runs), "",
@@ -302,6 +305,8 @@ def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
                 notes.append(f"- {s.key}, {s.n_scopes}-scope bed `{name}`: {st.error}")
     if notes:
         out += ["## Failures", "", *notes, ""]
+    if extra.strip():
+        out += [extra.strip(), ""]
     out += ["## How to read it", "",
             "- Cells are wall time / peak RSS of that one command (`/usr/bin/time`). "
             "Ratios are loci ÷ reference: below 1 means loci is faster, smaller or scores lower.",
@@ -318,21 +323,41 @@ def render(meta: dict, runs: dict[str, ToolRun], synth: list[SynthRun]) -> str:
     return "\n".join(out)
 
 
-def _sections(text: str) -> list[tuple[str, str]]:
-    """(heading, body) for each `## ` section of a markdown text, in order; the text before
-    the first one is left out."""
-    parts: list[tuple[str, str]] = []
-    for block in ("\n" + text).split("\n## ")[1:]:
-        heading, _, body = block.partition("\n")
-        parts.append((heading.strip(), body))
-    return parts
+BEGIN = "<!-- bench/run.py writes from here to its end marker: edits in between are lost at its next run -->"
+END = "<!-- bench/run.py: end of what it writes -->"
+TITLE = "# Benchmark: loci against loci-mem 0.6.0\n\n"
+UNSTAMPED = ("The run (`bench/run.py`)", "How to read it")
 
 
-def merged_results(new: str, old: str | None) -> str:
-    """``new`` (what this run measured), followed by every section of ``old`` this run did not
-    write: other scripts' sections (bundles, redaction, folds, embedding speed) survive a run."""
+def stamped(block: str, line: str) -> str:
+    """``block`` with ``line`` (commit, date, load) in italics under each of its ``##`` and ``###``
+    headings (not the run's own description, nor the notes on reading it)."""
+    out = []
+    for row in block.splitlines():
+        out.append(row)
+        if row.startswith(("## ", "### ")) and row.lstrip("#").strip() not in UNSTAMPED:
+            out.append(f"_{line}_")
+    return "\n".join(out) + "\n"
+
+
+def scrubbed(text: str, work: Path) -> str:
+    """``text`` without this machine's paths: the run's work folder as ``$WORK``, the clone as
+    relative paths, the user's home as ``~``."""
+    root = Path(__file__).resolve().parents[1]
+    for path, shown in ((work, "$WORK"), (root, "."), (Path.home(), "~")):
+        for form in dict.fromkeys((str(path), str(Path(path).resolve()))):
+            text = text.replace(form + "/", "" if shown == "." else shown + "/").replace(form, shown)
+    return text
+
+
+def merged_results(block: str, old: str | None) -> str:
+    """``old`` with what lies between its markers replaced by ``block``; the text around the markers
+    (sections by hand or by other scripts) is kept as it is. Without markers, the block goes first,
+    under the title, and ``old`` follows it whole."""
+    wrapped = f"{BEGIN}\n\n{block.strip()}\n\n{END}"
     if not old:
-        return new
-    written = {h for h, _ in _sections(new)}
-    kept = [f"## {h}\n{body.rstrip()}\n" for h, body in _sections(old) if h not in written]
-    return new.rstrip() + "\n" + ("\n" + "\n".join(kept) if kept else "")
+        return f"{TITLE}{wrapped}\n"
+    start, end = old.find(BEGIN), old.find(END)
+    if start >= 0 and end > start:
+        return old[:start] + wrapped + old[end + len(END):]
+    return f"{TITLE}{wrapped}\n\n{old}"

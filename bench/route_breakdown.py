@@ -1,18 +1,18 @@
 """Where a one-shot `loci route` spends its time, step by step, in one fresh process per question.
 
-    LOCI_HOME=H python bench/route_breakdown.py ["a question" ...]   (default: three dev questions)
+    python bench/route_breakdown.py [--home H] ["a question" ...]   (default: three dev questions)
 
 Prints, per question, the seconds of: loci's imports, the lexical route, numpy's import, opening
 the semantic side, encoding the question, and the shortlisted scopes' affinities (the last four
 only when the route is open to the vectors' second opinion). Each question runs in its own
 interpreter, as a `loci route` does, and without the editable install's import hook (the
 interpreter ``bench.oneshot.plain_python`` sets up); the interpreter's own start is not counted.
+The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``).
 """
 from __future__ import annotations
 
+import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +20,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from bench import inputs  # noqa: E402
+from bench.measure import ChildFailed, run_checked  # noqa: E402
 from bench.oneshot import PLAIN, plain_python  # noqa: E402  (bench/__init__: one BLAS thread)
+from bench.stamp import stamp  # noqa: E402
 
 STEPS = r'''
 import json, sys, time
@@ -54,16 +57,20 @@ DEFAULT = ("How can a class field automatically coerce whatever is passed to it?
 
 
 def main(argv=None) -> int:
-    questions = (argv if argv is not None else sys.argv[1:]) or list(DEFAULT)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    inputs.add_home(ap)
+    ap.add_argument("questions", nargs="*", help="questions to route (default: three dev questions)")
+    args = ap.parse_args(argv)
+    home = inputs.home_dir(args.home)
     plain_python()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
-    for q in questions:
-        got = subprocess.run([str(PLAIN / "bin" / "python"), "-c", STEPS, q], env=env, capture_output=True,
-                             text=True)
-        if got.returncode:
-            print(f"{q!r}: failed: {got.stderr.strip().splitlines()[-1] if got.stderr.strip() else got.returncode}")
+    print(stamp(f"home {inputs.shown(home)}"))
+    for q in args.questions or DEFAULT:
+        try:
+            got = run_checked([str(PLAIN / "bin" / "python"), "-c", STEPS, q], env=inputs.child_env(home))
+        except ChildFailed as exc:
+            print(f"{q!r}: failed\n{exc.code}")
             continue
-        steps = json.loads(got.stdout)
+        steps = json.loads(got.strip().splitlines()[-1])
         print(f"{q[:60]!r}: " + ", ".join(f"{k} {v:.3f}" for k, v in steps.items())
               + f" = {sum(steps.values()):.3f} s")
     return 0
