@@ -370,9 +370,15 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         out.members = why
         return out
     # 3. forced: a name or the cwd identifies the subject
+    kind = grammar.deixis(question)
+    here = next((s for s in elig if s.cwd), None)
+    if here is not None and kind in ("strong", "own") and not any(s.alias >= params.alias_boost for s in elig):
+        # "this project" / "my app", asked from inside a project and naming no other: that project
+        # answers, first, whatever vocabulary the others share with the question
+        rest = [s for s in elig if s is not here and s.total >= params.select_ratio * top.total and s.total > 0]
+        return result("routed", [here] + rest[: params.select_max - 1], None, "cwd")
     forced = bool(top.alias >= params.alias_boost or top.cwd)
     if not forced:
-        kind = grammar.deixis(question)
         if kind == "strong":
             return result("abstained", [], "deictic", "deixis")
         symbol = symbol_route(question, index, params, elig)
