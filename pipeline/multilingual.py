@@ -15,6 +15,7 @@ import json
 import marshal
 import shutil
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Callable
 
@@ -26,12 +27,14 @@ from loci.kernel.language import translation_language
 from loci.kernel.vectorstore import matrix_stamp, multilingual_model_dir, multilingual_vectors, vector_files
 from loci.query.multilingual import (
     ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
-    cached_backend, freeze, installed, load_encoder,
+    cached_backend, freeze, installed, load_encoder, pack,
 )
 from pipeline.embed import EmbedError, EmbedResult, _encode, _plan, _read_columns, _write
 
 PROBES = ("How do I skip hidden directories?", "¿Cómo hago que una petición deje de esperar?",
-          "設定ファイルが変更されたら自動で読み直す", "Как убрать лишние пустые строки?")
+          "設定ファイルが変更されたら自動で読み直す", "Как убрать лишние пустые строки?",
+          "如何让程序在运行时检测到配置文件被修改并自动重新读取，而不用重启服务？",
+          "Ünïcödé — “quotes”, tabs\tand   spaces, `code()` & 12.5% of <html>; 한국어 문장, عربى, ไทย")
 """Texts the cache must encode as the package does before it is kept."""
 PROBE_TOLERANCE = 1e-5   # per component; BLAS's thread count alone moves the last bits (1e-7 here)
 
@@ -80,9 +83,10 @@ def drop_store(layout: Layout, name: str) -> None:
 
 
 def open_encoder(layout: Layout) -> MultilingualEncoder | None:
-    """The build's encoder: from the home's cache when it is current, else as the package loads
-    itself; None without the package."""
-    return load_encoder(layout) if available() else None
+    """The build's encoder, as the package loads itself (its tokenizer's dict looks a prefix up
+    faster than the cache's bisected table, which a build of thousands of texts would feel);
+    None without the package."""
+    return load_encoder(None) if available() else None
 
 
 # --- the encoder's cache ------------------------------------------------------------------------
@@ -134,7 +138,10 @@ def _dump(backend, folder: Path) -> None:
     with open(folder / ARRAYS_FILE, "wb") as fh:
         np.savez(fh, **arrays)
     tokenizer = backend.sp
-    state = {"tokenizer": freeze(tokenizer, skip=("_normalizer",)), "normalizer": freeze(tokenizer._normalizer)}
+    keys = sorted(tokenizer._prefixes)
+    state = {"tokenizer": freeze(tokenizer, skip=("_normalizer", "_prefixes", "_pieces")),
+             "normalizer": freeze(tokenizer._normalizer), "pieces": pack(tokenizer._pieces),
+             "prefixes": (*pack(keys), array("i", [tokenizer._prefixes[k] for k in keys]).tobytes())}
     with open(folder / TOKENIZER_FILE, "wb") as fh:
         marshal.dump(state, fh)
     json.dumps(scalars)   # raises before anything is recorded if the package grew a scalar JSON cannot hold

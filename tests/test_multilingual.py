@@ -173,11 +173,11 @@ def test_the_query_module_never_imports_the_build_side():
 
 # --- the encoder's cache ----------------------------------------------------------------------------
 
-def test_a_cache_from_another_package_version_is_not_read(tmp_path):
+def test_a_cache_taken_from_other_package_files_is_not_read(tmp_path):
     folder = tmp_path / "cache"
     folder.mkdir()
-    (folder / multilingual.CACHE_FILE).write_text(json.dumps({"tag": {**multilingual.cache_tag(), "package": "0.0.1"},
-                                                               "files": {}}))
+    other = {**multilingual.cache_tag(), "package": {"weights.npz": {"size": 1, "mtime_ns": 1}}}
+    (folder / multilingual.CACHE_FILE).write_text(json.dumps({"tag": other, "files": {}}))
     assert not multilingual.cache_current(folder)
     assert multilingual.cached_backend(folder) is None
 
@@ -192,6 +192,22 @@ def test_doctor_names_the_scopes_without_a_store(home, monkeypatch):
     assert [f.problem for f in found] == ["multilingual_missing"] and "finder" in found[0].message
     monkeypatch.setattr(pipeline.multilingual, "available", lambda: False)
     assert [f.problem for f in _multilingual(home, ["fetcher", "finder"])] == ["no_multilingual"]
+
+
+def test_the_packed_prefix_table_answers_as_the_dict_it_replaces():
+    from array import array
+
+    from loci.query.multilingual import PackedStrings, PrefixTable, pack
+
+    prefixes = {"▁": 0, "▁h": 0, "▁he": 4, "▁hello": 9, "é": 2, "日本": 7, "日": 0, "z": 1}
+    keys = sorted(prefixes)
+    table = PrefixTable(*pack(keys), array("i", [prefixes[k] for k in keys]).tobytes())
+    for probe in [*prefixes, "▁hel", "", "a", "日本語", "zz", "\uffff"]:
+        assert table.get(probe) == prefixes.get(probe), probe
+    pieces = PackedStrings(*pack(["<unk>", "▁the", "日本"]))
+    assert len(pieces) == 3 and pieces[1] == "▁the" and pieces[2] == "日本"
+    with pytest.raises(IndexError):
+        pieces[3]
 
 
 @pytest.mark.slow
