@@ -24,7 +24,7 @@ import numpy as np
 from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.language import translation_language
-from loci.kernel.vectorstore import matrix_stamp, multilingual_model_dir, multilingual_vectors, vector_files
+from loci.kernel.vectorstore import matrix_stamp, multilingual_model_dir, multilingual_vectors
 from loci.query.multilingual import (
     ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
     cached_backend, freeze, installed, load_encoder, pack,
@@ -74,12 +74,6 @@ def embed_multilingual_scope(name: str, layout: Layout, encoder, *, params: Para
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
         _write(plan, dict(zip(todo, vectors)), encoder)
     return EmbedResult(encoded=len(todo), reused=plan.reused, dropped=plan.dropped)
-
-
-def drop_store(layout: Layout, name: str) -> None:
-    """Remove a scope's multilingual store (the scope is gone)."""
-    for path in vector_files(multilingual_vectors(layout, name)):
-        path.unlink(missing_ok=True)
 
 
 def open_encoder(layout: Layout) -> MultilingualEncoder | None:

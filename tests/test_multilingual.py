@@ -120,6 +120,24 @@ def test_the_build_task_makes_the_store_with_an_injected_encoder(home):
     assert all(multilingual_vectors(home, n).with_suffix(".json").is_file() for n in ("fetcher", "finder"))
 
 
+def test_loci_embed_builds_the_store_when_the_package_is_there(home, monkeypatch):
+    import pipeline.embed
+    import pipeline.multilingual
+    from test_embed import FakeEncoder
+
+    unpacked = []
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    monkeypatch.setattr(pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(pipeline.multilingual, "open_encoder", lambda lay: BilingualEncoder())
+    monkeypatch.setattr(pipeline.multilingual, "write_model_cache", lambda lay: unpacked.append(lay) or True)
+    res = runner.invoke(app, ["embed", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert unpacked and multilingual_vectors(home, "finder").with_suffix(".json").is_file()
+    side = MultilingualSide.open(home, encoder=BilingualEncoder())
+    assert max(scope_affinity(side, "¿archivos ocultos?", ["fetcher", "finder"]).items(), key=lambda kv: kv[1])[0] \
+        == "finder"
+
+
 def test_without_the_package_embed_builds_no_multilingual_store_and_does_not_fail(home, monkeypatch):
     import pipeline.embed
 
