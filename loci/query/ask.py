@@ -16,8 +16,8 @@ from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
 from loci.kernel.registry import Registry, load_registry
-from loci.query.router import Context, RouteResult, open_to_opinion, question_tokens, route, second_opinion
-from loci.query.search import EpisodeHit, search_scope
+from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
+from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import RoutingIndex, load_routing, read_manifest
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
 
@@ -68,6 +68,7 @@ class Session:
     _aliases: dict[str, list[str]] | None = None
     _alias_tokens: set[str] | None = None
     _semantic: Any = None
+    _multilingual: Any = None
     notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
 
     def warm(self) -> None:
@@ -88,6 +89,15 @@ class Session:
                 self.notes.append(f"{exc} (answering lexically)")
                 self._semantic = False
         return self._semantic or None
+
+    def multilingual(self):
+        """The multilingual side (a second encoder over prose, for meaning across languages), or
+        None: no such store in the home, or its package missing. Opened only with the semantic side."""
+        if self._multilingual is None:
+            from loci.query.multilingual import MultilingualSide
+
+            self._multilingual = MultilingualSide.open(self.layout, lexical=self.lexical) or False
+        return self._multilingual or None
 
     @property
     def manifest(self) -> dict:
@@ -174,6 +184,9 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
     if fast or not open_to_opinion(result):
         return result
+    foreign = _foreign_affinity(session, q)
+    if foreign is not None:
+        return foreign_opinion(result, foreign, ctx, session.params)
     semantic = session.semantic()
     params = semantic.route_params(session.params) if semantic is not None else None
     if params is None:
@@ -183,6 +196,19 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
+
+
+def _foreign_affinity(session: Session, question: str) -> dict[str, float] | None:
+    """For a question not in English, when the home has the multilingual store: each scope's best
+    passage by that encoder (the English vectors read such a question as noise). Else None."""
+    from loci.kernel.language import question_is_foreign
+
+    if not question_is_foreign(question):   # an English question opens nothing more
+        return None
+    from loci.query.multilingual import scope_affinity
+
+    side = session.multilingual()
+    return scope_affinity(side, question, session.indexed()) if side is not None else None
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
@@ -204,7 +230,7 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
         sem_scores = sem_floor = None
         if semantic is not None:
             def sem_scores(candidates):
-                return semantic.scores(scope, lex, question, also=candidates)
+                return _meaning(session, scope, question, semantic.scores(scope, lex, question, also=candidates))
             sem_floor = semantic.floor(scope)
             for label in semantic.expansion(scope, question):
                 q_tokens += [t for t in tokenize(label) if t not in q_tokens]
@@ -214,6 +240,25 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
         block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block
+
+
+def _meaning(session: Session, scope: str, question: str, cosines) -> Meaning | None:
+    """The transformer's cosines; for a question not in English, with the multilingual encoder's
+    passages where the home has them, its best ones grounded on their own (chosen on fold A:
+    for English questions that encoder's prose-only ranking cost more answers than it found,
+    docs/decisions/answer-ranking.md)."""
+    if cosines is None:
+        return None
+    from loci.kernel.language import question_is_foreign
+
+    foreign = question_is_foreign(question)
+    side = session.multilingual() if foreign else None
+    if side is None:
+        return Meaning(cosines)
+    other = [row for row, _ in side.passages(question, scope) or ()]
+    if not other:
+        return Meaning(cosines)
+    return Meaning(cosines, tuple(other), frozenset(other[:VOUCHED_TOP]))
 
 
 def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
@@ -308,7 +353,7 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused") else set()
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused", "foreign") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

