@@ -70,6 +70,18 @@ def read_graph_bytes(path: Path) -> bytes:
     return data
 
 
+def read_graph_json(path: Path) -> object:
+    """A graph file parsed. A repository's own ``graphify-out/graph.json`` (plain JSON) has the
+    secrets in its strings masked, as loci's own graphs had when extracted; raises like
+    ``read_graph_bytes`` and ``json.loads``."""
+    data = json.loads(read_graph_bytes(path))
+    if Path(path).suffix != ".gz":
+        from pipeline.redact import redact_strings
+
+        data = redact_strings(data)[0]
+    return data
+
+
 def _legacy_graph(name: str, layout: Layout) -> Path:
     return layout.graph_dir(name) / "graph.json"
 
