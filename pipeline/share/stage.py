@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loci.kernel.config import Params
-from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_file
+from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
 from pipeline.share.store import Entry, Store
 
 
@@ -43,10 +43,9 @@ def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[s
     for f in inc.manifest.files:
         if no_vectors and f.role in VECTOR_ROLES:
             continue
-        data = store.read(inc.entry.folder, f.path, f.size)
-        check_file(f, data, where)
+        check_size(f, store.size(inc.entry.folder, f.path), where)   # before a byte is read
         target = stage / f.path
-        target.write_bytes(data)
+        check_copied(f, *store.copy(inc.entry.folder, f.path, f.size, target), where)
         staged[f.role] = target
     return staged
 
@@ -54,7 +53,10 @@ def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[s
 def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
            params: Params) -> dict[str, Path]:
     """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
+    from pipeline.share.tables import check_tables
+
     try:
+        check_tables(staged, manifest, where)
         return {**staged, **_derived(stage, staged, manifest, params)}
     except BundleError:
         raise
