@@ -505,3 +505,73 @@ def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus)
 
     pulled = _json.loads(layout().meta("gizmo").read_text())
     assert pulled.get("facts") == local["facts"]
+
+
+@pytest.mark.parametrize("stage", ["registered", pytest.param("merged", marks=pytest.mark.slow)])
+def test_a_pull_killed_after_registering_then_pulled_again_registers_each_scope_once(published, loci_home, stage):
+    env = {**os.environ, "LOCI_HOME": str(loci_home), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(published)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    cli("pull", str(published), "--quiet")
+    names = sorted(s["name"] for s in json.loads(cli("scopes", "--json").stdout))
+    assert names == ["gizmo", "webby"]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+
+
+_SLOW_PULL = """
+import sys, time
+import pipeline.runner, pipeline.share.stage as stage
+stage.PARALLEL_FROM = 1
+pipeline.runner.default_jobs = lambda: 2
+build = stage._build
+def slow(*args):
+    time.sleep(120)
+    return build(*args)
+stage._build = slow
+from loci.front.cli import app
+sys.argv = ["loci", "pull", sys.argv[1]]
+app()
+"""
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pull_workers_do_not_outlive_a_killed_pull(published, loci_home):
+    import signal
+    import time
+
+    env = {**os.environ, "LOCI_HOME": str(loci_home), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_PULL, str(published)], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) >= 2, "the pull never started its workers"
+        time.sleep(0.5)                       # each worker has run its initializer
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+        assert not left, f"worker(s) {left} outlived the killed pull"
+    finally:
+        if proc.poll() is None:
+            proc.kill()

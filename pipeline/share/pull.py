@@ -152,7 +152,9 @@ def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, recor
 
     registry = load_registry(layout)
     taken = {s.name for s in registry.scopes}
-    owners = {name: (r.get("source"), r.get("folder")) for name, r in records.items()}
+    # a scope registered from this store but not recorded (a pull killed before pulled.json) is its own
+    owners = {s.name: tuple(s.path.rsplit("/", 1)) for s in registry.scopes if s.kind == PULLED_KIND}
+    owners.update({name: (r.get("source"), r.get("folder")) for name, r in records.items()})
     label = store.label or "remote"
     claimed: set[str] = set()
     for inc in incoming:

@@ -85,7 +85,10 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     if len(incoming) < PARALLEL_FROM or jobs < 2:
         built = list(map(_build, *args))
     else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+        from pipeline.tasks import die_with_parent     # a killed pull leaves no worker behind
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
+                                 initializer=die_with_parent) as pool:
             built = list(pool.map(_build, *args, chunksize=8))
     return {inc.name: b for inc, b in zip(incoming, built)}
 
