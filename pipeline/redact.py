@@ -215,6 +215,9 @@ def _not_placeholder(value: str) -> bool:
     return not _placeholder(value)
 
 
+_PGPASS_VALUE = _group("v", _not_placeholder)
+
+
 def _whole(m: re.Match[str], src: str) -> Span | None:
     return m.span()
 
@@ -308,6 +311,24 @@ def _encoded_private_key(value: str) -> bool:
     except ValueError:
         return False
     return "PRIVATE KEY" in decoded
+
+
+_PGPASS_HOST = re.compile(r"[ \t]*[A-Za-z0-9.*_\[\]-]{1,253}")
+
+
+def _pgpass_line(m: re.Match[str], src: str) -> Span | None:
+    """``host:port:database:user:password``, a whole line (a ``.pgpass`` entry): the password."""
+    line_start = src.rfind("\n", 0, m.start()) + 1
+    if not _PGPASS_HOST.fullmatch(src, line_start, m.start()):
+        return None
+    return _PGPASS_VALUE(m, src)
+
+
+def _crypt_hash(m: re.Match[str], src: str) -> Span | None:
+    """A crypt(3) hash (``$6$salt$hash``, bcrypt's ``$2b$12$...``) not glued to a word before it."""
+    if m.start() and (src[m.start() - 1].isalnum() or src[m.start() - 1] in "_$"):
+        return None
+    return m.span("v")
 
 
 def _command_password(value: str) -> bool:
@@ -410,10 +431,10 @@ _RULES = (
           r"(?P<v>[^\s/'\"`<>]{1,256})@(?=[\w\[.-])", ("://",), _group("v", _not_placeholder)),
     _rule("private-key-block", _fenced("LS0tLS1CRUdJTi", r"[A-Za-z0-9+/]{20,}+={0,2}"),
           ("ls0tls1crudjti",), _group("v", _encoded_private_key)),
-    _rule("password-hash", r"\$(?<![\w$]\$)(?:1|2[abxy]|5|6|7|y|gy|md5|sha1)(?:\$rounds=\d{1,7})?"
+    _rule("password-hash", r"\$(?:1|2[abxy]|5|6|7|y|gy|md5|sha1)(?:\$rounds=\d{1,7})?"
           r"\$(?P<v>[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9$]{16,512}+)",
           ("$1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$y$", "$gy$", "$md5", "$sha1"),
-          _group("v")),
+          _crypt_hash),
     _rule("command-password", r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb)(?![\w-])"
           r"[^\n|;&]{0,256}?[ \t]-p(?P<v>[^\s\"'`;|&]{1,256}+)", ("mysql", "mariadb"),
           _group("v", _command_password)),
@@ -421,12 +442,12 @@ _RULES = (
           ("sshpass",), _group("v", _command_password)),
     _rule("command-password", r"--pass(?:word|wd|phrase)?[ \t]+[\"']?(?P<v>[^\s\"'`;|&]{1,256}+)",
           ("--pass",), _group("v", _flag_password)),
-    _rule("secret-assignment", r"(?m)^[ \t]*[A-Za-z0-9.*_\[\]-]{1,253}:(?:\d{1,5}|\*):[^:\s]{1,64}"
-          r":[^:\s]{1,64}:(?P<v>[^\s]{4,256})[ \t]*$", (":",), _group("v", _not_placeholder)),
+    _rule("secret-assignment", r"(?m):(?:\d{1,5}|\*):[^:\s]{1,64}:[^:\s]{1,64}:(?P<v>[^\s]{4,256})[ \t]*$",
+          (":",), _pgpass_line),
     _rule("secret-assignment", r"\"private_key_id\"[ \t]*:[ \t]*\"(?P<v>[0-9a-f]{40})\"",
           ("private_key_id",), _group("v")),
     # the rest match the lower-cased copy
-    _rule("basic-auth", r"(?<![\w-])auth[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[a-z0-9+/]{8,1024}+={0,2})",
+    _rule("basic-auth", r"auth(?<![\w-]auth)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[a-z0-9+/]{8,1024}+={0,2})",
           ("auth",), _group("v", _basic_credentials), lower=True),
     _rule("basic-auth", r"curl[^\n]{0,256}?[ \t](?:-u|--user)[ \t=]+[\"']?[^\s:\"']{1,64}:"
           r"(?P<v>[^\s\"'`]{4,256}+)", ("curl",), _group("v", _not_placeholder), lower=True),
