@@ -264,6 +264,16 @@ def test_no_planted_secret_is_in_any_byte_of_the_home(home):
     assert not found, found
 
 
+def test_no_planted_secret_is_in_any_exported_bundle(home, tmp_path):
+    res = runner.invoke(app, ["push", str(tmp_path / "store"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    files = [p for p in (tmp_path / "store").rglob("*") if p.is_file()]
+    assert any(p.name == "chunks.parquet" for p in files)
+    wanted = needles()
+    found = [(name, p.name) for p in files for name, subs in wanted.items() if any(s in readable(p) for s in subs)]
+    assert not found, found
+
+
 def test_no_planted_secret_is_in_any_answer(home):
     _, answers = home
     text = "\n".join(answers).lower()
