@@ -264,9 +264,9 @@ def json_depth(data: bytes) -> int:
 
 def valid_name(name: object) -> bool:
     """A scope name or alias another machine may give: printable, at most NAME_MAX characters,
-    not a path (``.``/``..``, a leading dot or dash) and not blank."""
+    not ``.`` or ``..``, no backslash, not blank."""
     return (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.isprintable() and name.strip() == name
-            and not name.startswith((".", "-")) and "\\" not in name)
+            and name not in (".", "..") and "\\" not in name)
 
 
 def _int(value: object) -> bool:
