@@ -56,8 +56,8 @@ def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
     from pipeline.share.tables import check_tables
 
     try:
-        check_tables(staged, manifest, where)
-        return {**staged, **_derived(stage, staged, manifest, params)}
+        tables = check_tables(staged, manifest, where)
+        return {**staged, **_derived(stage, staged, manifest, params, tables)}
     except BundleError:
         raise
     except Exception as exc:  # checksums held, so the publisher wrote a bad table
@@ -93,8 +93,10 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     return {inc.name: b for inc, b in zip(incoming, built)}
 
 
-def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
-    """The query file and the vectors' .npy pairs, built from the staged Parquet tables."""
+def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params,
+             tables: dict) -> dict[str, Path]:
+    """The query file and the vectors' .npy pairs, built from the staged Parquet tables
+    (``tables``: those already read, by role)."""
     from types import SimpleNamespace
 
     import pyarrow.parquet as pq
@@ -106,12 +108,15 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     out: dict[str, Path] = {}
     cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
-    table = pq.read_table(staged["chunks"], columns=cols).to_pydict()
+    def read(role: str):
+        return tables[role] if role in tables else pq.read_table(staged[role])
+
+    table = read("chunks").select(cols).to_pydict()
     chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
-    vocab = pq.read_table(staged["vocab"]).to_pydict()
+    vocab = read("vocab").to_pydict()
     structure = None
     if "symbols" in staged and "calls" in staged:
-        structure = SimpleNamespace(symbols=pq.read_table(staged["symbols"]), calls=pq.read_table(staged["calls"]))
+        structure = SimpleNamespace(symbols=read("symbols"), calls=read("calls"))
     out["query"] = stage / "query.sqlite"
     write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
     for role, column in (("vectors", "hash"), ("label_vectors", "label")):

@@ -96,18 +96,19 @@ def _vectors(role: str, path: Path, manifest: Manifest) -> str | None:
     return None
 
 
-def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> None:
+def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dict:
     """Read every staged table whole and refuse the bundle at the first that is not what this
-    loci writes (a truncated file fails here even when its checksum was made to match)."""
+    loci writes (a truncated file fails here even when its checksum was made to match); returns
+    the tables read (the vector tables aside), for what is built from them next."""
     import pyarrow.parquet as pq
 
-    schemas = _schemas()
+    schemas, tables = _schemas(), {}
     for role, path in sorted(staged.items()):
         try:
             if role in VECTOR_ROLES:
                 found = _vectors(role, path, manifest)
             else:
-                table = pq.read_table(path)
+                table = tables[role] = pq.read_table(path)
                 found = _columns(table, schemas[role]) or _values(role, table)
         except BundleError:
             raise
@@ -116,3 +117,4 @@ def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> Non
             found = f"cannot be read ({first})"
         if found:
             raise BundleError(f"{where}/{path.name} {found}; nothing was pulled, re-export the bundle")
+    return tables
