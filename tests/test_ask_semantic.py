@@ -186,3 +186,43 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
         seen.append(sorted(measured))
     assert seen[0] == seen[1] and len(seen[0]) < 3      # the shortlist and the route's own, not all three
     assert answers[0] == answers[1]
+
+
+class StrictEncoder(WordyConceptEncoder):
+    """Refuses text that is not valid Unicode, as the real tokenizer does."""
+
+    def encode(self, texts):
+        for text in texts:
+            text.encode("utf-8")
+        return super().encode(texts)
+
+
+@pytest.mark.parametrize("command", ["ask", "route"])
+def test_a_question_with_bytes_that_are_not_utf8_is_answered_without_a_traceback(garage, monkeypatch, command):
+    import loci.query.semantic
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: StrictEncoder())
+    question = "how often is the engine \udcff\udcfe oil changed"     # what argv makes of bytes 0xff 0xfe
+    res = runner.invoke(app, [command, "--json", "--no-cwd", question])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert json.loads(res.output)
+
+
+class PunctuationMeansCars(WordyConceptEncoder):
+    """Reads a bare dash as "car": what a real model's vector of "-" may happen to be near."""
+
+    def other_word(self, row, word):
+        if not any(c.isalnum() for c in word):
+            row[1] += 1.0
+        else:
+            super().other_word(row, word)
+
+
+@pytest.mark.parametrize("question", ["-", "--", "?!", "..."])
+def test_a_question_of_punctuation_alone_abstains(garage, monkeypatch, question):
+    import loci.query.semantic
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: PunctuationMeansCars())
+    res = runner.invoke(app, ["route", "--json", "--no-cwd", "--", question])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["outcome"] == "abstained"

@@ -94,6 +94,22 @@ def test_unwritable_home_is_a_clear_error(tmp_path, monkeypatch):
     assert res.exit_code == 1 and "LOCI_HOME" in res.output
 
 
+def test_a_probe_another_command_holds_does_not_make_the_home_unwritable(tmp_path, loci_home):
+    (loci_home / ".write-probe").mkdir(parents=True)    # what a fixed probe name collides with
+    res = runner.invoke(app, ["scan", str(tmp_path / "empty")])
+    assert "cannot write" not in res.output
+    assert not [p for p in loci_home.iterdir() if p.name.startswith(".write-probe-")]
+
+
+def test_a_relative_loci_home_is_made_absolute(tmp_path, monkeypatch):
+    from loci.kernel.config import layout, loci_home
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LOCI_HOME", "rel/home")
+    assert loci_home() == tmp_path / "rel" / "home"
+    assert layout().home.is_absolute()
+
+
 def test_a_huge_question_answers(corpus):
     res = runner.invoke(app, ["route", "--json", "--no-cwd", "sprocket " * 20000])
     assert res.exit_code == 0 and json.loads(res.output)["outcome"] in ("routed", "abstained")

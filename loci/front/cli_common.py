@@ -3,7 +3,9 @@ the build context, and ``Commands`` (each module's commands, registered by cli.p
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import tempfile
 from typing import Callable
 
 import typer
@@ -70,9 +72,10 @@ def writable_home() -> Layout:
     layout = make_layout()
     try:
         layout.home.mkdir(parents=True, exist_ok=True)
-        probe = layout.home / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
+        # a name of its own: commands running side by side must not remove each other's probe
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=layout.home)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
         err(f"cannot write to {layout.home} ({exc.strerror or exc}); set LOCI_HOME to a writable directory")
         raise typer.Exit(1)

@@ -75,6 +75,9 @@ def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
     from loci.query.store import read_manifest
 
     if not layout.manifest.exists():
+        if any(layout.meta("_").parent.glob("*.json")):  # scopes were indexed: the routing step's file went
+            return None, Finding(None, "index_unreadable", f"{layout.manifest} is missing: questions find "
+                                 "no index", "loci index")
         return None, None  # every scope reports "not indexed"
     try:
         return read_manifest(layout), None
@@ -208,7 +211,7 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
     out = _index(layout, scope, meta)
     out += _graph(layout, scope, graphify)
     if meta is not None and models:
-        out += _embeddings(layout, name, models)
+        out += _embeddings(layout, name, models) + _summaries(layout, name, models)
     if meta is not None and meta.get("redactions"):
         out.append(_redactions(layout, name, meta["redactions"]))
     for problem in (meta or {}).get("stats", {}).get("manifest_problems") or ():
@@ -340,6 +343,20 @@ def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
         if lacking:
             out.append(Finding(name, "embeddings_stale", f"{lacking} of {len(chunk_hashes)} chunks have no "
                                f"{model} vector: the chunks changed since `loci embed`", fix))
+    return out
+
+
+def _summaries(layout: Layout, name: str, models: list[str]) -> list[Finding]:
+    """A scope's vector summary (what the second opinion reads first) that no longer loads."""
+    from loci.kernel.vectorstore import scope_summary_path, summary_problem
+
+    out = []
+    for model in models:
+        path = scope_summary_path(layout, model, name)
+        why = summary_problem(path)
+        if why:
+            out.append(Finding(name, "summary_unreadable", f"{path.relative_to(layout.home)} ({model}) is {why}",
+                               _embed_command(layout)))
     return out
 
 

@@ -19,9 +19,10 @@ it); another value in a file means `loci index` must rebuild it. 4: char-gram ar
 
 
 def loci_home() -> Path:
-    """The artifact directory: $LOCI_HOME, else ~/.loci."""
+    """The artifact directory: $LOCI_HOME (a relative one made absolute against the working
+    directory now, so a step run elsewhere writes to the same home), else ~/.loci."""
     env = os.environ.get("LOCI_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".loci"
+    return Path(os.path.abspath(Path(env).expanduser())) if env else Path.home() / ".loci"
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,20 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
     return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
 
 
+def summary_problem(path: Path) -> str | None:
+    """What is wrong with a scope's summary file (``scope_summary_path``), or None when it reads
+    as a matrix (absent is no problem: the next embed writes it)."""
+    import numpy as np
+
+    try:
+        rows = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, EOFError) as exc:
+        return f"unreadable ({str(exc)[:80] or type(exc).__name__})"
+    return None if rows.ndim == 2 else f"not a matrix ({rows.ndim} dimension(s))"
+
+
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
     """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
     before), and its manifest (scope -> row range, matrix stamp)."""

@@ -7,6 +7,7 @@ A ``Session`` keeps loaded artifacts for a long-lived process (MCP, eval).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,8 +147,21 @@ class Session:
         return self._lexical[scope]
 
 
+def _valid_text(text: str) -> str:
+    """``text`` as valid Unicode: bytes that were not UTF-8 (argv's surrogate escapes, a lone
+    surrogate from JSON) become U+FFFD, control characters spaces, so no encoder sees them."""
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:     # a surrogate outside the escapes' range
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return _CONTROL.sub(" ", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _clean_question(question: str) -> str:
-    q = (question or "").strip()
+    q = _valid_text(question or "").strip()
     if not q:
         raise UsageError("the question is empty; ask something, e.g. loci ask \"how are retries configured?\"")
     return q[:MAX_QUESTION_CHARS]
@@ -160,7 +174,12 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
     indexed = set(session.indexed())
     cwd_scope = None
     if cwd is not None:
-        hit = session.registry.containing(cwd)
+        if "\x00" in str(cwd):
+            raise UsageError(f"the cwd {str(cwd)[:200]!r} holds a NUL character; give a directory path")
+        try:
+            hit = session.registry.containing(cwd)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot use the cwd {str(cwd)[:200]!r} ({exc}); give a directory path") from None
         cwd_scope = hit.name if hit is not None and hit.name in indexed else None
     policy = load_policy(session.layout)
     groups_of = effective_groups(session.registry, policy)
@@ -182,8 +201,8 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         from loci.query.enumeration import cite, scope_facts
 
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
-    if fast or not open_to_opinion(result):
-        return result
+    if fast or not open_to_opinion(result) or not any(c.isalnum() for c in q):
+        return result       # punctuation alone ("-") means nothing a vector could match
     foreign = _foreign_affinity(session, q)
     if foreign is not None:
         return foreign_opinion(result, foreign, ctx, session.params)

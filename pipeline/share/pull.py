@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -151,7 +152,9 @@ def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, recor
 
     registry = load_registry(layout)
     taken = {s.name for s in registry.scopes}
-    owners = {name: (r.get("source"), r.get("folder")) for name, r in records.items()}
+    # a scope registered from this store but not recorded (a pull killed before pulled.json) is its own
+    owners = {s.name: tuple(s.path.rsplit("/", 1)) for s in registry.scopes if s.kind == PULLED_KIND}
+    owners.update({name: (r.get("source"), r.get("folder")) for name, r in records.items()})
     label = store.label or "remote"
     claimed: set[str] = set()
     for inc in incoming:
@@ -168,6 +171,28 @@ def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, recor
                 inc.name = cand
                 break
         claimed.add(inc.name)
+
+
+def name_key(name: str) -> str:
+    """A name as a question would mention it: case, dashes, underscores and dots alike."""
+    return re.sub(r"[-_.\s]+", "-", name.lower()).strip("-")
+
+
+def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout) -> None:
+    """An alias that reads as another scope's name would route questions about that project
+    to this bundle: refused (an alias that is only the bundle's own name is left out later)."""
+    from loci.kernel.registry import load_registry
+
+    mine = {inc.name for inc in incoming}
+    names = {name_key(s.name): s.name for s in load_registry(layout).scopes if s.name not in mine}
+    names.update({name_key(inc.name): inc.name for inc in incoming})
+    for inc in incoming:
+        own = {name_key(inc.name), name_key(inc.manifest.scope)}
+        for alias in inc.manifest.raw.get("aliases") or []:
+            key = name_key(alias)
+            if key not in own and key in names:
+                raise BundleError(f"{store.url}/{inc.entry.folder}: its alias {alias!r} is the name of the "
+                                  f"scope {names[key]!r}; refused, nothing was pulled")
 
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
@@ -224,7 +249,7 @@ def _add_pulled(registry, store: Store, incoming: list[Incoming]) -> None:
         raw = inc.manifest.raw
         aliases = [a for a in raw.get("aliases") or [] if isinstance(a, str) and a not in others]
         if inc.name != inc.manifest.scope:
-            aliases = [a for a in aliases if a != inc.manifest.scope]
+            aliases = [a for a in aliases if name_key(a) != name_key(inc.manifest.scope)]
         owner = raw.get("owner") if isinstance(raw.get("owner"), str) else "unknown"
         scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
                             aliases=tuple(sorted(set(aliases))), owner=owner))
@@ -258,6 +283,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             return report
         model = _home_model(layout, incoming, no_vectors, store)
         _resolve_names(incoming, store, layout, records)
+        _refuse_shadowing(incoming, store, layout)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)

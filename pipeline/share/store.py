@@ -8,8 +8,10 @@ Both go through ``pyarrow.fs``. S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -17,6 +19,7 @@ from urllib.parse import unquote, urlparse
 from pipeline.share.bundle import MANIFEST, BundleError
 
 CONNECT_TIMEOUT = 5.0
+BLOCK = 1 << 20              # bytes read at a time while copying a bundle's file
 REQUEST_TIMEOUT = 30.0
 
 
@@ -63,11 +66,44 @@ class Store:
             rel = info.path[len(self.base):].strip("/") if info.path.startswith(self.base) else ""
             parts = rel.split("/")
             if len(parts) == 2 and parts[1] == MANIFEST and info.type == pafs.FileType.File:
+                self._refuse_link(parts[0])
                 out.append(Entry(parts[0], int(info.size or 0), int(info.mtime_ns or 0)))
         return sorted(out, key=lambda e: e.folder)
 
+    def _refuse_link(self, folder: str, name: str | None = None) -> None:
+        """In a local store, a bundle folder or file that is a symbolic link (or no regular file)
+        is refused: it could point anywhere on this machine."""
+        if self.fs.type_name != "local":
+            return
+        for path in (self._path(folder),) + ((self._path(folder, name),) if name else ()):
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                                  f"re-export the bundle") from None
+            except OSError as exc:
+                raise self._fail("read", exc) from None
+            if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) if path == self._path(folder) else stat.S_ISREG(mode)):
+                raise BundleError(f"{path} is a symbolic link or not a plain "
+                                  f"{'folder' if path == self._path(folder) else 'file'}; refused, nothing was pulled")
+
+    def size(self, folder: str, name: str) -> int:
+        """A file's size as the store lists it, before anything is read (links refused)."""
+        from pyarrow import fs as pafs
+
+        self._refuse_link(folder, name)
+        try:
+            info = self.fs.get_file_info(self._path(folder, name))
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        if info.type == pafs.FileType.NotFound:
+            raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                              f"re-export the bundle")
+        return int(info.size or 0)
+
     def read(self, folder: str, name: str, limit: int | None = None) -> bytes:
         """A file's bytes (at most ``limit`` + 1 of them, so an overlong file shows as one)."""
+        self._refuse_link(folder, name)
         try:
             with self.fs.open_input_stream(self._path(folder, name)) as fh:
                 return fh.read() if limit is None else fh.read(limit + 1)
@@ -76,6 +112,27 @@ class Store:
                               f"re-export the bundle") from None
         except OSError as exc:
             raise self._fail("read", exc) from None
+
+    def copy(self, folder: str, name: str, size: int, dest: Path) -> tuple[int, str]:
+        """Copy a file to ``dest`` a block at a time, never more than ``size`` + 1 bytes;
+        returns (bytes copied, their sha256). The caller compares both with the manifest."""
+        self._refuse_link(folder, name)
+        digest, copied = hashlib.sha256(), 0
+        try:
+            with self.fs.open_input_stream(self._path(folder, name)) as fh, open(dest, "wb") as out:
+                while copied <= size:
+                    block = fh.read(min(BLOCK, size + 1 - copied))
+                    if not block:
+                        break
+                    digest.update(block)
+                    out.write(block)
+                    copied += len(block)
+        except FileNotFoundError:
+            raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                              f"re-export the bundle") from None
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        return copied, digest.hexdigest()
 
     def write(self, folder: str, name: str, data: bytes) -> None:
         try:
