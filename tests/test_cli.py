@@ -151,6 +151,16 @@ def test_groups_and_modes_survive_a_rescan(corpus):
     assert rows["client:acme"]["mode"] == "hard" and rows["client:acme"]["count"] == 1
 
 
+def test_setting_the_mode_of_a_new_group_creates_it_and_says_it_is_empty(corpus):
+    res = runner.invoke(app, ["group", "set", "web", "--mode", "hard"])
+    assert res.exit_code == 0 and "no members yet" in res.output, res.output
+    rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
+    assert rows["web"] == {"group": "web", "mode": "hard", "count": 0}
+    assert runner.invoke(app, ["group", "add", "webby", "web"]).exit_code == 0
+    rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
+    assert rows["web"]["count"] == 1
+
+
 def test_hard_group_flag_abstains_out_of_group(corpus):
     runner.invoke(app, ["group", "add", "gizmo", "team"])
     runner.invoke(app, ["group", "set", "team", "--mode", "hard"])

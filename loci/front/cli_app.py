@@ -144,22 +144,27 @@ def groups_infer():
         typer.echo(f"{name:<28} {owner}")
 
 
-def _edit_policy(edit_name: str, *args: str) -> None:
-    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json."""
+def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
+    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json;
+    returns each group's member count after it."""
     from loci.kernel import groups
     from loci.kernel.registry import load_registry
 
     layout = _writable_home()
     edit = getattr(groups, edit_name)
-    groups.save_policy(layout, edit(groups.load_policy(layout), load_registry(layout), *args))
+    registry = load_registry(layout)
+    policy = edit(groups.load_policy(layout), registry, *args)
+    groups.save_policy(layout, policy)
+    return {row.group: row.count for row in groups.list_groups(registry, policy)}
 
 
 @group_app.command("set")
 @handled
 def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
     """Set how much GROUP confines: explicit, soft (default) or hard."""
-    _edit_policy("set_mode", group, mode)
-    typer.echo(f"{group}: {mode}")
+    counts = _edit_policy("set_mode", group, mode)
+    empty = f" (no members yet: `loci group add SCOPE {group}` puts one in)" if not counts.get(group) else ""
+    typer.echo(f"{group}: {mode}{empty}")
 
 
 @group_app.command("add")
