@@ -32,6 +32,15 @@ def test_route_json_follows_the_contract(corpus):
     assert out["outcome"] == "routed" and out["scopes"][0] == "gizmo"
 
 
+def test_route_explain_json_carries_the_explanation(corpus):
+    res = runner.invoke(app, ["route", "--json", "--explain", "--no-cwd", "how do I calibrate a sprocket gauge?"])
+    out = json.loads(res.output)
+    explain = out["explain"]
+    assert explain["gate"] and "sprocket" in explain["tokens"]
+    top = explain["details"][0]
+    assert top["scope"] == "gizmo" and top["total"] > 0 and "sprocket" in top["matched"]
+
+
 def test_ask_json_has_one_block_per_scope_with_cited_episodes(corpus):
     res = runner.invoke(app, ["ask", "--json", "--no-cwd", "how do I calibrate a sprocket gauge?"])
     out = json.loads(res.output)

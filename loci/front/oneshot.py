@@ -43,7 +43,7 @@ def route_command(question: str, *, explain: bool, group: str | None, cwd: Path 
     result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
     _notes(session, err)
     if as_json:
-        dump_json(result.to_json())
+        dump_json(result.to_json(explain=explain))
     else:
         echo("\n".join(route_lines(result, explain)))
 
