@@ -56,9 +56,10 @@ def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only membe
     gof = effective_groups(reg, load_policy(layout))
     rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
     if group and not rows:
+        from loci.kernel.errors import UsageError
+
         known = sorted({g for gs in gof.values() for g in gs})
-        _err(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
-        raise typer.Exit(2)
+        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
     if as_json:
         dump_json([{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
                     "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),

@@ -26,10 +26,11 @@ def err(msg: str) -> None:
 
 
 def handled(fn):
-    """The one place the CLI turns an expected error into one line on stderr and its exit code."""
+    """The one place the CLI turns an expected error into one line on stderr (with ``--json``, one
+    object on stdout) and its exit code."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from loci.front.oneshot import failure
+        from loci.front.oneshot import failure, report_failure
 
         try:
             return fn(*args, **kwargs)
@@ -37,7 +38,7 @@ def handled(fn):
             known = failure(exc)
             if known is None:
                 raise
-            err(known[0])
+            report_failure(known[0], kwargs.get("as_json", False), err)
             raise typer.Exit(known[1])
     return wrapper
 
@@ -74,8 +75,10 @@ def writable_home() -> Layout:
         probe.write_text("ok")
         probe.unlink()
     except OSError as exc:
-        err(f"cannot write to {layout.home} ({exc.strerror or exc}); set LOCI_HOME to a writable directory")
-        raise typer.Exit(1)
+        from loci.kernel.errors import StoreError
+
+        raise StoreError(f"cannot write to {layout.home} ({exc.strerror or exc}); "
+                         f"set LOCI_HOME to a writable directory") from None
     return layout
 
 
