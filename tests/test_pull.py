@@ -398,3 +398,12 @@ def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus)
 
     pulled = _json.loads(layout().meta("gizmo").read_text())
     assert pulled.get("facts") == local["facts"]
+
+
+@pytest.mark.parametrize("command", ["push", "export"])
+def test_push_and_export_of_an_empty_home_are_the_same_error_and_write_nothing(command, loci_home, tmp_path):
+    dest = tmp_path / "dest"
+    args = [command, str(dest)] if command == "push" else [command, "--to", str(dest)]
+    res = cli(*args, code=1)
+    assert "nothing to publish" in res.output and "loci setup" in res.output
+    assert not dest.exists()

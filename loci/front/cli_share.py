@@ -20,14 +20,10 @@ def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (defa
            quiet: bool = quiet_flag()):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
     from pipeline.share.bundle import export_scope
-    from pipeline.share.push import local_scopes
+    from pipeline.share.push import scopes_to_publish
 
     layout = make_layout()
-    names = list(scopes or []) or local_scopes(layout)
-    if not names:
-        _err("nothing to export: no indexed scope was built here (`loci setup DIR` first)")
-        raise typer.Exit(1)
-    for name in names:
+    for name in scopes_to_publish(layout, scopes):
         folder = export_scope(layout, name, to, no_vectors=no_vectors)
         if not quiet:
             typer.echo(f"{name}: {folder}")
