@@ -301,3 +301,15 @@ def test_every_option_of_every_command_says_what_it_does_in_help():
 
     walk(typer.main.get_command(app), [])
     assert silent == []
+
+
+def test_the_embed_line_of_a_recheck_that_encoded_nothing_does_not_read_as_a_contradiction():
+    from loci.front.cli_embed import embed_line
+    from pipeline.build import EmbedReport
+
+    line = embed_line(EmbedReport(embedded=["a", "b"], unchanged=[], encoded=0, reused=9877))
+    assert line == "embeddings: 2 scope(s) rechecked, no chunk needed encoding, 9877 vector(s) kept"
+    line = embed_line(EmbedReport(embedded=["a"], unchanged=["b", "c"], encoded=12, reused=30))
+    assert line == ("embeddings: 1 scope(s) rechecked, 12 new or changed chunk(s) encoded, 30 vector(s) kept; "
+                    "2 scope(s) already up to date")
+    assert embed_line(EmbedReport(unchanged=["b"])) == "embeddings: 1 scope(s) already up to date"

@@ -10,13 +10,25 @@ from loci.front.cli_common import Commands, build_context, err, handled, quiet_f
 commands = Commands()
 
 
+def embed_line(report) -> str:
+    """A pipeline.build.EmbedReport in one line: scopes rechecked (chunks encoded, vectors kept)
+    apart from scopes skipped as up to date, so "0 encoded, 9877 kept" never reads as nothing done."""
+    parts = []
+    if report.embedded:
+        done = (f"{report.encoded} new or changed chunk(s) encoded" if report.encoded
+                else "no chunk needed encoding")
+        parts.append(f"{len(report.embedded)} scope(s) rechecked, {done}, {report.reused} vector(s) kept")
+    if report.unchanged:
+        parts.append(f"{len(report.unchanged)} scope(s) already up to date")
+    return "embeddings: " + ("; ".join(parts) or "no scope to embed")
+
+
 def show_embed(report, quiet: bool) -> int:
     """Display a pipeline.build.EmbedReport; returns the exit code."""
     for name, msg in report.failed.items():
         err(f"{name}: {msg}")
     if not quiet:
-        typer.echo(f"embedded {len(report.embedded)} scope(s): {report.encoded} encoded, {report.reused} reused "
-                   f"({len(report.unchanged)} unchanged)")
+        typer.echo(embed_line(report))
     return report.code
 
 
