@@ -313,3 +313,42 @@ def test_the_embed_line_of_a_recheck_that_encoded_nothing_does_not_read_as_a_con
     assert line == ("embeddings: 1 scope(s) rechecked, 12 new or changed chunk(s) encoded, 30 vector(s) kept; "
                     "2 scope(s) already up to date")
     assert embed_line(EmbedReport(unchanged=["b"])) == "embeddings: 1 scope(s) already up to date"
+
+
+def test_an_alias_added_to_an_indexed_scope_is_not_told_to_reindex(corpus):
+    res = runner.invoke(app, ["add", str(corpus / "gizmo"), "--alias", "gz"])
+    assert res.exit_code == 0 and "alias gz added" in res.output and "loci index" not in res.output
+    rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["scopes", "--json"]).output)}
+    assert "gz" in rows["gizmo"]["aliases"]
+    res = runner.invoke(app, ["add", str(corpus / "gizmo"), "--glob", "docs/*.md"])
+    assert "run `loci index` to collect the new globs" in res.output
+
+
+def test_a_new_directory_added_is_told_to_index(corpus):
+    make_repo(corpus / "fresh", {"README.md": "# fresh\n"})
+    res = runner.invoke(app, ["add", str(corpus / "fresh"), "--alias", "fr"])
+    assert res.exit_code == 0 and "registered fresh; run `loci index`" in res.output
+
+
+def test_graphs_with_nothing_new_does_not_tell_to_index(corpus, monkeypatch):
+    from pipeline import build
+    from loci.front import cli_build
+
+    monkeypatch.setattr(cli_build, "_graphify_missing", lambda: False)
+    results = {"gizmo": {"status": "uptodate", "message": "gizmo: unchanged"}}
+    monkeypatch.setattr(build, "graphs", lambda ctx, names, force=False: build.GraphsReport(results=dict(results)))
+    res = runner.invoke(app, ["graphs"])
+    assert res.exit_code == 0 and "loci index" not in res.output, res.output
+    results["webby"] = {"status": "built", "message": "webby: graph built"}
+    assert "run `loci index`" in runner.invoke(app, ["graphs"]).output
+
+
+def test_groups_infer_says_why_an_owner_is_unknown(tmp_path, loci_home, monkeypatch):
+    setup_home(tmp_path / "code", {"theirs": {"README.md": "# theirs\n\nSomeone else's notes.\n"}})
+    res = runner.invoke(app, ["groups", "infer"])   # no git identity at all (GIT_CONFIG_GLOBAL is empty)
+    assert res.exit_code == 0 and "unknown  (no remote, and no git identity" in res.output, res.output
+    config = tmp_path / "gitconfig"
+    config.write_text("[user]\n\temail = me@example.invalid\n\tname = Someone Else Entirely\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    res = runner.invoke(app, ["groups", "infer"])
+    assert "unknown  (no remote, and the recent commits are not yours)" in res.output, res.output

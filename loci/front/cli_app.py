@@ -136,13 +136,18 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
     from loci.kernel.registry import editing_registry
+    from pipeline.provenance import read_identity, unknown_owner_reason
     from pipeline.scan import relabel
 
+    identity = read_identity()
     with editing_registry(_writable_home()) as edit:
-        result = relabel(edit.registry)
+        result = relabel(edit.registry, identity)
         edit.registry = result.registry
     for name, owner in sorted(result.owners.items()):
-        typer.echo(f"{name:<28} {owner}")
+        scope = result.registry.get(name)
+        repo = Path(scope.path) if scope and scope.kind != "subscope" else None   # a sub-scope: its parent's
+        why = f"  ({unknown_owner_reason(identity, repo)})" if owner == "unknown" else ""
+        typer.echo(f"{name:<28} {owner}{why}")
 
 
 def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
