@@ -352,3 +352,22 @@ def test_groups_infer_says_why_an_owner_is_unknown(tmp_path, loci_home, monkeypa
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
     res = runner.invoke(app, ["groups", "infer"])
     assert "unknown  (no remote, and the recent commits are not yours)" in res.output, res.output
+
+
+def complete(words: str) -> list[str]:
+    """What bash completion offers for the last word of ``words``."""
+    parts = words.split(" ")
+    res = runner.invoke(app, [], prog_name="loci", env={"_LOCI_COMPLETE": "complete_bash",
+                                                         "COMP_WORDS": words, "COMP_CWORD": str(len(parts) - 1)})
+    return res.output.split()
+
+
+@pytest.mark.parametrize("words", ["loci ask --scope gi", "loci uses gi", "loci export gi", "loci graphs gi",
+                                   "loci push DEST --scope gi", "loci group add gi"])
+def test_shell_completion_offers_the_registered_scope_names(corpus, words):
+    assert complete(words) == ["gizmo"]
+
+
+def test_shell_completion_of_a_scope_in_a_damaged_home_offers_nothing(corpus, loci_home):
+    (loci_home / "scopes.json").write_text("{damaged")
+    assert complete("loci ask --scope gi") == []

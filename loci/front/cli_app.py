@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import err as _err, handled, json_flag, writable_home as _writable_home
+from loci.front.cli_common import (
+    complete_scope, err as _err, handled, json_flag, writable_home as _writable_home,
+)
 from loci.front.oneshot import K_DEFAULT, K_RANGE
 from loci.kernel.config import layout as make_layout
 
@@ -94,7 +96,8 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
 @app.command()
 @handled
 def ask(question: str = typer.Argument(..., help="The question, in plain words."),
-        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
+        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope.",
+                                            autocompletion=complete_scope),
         group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
         k: int = typer.Option(K_DEFAULT, "--k", min=K_RANGE[0], max=K_RANGE[1], help="Results per scope."),
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
@@ -175,7 +178,7 @@ def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit
 
 @group_app.command("add")
 @handled
-def group_add(scope: str, group: str):
+def group_add(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
     """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
     _edit_policy("add_member", scope, group)
     typer.echo(f"{scope} is in {group}")
@@ -183,7 +186,7 @@ def group_add(scope: str, group: str):
 
 @group_app.command("rm")
 @handled
-def group_rm(scope: str, group: str):
+def group_rm(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
     """Take SCOPE out of GROUP."""
     _edit_policy("remove_member", scope, group)
     typer.echo(f"{scope} is no longer in {group}")

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, err, handled, index_lines, interactive, quiet_flag, writable_home,
+    Commands, build_context, complete_scope, err, handled, index_lines, interactive, quiet_flag, writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
@@ -97,7 +97,8 @@ def _graphify_missing() -> bool:
 
 @commands.command()
 @handled
-def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope)."),
+def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope).",
+                                             autocompletion=complete_scope),
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
            quiet: bool = quiet_flag()):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""

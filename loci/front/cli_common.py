@@ -21,6 +21,18 @@ def json_flag():
     return typer.Option(False, "--json", help="Print JSON (the documented contract) instead of text.")
 
 
+def complete_scope(incomplete: str) -> list[str]:
+    """Shell completion of a scope name: the registered names starting with what is typed
+    (scopes.json read, nothing else; nothing on any error)."""
+    try:
+        from loci.kernel.registry import load_registry
+
+        names = load_registry(make_layout()).names()
+    except Exception:   # completion must never print a traceback into the shell
+        return []
+    return sorted(n for n in names if n.startswith(incomplete))
+
+
 def err(msg: str) -> None:
     typer.echo(f"loci: {msg}", err=True)
 

@@ -6,7 +6,9 @@ from typing import List, Optional
 
 import typer
 
-from loci.front.cli_common import Commands, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home
+from loci.front.cli_common import (
+    Commands, complete_scope, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home,
+)
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
@@ -14,7 +16,8 @@ commands = Commands()
 
 @commands.command()
 @handled
-def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
+def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope).",
+                                              autocompletion=complete_scope),
            to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
            quiet: bool = quiet_flag()):
@@ -61,7 +64,8 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
 @commands.command()
 @handled
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
-         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
+         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable).",
+                                                    autocompletion=complete_scope),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
          quiet: bool = quiet_flag()):
     """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
