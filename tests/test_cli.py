@@ -371,3 +371,20 @@ def test_shell_completion_offers_the_registered_scope_names(corpus, words):
 def test_shell_completion_of_a_scope_in_a_damaged_home_offers_nothing(corpus, loci_home):
     (loci_home / "scopes.json").write_text("{damaged")
     assert complete("loci ask --scope gi") == []
+
+
+def test_embed_extracts_no_code_graph(corpus, monkeypatch):
+    from pipeline import build
+
+    asked = []
+    monkeypatch.setattr(build, "embed", lambda ctx: asked.append(ctx.graphs) or build.EmbedReport())
+    assert runner.invoke(app, ["embed", "--quiet"]).exit_code == 0
+    assert asked == [False]
+
+
+def test_embed_help_states_the_static_models_one_time_distillation():
+    import click
+    import typer.main
+
+    option = next(p for p in typer.main.get_command(app).commands["embed"].params if "--model" in p.opts)
+    assert "in seconds" not in option.help and "one-time cost" in option.help
