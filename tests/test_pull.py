@@ -575,3 +575,12 @@ def test_pull_workers_do_not_outlive_a_killed_pull(published, loci_home):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+@pytest.mark.parametrize("command", ["push", "export"])
+def test_push_and_export_of_an_empty_home_are_the_same_error_and_write_nothing(command, loci_home, tmp_path):
+    dest = tmp_path / "dest"
+    args = [command, str(dest)] if command == "push" else [command, "--to", str(dest)]
+    res = cli(*args, code=1)
+    assert "nothing to publish" in res.output and "loci setup" in res.output
+    assert not dest.exists()

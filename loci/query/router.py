@@ -62,14 +62,24 @@ class RouteResult:
     # the query service replaces each fact token with its citation
     members: list[dict] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self, explain: bool = False) -> dict:
         out = {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
                "candidates": self.candidates, "scores": dict(self.scores)}
         if self.outcome == "enumerated":
             out["members"] = [dict(m) for m in self.members]
         if self.semantic is not None:
             out["semantic"] = dict(self.semantic)
+        if explain:
+            out["explain"] = self.explanation()
         return out
+
+    def explanation(self) -> dict:
+        """What `route --explain` shows: the deciding gate, the question's tokens and every
+        scope's score parts, best first."""
+        return {"gate": self.gate, "tokens": list(self.tokens), "excluded": list(self.excluded),
+                "details": [{"scope": d.scope, "total": d.total, "evidence": d.evidence, "alias": d.alias,
+                             "cwd": d.cwd, "recency": d.recency, "demoted": d.demoted,
+                             "matched": dict(d.matched)} for d in self.details]}
 
 
 def question_tokens(question: str, enumerative: bool) -> list[str]:

@@ -33,8 +33,9 @@ class Entry:
 
 
 def _short(exc: BaseException) -> str:
+    """The error's first line, whole (the S3 client names the host at its end)."""
     lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:200]
+    return lines[0] if lines else type(exc).__name__
 
 
 class Store:
