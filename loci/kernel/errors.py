@@ -23,6 +23,10 @@ class StoreError(LociError, RuntimeError):
     """An artifact is missing or unreadable; the message names the file and the fix."""
 
 
+class EncoderUnavailable(LociError, RuntimeError):
+    """An encoder cannot be loaded; the message is one line that names the fix."""
+
+
 class BuildError(LociError, RuntimeError):
     """A build step cannot run or failed as a whole (nothing registered, no model, a failed fit)."""
 

@@ -81,7 +81,7 @@ class Session:
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
         if self._semantic is None:
-            from loci.query.semantic import EncoderUnavailable
+            from loci.kernel.errors import EncoderUnavailable
             from loci.query.semantic_search import SemanticSide
 
             try:
