@@ -226,3 +226,30 @@ def test_a_question_of_punctuation_alone_abstains(garage, monkeypatch, question)
     res = runner.invoke(app, ["route", "--json", "--no-cwd", "--", question])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["outcome"] == "abstained"
+
+
+def test_an_ask_over_several_scopes_reads_the_question_into_tokens_once(garage, monkeypatch):
+    import loci.kernel.tokens as tokens
+    from loci.query.ask import ask, open_session
+
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    seen = []
+    real = tokens.tokenize
+
+    def counting(text):
+        if text == question:
+            seen.append(text)
+        return real(text)
+
+    import loci.query.ask
+    import loci.query.router
+    import loci.query.search
+    import loci.query.structure
+
+    for module in (tokens, loci.query.ask, loci.query.router, loci.query.search, loci.query.structure):
+        if hasattr(module, "tokenize"):
+            monkeypatch.setattr(module, "tokenize", counting)
+    tokens.question_words.cache_clear()
+    result = ask(open_session(), question)
+    assert len(result.blocks) >= 2          # the router, the routing read and each scope's search ask
+    assert len(seen) == 1

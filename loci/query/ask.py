@@ -20,7 +20,7 @@ from loci.kernel.registry import Registry, load_registry
 from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import RoutingIndex, load_routing, read_manifest
-from loci.kernel.tokens import ABBREVIATIONS, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, question_words, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 EPISODE_TEXT_CHARS = 1500
@@ -128,7 +128,7 @@ class Session:
             if self._routing is None:
                 self._routing = load_routing(self.layout, None, self.manifest)
             return self._routing
-        toks = set(tokenize(question))
+        toks = set(question_words(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         toks |= set(grammar.adjacent_pairs(question))   # "click option" may write `click.option` (router._api_phrase)

@@ -17,7 +17,7 @@ from loci.query import grammar
 from loci.query.project_files import fact_file_patterns
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
-from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, question_words, surface_forms, tokenize
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def question_tokens(question: str, enumerative: bool) -> list[str]:
     "und"): they say which language it is in, never what it is about."""
     skip = language.foreign_function_words(question) if language.is_foreign(question) else set()
     seen: dict[str, None] = {}
-    for tok in tokenize(question):
+    for tok in question_words(question):
         if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
             continue
         seen.setdefault(tok, None)
