@@ -588,8 +588,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
-            if result.scopes[0] != leader and clear == leader:
-                # the words split between projects; meaning clearly picks one of them: it goes first
+            if result.scopes[0] != leader and (clear == leader or _words_tie(result, leader, params)):
+                # the words split between projects (or all but tie); meaning picks one of them: it goes first
                 note["action"] = "led"
                 out = replace(out, scopes=[leader, *(s for s in result.scopes if s != leader)])
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
@@ -656,6 +656,14 @@ def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], backgro
         return None
     first, second = (_lift(affinity, background, s) for s in by_lift[:2])
     return by_lift[0] if first > 0 and second <= ratio * first else None
+
+
+def _words_tie(result: RouteResult, scope: str, params: Params) -> bool:
+    """The words rank ``scope`` within ``semantic_tie_ratio`` of the route's first: they do not
+    tell the two apart, so the closer in meaning may lead."""
+    total = {d.scope: d.total for d in result.details}
+    first = total.get(result.scopes[0], 0.0)
+    return first > 0 and total.get(scope, 0.0) >= params.semantic_tie_ratio * first
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:
