@@ -1,19 +1,25 @@
 """doit over loci's build tasks, from the installed package (no checkout needed).
 
-    python -m loci.dodo                  the same as `loci update`: rescan, graphs, index,
-                                         routing, and the embed/calibrate steps the home has
+    python -m loci.dodo                  `loci update` itself (the same command: progress lines,
+                                         summary, exit code); -a is its --force
     python -m loci.dodo index:NAME       one scope, then the routing it feeds (what the
                                          commit hooks run; add --wait to queue behind a build)
     python -m loci.dodo list | info T | forget T     doit's own commands
     doit -f $(loci dodo-path) [...]      the same tasks under plain doit
 
-The home is $LOCI_HOME, else ~/.loci; doit's state lives in it (.doit.db).
+The home is $LOCI_HOME, else ~/.loci; doit's state lives in it (.doit.db). Every way in
+goes through the `loci` entry module first, so the process is set up as `loci`'s (one
+BLAS thread: on a busy machine several made the same update three times slower).
 """
 from __future__ import annotations
 
 import sys
+from typing import Sequence
 
+from loci.front import cli as _entry  # noqa: F401  (the `loci` process settings, before numpy loads)
 from loci.kernel.config import layout as _layout
+
+UPDATE_TARGETS = ([], ["update"])
 
 
 def _namespace() -> dict:
@@ -23,9 +29,40 @@ def _namespace() -> dict:
     return namespace(home_context(_layout()))
 
 
+def main(argv: Sequence[str]) -> int:
+    """`python -m loci.dodo [--wait] [doit command | -a | -n N | targets]`: the update goes to
+    `loci update`, everything else to pipeline.runner."""
+    from pipeline import buildlock, runner
+
+    argv = list(argv)
+    if argv and argv[0] in runner.DOIT_COMMANDS:  # nothing runs: no lock
+        return runner.main(argv, _layout())
+    wait = "--wait" in argv
+    rest = [a for a in argv if a not in ("--wait", "run")]
+    if [a for a in rest if a not in ("-a", "--always-execute")] not in UPDATE_TARGETS:
+        return runner.main(argv, _layout())
+    force = len(rest) > len([a for a in rest if a not in ("-a", "--always-execute")])
+    layout = _layout()
+    if wait:
+        from loci.kernel.errors import LociError
+
+        try:
+            runner.wait_and_hold(layout)
+        except LociError as exc:
+            sys.stderr.write(f"loci: {exc}\n")
+            return exc.exit_code
+    try:
+        try:
+            _entry.main(["update"] + (["--force"] if force else []))
+        except SystemExit as done:
+            return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        return 0
+    finally:
+        if wait:
+            buildlock.release(layout)
+
+
 if __name__ != "__main__":  # loaded by `doit -f`: the task creators and DOIT_CONFIG
     globals().update(_namespace())
 else:
-    from pipeline.runner import main
-
-    sys.exit(main(sys.argv[1:], _layout()))
+    sys.exit(main(sys.argv[1:]))

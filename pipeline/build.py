@@ -225,11 +225,16 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
     """What `doit` alone does: rescan the remembered roots (plus ``dirs``), then rebuild whatever
-    changed, refreshing the steps the home already has (``home_context``)."""
-    scanned = scan(ctx, dirs) if dirs else None
-    if not ctx.registry().scopes:
-        raise BuildError("nothing registered: run `loci setup DIR` first")
-    r = run_update(ctx, force=force)
+    changed, refreshing the steps the home already has (``home_context``). A busy home is
+    refused first (LockHeld), before anything is read."""
+    buildlock.hold(ctx.layout)
+    try:
+        scanned = scan(ctx, dirs) if dirs else None
+        if not ctx.registry().scopes:
+            raise BuildError("nothing registered: run `loci setup DIR` first")
+        r = run_update(ctx, force=force)
+    finally:
+        buildlock.release(ctx.layout)
     return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
 
 

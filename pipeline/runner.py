@@ -325,7 +325,8 @@ def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = Non
 
 
 def main(argv: Sequence[str], layout) -> int:
-    """`python -m loci.dodo [--wait] [doit command | run options and targets]`."""
+    """`python -m loci.dodo [--wait] [doit command | run options and targets]` for named targets
+    (loci.dodo sends the update itself, no targets, to `loci update`)."""
     from loci.kernel.errors import LociError
     from pipeline.tasks import home_context
 
@@ -355,8 +356,6 @@ def main(argv: Sequence[str], layout) -> int:
             names = scope_targets(ctx, targets)
             if names and len(names) == len(targets):
                 report = run_scopes(ctx, names, force=force, quiet=False)
-            elif targets in ([], ["update"]):
-                report = run_update(ctx, force=force, jobs=jobs, quiet=False)
             else:
                 report = run(ctx, targets, force=force, jobs=jobs, quiet=False)
         finally:

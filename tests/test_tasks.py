@@ -365,8 +365,8 @@ def test_a_no_change_check_opens_no_database_but_still_sees_a_truncated_one(thre
 
 
 def test_a_no_change_run_imports_neither_numpy_nor_pyarrow(three):
-    code = ("import sys\nfrom loci.kernel.config import layout\nfrom pipeline.runner import main\n"
-            "main([], layout())\nprint(sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))")
+    code = ("import sys\nfrom loci.dodo import main\n"
+            "main([])\nprint(sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                          env={**os.environ, "LOCI_HOME": str(layout().home)}, timeout=300)
     assert out.returncode == 0, out.stderr
@@ -379,3 +379,47 @@ def test_a_damaged_owner_memo_is_read_as_empty_and_written_anew(three):
     ctx = home(lay)
     assert build.update(ctx).code == 0  # rescans the roots with the memo ignored
     assert json.loads(lay.owners.read_text())  # whole again, one entry a repository
+
+
+def _dodo(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m loci.dodo ARGS` with its output going to pipes (not a terminal, as in a CI log)."""
+    return subprocess.run([sys.executable, "-m", "loci.dodo", *args], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "LOCI_HOME": str(layout().home), **(env or {})}, timeout=300)
+
+
+def test_python_m_loci_dodo_prints_what_loci_update_prints_after_the_same_edit(three, tmp_path):
+    from shutil import copytree
+
+    assert _dodo().returncode == 0  # settle: the home's steps (graphs, when graphify is here) built
+    twin = tmp_path / "twin-home"
+    copytree(layout().home, twin)
+    edit(three / "beta", "websockets")
+    dodo = _dodo()
+    update = subprocess.run([sys.executable, "-m", "loci", "update"], capture_output=True, text=True, cwd=ROOT,
+                            env={**os.environ, "LOCI_HOME": str(twin)}, timeout=300)
+    assert dodo.returncode == update.returncode == 0, dodo.stderr + update.stderr
+    assert "indexed 1 scope(s), 2 unchanged" in dodo.stdout
+    assert dodo.stdout == update.stdout
+
+
+def test_python_m_loci_dodo_writes_progress_lines_when_its_output_is_not_a_terminal(three):
+    edit(three / "beta", "websockets")
+    out = _dodo()
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith("loci updating: 0/")
+
+
+def test_every_way_into_the_tasks_runs_on_one_blas_thread(three):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    show = "import os, loci.dodo; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    for code in (show, "import runpy, os; runpy.run_path('dodo.py'); print(os.environ.get('OPENBLAS_NUM_THREADS'))"):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                             env={**env, "LOCI_HOME": str(layout().home)}, timeout=120)
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.split() == ["1"]
+
+
+def test_python_m_loci_dodo_dash_a_is_loci_update_force(three):
+    out = _dodo("-a")
+    assert out.returncode == 0, out.stderr
+    assert "indexed 3 scope(s), 0 unchanged" in out.stdout
