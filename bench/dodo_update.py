@@ -66,6 +66,7 @@ def main(argv=None) -> int:
     ap.add_argument("--home", type=Path, required=True)
     ap.add_argument("--repo", type=Path, required=True, help="a registered repository (a copy: it is committed into)")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--verbose", action="store_true", help="print the end of each run's output")
     args = ap.parse_args(argv)
     env = {**os.environ, "LOCI_HOME": str(args.home), "HF_HUB_OFFLINE": "1"}
     update = [sys.executable, "-m", "loci", "update"]
@@ -78,10 +79,14 @@ def main(argv=None) -> int:
             row = {"run": name, "round": n, **timed(cmd, env)}
             rows.append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "tail"}), flush=True)
+        if args.verbose:
+            print(row["tail"], flush=True)
     for name, cmd in (("loci update (no change)", update), ("python -m loci.dodo (no change)", dodo)):
         row = {"run": name, **timed(cmd, env)}
         rows.append(row)
         print(json.dumps({k: v for k, v in row.items() if k != "tail"}), flush=True)
+        if args.verbose:
+            print(row["tail"], flush=True)
     print("uptime:", subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     return 0 if all(r["rc"] == 0 for r in rows) else 1
 

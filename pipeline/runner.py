@@ -13,14 +13,13 @@ from __future__ import annotations
 import io
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 from doit.reporter import ConsoleReporter
 
 from pipeline import buildlock
-from pipeline.tasks import BuildContext, make_tasks
-
-PER_SCOPE = ("graphs", "index", "vectors")
+from pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
 
 
 @dataclass
@@ -63,6 +62,17 @@ def _reached(tasks: dict, selected) -> set[str]:
     return seen
 
 
+def planned_count(tasks: dict, selected, scopes: int) -> int:
+    """How many per-scope tasks a run of ``selected`` may execute. A step whose subtasks doit
+    makes once the scan ran (``create_after``) counts one per registered scope; scopes the
+    scan adds make the count open-ended (the progress says so)."""
+    reached = _reached(tasks, selected)
+    made = sum(1 for n in reached if _per_scope(n))
+    later = sum(1 for n in reached if n in PER_SCOPE and getattr(tasks[n], "loader", None)
+                and not any(t.startswith(n + ":") for t in tasks))
+    return made + later * scopes
+
+
 def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     """doit's console reporter that also fills ``report``, tells ``ctx.progress`` and holds the lock."""
 
@@ -83,8 +93,8 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 raise SystemExit(1) from None
             self.locked = True
             ctx.fresh()  # observe the repositories anew in each run
-            reached = _reached(tasks, selected_tasks or ())
-            ctx.progress.planned(sum(1 for n in reached if _per_scope(n)))
+            live = sum(1 for s in ctx.registry().scopes if Path(s.path).is_dir())
+            ctx.progress.planned(planned_count(tasks, selected_tasks or (), live))
 
         def execute_task(self, task):
             super().execute_task(task)
@@ -133,20 +143,12 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-LIGHT_STEPS = ("scan", "graphs", "index", "routing")   # need no embedding step
-
-
-def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
-              targets: Sequence[str] = ()) -> dict:
+def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False) -> dict:
     """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
 
-    Makes the home if it is missing (so `doit list` on a fresh machine works). With ``targets``
-    that need no embedding step, the embedding steps' creators are left out (loading them
-    imports numpy: most of a no-change run's start-up)."""
+    Makes the home if it is missing (so `doit list` on a fresh machine works)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
     ns = dict(make_tasks(ctx))
-    if targets and all(t.split(":", 1)[0] in LIGHT_STEPS for t in targets):
-        ns = {f"task_{step}": ns[f"task_{step}"] for step in LIGHT_STEPS}
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
@@ -155,33 +157,12 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     return ns
 
 
-def _entry_points_once():
-    """doit looks its plugins up in the installed packages' entry points on every run (three
-    groups, each a scan of every installed distribution); an update makes up to three runs in
-    one process, so the lookups are made once. doit.plugin.entry_points_impl is its seam for this."""
-    import functools
-    from importlib.metadata import entry_points
-
-    import doit.plugin
-
-    if getattr(doit.plugin.entry_points_impl, "loci_cached", False):
-        return
-    cached = functools.lru_cache(maxsize=None)(lambda group: tuple(entry_points(group=group)))
-
-    def impl():
-        return lambda group: cached(group)
-    impl.loci_cached = True
-    doit.plugin.entry_points_impl = impl
-
-
-def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
-              targets: Sequence[str] = ()):
+def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    _entry_points_once()
-    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, targets=targets)),
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet)),
                     config_filenames=())
 
 
@@ -191,43 +172,25 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
-    """Worker processes pay off only when several scopes need work (their graph or their index)."""
-    if force:
-        return default_jobs()
-    graphs = ctx.graphs or any(t.split(":", 1)[0] == "graphs" for t in targets)
-    stale = 0
-    for scope in ctx.registry().scopes:
-        if scope.name in ctx.git_states() and not (_built_from(ctx, scope) and
-                                                   (not graphs or ctx.graph_fresh(scope.name))):
-            stale += 1
-            if stale > 1:
-                return default_jobs()
-    return 1
-
-
-def _built_from(ctx: BuildContext, scope) -> bool:
-    from loci.kernel.state import read_meta
-
-    return (read_meta(ctx.layout, scope.name) or {}).get("fingerprint") == ctx.fingerprint(scope)
-
-
 def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
         quiet: bool = True, single: bool = False) -> RunReport:
-    """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx``; LockHeld if busy.
+    """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx`` in one doit run;
+    LockHeld if busy. ``jobs`` worker threads (default ``default_jobs()``): graphify runs as a
+    subprocess and the encoder releases the GIL, and one process keeps one model load and the
+    progress in one place, so doit never forks.
 
     When a scope's index fails, doit skips routing (a dependency failed); it is then merged
     alone, so the other scopes' new artifacts are routed to. ``single``: run only ``targets``,
-    not their ``task_dep`` (doit's ``-s``)."""
+    not their ``task_dep`` (doit's ``-s``), in the order given (one worker)."""
     report = RunReport()
     ctx.fresh()
     buildlock.hold(ctx.layout)  # refuse here, cleanly, before doit starts
     try:
         _reset_damaged_state(ctx.layout)
-        n = _jobs(ctx, targets, force) if jobs is None else jobs
-        args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
+        n = 1 if single else (default_jobs() if jobs is None else jobs)
+        args = ["run"] + (["-n", str(n), "-P", "thread"] if n > 1 else [])
         args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
-        report.code = doit_main(ctx, report, quiet=quiet, targets=targets).run(args)
+        report.code = doit_main(ctx, report, quiet=quiet).run(args)
         if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
             report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
                                      f"(exit {report.code}; its message is above)")
@@ -278,50 +241,28 @@ def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
     return [t.split(":", 1)[1] for t in targets if t.startswith("index:")]
 
 
+def scope_steps(ctx: BuildContext, names: Sequence[str]) -> list[str]:
+    """What a commit hook asks for, in order: each scope's graph (when the home has graphs) and
+    index, the routing they feed, their vectors (when the home has them); no rescan."""
+    from pipeline.graphs import graphify_available
+
+    graphs = ctx.graphs and graphify_available()
+    steps = [t for n in names for t in ([f"graphs:{n}"] if graphs else []) + [f"index:{n}"]]
+    return steps + ["routing"] + ([f"vectors:{n}" for n in names] if ctx.embed else [])
+
+
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
-    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them
-    (what a commit hook asks for: no rescan)."""
+    """``scope_steps`` in one doit run of those tasks alone (``-s``: another scope's edits wait)."""
     ctx.scan = False
-    report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
-    if report.scopes("index"):
-        merged = run(ctx, ["routing"], single=True, quiet=quiet)
-        report.executed += merged.executed
-        report.failed.update(merged.failed)
-    if ctx.embed and report.scopes("index"):
-        embedded = run(ctx, [f"vectors:{n}" for n in names if f"index:{n}" in report.executed],
-                       single=True, jobs=1, quiet=quiet)
-        report.executed += embedded.executed
-        report.failed.update(embedded.failed)
+    report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet, single=True)
     report.code = report.code or (1 if report.failed else 0)
     return report
 
 
 def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
-    """The ``update`` task in runs: scan (so the tasks load from the new registry), graphs to
-    routing with worker processes, then embed and calibrate in this process (one model load;
-    progress reaches ``ctx.progress``)."""
-    report = RunReport()
-    steps = [(["scan"], 1)] if ctx.scan else []
-    steps.append(((["graphs"] if ctx.graphs else []) + ["routing"], jobs))
-    later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
-    if later:
-        steps.append((later, 1))
-    graphs = ctx.graphs
-    try:
-        for targets, n in steps:
-            more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
-            if targets != ["scan"]:  # graphs and index are current now: later runs need not look again
-                ctx.settled, ctx.graphs = True, False
-            ctx.scan = False  # done, or not wanted
-            report.executed += [t for t in more.executed if t not in report.executed]
-            report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
-            report.failed.update(more.failed)
-            report.blocked.update(more.blocked)
-            report.values.update(more.values)
-            report.code = report.code or more.code
-    finally:
-        ctx.settled, ctx.graphs = False, graphs
-    return report
+    """The ``update`` task, in one doit run: scan, then the per-scope steps doit makes from the
+    registry the scan left (``create_after``), routing, and the home's embed and calibrate steps."""
+    return run(ctx, ["update"], force=force, jobs=jobs, quiet=quiet)
 
 
 def main(argv: Sequence[str], layout) -> int:

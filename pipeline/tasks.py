@@ -4,17 +4,16 @@
                                                  update (the default) = all of it
 
 ``scan`` rescans the remembered roots; the per-scope tasks are made from the
-registry when the tasks load, so the runner (``loci update``, ``python -m
-loci.dodo``) runs ``scan`` first and loads the rest after it: a repository found
-by this run is built by this run (under plain ``doit``, by the next one).
+registry once ``scan`` ran (doit's ``create_after``), so a repository found by a
+run is built by the same run, under ``loci update`` and plain ``doit`` alike.
 ``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
 a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
 Everything that is not a file enters through ``uptodate`` callables that doit
 calls when it checks the task, after its dependencies ran: the scope's
 fingerprint (git HEAD and dirty state, files below globs, graph mtime,
-parameters), the model id, the metas' stats. Nothing is read at load time but
-the registry and the home's settings (which steps ``update`` includes, the
-embedding model).
+parameters), the model id, the metas' stats; they read and never write. Nothing
+is read at load time but the registry and the home's settings (which steps
+``update`` includes, the embedding model).
 
 A scope whose index fails fails its task (TaskFailed names the fix; the error
 is also kept in errors/S.json for ``loci doctor``); the other scopes still
@@ -32,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from doit import create_after
 from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
@@ -39,6 +39,8 @@ from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
+
+PER_SCOPE = ("graphs", "index", "vectors")   # the steps with one subtask per scope
 
 
 class Progress:
@@ -62,8 +64,8 @@ class Progress:
 
 @dataclass
 class BuildContext:
-    """Everything the tasks need, passed in (picklable: worker processes get a copy without
-    the callables, which only the in-process embed and calibrate steps use)."""
+    """Everything the tasks need, passed in. doit's worker threads share it (its caches are
+    locked); a pickled copy drops the callables and caches."""
 
     layout: Layout
     params: Params = DEFAULT_PARAMS
@@ -75,24 +77,22 @@ class BuildContext:
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
     query_encoder: Callable | None = None  # (model, layout) -> Encoder for calibrate; default the query side's
     progress: Progress = field(default_factory=Progress)
-    settled: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _encoder_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(open_encoder=None, query_encoder=None, progress=Progress(), _cache={}, _lock=None)
+        state.update(open_encoder=None, query_encoder=None, progress=Progress(), _cache={}, _lock=None,
+                     _encoder_lock=None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._lock, self._encoder_lock = threading.Lock(), threading.Lock()
 
     def fresh(self) -> None:
-        """Forget what was observed of the repositories (a new run looks again); the encoder stays.
-        ``settled``: a later run of the same update, which keeps what the earlier one saw."""
-        if self.settled:
-            return
+        """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
         with self._lock:
             for key in ("status", "git", "code", "registry"):
                 self._cache.pop(key, None)
@@ -157,10 +157,10 @@ class BuildContext:
             return known[name]
 
     def graph_fresh(self, name: str) -> bool:
-        """The scope's graph was built from its code as it is now. When the repository's git state
-        is the one the graph record last saw, nothing can have changed and the code is not
-        fingerprinted again; otherwise the code fingerprint decides (and the record learns the state)."""
-        from pipeline.graphs import note_git_state, read_record, same_setup
+        """The scope's graph was built from its code as it is now (reads only). When the
+        repository's git state is the one the graph record last saw, nothing can have changed and
+        the code is not fingerprinted; otherwise the code fingerprint decides."""
+        from pipeline.graphs import read_record, same_setup
 
         scope = self.registry().get(name)
         record = read_record(name, self.layout)
@@ -169,11 +169,16 @@ class BuildContext:
             return False
         if observed and record.get("git") == observed and same_setup(record, scope.excludes):
             return True
-        if record["fingerprint"] != self.code_fingerprint(name):
-            return False
-        if observed:
+        return record["fingerprint"] == self.code_fingerprint(name)
+
+    def remember_graph_state(self, name: str) -> None:
+        """An action's step: the graph record learns the git state at which the graph was seen
+        current, so the next check at that state needs no code fingerprint."""
+        from pipeline.graphs import note_git_state
+
+        observed = self.git_states().get(name)
+        if observed and self.graph_fresh(name):
             note_git_state(name, self.layout, observed)
-        return True
 
     def fingerprint(self, scope, *, observed: bool = True) -> str:
         """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
@@ -202,14 +207,15 @@ class BuildContext:
         return model_id_for(self.model_name())
 
     def encoder(self):
-        """The build-side encoder, opened once per process."""
-        if "encoder" not in self._cache:
-            if self.open_encoder is not None:
-                opener = self.open_encoder
-            else:
-                from pipeline.embed import open_encoder as opener
-            self._cache["encoder"] = opener(self.model_name(), self.layout)
-        return self._cache["encoder"]
+        """The build-side encoder, opened once per process (worker threads wait for the first)."""
+        with self._encoder_lock:
+            if "encoder" not in self._cache:
+                if self.open_encoder is not None:
+                    opener = self.open_encoder
+                else:
+                    from pipeline.embed import open_encoder as opener
+                self._cache["encoder"] = opener(self.model_name(), self.layout)
+            return self._cache["encoder"]
 
 
 def graph_mtime(layout: Layout, scope) -> float | None:
@@ -220,43 +226,6 @@ def graph_mtime(layout: Layout, scope) -> float | None:
         return src.stat().st_mtime if src is not None else None
     except OSError:  # a broken graph must not stop indexing
         return None
-
-
-def die_with_parent(_registered=None) -> None:
-    """In a worker process: be killed when the build's main process dies (Linux's PR_SET_PDEATHSIG).
-
-    Runs in every process multiprocessing forks (doit's workers), before it waits for its
-    first task, so an idle worker goes too."""
-    import multiprocessing
-    import signal
-    import sys
-
-    parent = multiprocessing.parent_process()
-    if parent is None or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
-        os._exit(1)
-
-
-class _WorkerStart:
-    """The object multiprocessing's after-fork registry is keyed on (kept alive by this module)."""
-
-
-_WORKER_START = _WorkerStart()
-
-
-def arm_workers() -> None:
-    """Make every worker process this build forks die with it (idempotent)."""
-    import multiprocessing.util
-
-    multiprocessing.util.register_after_fork(_WORKER_START, die_with_parent)
 
 
 # ---------------------------------------------------------------------------- actions
@@ -361,6 +330,8 @@ def index_action(ctx: BuildContext, name: str):
         if scope is None:
             raise RuntimeError(f"scope {name!r} is no longer registered")
         out = index_scope(ctx.layout, name, ctx.fingerprint(scope, observed=False), ctx.params)
+        if ctx.graphs:
+            ctx.remember_graph_state(name)
     except Exception as exc:  # the task fails; doit reports it and builds the other scopes
         message = f"{type(exc).__name__}: {exc}"
         write_json(err, {"scope": name, "error": message, "trace": traceback.format_exc(limit=5),
@@ -476,6 +447,12 @@ def bundle_action(ctx: BuildContext, name: str) -> dict:
     return {"state": bundle_state(ctx.layout, name)}
 
 
+# doit shows a task's output only when it fails, and would capture it by swapping sys.stdout
+# around each action: under worker threads the swaps interleave and can leave a capture object
+# in place after the run, so the tasks print through (they print nothing of their own).
+QUIET = {"verbosity": 0, "io": {"capture": False}}
+
+
 def _saved(key: str, current: Callable[[], str]) -> Callable:
     """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
     return lambda task, values: values.get(key) == current()
@@ -495,7 +472,6 @@ def _size_hint(layout: Layout, scope) -> int:
 
 def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
-    arm_workers()  # `doit -n N` forks workers: they must not outlive the build
     layout = ctx.layout
 
     def live_scopes():
@@ -504,7 +480,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     def task_scan():
         """Rescan the roots remembered in scopes.json (registers new repositories)."""
         return {"actions": [(scan_action, [ctx])], "uptodate": [lambda task, values: not ctx.scan],
-                "verbosity": 0}
+                **QUIET}
 
     def graph_tasks():
         from pipeline.graphs import graph_intact, graphify_available, read_record
@@ -520,7 +496,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 return (ctx.graph_fresh(name) and not unpacked
                         and (read_record(name, layout).get("status") == "unsupported" or graph_intact(name, layout)))
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
-                   "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
+                   "uptodate": [lambda task, values, current=current: current()], **QUIET}
 
     def index_tasks():
         from pipeline.graphs import graphify_available
@@ -544,16 +520,17 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "uptodate": [lambda task, values, current=current: current()],
                 "targets": [str(layout.chunks(name)), str(layout.vocab(name)), str(layout.query_db(name)),
                             str(layout.refs(name)), str(layout.meta(name))],
-                "verbosity": 0,
+                **QUIET,
             }
 
-    def task_graphs():
-        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+    @create_after(executed="scan", creates=list(PER_SCOPE))
+    def task_scopes():
+        """The per-scope steps, made from the registry the scan left (one creator: vectors:S names
+        index:S, so both exist together): graphs:S (graphify's AST extraction), index:S (episode
+        store, structure tables, routing vocabulary), vectors:S (local embeddings)."""
         yield from graph_tasks()
-
-    def task_index():
-        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
         yield from index_tasks()
+        yield from vector_tasks()
 
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
@@ -563,26 +540,28 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
                          lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
-            "verbosity": 0,
+            **QUIET,
         }
 
-    def task_vectors():
-        """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
+    def vector_tasks():
         from loci.kernel.vectorstore import scope_summary_path, vector_files, vectors_intact
 
-        yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
+        yield {"basename": "vectors", "name": None,
+               "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
         for scope in ctx.registry().scopes:
             name = scope.name
             if name not in indexed and not layout.chunks(name).exists():
                 continue  # neither indexed nor indexable: nothing to encode
             store = layout.vectors(ctx.model_id(), name)
-            yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
+            yield {"basename": "vectors", "name": name, "doc": scope.path,
+                   "actions": [(vectors_action, [ctx, name])],
+                   "task_dep": [f"index:{name}"] if name in indexed else [],  # the chunks' producer
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: vectors_intact(store)],
                    "targets": [str(p) for p in vector_files(store)]
-                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
+                   + [str(scope_summary_path(layout, ctx.model_id(), name))], **QUIET}
 
     def task_embed():
         """Every scope's vectors, then embed.json naming the model the queries use."""
@@ -592,7 +571,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "targets": [str(layout.home / "embed.json")],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
-                             lambda: summaries_merged(layout, ctx.model_id())], "verbosity": 0}
+                             lambda: summaries_merged(layout, ctx.model_id())], **QUIET}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
@@ -600,8 +579,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "task_dep": ["routing"] + (["embed"] if ctx.embed else []),
                 "file_dep": [str(layout.manifest)],
                 "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
-                "targets": [str(layout.calibration)], "verbosity": 0}
+                "targets": [str(layout.calibration)], **QUIET}
 
+    @create_after(executed="scan")
     def task_bundle():
         """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
         from loci.kernel.config import safe_name
@@ -613,7 +593,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "actions": [(bundle_action, [ctx, name])],
                    "task_dep": ["update"],  # the home brought up to date first (scopes' subtasks come late)
                    "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
-                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], "verbosity": 0}
+                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], **QUIET}
 
     def task_update():
         """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
@@ -621,7 +601,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         steps += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
         return {"actions": None, "task_dep": steps}
 
-    return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
+    return {f.__name__: f for f in (task_scan, task_scopes, task_routing,
                                     task_embed, task_calibrate, task_bundle, task_update)}
 
 
