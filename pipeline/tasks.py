@@ -157,19 +157,13 @@ class BuildContext:
             return known[name]
 
     def graph_fresh(self, name: str) -> bool:
-        """The scope's graph was built from its code as it is now (reads only). When the
-        repository's git state is the one the graph record last saw, nothing can have changed and
-        the code is not fingerprinted; otherwise the code fingerprint decides."""
-        from pipeline.graphs import read_record, same_setup
+        """The scope's graph was built from its code as it is now (pipeline.staleness, with
+        this run's observations)."""
+        from pipeline.staleness import graph_fresh
 
         scope = self.registry().get(name)
-        record = read_record(name, self.layout)
-        observed = self.git_states().get(name)
-        if scope is None or not record.get("fingerprint"):
-            return False
-        if observed and record.get("git") == observed and same_setup(record, scope.excludes):
-            return True
-        return record["fingerprint"] == self.code_fingerprint(name)
+        return scope is not None and bool(graph_fresh(self.layout, scope, self.git_states().get(name),
+                                                      lambda: self.code_fingerprint(name)))
 
     def remember_graph_state(self, name: str) -> None:
         """An action's step: the graph record learns the git state at which the graph was seen
@@ -182,11 +176,17 @@ class BuildContext:
 
     def fingerprint(self, scope, *, observed: bool = True) -> str:
         """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
-        from pipeline.fingerprint import scope_fingerprint
+        from pipeline.staleness import index_fingerprint
 
         git = self.git_states().get(scope.name) if observed else None
-        return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
-                                 graph_mtime=graph_mtime(self.layout, scope), params=self.params, git=git)
+        return index_fingerprint(self.layout, scope, self.params, git)
+
+    def index_fresh(self, scope) -> bool:
+        """The scope's index was built from the scope as it is now (pipeline.staleness)."""
+        from pipeline.staleness import index_fresh
+
+        return index_fresh(self.layout, scope, read_meta(self.layout, scope.name), self.params,
+                           self.git_states().get(scope.name))
 
     # ------------------------------------------------------------------ the embedding model
     def model_name(self) -> str | None:
@@ -216,16 +216,6 @@ class BuildContext:
                     from pipeline.embed import open_encoder as opener
                 self._cache["encoder"] = opener(self.model_name(), self.layout)
             return self._cache["encoder"]
-
-
-def graph_mtime(layout: Layout, scope) -> float | None:
-    from pipeline.graphs import graph_source
-
-    try:
-        src = graph_source(scope.name, Path(scope.path), layout)
-        return src.stat().st_mtime if src is not None else None
-    except OSError:  # a broken graph must not stop indexing
-        return None
 
 
 # ---------------------------------------------------------------------------- actions
@@ -508,8 +498,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             name = scope.name
 
             def current(scope=scope) -> bool:  # a torn or damaged output is rebuilt too
-                built = (read_meta(layout, scope.name) or {}).get("fingerprint")
-                return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
+                return (ctx.index_fresh(scope) and not layout.error(scope.name).exists()
                         and not scope_index_problems(layout, scope.name, open_db=False))
             yield {
                 "basename": "index",
