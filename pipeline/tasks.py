@@ -385,7 +385,7 @@ def embed_action(ctx: BuildContext) -> dict:
     from pipeline.embed import merge_summaries
 
     merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
-    write_json(ctx.layout.home / "embed.json", embed_config(ctx))
+    write_json(ctx.layout.embed_config, embed_config(ctx))
     return embed_config(ctx)
 
 
@@ -557,7 +557,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         from loci.kernel.vectorstore import summaries_merged
 
         return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
-                "targets": [str(layout.home / "embed.json")],
+                "targets": [str(layout.embed_config)],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
                              lambda: summaries_merged(layout, ctx.model_id())], **QUIET}
@@ -600,7 +600,7 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
     calibration.json exists), nothing new is opted into."""
     from pipeline.graphs import graphify_available
 
-    settings = dict(graphs=graphify_available(), embed=(layout.home / "embed.json").exists(),
+    settings = dict(graphs=graphify_available(), embed=layout.embed_config.exists(),
                     calibrate=layout.calibration.exists())
     settings.update(overrides)
     return BuildContext(layout, **settings)
