@@ -23,10 +23,13 @@ UPDATE_TARGETS = ([], ["update"])
 
 
 def _namespace() -> dict:
-    from pipeline.runner import namespace
+    """For plain `doit -f`: the command doit was given decides whether the per-scope steps wait
+    for the scan (``run``) or are made at once (``list``, ``info T``, ``forget T``)."""
+    from pipeline.runner import DOIT_COMMANDS, namespace
     from pipeline.tasks import home_context
 
-    return namespace(home_context(_layout()))
+    command = next((a for a in sys.argv[1:] if a in DOIT_COMMANDS), "run")
+    return namespace(home_context(_layout()), command=command)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -143,12 +143,18 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False) -> dict:
+DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",
+                 "tabcompletion", "auto"}   # doit's commands besides run: loci.dodo takes no lock for them
+
+
+def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              command: str = "run") -> dict:
     """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
 
-    Makes the home if it is missing (so `doit list` on a fresh machine works)."""
+    Makes the home if it is missing (so `doit list` on a fresh machine works). ``command``:
+    the doit command it is loaded for (one that runs nothing gets every task made at once)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
-    ns = dict(make_tasks(ctx))
+    ns = dict(make_tasks(ctx, delayed=command not in DOIT_COMMANDS))
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
@@ -157,12 +163,13 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     return ns
 
 
-def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False):
+def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
+              command: str = "run"):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet)),
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, command=command)),
                     config_filenames=())
 
 
@@ -213,10 +220,6 @@ def _reset_damaged_state(layout) -> None:
     note = set_aside_if_damaged(layout.doit_db)
     if note:
         print(f"loci: {note}", file=sys.stderr)
-
-
-DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",
-                 "tabcompletion", "auto"}
 
 
 def wait_and_hold(layout, seconds: float = 1800.0, poll: float = 0.5) -> None:
@@ -276,7 +279,7 @@ def main(argv: Sequence[str], layout) -> int:
     argv = [a for a in argv if a != "--wait"]
     ctx = home_context(layout)
     if argv and argv[0] in DOIT_COMMANDS:  # nothing runs: no lock
-        return doit_main(ctx).run(argv)
+        return doit_main(ctx, command=argv[0]).run(argv)
     if argv[:1] == ["run"]:
         argv = argv[1:]
     force = any(a in ("-a", "--always-execute") for a in argv)

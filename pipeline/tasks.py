@@ -1,19 +1,21 @@
 """The build as doit's DAG: one task factory, ``make_tasks(ctx)``, for every entry point.
 
-    scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
+    scan -> graphs:S -> index:S -> routing ------------------> calibrate
+                           \-> vectors:S -> embed --------------/
                                                  update (the default) = all of it
 
 ``scan`` rescans the remembered roots; the per-scope tasks are made from the
-registry once ``scan`` ran (doit's ``create_after``), so a repository found by a
-run is built by the same run, under ``loci update`` and plain ``doit`` alike.
-``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
-a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
-Everything that is not a file enters through ``uptodate`` callables that doit
-calls when it checks the task, after its dependencies ran: the scope's
-fingerprint (git HEAD and dirty state, files below globs, graph mtime,
-parameters), the model id, the metas' stats; they read and never write. Nothing
-is read at load time but the registry and the home's settings (which steps
-``update`` includes, the embedding model).
+registry once ``scan`` ran (doit's ``create_after``, one creator for the three
+per-scope steps), so a repository found by a run is built by the same run, under
+``loci update`` and plain ``doit`` alike. ``index:S`` has ``task_dep`` on
+``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
+on its chunk Parquet, ``calibrate`` on the manifest. Everything that is not a
+file enters through ``uptodate`` callables that doit calls when it checks the
+task, after its dependencies ran: the scope's fingerprint (pipeline.staleness),
+the model id, the metas' stats; they read and never write. Loading reads the
+registry and the home's settings (which steps ``update`` includes, the embedding
+model); making the per-scope steps also reads each scope's last chunk count
+(the biggest scope is indexed first).
 
 A scope whose index fails fails its task (TaskFailed names the fix; the error
 is also kept in errors/S.json for ``loci doctor``); the other scopes still
@@ -460,8 +462,10 @@ def _size_hint(layout: Layout, scope) -> int:
         return 0
 
 
-def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
-    """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
+def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable]:
+    """The task creators (``task_*``) for ``ctx``, ready for a doit namespace. ``delayed``: the
+    per-scope steps are made once ``scan`` ran; without it (doit's ``list``, ``info``,
+    ``forget``, which run nothing) they are made at once, so doit can name each one."""
     layout = ctx.layout
 
     def live_scopes():
@@ -512,7 +516,6 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 **QUIET,
             }
 
-    @create_after(executed="scan", creates=list(PER_SCOPE))
     def task_scopes():
         """The per-scope steps, made from the registry the scan left (one creator: vectors:S names
         index:S, so both exist together): graphs:S (graphify's AST extraction), index:S (episode
@@ -590,6 +593,8 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         steps += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
         return {"actions": None, "task_dep": steps}
 
+    if delayed:
+        task_scopes = create_after(executed="scan", creates=list(PER_SCOPE))(task_scopes)
     return {f.__name__: f for f in (task_scan, task_scopes, task_routing,
                                     task_embed, task_calibrate, task_bundle, task_update)}
 

@@ -464,3 +464,14 @@ def test_the_progress_count_of_an_update_never_goes_back(three):
     counts = [tuple(map(int, m.groups())) for m in re.finditer(r"(\d+)/(\d+) tasks", out.getvalue())]
     assert counts[0] == (0, 6) and counts[-1] == (6, 6)  # index:S and vectors:S of three scopes
     assert [c for c, _ in counts] == sorted(c for c, _ in counts) and {t for _, t in counts} == {6}
+
+
+def test_doit_s_own_commands_name_each_scope_s_steps(three):
+    listed = _dodo("list", "--all")
+    assert listed.returncode == 0, listed.stderr
+    assert {"index:alpha", "vectors:beta", "routing"} <= set(listed.stdout.split())
+    assert _dodo("info", "index:alpha").returncode == 0
+    assert _dodo("forget", "index:alpha").returncode == 0
+    plain = subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "info", "index:beta"],
+                           capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert plain.returncode == 0, plain.stderr
