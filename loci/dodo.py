@@ -33,20 +33,24 @@ def _namespace() -> dict:
 
 
 def main(argv: Sequence[str]) -> int:
-    """`python -m loci.dodo [--wait] [doit command | -a | -n N | targets]`: the update goes to
-    `loci update`, everything else to pipeline.runner."""
+    """`python -m loci.dodo [--wait] [doit command | run options | targets]`: the update itself
+    (no target, or `update`, with at most -a) goes to `loci update`, everything else to
+    pipeline.runner."""
+    from doit.cmdparse import CmdParseError
+
     from pipeline import buildlock, runner
 
     argv = list(argv)
-    if argv and argv[0] in runner.DOIT_COMMANDS:  # nothing runs: no lock
-        return runner.main(argv, _layout())
-    wait = "--wait" in argv
     rest = [a for a in argv if a not in ("--wait", "run")]
-    if [a for a in rest if a not in ("-a", "--always-execute")] not in UPDATE_TARGETS:
+    try:
+        options, targets, force = runner.run_options(rest)
+    except CmdParseError:
+        options, targets, force = ["?"], [], False  # runner.main says what is wrong
+    if (argv and argv[0] in runner.DOIT_COMMANDS) or targets not in UPDATE_TARGETS \
+            or set(options) - {"-a", "--always-execute"}:
         return runner.main(argv, _layout())
-    force = len(rest) > len([a for a in rest if a not in ("-a", "--always-execute")])
     layout = _layout()
-    if wait:
+    if "--wait" in argv:
         from loci.kernel.errors import LociError
 
         try:
@@ -61,7 +65,7 @@ def main(argv: Sequence[str]) -> int:
             return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
         return 0
     finally:
-        if wait:
+        if "--wait" in argv:
             buildlock.release(layout)
 
 

@@ -158,6 +158,9 @@ def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
+        # worker threads, never forked processes: graphify is a subprocess, the encoder releases
+        # the GIL, and one process keeps one model load and one progress (build-schedule.md)
+        "num_process": default_jobs(), "par_type": "thread",
         "reporter": reporter_class(ctx, report if report is not None else RunReport(), quiet),
     }
     return ns
@@ -180,11 +183,10 @@ def default_jobs() -> int:
 
 
 def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
-        quiet: bool = True, single: bool = False) -> RunReport:
+        quiet: bool = True, single: bool = False, options: Sequence[str] = ()) -> RunReport:
     """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx`` in one doit run;
-    LockHeld if busy. ``jobs`` worker threads (default ``default_jobs()``): graphify runs as a
-    subprocess and the encoder releases the GIL, and one process keeps one model load and the
-    progress in one place, so doit never forks.
+    LockHeld if busy. ``jobs``: worker threads (DOIT_CONFIG's default otherwise); ``options``:
+    more of doit's run options, as given on a command line.
 
     When a scope's index fails, doit skips routing (a dependency failed); it is then merged
     alone, so the other scopes' new artifacts are routed to. ``single``: run only ``targets``,
@@ -194,9 +196,9 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
     buildlock.hold(ctx.layout)  # refuse here, cleanly, before doit starts
     try:
         _reset_damaged_state(ctx.layout)
-        n = 1 if single else (default_jobs() if jobs is None else jobs)
-        args = ["run"] + (["-n", str(n), "-P", "thread"] if n > 1 else [])
-        args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
+        n = 1 if single else jobs
+        args = ["run"] + (["-n", str(n)] if n is not None else []) + (["--always-execute"] if force else [])
+        args += (["-s"] if single else []) + list(options) + list(targets)
         report.code = doit_main(ctx, report, quiet=quiet).run(args)
         if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
             report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
@@ -268,9 +270,23 @@ def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = Non
     return run(ctx, ["update"], force=force, jobs=jobs, quiet=quiet)
 
 
+def run_options(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
+    """``argv`` of `doit run` split by doit's own parser: (options, targets, always-execute).
+    Raises doit's CmdParseError for an option it does not know."""
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.cmd_run import Run
+
+    params, targets = Run(task_loader=ModuleTaskLoader({}), config={}).cmdparser.parse(list(argv))
+    options = list(argv)[:len(argv) - len(targets)]
+    return options, list(targets), bool(params["always"])
+
+
 def main(argv: Sequence[str], layout) -> int:
     """`python -m loci.dodo [--wait] [doit command | run options and targets]` for named targets
-    (loci.dodo sends the update itself, no targets, to `loci update`)."""
+    (loci.dodo sends the update itself, no targets, to `loci update`). A run's options are
+    doit's; only ``--wait`` (queue behind a running build) is loci's."""
+    from doit.cmdparse import CmdParseError
+
     from loci.kernel.errors import LociError
     from pipeline.tasks import home_context
 
@@ -282,16 +298,11 @@ def main(argv: Sequence[str], layout) -> int:
         return doit_main(ctx, command=argv[0]).run(argv)
     if argv[:1] == ["run"]:
         argv = argv[1:]
-    force = any(a in ("-a", "--always-execute") for a in argv)
-    jobs = None
-    if "-n" in argv:
-        jobs = int(argv[argv.index("-n") + 1])
-        del argv[argv.index("-n"):argv.index("-n") + 2]
-    targets = [a for a in argv if not a.startswith("-")]
-    unknown = [a for a in argv if a.startswith("-") and a not in ("-a", "--always-execute")]
-    if unknown:
-        sys.stderr.write(f"loci: {unknown[0]} is not an option here (-a, -n N, --wait); "
-                         "for the rest of doit's, run `doit -f $(loci dodo-path) ...`\n")
+    try:
+        options, targets, force = run_options(argv)
+    except CmdParseError as exc:
+        why = str(exc).split(" (parsing options", 1)[0].removeprefix("Error parsing Command: ")
+        sys.stderr.write(f"loci: {why} (`python -m loci.dodo help run` lists doit's run options)\n")
         return 2
     try:
         if wait:
@@ -301,7 +312,7 @@ def main(argv: Sequence[str], layout) -> int:
             if names and len(names) == len(targets):
                 report = run_scopes(ctx, names, force=force, quiet=False)
             else:
-                report = run(ctx, targets, force=force, jobs=jobs, quiet=False)
+                report = run(ctx, targets, quiet=False, options=options)
         finally:
             if wait:
                 buildlock.release(layout)

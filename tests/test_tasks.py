@@ -475,3 +475,13 @@ def test_doit_s_own_commands_name_each_scope_s_steps(three):
     plain = subprocess.run([sys.executable, "-m", "doit", "-f", str(ROOT / "dodo.py"), "info", "index:beta"],
                            capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert plain.returncode == 0, plain.stderr
+
+
+def test_python_m_loci_dodo_takes_doit_s_run_options_and_names_an_unknown_one(three):
+    edit(three / "beta", "websockets")
+    ran = _dodo("-n", "1", "--continue", "index:beta")
+    assert ran.returncode == 0, ran.stderr
+    assert "websocket" in routed_tokens(layout())
+    bad = _dodo("--bogus", "index:beta")
+    assert bad.returncode == 2 and "option --bogus not recognized" in bad.stderr
+    assert "Traceback" not in bad.stderr and len(bad.stderr.splitlines()) == 1
