@@ -82,16 +82,17 @@ class BuildContext:
     _cache: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _encoder_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    encoding: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one scope encodes at a time
 
     def __getstate__(self):
         state = dict(self.__dict__)
         state.update(open_encoder=None, query_encoder=None, progress=Progress(), _cache={}, _lock=None,
-                     _encoder_lock=None)
+                     _encoder_lock=None, encoding=None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._lock, self._encoder_lock = threading.Lock(), threading.Lock()
+        self._lock, self._encoder_lock, self.encoding = threading.Lock(), threading.Lock(), threading.Lock()
 
     def fresh(self) -> None:
         """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
@@ -370,8 +371,9 @@ def vectors_action(ctx: BuildContext, name: str) -> dict:
     from pipeline.embed import embed_scope
 
     try:
-        r = embed_scope(name, ctx.layout, ctx.encoder(),
-                        progress=lambda done, total: ctx.progress.encoding(name, done, total))
+        with ctx.encoding:  # the encoder uses every core already; two scopes at once would only share them
+            r = embed_scope(name, ctx.layout, ctx.encoder(),
+                            progress=lambda done, total: ctx.progress.encoding(name, done, total))
     except LociError as exc:  # no model, an unreadable store: one line with its fix
         return TaskFailed(f"{name}: {exc}")
     return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped,

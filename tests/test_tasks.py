@@ -485,3 +485,30 @@ def test_python_m_loci_dodo_takes_doit_s_run_options_and_names_an_unknown_one(th
     bad = _dodo("--bogus", "index:beta")
     assert bad.returncode == 2 and "option --bogus not recognized" in bad.stderr
     assert "Traceback" not in bad.stderr and len(bad.stderr.splitlines()) == 1
+
+
+def test_worker_threads_encode_one_scope_at_a_time_with_one_encoder(three):
+    import threading
+
+    class Watched(FakeEncoder):
+        def __init__(self):
+            super().__init__()
+            self.active = self.most = 0
+            self.guard = threading.Lock()
+
+        def encode(self, texts):
+            with self.guard:
+                self.active += 1
+                self.most = max(self.most, self.active)
+            time.sleep(0.05)
+            try:
+                return super().encode(texts)
+            finally:
+                with self.guard:
+                    self.active -= 1
+
+    opened = []
+    ctx = home(layout(), embed=True, open_encoder=lambda name, lay: opened.append(Watched()) or opened[-1])
+    report = run(ctx, ["embed"], jobs=3)
+    assert report.code == 0 and report.scopes("vectors") == ["alpha", "beta", "gamma"]
+    assert len(opened) == 1 and opened[0].most == 1
