@@ -168,6 +168,7 @@ def _known(ctx: BuildContext, names: Sequence[str]) -> None:
 def graphs(ctx: BuildContext, names: Sequence[str] = (), *, force: bool = False) -> GraphsReport:
     """Extract code graphs (every scope, or ``names``); unchanged code is skipped."""
     _known(ctx, names)
+    ctx.scan = False  # only `update` rescans the roots
     targets = [f"graphs:{n}" for n in names] or ["graphs"]
     return graphs_report(run(ctx, targets, force=force))
 
@@ -176,6 +177,7 @@ def index(ctx: BuildContext, *, force: bool = False) -> IndexReport:
     """Index every scope whose fingerprint moved, then merge routing."""
     if not ctx.registry().scopes:
         raise BuildError("no scopes registered yet: run `loci scan DIR` (or `loci setup DIR`) first")
+    ctx.scan = False  # only `update` rescans the roots
     return index_report(ctx, run(ctx, ["index", "routing"], force=force))
 
 
@@ -198,6 +200,7 @@ def open_encoder_first(ctx: BuildContext) -> None:
 def embed(ctx: BuildContext) -> EmbedReport:
     """Encode every indexed scope's new or changed chunks; embed.json names the model once all are done."""
     _require_index(ctx, "embed")
+    ctx.scan = False  # only `update` rescans the roots
     open_encoder_first(ctx)
     return embed_report(ctx, run(ctx, ["embed"], jobs=1))
 
@@ -205,6 +208,7 @@ def embed(ctx: BuildContext) -> EmbedReport:
 def calibrate(ctx: BuildContext) -> CalibrateReport:
     """Fit the thresholds to this corpus (nothing is refitted while the index and vectors are unchanged)."""
     _require_index(ctx, "calibrate")
+    ctx.scan = False  # only `update` rescans the roots
     r = run(ctx, ["calibrate"], jobs=1)
     report = calibrate_report(ctx, r)
     if report is None:
@@ -225,11 +229,16 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
     """What `doit` alone does: rescan the remembered roots (plus ``dirs``), then rebuild whatever
-    changed, refreshing the steps the home already has (``home_context``)."""
-    scanned = scan(ctx, dirs) if dirs else None
-    if not ctx.registry().scopes:
-        raise BuildError("nothing registered: run `loci setup DIR` first")
-    r = run_update(ctx, force=force)
+    changed, refreshing the steps the home already has (``home_context``). A busy home is
+    refused first (LockHeld), before anything is read."""
+    buildlock.hold(ctx.layout)
+    try:
+        scanned = scan(ctx, dirs) if dirs else None
+        if not ctx.registry().scopes:
+            raise BuildError("nothing registered: run `loci setup DIR` first")
+        r = run_update(ctx, force=force)
+    finally:
+        buildlock.release(ctx.layout)
     return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
 
 

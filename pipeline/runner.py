@@ -13,14 +13,13 @@ from __future__ import annotations
 import io
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
 
 from doit.reporter import ConsoleReporter
 
 from pipeline import buildlock
-from pipeline.tasks import BuildContext, make_tasks
-
-PER_SCOPE = ("graphs", "index", "vectors", "multilingual")
+from pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
 
 
 @dataclass
@@ -63,6 +62,17 @@ def _reached(tasks: dict, selected) -> set[str]:
     return seen
 
 
+def planned_count(tasks: dict, selected, scopes: int) -> int:
+    """How many per-scope tasks a run of ``selected`` may execute. A step whose subtasks doit
+    makes once the scan ran (``create_after``) counts one per registered scope; scopes the
+    scan adds make the count open-ended (the progress says so)."""
+    reached = _reached(tasks, selected)
+    made = sum(1 for n in reached if _per_scope(n))
+    later = sum(1 for n in reached if n in PER_SCOPE and getattr(tasks[n], "loader", None)
+                and not any(t.startswith(n + ":") for t in tasks))
+    return made + later * scopes
+
+
 def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     """doit's console reporter that also fills ``report``, tells ``ctx.progress`` and holds the lock."""
 
@@ -83,8 +93,8 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
                 raise SystemExit(1) from None
             self.locked = True
             ctx.fresh()  # observe the repositories anew in each run
-            reached = _reached(tasks, selected_tasks or ())
-            ctx.progress.planned(sum(1 for n in reached if _per_scope(n)))
+            live = sum(1 for s in ctx.registry().scopes if Path(s.path).is_dir())
+            ctx.progress.planned(planned_count(tasks, selected_tasks or (), live))
 
         def execute_task(self, task):
             super().execute_task(task)
@@ -133,55 +143,36 @@ def reporter_class(ctx: BuildContext, report: RunReport, quiet: bool):
     return Reporter
 
 
-LIGHT_STEPS = ("scan", "graphs", "index", "routing")   # need no embedding step
+DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",
+                 "tabcompletion", "auto"}   # doit's commands besides run: loci.dodo takes no lock for them
 
 
 def namespace(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
-              targets: Sequence[str] = ()) -> dict:
+              command: str = "run") -> dict:
     """A doit namespace: the task creators for ``ctx`` and a DOIT_CONFIG whose state is in the home.
 
-    Makes the home if it is missing (so `doit list` on a fresh machine works). With ``targets``
-    that need no embedding step, the embedding steps' creators are left out (loading them
-    imports numpy: most of a no-change run's start-up)."""
+    Makes the home if it is missing (so `doit list` on a fresh machine works). ``command``:
+    the doit command it is loaded for (one that runs nothing gets every task made at once)."""
     ctx.layout.home.mkdir(parents=True, exist_ok=True)
-    ns = dict(make_tasks(ctx))
-    if targets and all(t.split(":", 1)[0] in LIGHT_STEPS for t in targets):
-        ns = {f"task_{step}": ns[f"task_{step}"] for step in LIGHT_STEPS}
+    ns = dict(make_tasks(ctx, delayed=command not in DOIT_COMMANDS))
     ns["DOIT_CONFIG"] = {
         "dep_file": str(ctx.layout.doit_db), "backend": "sqlite3", "default_tasks": ["update"],
         "continue": True, "verbosity": 0,
+        # worker threads, never forked processes: graphify is a subprocess, the encoder releases
+        # the GIL, and one process keeps one model load and one progress (build-schedule.md)
+        "num_process": default_jobs(), "par_type": "thread",
         "reporter": reporter_class(ctx, report if report is not None else RunReport(), quiet),
     }
     return ns
 
 
-def _entry_points_once():
-    """doit looks its plugins up in the installed packages' entry points on every run (three
-    groups, each a scan of every installed distribution); an update makes up to three runs in
-    one process, so the lookups are made once. doit.plugin.entry_points_impl is its seam for this."""
-    import functools
-    from importlib.metadata import entry_points
-
-    import doit.plugin
-
-    if getattr(doit.plugin.entry_points_impl, "loci_cached", False):
-        return
-    cached = functools.lru_cache(maxsize=None)(lambda group: tuple(entry_points(group=group)))
-
-    def impl():
-        return lambda group: cached(group)
-    impl.loci_cached = True
-    doit.plugin.entry_points_impl = impl
-
-
 def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool = False,
-              targets: Sequence[str] = ()):
+              command: str = "run"):
     """doit's DoitMain over ``namespace(ctx)`` (tests and `python -m loci.dodo` run it)."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    _entry_points_once()
-    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, targets=targets)),
+    return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, command=command)),
                     config_filenames=())
 
 
@@ -191,43 +182,24 @@ def default_jobs() -> int:
     return max(1, min(4, os.cpu_count() or 1))
 
 
-def _jobs(ctx: BuildContext, targets: Sequence[str], force: bool) -> int:
-    """Worker processes pay off only when several scopes need work (their graph or their index)."""
-    if force:
-        return default_jobs()
-    graphs = ctx.graphs or any(t.split(":", 1)[0] == "graphs" for t in targets)
-    stale = 0
-    for scope in ctx.registry().scopes:
-        if scope.name in ctx.git_states() and not (_built_from(ctx, scope) and
-                                                   (not graphs or ctx.graph_fresh(scope.name))):
-            stale += 1
-            if stale > 1:
-                return default_jobs()
-    return 1
-
-
-def _built_from(ctx: BuildContext, scope) -> bool:
-    from loci.kernel.state import read_meta
-
-    return (read_meta(ctx.layout, scope.name) or {}).get("fingerprint") == ctx.fingerprint(scope)
-
-
 def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,
-        quiet: bool = True, single: bool = False) -> RunReport:
-    """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx``; LockHeld if busy.
+        quiet: bool = True, single: bool = False, options: Sequence[str] = ()) -> RunReport:
+    """Run doit ``targets`` (e.g. ["update"], ["index", "routing"]) for ``ctx`` in one doit run;
+    LockHeld if busy. ``jobs``: worker threads (DOIT_CONFIG's default otherwise); ``options``:
+    more of doit's run options, as given on a command line.
 
     When a scope's index fails, doit skips routing (a dependency failed); it is then merged
     alone, so the other scopes' new artifacts are routed to. ``single``: run only ``targets``,
-    not their ``task_dep`` (doit's ``-s``)."""
+    not their ``task_dep`` (doit's ``-s``), in the order given (one worker)."""
     report = RunReport()
     ctx.fresh()
     buildlock.hold(ctx.layout)  # refuse here, cleanly, before doit starts
     try:
         _reset_damaged_state(ctx.layout)
-        n = _jobs(ctx, targets, force) if jobs is None else jobs
-        args = ["run"] + (["-n", str(n), "-P", "process"] if n > 1 else [])
-        args += (["--always-execute"] if force else []) + (["-s"] if single else []) + list(targets)
-        report.code = doit_main(ctx, report, quiet=quiet, targets=targets).run(args)
+        n = 1 if single else jobs
+        args = ["run"] + (["-n", str(n)] if n is not None else []) + (["--always-execute"] if force else [])
+        args += (["-s"] if single else []) + list(options) + list(targets)
+        report.code = doit_main(ctx, report, quiet=quiet).run(args)
         if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
             report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
                                      f"(exit {report.code}; its message is above)")
@@ -252,10 +224,6 @@ def _reset_damaged_state(layout) -> None:
         print(f"loci: {note}", file=sys.stderr)
 
 
-DOIT_COMMANDS = {"list", "info", "forget", "help", "clean", "dumpdb", "ignore", "reset-dep", "strace",
-                 "tabcompletion", "auto"}
-
-
 def wait_and_hold(layout, seconds: float = 1800.0, poll: float = 0.5) -> None:
     """Take the build lock, waiting (up to ``seconds``) for a running build to finish."""
     import time
@@ -278,57 +246,54 @@ def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
     return [t.split(":", 1)[1] for t in targets if t.startswith("index:")]
 
 
+def scope_steps(ctx: BuildContext, names: Sequence[str]) -> list[str]:
+    """What a commit hook asks for, each scope's own chain: its index (after its graph, when the
+    home has graphs: a task_dep), then its vectors and multilingual store when the home has them."""
+    steps = [f"index:{n}" for n in names]
+    if ctx.embed:
+        stores = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
+        steps += [f"{store}:{n}" for store in stores for n in names]
+    return steps
+
+
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
-    """``index:S`` for ``names``, then the routing they feed, then their vectors when the home has them
-    (what a commit hook asks for: no rescan)."""
+    """A commit hook's work: ``scope_steps`` in one doit run that follows only those tasks' own
+    dependencies (another scope's edits wait), then the routing they feed, alone. Not one ``-s``
+    run of both: doit's ``-s`` runs only the first of several targets, and routing's own
+    dependencies are every scope's index."""
     ctx.scan = False
-    report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
-    if report.scopes("index"):
+    report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet)
+    if report.scopes("index") and "routing" not in report.executed:
         merged = run(ctx, ["routing"], single=True, quiet=quiet)
         report.executed += merged.executed
         report.failed.update(merged.failed)
-    if ctx.embed and report.scopes("index"):
-        changed = [n for n in names if f"index:{n}" in report.executed]
-        stores = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
-        # not ``single``: doit's -s runs only the first of several targets (a hook on two scopes
-        # re-embedded one); these tasks' own task_dep (the multilingual cache) is cheap when current
-        embedded = run(ctx, [f"{store}:{n}" for store in stores for n in changed], jobs=1, quiet=quiet)
-        report.executed += embedded.executed
-        report.failed.update(embedded.failed)
     report.code = report.code or (1 if report.failed else 0)
     return report
 
 
 def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
-    """The ``update`` task in runs: scan (so the tasks load from the new registry), graphs to
-    routing with worker processes, then embed and calibrate in this process (one model load;
-    progress reaches ``ctx.progress``)."""
-    report = RunReport()
-    steps = [(["scan"], 1)] if ctx.scan else []
-    steps.append(((["graphs"] if ctx.graphs else []) + ["routing"], jobs))
-    later = (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
-    if later:
-        steps.append((later, 1))
-    graphs = ctx.graphs
-    try:
-        for targets, n in steps:
-            more = run(ctx, targets, force=force, jobs=n, quiet=quiet)
-            if targets != ["scan"]:  # graphs and index are current now: later runs need not look again
-                ctx.settled, ctx.graphs = True, False
-            ctx.scan = False  # done, or not wanted
-            report.executed += [t for t in more.executed if t not in report.executed]
-            report.uptodate += [t for t in more.uptodate if t not in report.uptodate and t not in report.executed]
-            report.failed.update(more.failed)
-            report.blocked.update(more.blocked)
-            report.values.update(more.values)
-            report.code = report.code or more.code
-    finally:
-        ctx.settled, ctx.graphs = False, graphs
-    return report
+    """The ``update`` task, in one doit run: scan, then the per-scope steps doit makes from the
+    registry the scan left (``create_after``), routing, and the home's embed and calibrate steps."""
+    return run(ctx, ["update"], force=force, jobs=jobs, quiet=quiet)
+
+
+def run_options(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
+    """``argv`` of `doit run` split by doit's own parser: (options, targets, always-execute).
+    Raises doit's CmdParseError for an option it does not know."""
+    from doit.cmd_base import ModuleTaskLoader
+    from doit.cmd_run import Run
+
+    params, targets = Run(task_loader=ModuleTaskLoader({}), config={}).cmdparser.parse(list(argv))
+    options = list(argv)[:len(argv) - len(targets)]
+    return options, list(targets), bool(params["always"])
 
 
 def main(argv: Sequence[str], layout) -> int:
-    """`python -m loci.dodo [--wait] [doit command | run options and targets]`."""
+    """`python -m loci.dodo [--wait] [doit command | run options and targets]` for named targets
+    (loci.dodo sends the update itself, no targets, to `loci update`). A run's options are
+    doit's; only ``--wait`` (queue behind a running build) is loci's."""
+    from doit.cmdparse import CmdParseError
+
     from loci.kernel.errors import LociError
     from pipeline.tasks import home_context
 
@@ -337,19 +302,14 @@ def main(argv: Sequence[str], layout) -> int:
     argv = [a for a in argv if a != "--wait"]
     ctx = home_context(layout)
     if argv and argv[0] in DOIT_COMMANDS:  # nothing runs: no lock
-        return doit_main(ctx).run(argv)
+        return doit_main(ctx, command=argv[0]).run(argv)
     if argv[:1] == ["run"]:
         argv = argv[1:]
-    force = any(a in ("-a", "--always-execute") for a in argv)
-    jobs = None
-    if "-n" in argv:
-        jobs = int(argv[argv.index("-n") + 1])
-        del argv[argv.index("-n"):argv.index("-n") + 2]
-    targets = [a for a in argv if not a.startswith("-")]
-    unknown = [a for a in argv if a.startswith("-") and a not in ("-a", "--always-execute")]
-    if unknown:
-        sys.stderr.write(f"loci: {unknown[0]} is not an option here (-a, -n N, --wait); "
-                         "for the rest of doit's, run `doit -f $(loci dodo-path) ...`\n")
+    try:
+        options, targets, force = run_options(argv)
+    except CmdParseError as exc:
+        why = str(exc).split(" (parsing options", 1)[0].removeprefix("Error parsing Command: ")
+        sys.stderr.write(f"loci: {why} (`python -m loci.dodo help run` lists doit's run options)\n")
         return 2
     try:
         if wait:
@@ -358,10 +318,8 @@ def main(argv: Sequence[str], layout) -> int:
             names = scope_targets(ctx, targets)
             if names and len(names) == len(targets):
                 report = run_scopes(ctx, names, force=force, quiet=False)
-            elif targets in ([], ["update"]):
-                report = run_update(ctx, force=force, jobs=jobs, quiet=False)
             else:
-                report = run(ctx, targets, force=force, jobs=jobs, quiet=False)
+                report = run(ctx, targets, quiet=False, options=options)
         finally:
             if wait:
                 buildlock.release(layout)

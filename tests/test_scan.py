@@ -401,3 +401,10 @@ def test_a_changed_identity_or_remote_is_not_answered_from_the_memo(tmp_path):
     assert scan([tmp_path / "code"], identity=Identity(name="acme"), memo=memo).owners["lib"] == "me"
     git(repo, "remote", "set-url", "origin", "git@github.com:other/lib.git")
     assert scan([tmp_path / "code"], identity=ME, memo=memo).owners["lib"] == "vendor:other"
+
+
+def test_the_owner_memo_keeps_no_credential_a_remote_url_holds(tmp_path):
+    make_repo(tmp_path / "code" / "lib", remote="https://x-access-token:ghp_planted123@github.com/acme/lib.git")
+    memo: dict = {}
+    scan([tmp_path / "code"], identity=ME, memo=memo)
+    assert memo and "ghp_planted123" not in json.dumps(memo)

@@ -267,19 +267,11 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     if damaged:
         listed = "; ".join(f"{p.relative_to(layout.home)} is {why}" for p, why in damaged)
         return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})", fix)]
-    if meta.get("fingerprint") != _scope_fingerprint(layout, scope):
+    from pipeline.staleness import index_fresh
+
+    if not index_fresh(layout, scope, meta, DEFAULT_PARAMS):
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
-
-
-def _scope_fingerprint(layout: Layout, scope) -> str | None:
-    from pipeline.fingerprint import scope_fingerprint
-    from pipeline.graphs import graph_source
-
-    src = graph_source(scope.name, Path(scope.path), layout)
-    mtime = src.stat().st_mtime if src is not None else None
-    return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
-                             graph_mtime=mtime, params=DEFAULT_PARAMS)
 
 
 def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
@@ -297,10 +289,11 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if src is not None and graphs.graph_problem(src) is not None:
         return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
                         "no code structure", f"loci graphs {name}")] if graphify else []
+    from pipeline.staleness import graph_fresh
+
     if not graphify or "fingerprint" not in record:
         return []
-    current, _count = graphs.code_fingerprint(root, scope.excludes)
-    if record["fingerprint"] != current:
+    if not graph_fresh(layout, scope):
         what = "graph older than the code" if src is not None else "code changed since graphify found nothing to graph"
         return [Finding(name, "graph_stale", f"{what}: symbols and calls may be out of date",
                         f"loci graphs {name}")]

