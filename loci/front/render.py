@@ -10,6 +10,37 @@ def dump_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
+class View(dict):
+    """A result as plain data (``loci.query.engine.plain``) read by attribute, as the renderers
+    read the result objects: ``view.scopes``, ``view.details[0].total``, ``hit.get("via")``."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return _viewed(self[name])
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _viewed(value: Any) -> Any:
+    if isinstance(value, dict) and not isinstance(value, View):
+        return View(value)
+    if isinstance(value, list):
+        return [_viewed(v) for v in value]
+    return value
+
+
+def show(op: str, payload: dict, *, explain: bool, as_json: bool, echo, err) -> None:
+    """Print one answer payload (``loci.query.engine.answer``), whichever process made it."""
+    for note in payload.get("notes", ()):
+        err(note)
+    if as_json:
+        dump_json(payload["json"])
+    elif op == "route":
+        echo("\n".join(route_lines(View(payload["view"]), explain)))
+    else:
+        echo("\n".join(ask_lines(View(payload["view"]))))
+
+
 REASONS = {
     "deictic": "the question points at a project (this/here/it) without naming one",
     "no_evidence": "not enough of the question exists in any project",

@@ -83,7 +83,8 @@ class Session:
             from loci.query.semantic_search import SemanticSide
 
             try:
-                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical) or False
+                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical,
+                                                   cache_bytes=self.params.engine_cache_bytes) or False
             except EncoderUnavailable as exc:
                 self.notes.append(f"{exc} (answering lexically)")
                 self._semantic = False
