@@ -229,6 +229,17 @@ def start(home: str, replacing: bool = False) -> bool:
     return True
 
 
+def holder(home: str) -> int | None:
+    """The pid of the engine holding the home's lock, None when none does."""
+    if not _locked(home):
+        return None
+    try:
+        with open(lock_path(home)) as f:
+            return int(f.read().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
 def _locked(home: str) -> bool:
     """Whether an engine holds the home's lock now (running, or starting)."""
     import fcntl

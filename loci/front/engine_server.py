@@ -87,6 +87,8 @@ def _take_lock(path: str, wait: float) -> int:
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())   # who holds it (engine_client.holder)
             return fd
         except OSError:
             if time.monotonic() >= deadline:

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 
-def dump_json(obj: Any) -> None:
+def dump_json(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -14,14 +13,14 @@ class View(dict):
     """A result as plain data (``loci.query.engine.plain``) read by attribute, as the renderers
     read the result objects: ``view.scopes``, ``view.details[0].total``, ``hit.get("via")``."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         try:
             return _viewed(self[name])
         except KeyError:
             raise AttributeError(name) from None
 
 
-def _viewed(value: Any) -> Any:
+def _viewed(value: object) -> object:
     if isinstance(value, dict) and not isinstance(value, View):
         return View(value)
     if isinstance(value, list):
