@@ -3,6 +3,7 @@ question so every implementation sees the same machine load.
 
     python bench/oneshot.py --impl new=.:HOME [--impl old=/path/to/checkout:HOME]
                             [--ref BIN_DIR:REF_HOME] [--questions 20] [--json OUT]
+                            [--mode cold|warm|first]
 
 Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run through a console
 script as an install writes it, without the editable install's import hook: ``plain_python``) and
@@ -11,6 +12,12 @@ and p90 wall seconds and peak RSS (MB) over the dev questions asked without a wo
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
 and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
 wall time. Numbers are only comparable within one run.
+
+``--mode`` says how loci's warm engine (docs/decisions/engine.md) takes part: ``cold`` (the
+default) answers every question in its own process (``LOCI_SERVER=off``); ``warm`` asks one
+warm-up question per home first, which starts the engine, and then times questions it answers
+(its resident memory is reported at the end); ``first`` times each question as the first one
+of a home with no engine (answered in-process, starting one), stopping the engine between.
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +72,37 @@ def plain_python() -> str:
     return str(script)
 
 
+def engine(exe: list[str], env: dict, action: str) -> dict | None:
+    """``loci server ACTION`` for one implementation: the status object, or None after a stop
+    (waiting until the engine has gone)."""
+    if action == "status":
+        got = subprocess.run([*exe, "server", "status", "--json"], env=env, cwd="/", capture_output=True,
+                             text=True, timeout=60)
+        return json.loads(got.stdout) if got.returncode == 0 else {"running": False}
+    subprocess.run([*exe, "server", "stop"], env=env, cwd="/", capture_output=True, timeout=60)
+    for _ in range(200):
+        if not (engine(exe, env, "status") or {}).get("running"):
+            break
+        time.sleep(0.05)
+    return None
+
+
+def warm_up(exe: list[str], env: dict, question: str) -> None:
+    """Ask one question (answered in-process; it starts the engine) and wait until the engine answers."""
+    subprocess.run([*exe, "route", "--json", "--no-cwd", "--", question], env=env, cwd="/",
+                   capture_output=True, timeout=120)
+    wait_running(exe, env)
+
+
+def wait_running(exe: list[str], env: dict) -> None:
+    """Until the engine answers and has loaded and warmed its session."""
+    for _ in range(600):
+        if engine(exe, env, "status").get("ready"):
+            return
+        time.sleep(0.1)
+    raise SystemExit("the warm engine did not start")
+
+
 def commands(args) -> list[tuple[str, list[str], dict]]:
     """(label, argv prefix, env) of every command to time."""
     out = []
@@ -75,6 +114,10 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
         subprocess.run([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"],
                        check=True, capture_output=True)
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
+        if args.mode == "cold":
+            env["LOCI_SERVER"] = "off"
+        else:
+            env.pop("LOCI_SERVER", None)
         exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
@@ -94,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ref", help="BIN_DIR:HOME of the reference")
     ap.add_argument("--questions", type=int, default=20)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--mode", choices=("cold", "warm", "first"), default="cold",
+                    help="loci's warm engine: off, started by a warm-up question, or timed starting")
     args = ap.parse_args(argv)
     rows = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
     qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], args.questions)]
@@ -101,11 +146,19 @@ def main(argv=None) -> int:
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     peaks: dict[str, list[int]] = {label: [] for label, _, _ in cmds}
+    ours = {label: (argv_[:1], env) for label, argv_, env in cmds if not label.startswith("reference")}
+    if args.mode == "warm":
+        for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
+            engine(exe, env, "stop")
+            warm_up(exe, env, "warm up")
     for q in qs:
         for label, argv_, env in cmds:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             m = run_measured([*argv_, q], env=env, cwd="/", timeout=120)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if args.mode == "first" and label in ours:   # the engine it started warms, then leaves, untimed
+                wait_running(argv_[:1], env)
+                engine(argv_[:1], env, "stop")
             if not m.ok:
                 print(f"{label} failed on {q!r}: {m.error_line()}", file=sys.stderr)
                 continue
@@ -125,6 +178,14 @@ def main(argv=None) -> int:
         print(f"{label:24s} p50 {out[label]['p50_s']:.3f} s  p90 {out[label]['p90_s']:.3f} s  "
               f"cpu p50 {out[label]['cpu_p50_s']:.3f} s  "
               f"peak {out[label]['peak_rss_mb']} MB  (n={len(t)})")
+    if args.mode != "cold":
+        for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
+            info = engine(exe, env, "status")
+            if info.get("running"):
+                out[f"engine {env['LOCI_HOME']}"] = {k: info.get(k) for k in ("questions", "rss_mb", "cached_mb")}
+                print(f"engine of {env['LOCI_HOME']}: {info.get('questions')} questions, "
+                      f"{info.get('rss_mb')} MB resident ({info.get('cached_mb')} MB cached vectors)")
+            engine(exe, env, "stop")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0

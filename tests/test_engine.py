@@ -145,6 +145,19 @@ def test_every_answer_is_byte_identical_through_the_engine_and_in_process(engine
     assert running(engine_home)["questions"] == before + len(CASES)
 
 
+def test_a_note_is_printed_through_the_engine_exactly_when_in_process_prints_it(engine_home, built):
+    from loci.query.semantic import STATIC_ID
+
+    (engine_home / "embed.json").write_text(json.dumps({"model": "static", "model_id": STATIC_ID}))
+    started(engine_home)                       # its warm-up found the encoder unavailable already
+    for args in (["route", "--no-cwd", QUESTION], ["route", "--fast", "--no-cwd", QUESTION],
+                 ["ask", "--no-cwd", "cookies"], ["ask", "--fast", "--no-cwd", "cookies"]):
+        warm, cold = loci(*args), in_process(*args)
+        assert (warm.stdout, warm.stderr, warm.returncode) == (cold.stdout, cold.stderr, cold.returncode), args
+        assert warm.stderr.count("answering lexically") == (0 if "--fast" in args else 1), args
+    assert running(engine_home)["questions"] == 4
+
+
 def test_no_server_and_loci_server_off_answer_in_process_and_start_nothing(engine_home):
     assert loci("route", "--no-server", QUESTION).returncode == 0
     assert loci("route", QUESTION, env={"LOCI_SERVER": "off"}).returncode == 0

@@ -262,7 +262,7 @@ class EngineServer:
         return {"pid": os.getpid(), "home": self.home, "version": installed_version() or "0+source",
                 "digest": self.digest, "python": sys.executable, "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
-                "sessions": self.engine.loads, "idle_exit_s": self.idle, "rss_mb": _rss_mb(),
+                "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(),
                 "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
 
 

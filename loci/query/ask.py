@@ -68,7 +68,8 @@ class Session:
     _aliases: dict[str, list[str]] | None = None
     _alias_tokens: set[str] | None = None
     _semantic: Any = None
-    notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
+    _unavailable: str = ""   # why the semantic side could not be opened
+    notes: list[str] = field(default_factory=list)   # one-line notices (``engine.answer`` takes each answer's)
 
     def warm(self) -> None:
         """For a long-lived process: load the encoder now rather than on the first question."""
@@ -77,7 +78,8 @@ class Session:
             side.affinities("warm up", self.indexed(), self.params.semantic_route_k)
 
     def semantic(self):
-        """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
+        """The semantic side, or None (no embeddings built, or the embed extra missing: noted
+        each time it is asked for, so every answer that wanted it says so)."""
         if self._semantic is None:
             from loci.query.semantic import EncoderUnavailable
             from loci.query.semantic_search import SemanticSide
@@ -86,8 +88,10 @@ class Session:
                 self._semantic = SemanticSide.open(self.layout, lexical=self.lexical,
                                                    cache_bytes=self.params.engine_cache_bytes) or False
             except EncoderUnavailable as exc:
-                self.notes.append(f"{exc} (answering lexically)")
+                self._unavailable = f"{exc} (answering lexically)"
                 self._semantic = False
+        if self._unavailable:
+            self.notes.append(self._unavailable)
         return self._semantic or None
 
     @property

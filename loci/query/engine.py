@@ -42,6 +42,7 @@ def answer(session, op: str, args: dict, as_json: bool) -> dict:
     and for ``ask`` also scope and k. Expected failures raise LociError."""
     from loci.query.ask import ask, route_question
 
+    session.notes.clear()   # what is noted below is this answer's (answers run one at a time)
     if op == "route":
         result = route_question(session, args["question"], cwd=args.get("cwd"), group=args.get("group"),
                                 fast=bool(args.get("fast")))
@@ -50,7 +51,7 @@ def answer(session, op: str, args: dict, as_json: bool) -> dict:
                      group=args.get("group"), k=int(args.get("k", session.params.k)), fast=bool(args.get("fast")))
     else:
         raise ValueError(f"unknown operation {op!r}")
-    out: dict = {"notes": list(session.notes)}
+    out: dict = {"notes": list(dict.fromkeys(session.notes))}   # each once
     if as_json:
         out["json"] = result.to_json()
     else:
@@ -79,6 +80,7 @@ class Engine:
         self.warm_scopes = warm_scopes
         self.log = log or (lambda msg: None)
         self.loads = 0                      # sessions made so far (a reload after a rebuild counts)
+        self.ready = False                  # a session is loaded and warmed
         self._lock = threading.RLock()
         self._session = None
         self._stamp: tuple | None = None
@@ -119,6 +121,7 @@ class Engine:
                 self._stamp = stamp
                 self.loads += 1
                 self.warm(self._session)
+                self.ready = True
             return self._session
 
     def warm(self, session) -> None:
