@@ -252,6 +252,23 @@ def test_a_rebuild_during_a_burst_of_questions_is_picked_up_without_a_lost_answe
     assert running(engine_home)["sessions"] >= 2
 
 
+def test_the_mcp_server_shares_its_engine_with_the_cli_while_it_runs(engine_home):
+    pytest.importorskip("mcp")
+    mcp = subprocess.Popen([sys.executable, "-c", ENTRY, "mcp"], stdin=subprocess.PIPE,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd="/",
+                           env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    try:
+        info = wait_for(lambda: running(engine_home))
+        assert info["pid"] == mcp.pid and info["same_code"]
+        got = loci("route", QUESTION)
+        assert got.returncode == 0 and got.stdout.startswith("ROUTED -> gizmo")
+        assert running(engine_home)["questions"] == 1
+    finally:
+        mcp.stdin.close()                                            # the client hangs up: MCP exits
+        mcp.wait(timeout=TIMEOUT)
+    assert not _lock_held(engine_home)
+
+
 # ---------------------------------------------------------------- faults
 
 def test_a_stale_socket_left_by_a_killed_engine_is_replaced(engine_home):

@@ -37,8 +37,11 @@ class NoServer(Exception):
 
 
 def enabled(no_server: bool = False) -> bool:
-    """Whether to use the engine: not with ``--no-server`` or ``LOCI_SERVER=off``."""
-    return not no_server and os.environ.get("LOCI_SERVER", "").strip().lower() not in OFF_VALUES
+    """Whether to use the engine: not with ``--no-server`` or ``LOCI_SERVER=off``, nor where
+    the platform has no Unix sockets or ``posix_spawn``."""
+    if no_server or os.environ.get("LOCI_SERVER", "").strip().lower() in OFF_VALUES:
+        return False
+    return hasattr(socket, "AF_UNIX") and hasattr(os, "posix_spawn")
 
 
 def run_dir(home: str) -> str:

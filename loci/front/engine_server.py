@@ -33,12 +33,13 @@ DRAIN = 5.0              # seconds given to questions in flight at exit
 class Log:
     """Lines to the home's engine log; a write that fails (a full disk) is dropped, never raised."""
 
-    def __init__(self, home: str):
+    def __init__(self, home: str, own_stderr: bool = True):
         self.fd: int | None = None
         try:
             os.makedirs(os.path.dirname(client.log_path(home)), mode=0o700, exist_ok=True)
             self.fd = os.open(client.log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            os.dup2(self.fd, 2)   # what the interpreter itself reports lands there too
+            if own_stderr:
+                os.dup2(self.fd, 2)   # what the interpreter itself reports lands there too
         except OSError:
             self.fd = None
 
@@ -98,14 +99,17 @@ def _take_lock(path: str, wait: float) -> int:
 
 
 class EngineServer:
-    def __init__(self, home: str, *, idle: float | None = None):
+    """The socket side of an Engine: its own (this process is the engine) or a host's (the MCP
+    server's, ``share``), which keeps its stderr and never exits for idleness."""
+
+    def __init__(self, home: str, *, idle: float | None = None, engine=None):
         from loci.query.engine import Engine
 
         self.home = home
         self.idle = idle if idle is not None else idle_seconds()
         self.digest = client.code_digest()
-        self.log = Log(home)
-        self.engine = Engine(home, log=self.log)
+        self.log = Log(home, own_stderr=engine is None)
+        self.engine = engine if engine is not None else Engine(home, log=self.log)
         self.started = time.time()
         self.questions = 0
         self._active = 0
@@ -116,10 +120,10 @@ class EngineServer:
         self._inode: int | None = None
 
     # ------------------------------------------------------------ lifecycle
-    def bind(self) -> None:
+    def bind(self, lock_wait: float = LOCK_WAIT) -> None:
         """Take the lock, replace a stale socket, listen; Refusal when this engine must not serve."""
         _own_dir(client.run_dir(self.home))
-        self._lock_fd = _take_lock(client.lock_path(self.home), LOCK_WAIT)
+        self._lock_fd = _take_lock(client.lock_path(self.home), lock_wait)
         path = client.socket_path(self.home)
         try:
             st = os.lstat(path)
@@ -194,6 +198,7 @@ class EngineServer:
                 if not self._active:
                     break
             time.sleep(0.02)
+        os.close(self._lock_fd)   # a host (the MCP server) lives on: let another engine serve
         self.log("stopped")
 
     # ------------------------------------------------------------ one connection
@@ -264,6 +269,22 @@ class EngineServer:
                 "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
                 "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(),
                 "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
+
+
+def share(engine) -> EngineServer | None:
+    """Serve ``engine`` (the MCP server's) on its home's socket from a thread, so that the CLI's
+    questions use the same warm Session while the host runs; None when another engine serves
+    the home already, or the engine is turned off (``LOCI_SERVER=off``)."""
+    if not client.enabled():
+        return None
+    server = EngineServer(str(engine.layout.home.resolve()), idle=float("inf"), engine=engine)
+    try:
+        server.bind(lock_wait=0.0)
+    except (Refusal, OSError) as exc:
+        server.log(f"not sharing the MCP server's engine: {exc}")
+        return None
+    threading.Thread(target=server.serve, name="engine-socket", daemon=True).start()
+    return server
 
 
 def _read_line(conn: socket.socket) -> dict | None:

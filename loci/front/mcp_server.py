@@ -189,7 +189,10 @@ def build_server(service: Service):
 
 def serve(home: str | os.PathLike | None = None) -> None:
     """Run the server on stdio until the client closes it; warming starts at once, in the background."""
+    from loci.front.engine_server import share
+
     service = Service(home)
     server = build_server(service)
     threading.Thread(target=service.engine.warm_quietly, name="loci-warm", daemon=True).start()
+    share(service.engine)   # the CLI's questions use this warm engine while it runs
     server.run("stdio")
