@@ -27,7 +27,10 @@ def _cwd_arg(cwd, no_cwd: bool) -> str | None:
     its own): ``--cwd`` taken from here, else here; None with ``--no-cwd``."""
     if no_cwd:
         return None
-    return os.path.join(os.getcwd(), os.path.expanduser(os.fspath(cwd))) if cwd is not None else os.getcwd()
+    if cwd is None:
+        return os.getcwd()
+    path = os.path.expanduser(os.fspath(cwd))
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
 def question_args(op: str, question: str, *, cwd, no_cwd: bool, group: str | None, fast: bool,
