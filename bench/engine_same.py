@@ -64,7 +64,8 @@ def main(argv=None) -> int:
     for qid, op in differ[:10]:
         print(f"  differs: {qid} {op}")
     print(f"engine: {info.get('questions')} questions answered, {info.get('sessions')} session(s), "
-          f"{info.get('rss_mb')} MB resident, {info.get('cached_mb')} MB cached vectors")
+          f"{info.get('rss_mb')} MB resident ({info.get('rss_anon_mb')} MB anonymous), "
+          f"{info.get('cached_mb')} MB in its byte budget")
     engine(exe, env, "stop")
     return 1 if differ else 0
 

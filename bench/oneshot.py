@@ -182,9 +182,11 @@ def main(argv=None) -> int:
         for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
             info = engine(exe, env, "status")
             if info.get("running"):
-                out[f"engine {env['LOCI_HOME']}"] = {k: info.get(k) for k in ("questions", "rss_mb", "cached_mb")}
+                out[f"engine {env['LOCI_HOME']}"] = {k: info.get(k) for k in
+                                                      ("questions", "rss_mb", "rss_anon_mb", "cached_mb")}
                 print(f"engine of {env['LOCI_HOME']}: {info.get('questions')} questions, "
-                      f"{info.get('rss_mb')} MB resident ({info.get('cached_mb')} MB cached vectors)")
+                      f"{info.get('rss_mb')} MB resident ({info.get('rss_anon_mb')} MB anonymous, "
+                      f"{info.get('cached_mb')} MB in its byte budget)")
             engine(exe, env, "stop")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")

@@ -449,11 +449,49 @@ def test_the_newest_entry_stays_even_over_the_budget_and_fetch_returns_it():
     assert view.fetch("big", lambda: pytest.fail("loaded twice")) is big
 
 
-def test_the_semantic_side_caches_share_one_budget_from_params():
+def test_a_session_s_stores_and_vectors_share_one_budget_from_params(built):
+    from dataclasses import replace
+
+    from loci.kernel.config import DEFAULT_PARAMS
+    from loci.query.ask import open_session
     from loci.query.semantic_search import SemanticSide
 
-    side = SemanticSide(layout=None, model="m", model_id="m", cache_bytes=1234)
-    assert side.budget.cap == 1234
+    session = open_session(built / "home", params=replace(DEFAULT_PARAMS, engine_cache_bytes=1234),
+                           keep_full_index=True)
+    side = SemanticSide(layout=None, model="m", model_id="m", budget=session.budget)
+    assert session.budget.cap == 1234
     side._matrix["s"] = b"x" * 2000
-    side._qvec["q"] = b"y" * 10
-    assert "s" not in side._matrix and "q" in side._qvec
+    lex = session.lexical("gizmo")                  # a store, measured as it is read
+    assert lex.packed and "s" not in side._matrix and list(session._lexical) == ["gizmo"]
+    lex.gram_scores("calibrate a sprocket")
+    assert session.lexical("gizmo") is lex and session.budget.used == lex.nbytes > 4096
+
+
+def test_a_store_that_grows_past_the_budget_pushes_out_the_least_recently_used():
+    class Store:
+        def __init__(self):
+            self.size = 10
+
+        @property
+        def nbytes(self):
+            return self.size
+
+    budget = ByteBudget(cap=100)
+    view = budget.view()
+    old, grows = Store(), Store()
+    view["old"], view["grows"] = old, grows
+    grows.size = 95
+    assert view["grows"] is grows and "old" not in view and budget.used == 95
+
+
+def test_packed_gram_terms_read_as_the_split_list_and_score_alike(built):
+    from loci.query.lexical import PackedTerms, load_lexical
+
+    blob = "abc\nab\u00e9\nxyz\n\nzz".encode()
+    assert list(PackedTerms(blob)) == blob.decode().split("\n")
+    path = built / "home" / "query" / "gizmo.sqlite"
+    plain, packed = load_lexical(path), load_lexical(path)
+    packed.packed = True
+    for text in ("calibrate a sprocket", "cogwheel ratchet flywheel", "nothing here at all"):
+        assert packed.gram_scores(text) == plain.gram_scores(text)
+    assert isinstance(packed._gram_arrays()[0], PackedTerms)

@@ -267,7 +267,7 @@ class EngineServer:
         return {"pid": os.getpid(), "home": self.home, "version": installed_version() or "0+source",
                 "digest": self.digest, "python": sys.executable, "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
-                "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(),
+                "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(), "rss_anon_mb": _rss_mb("RssAnon"),
                 "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
 
 
@@ -306,14 +306,17 @@ def _read_line(conn: socket.socket) -> dict | None:
     return message if isinstance(message, dict) else None
 
 
-def _rss_mb() -> float | None:
-    """The resident memory now (Linux), in MB."""
+def _rss_mb(kind: str = "VmRSS") -> float | None:
+    """Resident memory now (Linux), in MB: all of it (VmRSS), or its anonymous part (RssAnon;
+    the rest is mapped files, mostly the encoder's weights, which the OS can drop and re-read)."""
     try:
-        with open("/proc/self/statm") as f:
-            pages = int(f.read().split()[1])
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(kind + ":"):
+                    return round(int(line.split()[1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
-        return None
-    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+        pass
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

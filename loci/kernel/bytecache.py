@@ -16,7 +16,8 @@ from typing import Any, Callable
 
 
 def size_of(value: Any) -> int:
-    """Bytes an entry holds: an array's buffer, a container's entries, a string's length."""
+    """Bytes an entry holds: its ``nbytes`` (an array's buffer, a store's estimate of itself), a
+    container's entries, a string's length."""
     nbytes = getattr(value, "nbytes", None)
     if isinstance(nbytes, int):
         return nbytes
@@ -44,8 +45,15 @@ class ByteBudget:
 
     def _get(self, key: tuple[int, Any]) -> Any:
         with self._lock:
-            value, _ = self._entries[key]
+            value, size = self._entries[key]
             self._entries.move_to_end(key)
+            if not isinstance(getattr(type(value), "nbytes", None), property):
+                return value
+            now = size_of(value)   # a store fills as it is read: its estimate is taken again at each use
+            if now != size:
+                self._entries[key] = (value, now)
+                self.used += now - size
+                self._evict()
             return value
 
     def _put(self, key: tuple[int, Any], value: Any) -> None:
@@ -56,9 +64,13 @@ class ByteBudget:
                 self.used -= old[1]
             self._entries[key] = (value, size)
             self.used += size
-            while self.used > self.cap and len(self._entries) > 1:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self.used -= dropped
+            self._evict()
+
+    def _evict(self) -> None:
+        """Least recently used out until within the cap; the newest entry stays."""
+        while self.used > self.cap and len(self._entries) > 1:
+            _, (_, dropped) = self._entries.popitem(last=False)
+            self.used -= dropped
 
     def _has(self, key: tuple[int, Any]) -> bool:
         return key in self._entries
@@ -96,6 +108,9 @@ class CacheView:
 
     def __len__(self) -> int:
         return len(self._budget._keys(self._view))
+
+    def __iter__(self):
+        return iter(self._budget._keys(self._view))
 
     def keys(self) -> list:
         return self._budget._keys(self._view)

@@ -153,11 +153,9 @@ class Engine:
             return answer(self.session(), op, args, as_json)
 
     def cached_bytes(self) -> int:
-        """What the session's vector caches hold now (0 before any vectors were read)."""
+        """What the session's byte budget holds now: scopes' stores and vectors (0 before a session)."""
         session = self._session
-        side = getattr(session, "_semantic", None) if session is not None else None
-        budget = getattr(side, "budget", None)
-        return budget.used if budget is not None else 0
+        return session.budget.used if session is not None else 0
 
 
 def one_line(exc: BaseException) -> str:

@@ -31,10 +31,10 @@ class SemanticSide:
     _matrix: Any = field(default=None, init=False, repr=False)
     _summary: Any = None
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
-    cache_bytes: int | None = None   # what the caches may hold (None: Params.engine_cache_bytes)
+    budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
 
     @classmethod
-    def open(cls, layout, lexical=None, cache_bytes: int | None = None) -> "SemanticSide | None":
+    def open(cls, layout, lexical=None, budget=None) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read.
         ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once."""
         from loci.kernel.config import read_embed_config
@@ -46,7 +46,7 @@ class SemanticSide:
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
-        side = cls(layout, model, cfg["model_id"], lexical=lexical, cache_bytes=cache_bytes)
+        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget)
         # "default" means the default of the loci that built the vectors: load what built them
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
@@ -59,9 +59,9 @@ class SemanticSide:
         from loci.kernel.bytecache import ByteBudget
         from loci.kernel.config import DEFAULT_PARAMS
 
-        budget = ByteBudget(self.cache_bytes if self.cache_bytes is not None else DEFAULT_PARAMS.engine_cache_bytes)
-        self._qvec, self._vectors, self._labels, self._matrix = (budget.view() for _ in range(4))
-        self.budget = budget
+        if self.budget is None:
+            self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
+        self._qvec, self._vectors, self._labels, self._matrix = (self.budget.view() for _ in range(4))
 
     def qvec(self, question: str):
         return self._qvec.fetch(question, lambda: self.encoder.encode([question])[0])
