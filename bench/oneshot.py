@@ -18,6 +18,7 @@ default) answers every question in its own process (``LOCI_SERVER=off``); ``warm
 warm-up question per home first, which starts the engine, and then times questions it answers
 (its resident memory is reported at the end); ``first`` times each question as the first one
 of a home with no engine (answered in-process, starting one), stopping the engine between.
+Both time the in-process one-shot (``--no-server``) alongside, as the same run's baseline.
 """
 from __future__ import annotations
 
@@ -121,6 +122,9 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
         exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
+        if args.mode != "cold":   # the one-shot baseline, in the same run
+            out += [(f"{name} route in-process", [*exe, "route", "--json", "--no-cwd", "--no-server", "--"], env),
+                    (f"{name} ask in-process", [*exe, "ask", "--json", "--no-cwd", "--no-server", "--"], env)]
     if args.ref:
         bin_dir, home = args.ref.split(":", 1)
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home}
@@ -146,7 +150,8 @@ def main(argv=None) -> int:
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     peaks: dict[str, list[int]] = {label: [] for label, _, _ in cmds}
-    ours = {label: (argv_[:1], env) for label, argv_, env in cmds if not label.startswith("reference")}
+    ours = {label: (argv_[:1], env) for label, argv_, env in cmds
+            if not label.startswith("reference") and "--no-server" not in argv_}
     if args.mode == "warm":
         for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
             engine(exe, env, "stop")
