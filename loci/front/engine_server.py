@@ -53,15 +53,25 @@ class Log:
             pass
 
 
+def _positive_env(name: str) -> float | None:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
 def idle_seconds() -> float:
     """``LOCI_SERVER_IDLE`` seconds, else ``Params.engine_idle_seconds``."""
     from loci.kernel.config import DEFAULT_PARAMS
 
-    try:
-        value = float(os.environ.get("LOCI_SERVER_IDLE", ""))
-    except ValueError:
-        return DEFAULT_PARAMS.engine_idle_seconds
-    return value if value > 0 else DEFAULT_PARAMS.engine_idle_seconds
+    return _positive_env("LOCI_SERVER_IDLE") or DEFAULT_PARAMS.engine_idle_seconds
+
+
+def cache_bytes() -> int | None:
+    """``LOCI_SERVER_CACHE_MB`` in bytes, else None (``Params.engine_cache_bytes``)."""
+    mb = _positive_env("LOCI_SERVER_CACHE_MB")
+    return int(mb * 2**20) if mb else None
 
 
 class Refusal(Exception):
@@ -109,7 +119,7 @@ class EngineServer:
         self.idle = idle if idle is not None else idle_seconds()
         self.digest = client.code_digest()
         self.log = Log(home, own_stderr=engine is None)
-        self.engine = engine if engine is not None else Engine(home, log=self.log)
+        self.engine = engine if engine is not None else Engine(home, log=self.log, cache_bytes=cache_bytes())
         self.started = time.time()
         self.questions = 0
         self._active = 0

@@ -75,8 +75,9 @@ class Engine:
     """
 
     def __init__(self, home: str | os.PathLike | None = None, *, warm_scopes: int = WARM_SCOPES,
-                 log: Callable[[str], None] | None = None):
+                 log: Callable[[str], None] | None = None, cache_bytes: int | None = None):
         self.layout: Layout = make_layout(Path(home) if home is not None else None)
+        self.cache_bytes = cache_bytes      # None: Params.engine_cache_bytes
         self.warm_scopes = warm_scopes
         self.log = log or (lambda msg: None)
         self.loads = 0                      # sessions made so far (a reload after a rebuild counts)
@@ -118,6 +119,8 @@ class Engine:
             stamp = self._current_stamp()
             if self._session is None or stamp != self._stamp:
                 self._session = open_session(self.layout.home, keep_full_index=True)
+                if self.cache_bytes is not None:
+                    self._session.budget.cap = self.cache_bytes
                 self._stamp = stamp
                 self.loads += 1
                 self.warm(self._session)
