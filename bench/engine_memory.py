@@ -33,6 +33,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
     args = ap.parse_args(argv)
+    from loci.front.engine_server import _trim_heap
     from loci.front.oneshot import _return_big_buffers
     from loci.query.engine import Engine
 
@@ -51,6 +52,7 @@ def main(argv=None) -> int:
         q = {"question": row["question"], "cwd": paths.get(row["cwd"]) if row.get("cwd") else None}
         engine.answer("route", q, True)
         engine.answer("ask", q, True)
+        _trim_heap()   # as the engine's process does after each reply
         if i == 1 or i % 50 == 0 or i == len(rows):
             line(f"{i} questions")
     return 0

@@ -227,6 +227,8 @@ class EngineServer:
                 conn.sendall(json.dumps(reply, ensure_ascii=True).encode() + b"\n")
             except OSError:
                 pass   # the client went away; it answers in-process
+            if message.get("op") in ("route", "ask"):
+                _trim_heap()
         except Exception:
             self.log(f"connection failed:\n{traceback.format_exc()}")
         finally:
@@ -295,6 +297,25 @@ def share(engine) -> EngineServer | None:
         return None
     threading.Thread(target=server.serve, name="engine-socket", daemon=True).start()
     return server
+
+
+_LIBC: list = []
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc), after the reply has gone: stores
+    pushed out of the byte budget and read again leave free holes that otherwise stay resident
+    (266 development questions: 249 -> 224 MB anonymous, `bench/engine_memory.py`)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        if not _LIBC:
+            import ctypes
+
+            _LIBC.append(ctypes.CDLL("libc.so.6"))
+        _LIBC[0].malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _read_line(conn: socket.socket) -> dict | None:
