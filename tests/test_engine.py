@@ -158,6 +158,16 @@ def test_a_note_is_printed_through_the_engine_exactly_when_in_process_prints_it(
     assert running(engine_home)["questions"] == 4
 
 
+def test_a_question_through_the_engine_imports_nothing_heavy(engine_home):
+    started(engine_home)
+    probe = ("import sys\nfrom loci.front.cli import main\ntry:\n    main(['route', '--no-cwd', 'sprocket'])\n"
+             "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'sqlite3', 'typer', 'loci.query', "
+             "'loci.kernel.config', 'subprocess') if m in sys.modules))")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd="/", timeout=TIMEOUT)
+    assert got.stdout.splitlines() == ["ROUTED -> gizmo", "[]"], got.stderr
+    assert running(engine_home)["questions"] == 1
+
+
 def test_no_server_and_loci_server_off_answer_in_process_and_start_nothing(engine_home):
     assert loci("route", "--no-server", QUESTION).returncode == 0
     assert loci("route", QUESTION, env={"LOCI_SERVER": "off"}).returncode == 0
