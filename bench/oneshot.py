@@ -3,6 +3,7 @@ question so every implementation sees the same machine load.
 
     python bench/oneshot.py [--impl new=.:HOME] [--impl old=OLD_CHECKOUT:HOME]
                             [--ref BIN_DIR:REF_HOME] [--questions 20] [--shared DIR] [--json OUT]
+                            [--mode cold|warm|first]
 
 Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run through a console
 script as an install writes it, without the editable install's import hook: ``plain_python``) and
@@ -12,6 +13,13 @@ and p90 wall seconds and peak RSS (MB) over the dev questions asked without a wo
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
 and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
 wall time. Numbers are only comparable within one run.
+
+``--mode`` says how loci's warm engine (docs/decisions/engine.md) takes part: ``cold`` (the
+default) answers every question in its own process (``LOCI_SERVER=off``); ``warm`` asks one
+warm-up question per home first, which starts the engine, and then times questions it answers
+(its resident memory is reported at the end); ``first`` times each question as the first one
+of a home with no engine (answered in-process, starting one), stopping the engine between.
+Both time the in-process one-shot (``--no-server``) alongside, as the same run's baseline.
 """
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ import os
 import resource
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,6 +73,37 @@ def plain_python() -> str:
     return str(script)
 
 
+def engine(exe: list[str], env: dict, action: str) -> dict | None:
+    """``loci server ACTION`` for one implementation: the status object, or None after a stop
+    (waiting until the engine has gone)."""
+    if action == "status":
+        got = subprocess.run([*exe, "server", "status", "--json"], env=env, cwd="/", capture_output=True,
+                             text=True, timeout=60)
+        return json.loads(got.stdout) if got.returncode == 0 else {"running": False}
+    subprocess.run([*exe, "server", "stop"], env=env, cwd="/", capture_output=True, timeout=60)
+    for _ in range(200):
+        if not (engine(exe, env, "status") or {}).get("running"):
+            break
+        time.sleep(0.05)
+    return None
+
+
+def warm_up(exe: list[str], env: dict, question: str) -> None:
+    """Ask one question (answered in-process; it starts the engine) and wait until the engine answers."""
+    subprocess.run([*exe, "route", "--json", "--no-cwd", "--", question], env=env, cwd="/",
+                   capture_output=True, timeout=120)
+    wait_running(exe, env)
+
+
+def wait_running(exe: list[str], env: dict) -> None:
+    """Until the engine answers and has loaded and warmed its session."""
+    for _ in range(600):
+        if engine(exe, env, "status").get("ready"):
+            return
+        time.sleep(0.1)
+    raise SystemExit("the warm engine did not start")
+
+
 def commands(args) -> list[tuple[str, list[str], dict]]:
     """(label, argv prefix, env) of every command to time."""
     out = []
@@ -74,9 +114,16 @@ def commands(args) -> list[tuple[str, list[str], dict]]:
         checkout, home = str(Path(checkout).resolve()), str(Path(home).resolve())   # run from /
         run_checked([sys.executable, "-m", "compileall", "-q", f"{checkout}/loci", f"{checkout}/pipeline"])
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home, "PYTHONPATH": checkout}
+        if args.mode == "cold":
+            env["LOCI_SERVER"] = "off"
+        else:
+            env.pop("LOCI_SERVER", None)
         exe = [loci]
         out += [(f"{name} route", [*exe, "route", "--json", "--no-cwd", "--"], env),
                 (f"{name} ask", [*exe, "ask", "--json", "--no-cwd", "--"], env)]
+        if args.mode != "cold":   # the one-shot baseline, in the same run
+            out += [(f"{name} route in-process", [*exe, "route", "--json", "--no-cwd", "--no-server", "--"], env),
+                    (f"{name} ask in-process", [*exe, "ask", "--json", "--no-cwd", "--no-server", "--"], env)]
     if args.ref:
         bin_dir, home = (str(Path(x).resolve()) for x in args.ref.split(":", 1))
         env = {**os.environ, **OFFLINE, "LOCI_HOME": home}
@@ -96,6 +143,8 @@ def main(argv=None) -> int:
                     "corpus/dev-questions.jsonl of --shared)")
     inputs.add_shared(ap)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--mode", choices=("cold", "warm", "first"), default="cold",
+                    help="loci's warm engine: off, started by a warm-up question, or timed starting")
     args = ap.parse_args(argv)
     qfile = inputs.questions_file(args.questions_file, args.shared)
     if not args.impl:
@@ -111,11 +160,20 @@ def main(argv=None) -> int:
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     peaks: dict[str, list[int]] = {label: [] for label, _, _ in cmds}
+    ours = {label: (argv_[:1], env) for label, argv_, env in cmds
+            if not label.startswith("reference") and "--no-server" not in argv_}
+    if args.mode == "warm":
+        for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
+            engine(exe, env, "stop")
+            warm_up(exe, env, "warm up")
     for q in qs:
         for label, argv_, env in cmds:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             m = run_measured([*argv_, q], env=env, cwd="/", timeout=120)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            if args.mode == "first" and label in ours:   # the engine it started warms, then leaves, untimed
+                wait_running(argv_[:1], env)
+                engine(argv_[:1], env, "stop")
             if not m.ok:
                 print(f"{label} failed on {q!r}: {m.error_line()}", file=sys.stderr)
                 continue
@@ -135,6 +193,16 @@ def main(argv=None) -> int:
         print(f"{label:24s} p50 {out[label]['p50_s']:.3f} s  p90 {out[label]['p90_s']:.3f} s  "
               f"cpu p50 {out[label]['cpu_p50_s']:.3f} s  "
               f"peak {out[label]['peak_rss_mb']} MB  (n={len(t)})")
+    if args.mode != "cold":
+        for exe, env in {e["LOCI_HOME"]: (x, e) for x, e in ours.values()}.values():
+            info = engine(exe, env, "status")
+            if info.get("running"):
+                out[f"engine {env['LOCI_HOME']}"] = {k: info.get(k) for k in
+                                                      ("questions", "rss_mb", "rss_anon_mb", "cached_mb")}
+                print(f"engine of {env['LOCI_HOME']}: {info.get('questions')} questions, "
+                      f"{info.get('rss_mb')} MB resident ({info.get('rss_anon_mb')} MB anonymous, "
+                      f"{info.get('cached_mb')} MB in its byte budget)")
+            engine(exe, env, "stop")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0

@@ -45,6 +45,14 @@ def no_multilingual_store():
         yield
 
 
+@pytest.fixture(autouse=True)
+def _no_warm_engine(request, monkeypatch):
+    """Every test answers in-process (no background engine outlives it) unless it is marked
+    ``engine``; those start and stop their own engines (tests/test_engine.py)."""
+    if request.node.get_closest_marker("engine") is None:
+        monkeypatch.setenv("LOCI_SERVER", "off")
+
+
 @pytest.fixture
 def loci_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "loci-home"

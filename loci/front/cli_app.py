@@ -13,6 +13,13 @@ from loci.front.cli_common import (
     complete_scope, err as _err, handled, json_flag, writable_home as _writable_home,
 )
 from loci.front.oneshot import K_DEFAULT, K_RANGE
+
+
+def no_server_flag():
+    """``--no-server`` of the query commands (a plain command line is answered by ``oneshot``,
+    which reads it; one that reaches typer is answered in this process anyway)."""
+    return typer.Option(False, "--no-server", help="Answer in this process, not through the warm "
+                        "engine (also LOCI_SERVER=off).")
 from loci.kernel.config import layout as make_layout
 
 app = typer.Typer(
@@ -85,7 +92,7 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
           no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
           fast: bool = typer.Option(False, "--fast", help="Vocabulary only: skip the embeddings' second "
                                     "opinion (which can add a scope close in meaning, or answer an abstention)."),
-          as_json: bool = json_flag()):
+          as_json: bool = json_flag(), no_server: bool = no_server_flag()):
     """Show which scopes a question routes to (or why it abstains), without searching them."""
     from loci.front.oneshot import route_command
 
@@ -103,7 +110,7 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
-        as_json: bool = json_flag()):
+        as_json: bool = json_flag(), no_server: bool = no_server_flag()):
     """Route the question, then answer from each selected scope's stores with citations."""
     from loci.front.oneshot import ask_command
 
@@ -194,9 +201,9 @@ def group_rm(scope: str = typer.Argument(..., autocompletion=complete_scope), gr
 
 def _compose() -> None:
     """Each command module records its own commands; they are added here, in one place."""
-    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp, cli_share
+    from loci.front import cli_build, cli_diag, cli_embed, cli_hook, cli_mcp, cli_server, cli_share
 
-    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook, cli_share):
+    for module in (cli_build, cli_diag, cli_embed, cli_mcp, cli_hook, cli_server, cli_share):
         module.commands.register(app)
 
 

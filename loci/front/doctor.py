@@ -51,6 +51,7 @@ def diagnose(layout: Layout) -> list[Finding]:
     out += _home_files(layout)
     out += _calibration(layout, manifest)
     out += _second_opinion(layout)
+    out += _engine(layout)
     graphify = _graphify_available()
     if not graphify:
         out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
@@ -178,6 +179,23 @@ def _multilingual_available() -> bool:
     except ImportError:
         return False
     return available()
+
+
+def _engine(layout: Layout) -> list[Finding]:
+    """The warm engine behind `loci route`/`loci ask`: a note while one runs; a gap when its
+    socket is not this user's (questions are then answered in-process, cold)."""
+    from loci.front.engine_client import describe
+
+    info = describe(str(layout.home))
+    if info["running"]:
+        code = "" if info.get("same_code") else "; it runs other code, which the next question replaces"
+        return [Finding(None, "engine_running", f"a warm engine answers questions (pid {info.get('pid')}, "
+                        f"{info.get('rss_mb')} MB resident, {info.get('questions')} questions){code}",
+                        "loci server stop", NOTE)]
+    if info.get("refused"):
+        return [Finding(None, "engine_refused", f"{info['problem']}; questions are answered without the "
+                        "warm engine", f"rm {info['socket']}")]
+    return []
 
 
 def _graphify_available() -> bool:

@@ -20,9 +20,9 @@ from typing import Any, Callable
 from loci.kernel.config import Layout, layout as make_layout
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError, UsageError
+from loci.query.engine import WARM_SCOPES, Engine, one_line
 
 MCP_HINT = f"the MCP server needs the `mcp` extra: {install_hint('mcp')}"
-WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
 MAX_K = 50
 
 INSTRUCTIONS = (
@@ -55,11 +55,6 @@ class ToolFailure(Exception):
     """A tool call failed in a way the caller can fix; the message is one line."""
 
 
-def one_line(exc: BaseException) -> str:
-    """An exception's message collapsed to one line (its type name when it has none)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     """The rows `loci scopes --json` prints; an unknown group is a UsageError naming the known ones."""
     from loci.kernel.groups import effective_groups, load_policy
@@ -82,83 +77,27 @@ def _log(msg: str) -> None:
 
 
 class Service:
-    """The tools' logic over one Session, warmed when made and replaced after a rebuild.
-
-    Thread-safe: the SDK may run tool calls in worker threads; a call made while
-    the session is warming waits for it rather than loading the same files twice.
-    """
+    """The tools' logic, a front end of one warm ``Engine`` (``loci.query.engine``), whose
+    Session is warmed when first made and replaced after a rebuild."""
 
     TOOLS = ("ask", "scopes", "doctor")
 
     def __init__(self, home: str | os.PathLike | None = None, *, warm_scopes: int = WARM_SCOPES):
-        self.layout = make_layout(Path(home) if home is not None else None)
-        self.warm_scopes = warm_scopes
-        self._lock = threading.RLock()
-        self._session = None
-        self._stamp: tuple | None = None
-        self._manifest_key: tuple | None = None
-        self._written_at: Any = None
-
-    # ------------------------------------------------------------ freshness
-    def _current_stamp(self) -> tuple:
-        """Moves when a rebuild lands (manifest written_at) or scopes.json / calibration.json change."""
-        try:
-            st = os.stat(self.layout.manifest)
-            key: tuple | None = (st.st_ino, st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            key = None
-        if key != self._manifest_key:
-            self._manifest_key = key
-            self._written_at = self._read_written_at() if key else None
-        return (self._written_at, _mtime(self.layout.scopes), _mtime(self.layout.calibration))
-
-    def _read_written_at(self) -> Any:
-        try:
-            data = json.loads(self.layout.manifest.read_text())
-        except (OSError, ValueError):
-            return ("unreadable", self._manifest_key)
-        return (data.get("written_at") if isinstance(data, dict) else None) or ("no-stamp", self._manifest_key)
+        self.engine = Engine(home, warm_scopes=warm_scopes, log=_log)
+        self.layout = self.engine.layout
 
     def session(self):
-        """The current Session: the same object until the artifacts on disk change."""
-        from loci.query.ask import open_session
-
-        with self._lock:
-            stamp = self._current_stamp()
-            if self._session is None or stamp != self._stamp:
-                self._session = open_session(self.layout.home, keep_full_index=True)
-                self._stamp = stamp
-                self.warm(self._session)
-            return self._session
-
-    def warm(self, session) -> None:
-        """Load the full routing index and the largest scopes' stores; best effort, never raises."""
-        from loci.query.ask import search_block
-
-        try:
-            session.routing_for("")
-            metas = session.manifest.get("scopes", {})
-            largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
-            for scope in largest:
-                search_block(session, scope, "warm up", k=1, gate=True, prefer_project_docs=False)
-            hook = getattr(session, "warm", None)   # e.g. an encoder, once the Session has one
-            if callable(hook):
-                hook()
-        except LociError as exc:
-            _log(f"not warmed: {one_line(exc)}")
-        except Exception as exc:  # warming must never take the server down
-            _log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
+        """The engine's current Session: the same object until the artifacts on disk change."""
+        return self.engine.session()
 
     # ------------------------------------------------------------ the tools
     def ask(self, question: str, cwd: str | None = None, group: str | None = None,
             scope: str | None = None, k: int = 5) -> dict:
-        from loci.query.ask import ask
-
         if not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise UsageError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
         where = _server_cwd() if cwd is None else (Path(cwd).expanduser() if str(cwd).strip() else None)
-        result = ask(self.session(), question, cwd=where, scope=scope or None, group=group or None, k=k)
-        return result.to_json()
+        args = {"question": question, "cwd": where, "scope": scope or None, "group": group or None, "k": k}
+        return self.engine.answer("ask", args, as_json=True)["json"]
 
     def scopes(self, group: str | None = None) -> list[dict]:
         return scopes_listing(self.layout, group or None)
@@ -167,13 +106,6 @@ class Service:
         from loci.front.doctor import diagnose
 
         return [finding.to_json() for finding in diagnose(self.layout)]
-
-    def warm_quietly(self) -> None:
-        """Make (and so warm) the first session; for the boot thread, which must not die loudly."""
-        try:
-            self.session()
-        except Exception as exc:
-            _log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
 
     def call(self, tool: str, **arguments: Any) -> str:
         """Run one tool and return its JSON text; any failure becomes a one-line ToolFailure."""
@@ -187,13 +119,6 @@ class Service:
             _log(f"{tool} failed:\n{traceback.format_exc()}")
             raise ToolFailure(f"internal error in {tool} ({type(exc).__name__}): {one_line(exc)}") from None
         return json.dumps(out, indent=2, ensure_ascii=False)
-
-
-def _mtime(path: Path) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except FileNotFoundError:
-        return None
 
 
 def _server_cwd() -> Path | None:
@@ -264,7 +189,10 @@ def build_server(service: Service):
 
 def serve(home: str | os.PathLike | None = None) -> None:
     """Run the server on stdio until the client closes it; warming starts at once, in the background."""
+    from loci.front.engine_server import share
+
     service = Service(home)
     server = build_server(service)
-    threading.Thread(target=service.warm_quietly, name="loci-warm", daemon=True).start()
+    threading.Thread(target=service.engine.warm_quietly, name="loci-warm", daemon=True).start()
+    share(service.engine)   # the CLI's questions use this warm engine while it runs
     server.run("stdio")

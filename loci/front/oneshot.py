@@ -7,9 +7,8 @@ typer commands call the same ``route_command``/``ask_command`` and so print the 
 """
 from __future__ import annotations
 
+import os
 import sys
-from pathlib import Path
-from typing import Callable
 
 
 def failure(exc: BaseException) -> tuple[str, int] | None:
@@ -34,44 +33,51 @@ def report_failure(message: str, as_json: bool, err: Callable[[str], None]) -> N
         err(message)
 
 
-def _cwd_arg(cwd: Path | None, no_cwd: bool) -> Path | None:
+def _cwd_arg(cwd, no_cwd: bool) -> str | None:
+    """The directory the question is asked from, absolute (an engine has a working directory of
+    its own): ``--cwd`` taken from here, else here; None with ``--no-cwd``."""
     if no_cwd:
         return None
-    return cwd if cwd is not None else Path.cwd()
+    if cwd is None:
+        return os.getcwd()
+    path = os.path.expanduser(os.fspath(cwd))
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
 
 
-def _notes(session, err: Callable[[str], None]) -> None:
-    for note in session.notes:
-        err(note)
+def question_args(op: str, question: str, *, cwd, no_cwd: bool, group: str | None, fast: bool,
+                  scope: str | None = None, k: int | None = None, explain: bool = False) -> dict:
+    """What the query side needs of a question (``loci.query.engine.answer``), in-process or sent."""
+    args = {"question": question, "cwd": _cwd_arg(cwd, no_cwd), "group": group, "fast": fast}
+    if op == "ask":
+        args.update(scope=scope, k=K_DEFAULT if k is None else k)
+    elif explain:
+        args["explain"] = True
+    return args
 
 
-def route_command(question: str, *, explain: bool, group: str | None, cwd: Path | None, no_cwd: bool,
+def answer_in_process(op: str, args: dict, as_json: bool) -> dict:
+    """The answer payload from a fresh session in this process."""
+    from loci.query.ask import open_session
+    from loci.query.engine import answer
+
+    return answer(open_session(), op, args, as_json)
+
+
+def route_command(question: str, *, explain: bool, group: str | None, cwd, no_cwd: bool,
                   fast: bool, as_json: bool, echo: Callable[[str], None], err: Callable[[str], None]) -> None:
-    from loci.front.render import dump_json, route_lines
-    from loci.query.ask import open_session, route_question
+    from loci.front.render import show
 
-    session = open_session()
-    result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
-    _notes(session, err)
-    if as_json:
-        dump_json(result.to_json(explain=explain))
-    else:
-        echo("\n".join(route_lines(result, explain)))
+    args = question_args("route", question, cwd=cwd, no_cwd=no_cwd, group=group, fast=fast, explain=explain)
+    show("route", answer_in_process("route", args, as_json), explain=explain, as_json=as_json, echo=echo, err=err)
 
 
 def ask_command(question: str, *, scope: str | None, group: str | None, k: int, fast: bool,
-                cwd: Path | None, no_cwd: bool, as_json: bool, echo: Callable[[str], None],
+                cwd, no_cwd: bool, as_json: bool, echo: Callable[[str], None],
                 err: Callable[[str], None]) -> None:
-    from loci.front.render import ask_lines, dump_json
-    from loci.query.ask import ask, open_session
+    from loci.front.render import show
 
-    session = open_session()
-    result = ask(session, question, cwd=_cwd_arg(cwd, no_cwd), scope=scope, group=group, k=k, fast=fast)
-    _notes(session, err)
-    if as_json:
-        dump_json(result.to_json())
-    else:
-        echo("\n".join(ask_lines(result)))
+    args = question_args("ask", question, cwd=cwd, no_cwd=no_cwd, group=group, fast=fast, scope=scope, k=k)
+    show("ask", answer_in_process("ask", args, as_json), explain=False, as_json=as_json, echo=echo, err=err)
 
 
 K_RANGE = (1, 50)   # `ask --k`: results per scope
@@ -79,8 +85,8 @@ K_DEFAULT = 5
 
 
 # each command's options: the keyword the command takes, and how a value is read (None: a flag)
-_COMMON = {"--group": ("group", str), "--cwd": ("cwd", Path), "--no-cwd": ("no_cwd", None),
-           "--fast": ("fast", None), "--json": ("as_json", None)}
+_COMMON = {"--group": ("group", str), "--cwd": ("cwd", str), "--no-cwd": ("no_cwd", None),
+           "--fast": ("fast", None), "--json": ("as_json", None), "--no-server": ("no_server", None)}
 OPTIONS: dict[str, dict[str, tuple[str, Callable | None]]] = {
     "route": {**_COMMON, "--explain": ("explain", None)},
     "ask": {**_COMMON, "--scope": ("scope", str), "--k": ("k", int)},
@@ -169,12 +175,27 @@ def _return_big_buffers() -> None:
 
 
 def run(argv: list[str]) -> int | None:
-    """Answer a plain route/ask command line and return its exit code; None when typer must."""
+    """Answer a plain route/ask command line and return its exit code; None when typer must.
+
+    Through the home's warm engine when one answers (``loci.front.engine_client``: nothing
+    heavy is imported on that path); else in this process, after which an engine is started
+    for the next question."""
     parsed = parse(argv)
     if parsed is None:
         return None
-    _return_big_buffers()
     command, kwargs = parsed
+    no_server = kwargs.pop("no_server")
+    starting = None
+    from loci.front import engine_client
+
+    if engine_client.enabled(no_server):
+        from loci.kernel.home import home_dir
+
+        home = home_dir()
+        code, starting = _through_engine(engine_client, home, argv[0], kwargs)
+        if code is not None:
+            return code
+    _return_big_buffers()
     try:
         command(echo=_echo, err=_err, **kwargs)
     except Exception as exc:
@@ -183,4 +204,27 @@ def run(argv: list[str]) -> int | None:
             raise
         report_failure(known[0], kwargs.get("as_json", False), _err)
         return known[1]
+    finally:
+        if starting is not None and starting.start:
+            sys.stdout.flush()
+            engine_client.start(home, replacing=starting.replacing)
     return 0
+
+
+def _through_engine(engine_client, home: str, op: str, kwargs: dict):
+    """(exit code, None) when the engine answered; (None, why not) when this process must."""
+    from loci.front.render import show
+
+    keys = ("question", "cwd", "no_cwd", "group", "fast") + (("scope", "k") if op == "ask" else ("explain",))
+    try:
+        args = question_args(op, **{key: kwargs[key] for key in keys})
+        reply = engine_client.ask(home, op, args, kwargs["as_json"])
+    except engine_client.NoServer as why:
+        return None, why
+    except OSError:   # the working directory is gone: the in-process answer says so
+        return None, None
+    if "error" in reply:
+        report_failure(str(reply["error"]), kwargs["as_json"], _err)
+        return int(reply.get("code") or 1), None
+    show(op, reply["ok"], explain=bool(kwargs.get("explain")), as_json=kwargs["as_json"], echo=_echo, err=_err)
+    return 0, None

@@ -3,11 +3,41 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 
-def dump_json(obj: Any) -> None:
+def dump_json(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+
+
+class View(dict):
+    """A result as plain data (``loci.query.engine.plain``) read by attribute, as the renderers
+    read the result objects: ``view.scopes``, ``view.details[0].total``, ``hit.get("via")``."""
+
+    def __getattr__(self, name: str) -> object:
+        try:
+            return _viewed(self[name])
+        except KeyError:
+            raise AttributeError(name) from None
+
+
+def _viewed(value: object) -> object:
+    if isinstance(value, dict) and not isinstance(value, View):
+        return View(value)
+    if isinstance(value, list):
+        return [_viewed(v) for v in value]
+    return value
+
+
+def show(op: str, payload: dict, *, explain: bool, as_json: bool, echo, err) -> None:
+    """Print one answer payload (``loci.query.engine.answer``), whichever process made it."""
+    for note in payload.get("notes", ()):
+        err(note)
+    if as_json:
+        dump_json(payload["json"])
+    elif op == "route":
+        echo("\n".join(route_lines(View(payload["view"]), explain)))
+    else:
+        echo("\n".join(ask_lines(View(payload["view"]))))
 
 
 REASONS = {

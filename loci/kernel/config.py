@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,8 +20,9 @@ it); another value in a file means `loci index` must rebuild it. 4: char-gram ar
 def loci_home() -> Path:
     """The artifact directory: $LOCI_HOME (a relative one made absolute against the working
     directory now, so a step run elsewhere writes to the same home), else ~/.loci."""
-    env = os.environ.get("LOCI_HOME")
-    return Path(os.path.abspath(Path(env).expanduser())) if env else Path.home() / ".loci"
+    from loci.kernel.home import home_dir
+
+    return Path(home_dir())
 
 
 @dataclass(frozen=True)
@@ -198,6 +198,9 @@ class Params:
     outside_why: tuple[tuple[str, float], ...] = (("commit", 0.5), ("docstring", 0.7), ("comment", 0.7))
     chargram_min: int = 3
     chargram_max: int = 5
+    # --- a long-lived process (the warm engine, the MCP server): docs/decisions/engine.md
+    engine_cache_bytes: int = 128 << 20  # scopes' stores and vectors kept across questions (LRU)
+    engine_idle_seconds: float = 600.0   # the warm engine exits after this long unasked (LOCI_SERVER_IDLE)
 
     def path_weight(self, kind: str) -> float:
         return dict(self.path_weights).get(kind, 1.0)

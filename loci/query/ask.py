@@ -23,6 +23,7 @@ from loci.query.store import RoutingIndex, load_routing, read_manifest
 from loci.kernel.tokens import ABBREVIATIONS, question_words, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
+LONG_LIVED_PAGE_CACHE_KB = 256   # SQLite's page cache per query file in a long-lived session (default 2 MB)
 EPISODE_TEXT_CHARS = 1500
 
 
@@ -64,13 +65,14 @@ class Session:
     _manifest: dict | None = None
     _registry: Registry | None = None
     _routing: RoutingIndex | None = None
-    _lexical: dict[str, Any] = field(default_factory=dict)
-    _structure: dict[str, Any] = field(default_factory=dict)
+    _lexical: Any = field(default=None, init=False, repr=False)     # scope -> LexicalIndex (a budget view)
+    _structure: Any = field(default=None, init=False, repr=False)   # scope -> StructureStore (a budget view)
     _aliases: dict[str, list[str]] | None = None
     _alias_tokens: set[str] | None = None
     _semantic: Any = None
     _multilingual: Any = None
-    notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
+    _unavailable: str = ""   # why the semantic side could not be opened
+    notes: list[str] = field(default_factory=list)   # one-line notices (``engine.answer`` takes each answer's)
 
     def warm(self) -> None:
         """For a long-lived process: load the encoder now rather than on the first question."""
@@ -79,16 +81,19 @@ class Session:
             side.affinities("warm up", self.indexed(), self.params.semantic_route_k)
 
     def semantic(self):
-        """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
+        """The semantic side, or None (no embeddings built, or the embed extra missing: noted
+        each time it is asked for, so every answer that wanted it says so)."""
         if self._semantic is None:
             from loci.kernel.errors import EncoderUnavailable
             from loci.query.semantic_search import SemanticSide
 
             try:
-                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical) or False
+                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical, budget=self.budget) or False
             except EncoderUnavailable as exc:
-                self.notes.append(f"{exc} (answering lexically)")
+                self._unavailable = f"{exc} (answering lexically)"
                 self._semantic = False
+        if self._unavailable:
+            self.notes.append(self._unavailable)
         return self._semantic or None
 
     def multilingual(self):
@@ -141,10 +146,23 @@ class Session:
             self._alias_tokens = {t for names in self.aliases().values() for a in names for t in tokenize(a)[:1]}
         return self._alias_tokens
 
+    def __post_init__(self):
+        """The scopes' stores and the vectors share one byte budget, least recently used out
+        (``Params.engine_cache_bytes``): a long-lived session holds at most that much of them."""
+        from loci.kernel.bytecache import ByteBudget
+
+        self.budget = ByteBudget(self.params.engine_cache_bytes)
+        self._lexical, self._structure = self.budget.view(), self.budget.view()
+
     def lexical(self, scope: str) -> LexicalIndex | None:
-        if scope not in self._lexical:
-            self._lexical[scope] = load_lexical(self.layout.query_db(scope))
-        return self._lexical[scope]
+        def load():
+            lex = load_lexical(self.layout.query_db(scope))
+            if lex is not None and self.keep_full_index:   # a long-lived session: compact gram terms,
+                lex.packed = True                          # and a small page cache (the OS caches the file)
+                lex.con.execute(f"PRAGMA cache_size = -{LONG_LIVED_PAGE_CACHE_KB}")
+            return lex
+
+        return self._lexical.fetch(scope, load)
 
 
 def _valid_text(text: str) -> str:
@@ -309,9 +327,7 @@ def _structure(session: Session, scope: str, question: str, k: int) -> list[dict
 
     from loci.query.structure import load_structure, query, question_shape
 
-    if scope not in session._structure:
-        session._structure[scope] = load_structure(session.layout, scope)
-    store = session._structure[scope]
+    store = session._structure.fetch(scope, lambda: load_structure(session.layout, scope))
     if store is None:
         return []
     hits = query(store, question, k=k, params=session.params)

@@ -24,15 +24,17 @@ class SemanticSide:
     floors: dict[str, float] = field(default_factory=dict)
     route_floors: dict[str, float] = field(default_factory=dict)
     background: dict[str, tuple[float, float]] = field(default_factory=dict)   # per scope, off-topic (mean, sd)
-    _qvec: dict[str, Any] = field(default_factory=dict)
-    _vectors: dict[str, Any] = field(default_factory=dict)
-    _labels: dict[str, Any] = field(default_factory=dict)
-    _matrix: dict[str, Any] = field(default_factory=dict)
+    # question -> vector; scope -> aligned rows, (labels, vectors), unit rows: caches of one budget
+    _qvec: Any = field(default=None, init=False, repr=False)
+    _vectors: Any = field(default=None, init=False, repr=False)
+    _labels: Any = field(default=None, init=False, repr=False)
+    _matrix: Any = field(default=None, init=False, repr=False)
     _summary: Any = None
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
+    budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
 
     @classmethod
-    def open(cls, layout, lexical=None) -> "SemanticSide | None":
+    def open(cls, layout, lexical=None, budget=None) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read.
         ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once."""
         from loci.kernel.config import read_embed_config
@@ -44,7 +46,7 @@ class SemanticSide:
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
-        side = cls(layout, model, cfg["model_id"], lexical=lexical)
+        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget)
         # "default" means the default of the loci that built the vectors: load what built them
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
@@ -52,10 +54,17 @@ class SemanticSide:
         side.background = route_background(layout, side.model_id)
         return side
 
+    def __post_init__(self):
+        """The caches share one byte budget, least recently used out (``loci.kernel.bytecache``)."""
+        from loci.kernel.bytecache import ByteBudget
+        from loci.kernel.config import DEFAULT_PARAMS
+
+        if self.budget is None:
+            self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
+        self._qvec, self._vectors, self._labels, self._matrix = (self.budget.view() for _ in range(4))
+
     def qvec(self, question: str):
-        if question not in self._qvec:
-            self._qvec[question] = self.encoder.encode([question])[0]
-        return self._qvec[question]
+        return self._qvec.fetch(question, lambda: self.encoder.encode([question])[0])
 
     def scores(self, scope: str, lex, question: str, also=()) -> dict[int, float] | None:
         """Cosine of the question against the scope's chunks: the best TOP_SEMANTIC of them, and
@@ -65,10 +74,11 @@ class SemanticSide:
 
         from loci.query.semantic import align, load_vectors, semantic_scores
 
-        if scope not in self._vectors:
+        def read():
             hashes, matrix = load_vectors(self.layout, self.model_id, scope)
-            self._vectors[scope] = align(lex.hashes(), hashes, matrix)[0] if hashes else None
-        aligned = self._vectors[scope]
+            return align(lex.hashes(), hashes, matrix)[0] if hashes else None
+
+        aligned = self._vectors.fetch(scope, read)
         if aligned is None or not len(aligned):
             return None
         cos = semantic_scores(self.qvec(question), aligned)
@@ -90,9 +100,7 @@ class SemanticSide:
             lex = self.lexical(scope) if self.lexical is not None else None
             return affinity_matrix(self.layout, self.model_id, scope, unit=unit, lex=lex)
 
-        if keep and scope not in self._matrix:
-            self._matrix[scope] = read(True)
-        matrix = self._matrix[scope] if keep else read(False)
+        matrix = self._matrix.fetch(scope, lambda: read(True)) if keep else read(False)
         if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
             return None
         score = semantic_scores if keep else unit_scores
@@ -145,9 +153,7 @@ class SemanticSide:
         """The scope's symbol labels nearest the question (to widen lexical search)."""
         from loci.query.semantic import load_label_vectors, nearest_labels
 
-        if scope not in self._labels:
-            self._labels[scope] = load_label_vectors(self.layout, self.model_id, scope)
-        labels, vectors = self._labels[scope]
+        labels, vectors = self._labels.fetch(scope, lambda: load_label_vectors(self.layout, self.model_id, scope))
         if not labels:
             return []
         return [lab for lab, cos in nearest_labels(self.qvec(question), vectors, labels, LABELS_FOR_EXPANSION)

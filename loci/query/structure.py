@@ -92,6 +92,9 @@ def question_shape(question: str) -> Shape:
                  callees=bool(_CALLEES.search(q)), chain=bool(_CHAIN.search(q)))
 
 
+STORE_BYTES_PER_ROW = 700
+
+
 class StructureStore:
     """One scope's symbols and edges as columns (name -> list, in table order); lookups are
     built on the first query. ``symbols`` needs id, label, kind, path, line (path_kind and
@@ -105,6 +108,12 @@ class StructureStore:
 
     def __len__(self) -> int:
         return len(self.symbols["id"])
+
+    @property
+    def nbytes(self) -> int:
+        """Roughly what the store holds with its lookups built, for a long-lived session's byte
+        budget: ~700 bytes a symbol or edge (measured on the development repositories)."""
+        return STORE_BYTES_PER_ROW * (len(self) + len(self.calls.get("src", ())))
 
     @cached_property
     def _cols(self) -> dict:

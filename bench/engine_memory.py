@@ -1,0 +1,62 @@
+"""The warm engine's memory over the labelled questions, in one process: resident MB after the
+session is warmed, after the first question, every 50 questions and after all of them, with
+what its byte budget holds (docs/decisions/engine.md, "Memory").
+
+    LOCI_HOME=HOME python bench/engine_memory.py [--questions FILE]
+
+Each question is answered as `loci route --json` and `loci ask --json` would be by the engine
+(``Engine.answer``), with the question's cwd (a scope name) as that scope's registered path.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # as the CLI runs: one BLAS thread
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from bench.oneshot import QUESTIONS  # noqa: E402
+
+
+def resident_mb(kind: str = "VmRSS") -> float:
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) / 1024 for line in f if line.startswith(kind + ":"))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    args = ap.parse_args(argv)
+    from loci.front.engine_server import _trim_heap
+    from loci.front.oneshot import _return_big_buffers
+    from loci.query.engine import Engine
+
+    _return_big_buffers()   # as the engine's process does
+    engine = Engine()
+    session = engine.session()
+
+    def line(label: str) -> None:
+        print(f"{label:>16}: {resident_mb():6.1f} MB resident, {resident_mb('RssAnon'):6.1f} MB anonymous, "
+              f"{engine.cached_bytes() / 2**20:6.1f} MB in the byte budget", flush=True)
+
+    line("warmed")
+    rows = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
+    paths = {s.name: s.path for s in session.registry.scopes}
+    for i, row in enumerate(rows, 1):
+        q = {"question": row["question"], "cwd": paths.get(row["cwd"]) if row.get("cwd") else None}
+        engine.answer("route", q, True)
+        engine.answer("ask", q, True)
+        _trim_heap()   # as the engine's process does after each reply
+        if i == 1 or i % 50 == 0 or i == len(rows):
+            line(f"{i} questions")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,51 @@
+"""`loci server status` and `loci server stop`: the warm engine behind `loci route`/`loci ask`."""
+from __future__ import annotations
+
+import typer
+
+from loci.front.cli_common import Commands, handled, json_flag
+
+commands = Commands()
+server_app = commands.typer(typer.Typer(help="The warm engine that answers `loci route`/`loci ask` "
+                                        "(started by the first question; exits when idle).",
+                                        no_args_is_help=True), "server")
+
+
+def status_lines(info: dict) -> list[str]:
+    """The engine's state in a few lines (``engine_client.describe``'s object)."""
+    if not info["running"]:
+        lines = [f"no warm engine serves {info['home']}: the next question starts one"]
+        if info.get("problem"):
+            lines.append(f"  ({info['problem']})")
+        return lines
+    code = "this loci's code" if info.get("same_code") else "other code (the next question replaces it)"
+    return [f"a warm engine serves {info['home']}: pid {info.get('pid')}, loci {info.get('version')}, {code}",
+            f"  up {info.get('uptime_s')} s, {info.get('questions')} questions, {info.get('sessions')} "
+            f"session(s) loaded, {info.get('rss_mb')} MB resident ({info.get('cached_mb')} MB of stores and "
+            f"vectors cached), exits after {info.get('idle_exit_s'):g} s idle"]
+
+
+@server_app.command("status")
+@handled
+def server_status(as_json: bool = json_flag()):
+    """Whether a warm engine serves $LOCI_HOME, and its pid, version, uptime and memory."""
+    from loci.front.engine_client import describe
+    from loci.front.render import dump_json
+    from loci.kernel.home import home_dir
+
+    info = describe(home_dir())
+    if as_json:
+        dump_json(info)
+    else:
+        typer.echo("\n".join(status_lines(info)))
+
+
+@server_app.command("stop")
+@handled
+def server_stop():
+    """Stop the warm engine of $LOCI_HOME (the next question starts a new one)."""
+    from loci.front.engine_client import stop
+    from loci.kernel.home import home_dir
+
+    home = home_dir()
+    typer.echo(f"stopped the warm engine of {home}" if stop(home) else f"no warm engine serves {home}")

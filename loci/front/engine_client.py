@@ -1,0 +1,260 @@
+"""The thin client of the warm engine: find it, ask it, start it. Standard library only.
+
+A plain `loci route`/`loci ask` comes here before any heavy import (``loci.front.oneshot``):
+connecting, sending the question and reading the reply cost a few milliseconds, where a cold
+process pays for numpy, the stores and the encoder. Every way this can fail (no engine, a
+stale socket, a socket that is not ours, an engine of other code, one that dies mid-answer)
+comes back as "no answer" and the caller answers in-process; nothing is printed here.
+
+The engine of a home lives in ``$LOCI_HOME/run/`` (the folder 0700, the socket 0600, the lock
+it holds while it serves) and logs to ``$LOCI_HOME/logs/engine.log``; docs/decisions/engine.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+
+PROTOCOL = 1
+RUN_DIR = "run"
+SOCKET_NAME = "engine.sock"
+LOCK_NAME = "engine.lock"
+LOG_PATH = ("logs", "engine.log")
+CONNECT_TIMEOUT = 2.0    # seconds to connect and send
+REPLY_TIMEOUT = 60.0     # seconds to wait for an answer (a first question waits for the warm-up)
+MAX_REPLY = 64 << 20
+OFF_VALUES = ("off", "0", "no", "false")
+
+
+class NoServer(Exception):
+    """No engine answered; ``start`` says whether starting one could help."""
+
+    def __init__(self, why: str, start: bool = True, replacing: bool = False):
+        super().__init__(why)
+        self.start = start
+        self.replacing = replacing   # an engine of other code is leaving: start ours even while it holds the lock
+
+
+def enabled(no_server: bool = False) -> bool:
+    """Whether to use the engine: not with ``--no-server`` or ``LOCI_SERVER=off``, nor where
+    the platform has no Unix sockets or ``posix_spawn``."""
+    if no_server or os.environ.get("LOCI_SERVER", "").strip().lower() in OFF_VALUES:
+        return False
+    return hasattr(socket, "AF_UNIX") and hasattr(os, "posix_spawn")
+
+
+def run_dir(home: str) -> str:
+    return os.path.join(home, RUN_DIR)
+
+
+def socket_path(home: str) -> str:
+    return os.path.join(home, RUN_DIR, SOCKET_NAME)
+
+
+def lock_path(home: str) -> str:
+    return os.path.join(home, RUN_DIR, LOCK_NAME)
+
+
+def log_path(home: str) -> str:
+    return os.path.join(home, *LOG_PATH)
+
+
+def _uid() -> int:
+    return os.getuid()
+
+
+_DIGEST: list[str] = []
+
+
+def code_digest() -> str:
+    """Which code answers: the interpreter, the protocol and every source file of the ``loci``
+    package (path, size, mtime). An engine whose digest differs from its client's is replaced,
+    so an upgrade or an edit never answers with the old code."""
+    if _DIGEST:
+        return _DIGEST[0]
+    import zlib
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [sys.executable, str(PROTOCOL), root]
+    stack = [root]
+    while stack:
+        top = stack.pop()
+        try:
+            entries = sorted(os.scandir(top), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    stack.append(entry.path)
+            elif entry.name.endswith(".py"):
+                st = entry.stat()
+                parts.append(f"{entry.path[len(root):]}:{st.st_size}:{st.st_mtime_ns}")
+    blob = "\n".join(parts).encode("utf-8", "surrogateescape")
+    _DIGEST.append(f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(parts):x}")
+    return _DIGEST[0]
+
+
+class _Address:
+    """A socket path usable with bind/connect: as is, or (over the 107 bytes AF_UNIX allows)
+    through ``/proc/self/fd`` of its folder, opened for the duration."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.fd: int | None = None
+
+    def __enter__(self) -> str:
+        if len(os.fsencode(self.path)) < 100 or not os.path.isdir("/proc/self/fd"):
+            return self.path
+        self.fd = os.open(os.path.dirname(self.path), os.O_RDONLY | os.O_DIRECTORY)
+        return f"/proc/self/fd/{self.fd}/{os.path.basename(self.path)}"
+
+    def __exit__(self, *exc) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end (SO_PEERCRED); None where the platform lacks it."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    import struct
+
+    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
+    return uid
+
+
+def connect(home: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
+    """A connection to the home's engine, checked to be ours; NoServer otherwise."""
+    import stat
+
+    path = socket_path(home)
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise NoServer("no engine") from None
+    except OSError as exc:
+        raise NoServer(f"engine socket unreadable: {exc}", start=False) from None
+    if not stat.S_ISSOCK(st.st_mode) or st.st_uid != _uid():
+        raise NoServer(f"{path} is not a socket of this user: refused", start=False)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        with _Address(path) as address:
+            sock.connect(address)
+    except OSError:   # refused: a socket left by an engine that was killed; a new one takes it over
+        sock.close()
+        raise NoServer("stale socket") from None
+    uid = peer_uid(sock)
+    if uid is not None and uid != _uid():
+        sock.close()
+        raise NoServer(f"the engine at {path} runs as uid {uid}: refused", start=False)
+    return sock
+
+
+def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
+    """Send one request and read its one-line reply; NoServer on any failure on the way."""
+    sock = connect(home)
+    try:
+        sock.sendall(json.dumps(message, ensure_ascii=True).encode() + b"\n")
+        sock.settimeout(timeout)
+        chunks, size = [], 0
+        while True:
+            chunk = sock.recv(1 << 16)
+            if not chunk:
+                raise NoServer("the engine closed the connection before answering")
+            chunks.append(chunk)
+            size += len(chunk)
+            if chunk.endswith(b"\n"):
+                break
+            if size > MAX_REPLY:
+                raise NoServer("the engine's reply is too long")
+        reply = json.loads(b"".join(chunks))
+    except (OSError, ValueError) as exc:
+        raise NoServer(f"the engine failed: {type(exc).__name__}") from None
+    finally:
+        sock.close()
+    if not isinstance(reply, dict):
+        raise NoServer("the engine's reply is not an object")
+    return reply
+
+
+def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
+    """The engine's reply to a question: ``{"ok": payload}`` or ``{"error": line, "code": n}``;
+    NoServer when it cannot give one (including an engine of other code, which then exits)."""
+    reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "op": op, "args": args, "json": as_json})
+    if "ok" in reply or "error" in reply:
+        return reply
+    if "mismatch" in reply:
+        raise NoServer("the engine runs other code; it is being replaced", replacing=True)
+    raise NoServer(f"the engine could not answer: {reply.get('fault', 'unknown reply')}")
+
+
+def describe(home: str) -> dict:
+    """The home's engine as `loci server status --json` prints it: ``running``, and what the
+    engine says of itself (pid, version, digest, uptime, memory...) or, when none answers and
+    that is not simply because none runs, the ``problem``."""
+    out: dict = {"home": home, "socket": socket_path(home), "running": False}
+    try:
+        reply = request(home, {"proto": PROTOCOL, "op": "status"}, timeout=10.0)
+    except NoServer as why:
+        out["problem"] = None if str(why) == "no engine" else str(why)
+        out["refused"] = not why.start
+        return out
+    info = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
+    out.update(info, running=True, same_code=info.get("digest") == code_digest())
+    return out
+
+
+def stop(home: str) -> bool:
+    """Ask the running engine to exit; whether one was running."""
+    try:
+        request(home, {"proto": PROTOCOL, "op": "stop"}, timeout=10.0)
+    except NoServer:
+        return False
+    return True
+
+
+def start(home: str, replacing: bool = False) -> bool:
+    """Start the home's engine, detached, unless the home has no index or an engine holds (or is
+    taking) the lock (``replacing``: one that is leaving does); whether one was started. It may
+    still lose a race to another: the lock decides (``loci.front.engine_server``)."""
+    if not os.path.exists(os.path.join(home, "manifest.json")) or not replacing and _locked(home):
+        return False
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:   # its own session: no terminal's signal reaches it; the log replaces its stderr
+        os.posix_spawn(sys.executable, [sys.executable, "-m", "loci.front.engine_server", home],
+                       os.environ, file_actions=null, setsid=True)
+    except OSError:
+        return False
+    return True
+
+
+def holder(home: str) -> int | None:
+    """The pid of the engine holding the home's lock, None when none does."""
+    if not _locked(home):
+        return None
+    try:
+        with open(lock_path(home)) as f:
+            return int(f.read().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def _locked(home: str) -> bool:
+    """Whether an engine holds the home's lock now (running, or starting)."""
+    import fcntl
+
+    try:
+        fd = os.open(lock_path(home), os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return False

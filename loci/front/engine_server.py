@@ -1,0 +1,374 @@
+"""The warm engine's process: one ``Engine`` on one home, served on a Unix socket inside it.
+
+``python -m loci.front.engine_server HOME`` (``engine_client.start`` runs it, detached).
+Exactly one serves a home: it holds ``run/engine.lock`` while it lives, and a second one
+that cannot take the lock within ``LOCK_WAIT`` seconds exits. Holding the lock, it knows a
+socket file left in ``run/`` is stale (its engine was killed) and replaces it. It answers
+one JSON line per connection with one JSON line, after checking the peer is its own user;
+exits after ``LOCI_SERVER_IDLE`` seconds without a question, on ``stop``, when a client of
+other code asks (that client starts the engine of its code), or when its socket file is
+taken away. It logs to ``logs/engine.log`` when it can, and serves just the same when it
+cannot (a full disk). docs/decisions/engine.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import threading
+import time
+import traceback
+
+from loci.front import engine_client as client
+from loci.front.oneshot import _return_big_buffers, failure
+
+LOCK_WAIT = 3.0          # seconds a starting engine waits for the lock (an old one may be leaving)
+POLL = 0.5               # seconds between checks of idleness and of the socket file
+READ_TIMEOUT = 10.0      # seconds a client may take to send its question
+MAX_REQUEST = 4 << 20
+DRAIN = 5.0              # seconds given to questions in flight at exit
+
+
+class Log:
+    """Lines to the home's engine log; a write that fails (a full disk) is dropped, never raised."""
+
+    def __init__(self, home: str, own_stderr: bool = True):
+        self.fd: int | None = None
+        try:
+            os.makedirs(os.path.dirname(client.log_path(home)), mode=0o700, exist_ok=True)
+            self.fd = os.open(client.log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            if own_stderr:
+                os.dup2(self.fd, 2)   # what the interpreter itself reports lands there too
+        except OSError:
+            self.fd = None
+
+    def __call__(self, msg: str) -> None:
+        if self.fd is None:
+            return
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} engine[{os.getpid()}] {msg}\n"
+        try:
+            os.write(self.fd, line.encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+
+def _positive_env(name: str) -> float | None:
+    try:
+        value = float(os.environ.get(name, ""))
+    except ValueError:
+        return None
+    return value if value > 0 else None
+
+
+def idle_seconds() -> float:
+    """``LOCI_SERVER_IDLE`` seconds, else ``Params.engine_idle_seconds``."""
+    from loci.kernel.config import DEFAULT_PARAMS
+
+    return _positive_env("LOCI_SERVER_IDLE") or DEFAULT_PARAMS.engine_idle_seconds
+
+
+def cache_bytes() -> int | None:
+    """``LOCI_SERVER_CACHE_MB`` in bytes, else None (``Params.engine_cache_bytes``)."""
+    mb = _positive_env("LOCI_SERVER_CACHE_MB")
+    return int(mb * 2**20) if mb else None
+
+
+class Refusal(Exception):
+    """The engine cannot serve this home (another serves it, or the run folder is not ours)."""
+
+
+def _own_dir(path: str) -> None:
+    """Make ``path`` a folder of this user, mode 0700; Refusal when it is someone else's."""
+    import stat
+
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != client._uid():
+        raise Refusal(f"{path} is not a folder of this user")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+
+
+def _take_lock(path: str, wait: float) -> int:
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())   # who holds it (engine_client.holder)
+            return fd
+        except OSError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise Refusal("another engine serves this home") from None
+            time.sleep(0.05)
+
+
+class EngineServer:
+    """The socket side of an Engine: its own (this process is the engine) or a host's (the MCP
+    server's, ``share``), which keeps its stderr and never exits for idleness."""
+
+    def __init__(self, home: str, *, idle: float | None = None, engine=None):
+        from loci.query.engine import Engine
+
+        self.home = home
+        self.idle = idle if idle is not None else idle_seconds()
+        self.digest = client.code_digest()
+        self.log = Log(home, own_stderr=engine is None)
+        self.engine = engine if engine is not None else Engine(home, log=self.log, cache_bytes=cache_bytes())
+        self.started = time.time()
+        self.questions = 0
+        self._active = 0
+        self._last = time.monotonic()
+        self._state = threading.Lock()
+        self._stop = threading.Event()
+        self._sock: socket.socket | None = None
+        self._inode: int | None = None
+
+    # ------------------------------------------------------------ lifecycle
+    def bind(self, lock_wait: float = LOCK_WAIT) -> None:
+        """Take the lock, replace a stale socket, listen; Refusal when this engine must not serve."""
+        _own_dir(client.run_dir(self.home))
+        self._lock_fd = _take_lock(client.lock_path(self.home), lock_wait)
+        path = client.socket_path(self.home)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None:
+            if st.st_uid != client._uid():
+                raise Refusal(f"{path} belongs to uid {st.st_uid}: not replacing it")
+            os.unlink(path)   # we hold the lock: whoever made it is gone
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)
+        try:
+            with client._Address(path) as address:
+                sock.bind(address)
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        sock.listen(128)
+        sock.settimeout(POLL)
+        self._sock = sock
+        self._inode = os.lstat(path).st_ino
+
+    def serve(self) -> None:
+        """Accept until stopped, idle, or the socket file is no longer ours; then clean up."""
+        self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest})")
+        threading.Thread(target=self.engine.warm_quietly, name="engine-warm", daemon=True).start()
+        try:
+            while not self._stop.is_set():
+                try:
+                    conn, _ = self._sock.accept()
+                except socket.timeout:
+                    conn = None
+                except OSError as exc:
+                    self.log(f"accept failed: {exc}")
+                    break
+                if conn is not None:
+                    with self._state:
+                        self._active += 1
+                    threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+                if self._idle_for() >= self.idle:
+                    self.log(f"idle for {self.idle:g} s: exiting")
+                    break
+                if not self._socket_is_ours():
+                    self.log("the socket file was removed or replaced: exiting")
+                    break
+        finally:
+            self.close()
+
+    def _idle_for(self) -> float:
+        with self._state:
+            return 0.0 if self._active else time.monotonic() - self._last
+
+    def _socket_is_ours(self) -> bool:
+        try:
+            return os.lstat(client.socket_path(self.home)).st_ino == self._inode
+        except OSError:
+            return False
+
+    def close(self) -> None:
+        """Stop listening, remove the socket if it is still ours, let questions in flight finish."""
+        if self._sock is not None:
+            if self._socket_is_ours():
+                try:
+                    os.unlink(client.socket_path(self.home))
+                except OSError:
+                    pass
+            self._sock.close()
+            self._sock = None
+        deadline = time.monotonic() + DRAIN
+        while time.monotonic() < deadline:
+            with self._state:
+                if not self._active:
+                    break
+            time.sleep(0.02)
+        os.close(self._lock_fd)   # a host (the MCP server) lives on: let another engine serve
+        self.log("stopped")
+
+    # ------------------------------------------------------------ one connection
+    def _handle(self, conn: socket.socket) -> None:
+        try:
+            conn.settimeout(READ_TIMEOUT)
+            uid = client.peer_uid(conn)
+            if uid is not None and uid != client._uid():
+                self.log(f"refused a client of uid {uid}")
+                return
+            message = _read_line(conn)
+            if message is None:
+                return
+            reply = self._reply(message)
+            try:
+                conn.sendall(json.dumps(reply, ensure_ascii=True).encode() + b"\n")
+            except OSError:
+                pass   # the client went away; it answers in-process
+            if message.get("op") in ("route", "ask"):
+                _trim_heap()
+        except Exception:
+            self.log(f"connection failed:\n{traceback.format_exc()}")
+        finally:
+            conn.close()
+            with self._state:
+                self._active -= 1
+                self._last = time.monotonic()
+
+    def _reply(self, message: dict) -> dict:
+        op = message.get("op")
+        if op == "status":
+            return {"ok": self.status()}
+        if op == "stop":
+            self.log("asked to stop")
+            self._stop.set()
+            return {"ok": True}
+        if op not in ("route", "ask"):
+            return {"fault": f"unknown operation {op!r}"}
+        if message.get("proto") != client.PROTOCOL or message.get("digest") != self.digest:
+            self.log(f"a client of other code ({message.get('digest')}) asked: exiting for its engine")
+            self._give_up_socket()
+            self._stop.set()
+            return {"mismatch": self.digest}
+        return self._answer(op, message.get("args") or {}, bool(message.get("json")))
+
+    def _answer(self, op: str, args: dict, as_json: bool) -> dict:
+        self.questions += 1
+        try:
+            return {"ok": self.engine.answer(op, args, as_json)}
+        except Exception as exc:
+            known = failure(exc)
+            if known is not None:
+                return {"error": known[0], "code": known[1]}
+            self.log(f"{op} failed:\n{traceback.format_exc()}")
+            return {"fault": f"{type(exc).__name__}"}
+
+    def _give_up_socket(self) -> None:
+        """Unlink the socket now, so that new clients start the engine of their code."""
+        if self._socket_is_ours():
+            try:
+                os.unlink(client.socket_path(self.home))
+            except OSError:
+                pass
+
+    def status(self) -> dict:
+        from loci.kernel.dist import installed_version
+
+        return {"pid": os.getpid(), "home": self.home, "version": installed_version() or "0+source",
+                "digest": self.digest, "python": sys.executable, "started": self.started,
+                "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
+                "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(), "rss_anon_mb": _rss_mb("RssAnon"),
+                "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
+
+
+def share(engine) -> EngineServer | None:
+    """Serve ``engine`` (the MCP server's) on its home's socket from a thread, so that the CLI's
+    questions use the same warm Session while the host runs; None when another engine serves
+    the home already, or the engine is turned off (``LOCI_SERVER=off``)."""
+    if not client.enabled():
+        return None
+    server = EngineServer(str(engine.layout.home.resolve()), idle=float("inf"), engine=engine)
+    try:
+        server.bind(lock_wait=0.0)
+    except (Refusal, OSError) as exc:
+        server.log(f"not sharing the MCP server's engine: {exc}")
+        return None
+    threading.Thread(target=server.serve, name="engine-socket", daemon=True).start()
+    return server
+
+
+_LIBC: list = []
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc), after the reply has gone: stores
+    pushed out of the byte budget and read again leave free holes that otherwise stay resident
+    (266 development questions: 249 -> 224 MB anonymous, `bench/engine_memory.py`)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        if not _LIBC:
+            import ctypes
+
+            _LIBC.append(ctypes.CDLL("libc.so.6"))
+        _LIBC[0].malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _read_line(conn: socket.socket) -> dict | None:
+    chunks, size = [], 0
+    while True:
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n"):
+            break
+        if size > MAX_REQUEST:
+            return None
+    try:
+        message = json.loads(b"".join(chunks))
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _rss_mb(kind: str = "VmRSS") -> float | None:
+    """Resident memory now (Linux), in MB: all of it (VmRSS), or its anonymous part (RssAnon;
+    the rest is mapped files, mostly the encoder's weights, which the OS can drop and re-read)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(kind + ":"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        from loci.kernel.home import home_dir
+
+        args = [home_dir()]
+    home = os.path.abspath(args[0])
+    os.chdir("/")   # hold no directory of the user's
+    os.umask(0o077)
+    _return_big_buffers()
+    server = EngineServer(home)
+    try:
+        server.bind()
+    except (Refusal, OSError) as exc:
+        server.log(f"not serving: {exc}")
+        return 0
+    server.serve()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
