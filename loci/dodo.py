@@ -32,6 +32,13 @@ def _namespace() -> dict:
     return namespace(home_context(_layout()), command=command)
 
 
+def _context(quiet: bool):
+    """The home's build context as `loci update` makes it (progress lines in a log, bars on a terminal)."""
+    from loci.front.cli_common import build_context
+
+    return build_context(_layout(), quiet=quiet, label="building")
+
+
 def main(argv: Sequence[str]) -> int:
     """`python -m loci.dodo [--wait] [doit command | run options | targets]`: the update itself
     (no target, or `update`, with at most -a) goes to `loci update`, everything else to
@@ -41,14 +48,14 @@ def main(argv: Sequence[str]) -> int:
     from pipeline import buildlock, runner
 
     argv = list(argv)
-    rest = [a for a in argv if a not in ("--wait", "run")]
+    if argv and argv[0] in runner.DOIT_COMMANDS:  # nothing runs: no progress
+        return runner.main(argv, _context(quiet=True))
     try:
-        options, targets, force = runner.run_options(rest)
+        options, targets, force = runner.run_options([a for a in argv if a not in ("--wait", "run")])
     except CmdParseError:
         options, targets, force = ["?"], [], False  # runner.main says what is wrong
-    if (argv and argv[0] in runner.DOIT_COMMANDS) or targets not in UPDATE_TARGETS \
-            or set(options) - {"-a", "--always-execute"}:
-        return runner.main(argv, _layout())
+    if targets not in UPDATE_TARGETS or set(options) - {"-a", "--always-execute"}:
+        return runner.main(argv, _context(quiet=False))
     layout = _layout()
     if "--wait" in argv:
         from loci.kernel.errors import LociError

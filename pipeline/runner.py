@@ -288,19 +288,19 @@ def run_options(argv: Sequence[str]) -> tuple[list[str], list[str], bool]:
     return options, list(targets), bool(params["always"])
 
 
-def main(argv: Sequence[str], layout) -> int:
+def main(argv: Sequence[str], ctx: BuildContext) -> int:
     """`python -m loci.dodo [--wait] [doit command | run options and targets]` for named targets
-    (loci.dodo sends the update itself, no targets, to `loci update`). A run's options are
-    doit's; only ``--wait`` (queue behind a running build) is loci's."""
+    (loci.dodo sends the update itself, no targets, to `loci update`), with the home's context
+    ``ctx`` (its progress display included). A run's options are doit's; only ``--wait``
+    (queue behind a running build) is loci's."""
     from doit.cmdparse import CmdParseError
 
     from loci.kernel.errors import LociError
-    from pipeline.tasks import home_context
 
     argv = list(argv)
     wait = "--wait" in argv
     argv = [a for a in argv if a != "--wait"]
-    ctx = home_context(layout)
+    layout = ctx.layout
     if argv and argv[0] in DOIT_COMMANDS:  # nothing runs: no lock
         return doit_main(ctx, command=argv[0]).run(argv)
     if argv[:1] == ["run"]:

@@ -531,3 +531,10 @@ def test_worker_threads_encode_one_scope_at_a_time_with_one_encoder(three):
     report = run(ctx, ["embed"], jobs=3)
     assert report.code == 0 and report.scopes("vectors") == ["alpha", "beta", "gamma"]
     assert len(opened) == 1 and opened[0].most == 1
+
+
+def test_a_hook_s_run_writes_progress_lines_to_its_log(three):
+    edit(three / "beta", "websockets")
+    out = _dodo("--wait", "index:beta")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.startswith("loci building: 0/")
