@@ -291,7 +291,9 @@ def _structure(layout: Layout, scope, params: Params):
     from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
 
     src = graph_source(scope.name, Path(scope.path), layout)
-    if src is None:
+    if src is None:  # no graph: structure tables of an earlier one (or torn ones) must not stay
+        layout.symbols(scope.name).unlink(missing_ok=True)
+        layout.calls(scope.name).unlink(missing_ok=True)
         return None, None, []
     tables = graph_tables(src, Path(scope.path), scope=scope.name)
     write_structure(scope.name, tables, layout)  # even when empty: no stale store survives

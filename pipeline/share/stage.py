@@ -5,6 +5,8 @@ Nothing here touches the home's live files; ``pipeline.share.pull`` moves what i
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,6 +70,29 @@ def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
 PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they save
 
 
+def die_with_parent(_registered=None) -> None:
+    """In a worker process: be killed when the build's main process dies (Linux's PR_SET_PDEATHSIG).
+
+    Runs in every process the pull forks, before it waits for its first bundle, so an idle
+    worker goes too."""
+    import multiprocessing
+    import signal
+    import sys
+
+    parent = multiprocessing.parent_process()
+    if parent is None or not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent.pid:  # the parent died before the call: nothing will signal us
+        os._exit(1)
+
+
 def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: bool,
                params: Params) -> dict[str, dict[str, Path]]:
     """Fetch and verify every incoming bundle (here, one at a time), then build the derived
@@ -85,10 +110,8 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     if len(incoming) < PARALLEL_FROM or jobs < 2:
         built = list(map(_build, *args))
     else:
-        from pipeline.tasks import die_with_parent     # a killed pull leaves no worker behind
-
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
-                                 initializer=die_with_parent) as pool:
+                                 initializer=die_with_parent) as pool:   # a killed pull leaves no worker
             built = list(pool.map(_build, *args, chunksize=8))
     return {inc.name: b for inc, b in zip(incoming, built)}
 
