@@ -253,9 +253,30 @@ def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(pulled, l
     damage, words = BAD[kind]
     damage(pulled / "webby")
     res = cli("pull", str(pulled), code=1)
-    assert words in res.output and len(res.output.strip().splitlines()) == 1
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and words in refusal[0] and "'webby'" in refusal[0]
     assert "Traceback" not in res.output
     assert snapshot(loci_home) == before
+
+
+def test_a_pull_takes_the_good_bundles_and_refuses_the_bad_one_by_name(published, loci_home):
+    _flip_byte(published / "webby")
+    res = cli("pull", str(published), code=1)
+    assert "pulled 1 scope(s)" in res.stdout and "gizmo" in res.stdout
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+    assert "webby" not in {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+    assert json.loads(cli("pull", str(published), "--json", code=1).stdout)["refused"].keys() == {"webby"}
+
+
+def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_home):
+    _flip_byte(published / "webby")
+    cli("pull", str(published), "--quiet", code=1)
+    swap(published, corpus.v1)
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"] and out["refused"] == {}
+    assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
 
 def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):

@@ -71,15 +71,46 @@ def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus,
     assert ask_json("--fast", "In webby, how do I rotate keys on a schedule?")["scopes"] == ["webby"]
 
 
+def _flip(client, key: str) -> None:
+    body = client.get_object(Bucket="corpus", Key=key)["Body"].read()
+    client.put_object(Bucket="corpus", Key=key, Body=body[:-1] + bytes([body[-1] ^ 1]))
+
+
+def test_a_damaged_remote_bundle_is_skipped_by_pull_and_replaced_by_one_push(s3, corpus, loci_home, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    _flip(s3, "bundles/webby/chunks.parquet")   # same size, same manifest: only a checksum tells
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    res = cli("pull", "s3://corpus/bundles", code=1)
+    assert "pulled 1 scope(s)" in res.stdout
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    out = cli("push", "s3://corpus/bundles").stdout
+    assert "pushed 1 bundle(s)" in out and "1 unchanged" in out and "webby  (the published copy was damaged" in out
+    assert "pushed 0 bundle(s)" in cli("push", "s3://corpus/bundles").stdout   # repaired: nothing left to do
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    assert json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)["imported"] == ["webby"]
+
+
+def test_push_force_uploads_every_bundle_without_comparing(s3, corpus, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    s3.delete_object(Bucket="corpus", Key="bundles/gizmo/vocab.parquet")
+    assert "pushed 2 bundle(s)" in cli("push", "s3://corpus/bundles", "--force").stdout
+    assert "bundles/gizmo/vocab.parquet" in _etags(s3)
+
+
 def test_a_damaged_object_is_refused_and_the_home_is_untouched(s3, corpus, loci_home):
     _upload(s3, corpus.v1)
     cli("pull", "s3://corpus/bundles", "--quiet")
     before = snapshot(loci_home)
     _upload(s3, corpus.v2)  # webby's manifest moved, so the pull fetches it again
-    body = s3.get_object(Bucket="corpus", Key="bundles/webby/chunks.parquet")["Body"].read()
-    s3.put_object(Bucket="corpus", Key="bundles/webby/chunks.parquet", Body=body[:-1] + bytes([body[-1] ^ 1]))
+    _flip(s3, "bundles/webby/chunks.parquet")
     res = cli("pull", "s3://corpus/bundles", code=1)
-    assert "sha256" in res.output and len(res.output.strip().splitlines()) == 1
+    assert "sha256" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert snapshot(loci_home) == before
 
 

@@ -57,9 +57,17 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
     report = run_pull(_writable_home(), source, no_vectors=no_vectors)
     if as_json:
         dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
-                   "renamed": report.renamed, "gone": report.gone})
+                   "renamed": report.renamed, "gone": report.gone, "refused": report.refused})
     elif not quiet:
         typer.echo("\n".join(pull_lines(report)))
+    raise typer.Exit(show_refused(report))
+
+
+def show_refused(report) -> int:
+    """One line on stderr for each refused bundle; the exit code (1 if any was refused)."""
+    for folder, why in sorted(report.refused.items()):
+        _err(f"refused the bundle {folder!r}: {why}")
+    return 1 if report.refused else 0
 
 
 @commands.command()
@@ -67,15 +75,19 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
          scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
+         force: bool = typer.Option(False, "--force", help="Upload every bundle without comparing "
+                                    "it with the published copy."),
          quiet: bool = quiet_flag()):
-    """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
+    """Publish every local scope's bundle; only bundles whose manifest changed, or whose published
+    copy no longer matches its checksums, are uploaded."""
     from pipeline.share.push import push as run_push
 
-    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors)
+    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors, force=force)
     if not quiet:
         typer.echo(f"pushed {len(report.uploaded)} bundle(s) to {report.dest}, {len(report.unchanged)} unchanged")
         for name in report.uploaded:
-            typer.echo(f"  {name}")
+            typer.echo(f"  {name}" + ("  (the published copy was damaged: replaced)"
+                                      if name in report.repaired else ""))
 
 
 def pull_again(quiet: bool) -> int:
@@ -94,4 +106,5 @@ def pull_again(quiet: bool) -> int:
             continue
         if not quiet:
             typer.echo("\n".join(pull_lines(report)))
+        code = show_refused(report) or code
     return code

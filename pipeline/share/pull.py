@@ -25,6 +25,7 @@ from pathlib import Path
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
+from pipeline.share.refusals import kept_bundles, other_models, set_aside
 from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
 
@@ -60,6 +61,7 @@ class PullReport:
     renamed: dict[str, str] = field(default_factory=dict)  # the bundle's scope -> its local name
     gone: list[str] = field(default_factory=list)          # pulled before, no longer in the store
     model: str | None = None                               # the vectors' model, when any came
+    refused: dict[str, str] = field(default_factory=dict)  # a bundle folder -> why (its old copy stays)
 
 
 def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float) -> bool:
@@ -99,9 +101,9 @@ def derived_signature(params: Params) -> str:
 
 
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool, derived: str) -> tuple[list[Incoming], list[str]]:
+             no_vectors: bool, derived: str, refused: dict[str, str]) -> tuple[list[Incoming], list[str]]:
     """The bundles whose manifest moved since the last pull (or whose derived files this loci
-    would build otherwise), and the local names of the rest."""
+    would build otherwise), and the local names of the rest; a bad manifest goes to ``refused``."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
     incoming, unchanged, to_read = [], [], []
     for entry in entries:
@@ -114,34 +116,30 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             to_read.append((entry, name, rec, same_mode))
     datas = fetch_all(lambda item: store.read(item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
     for (entry, name, rec, same_mode), data in zip(to_read, datas):
-        if len(data) > MANIFEST_LIMIT:
-            raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
         digest = hashlib.sha256(data).hexdigest()
         if same_mode and rec.get("manifest_sha256") == digest:
             unchanged.append(name)
             continue
-        manifest = parse_manifest(data, f"{store.url}/{entry.folder}")
-        incoming.append(Incoming(entry, manifest, digest, name or ""))
+        manifest = set_aside(refused, entry.folder, _manifest, data, store, entry)
+        if manifest is not None:
+            incoming.append(Incoming(entry, manifest, digest, name or ""))
     return incoming, unchanged
 
 
+def _manifest(data: bytes, store: Store, entry: Entry):
+    if len(data) > MANIFEST_LIMIT:
+        raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
+    return parse_manifest(data, f"{store.url}/{entry.folder}")
+
+
 def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool, store: Store) -> str | None:
-    """The model every pulled vector must come from: the home's, else the first bundle's."""
+    """The model every pulled vector must come from: the home's, else the first bundle's
+    (``refusals.other_models`` refuses a bundle of another)."""
     cfg = read_embed_config(layout)
     model = cfg["model_id"] if cfg else None
     if no_vectors:
         return model
-    for inc in incoming:
-        emb = inc.manifest.embedding
-        if emb is None:
-            continue
-        if model is None:
-            model = emb["model"]
-        elif emb["model"] != model:
-            raise BundleError(
-                f"{store.url}/{inc.entry.folder} holds vectors of model {emb['model']} (dim {emb['dim']}), "
-                f"this home's are {model}: pull with --no-vectors (then `loci embed` re-embeds them here)")
-    return model
+    return model or next((inc.manifest.embedding["model"] for inc in incoming if inc.manifest.embedding), None)
 
 
 def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
@@ -248,7 +246,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         records = read_pulled(layout)
         entries = store.list()
         derived = derived_signature(params)
-        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived)
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused)
         listed = {e.folder for e in entries}
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
@@ -257,10 +255,14 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                 write_json(pulled_path(layout), {"scopes": records})
             return report
         model = _home_model(layout, incoming, no_vectors, store)
+        incoming = other_models(incoming, model, no_vectors, store, report.refused)
         _resolve_names(incoming, store, layout, records)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)
+            incoming = kept_bundles(incoming, staged, report.refused)
+            if not incoming:
+                return report
             _checkpoint("staged")
             for inc in incoming:
                 _install(layout, inc.name, staged[inc.name], inc, store, model)

@@ -68,24 +68,40 @@ PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they 
 
 def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: bool,
                params: Params) -> dict[str, dict[str, Path]]:
-    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
-    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
+    """Fetch and verify every incoming bundle (several at a time), then build the derived
+    files; a big pull (a cold start) builds them in forked workers, which touch no store.
+    A bundle refused on the way maps to its BundleError instead of its staged files."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     from pipeline.runner import default_jobs
 
     folders = [stage / f"s{i}" for i in range(len(incoming))]
-    fetched = fetch_all(lambda job: _fetch(job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
+    fetched = fetch_all(lambda job: kept(_fetch, job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
+    out = {inc.name: got for inc, got in zip(incoming, fetched) if isinstance(got, BundleError)}
+    good = [i for i, got in enumerate(fetched) if not isinstance(got, BundleError)]
+    incoming, folders, fetched = [incoming[i] for i in good], [folders[i] for i in good], [fetched[i] for i in good]
     args = (folders, fetched, [inc.manifest for inc in incoming],
             [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
     jobs = default_jobs()
     if len(incoming) < PARALLEL_FROM or jobs < 2:
-        built = list(map(_build, *args))
+        built = list(map(_build_kept, *args))
     else:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
-            built = list(pool.map(_build, *args, chunksize=8))
-    return {inc.name: b for inc, b in zip(incoming, built)}
+            built = list(pool.map(_build_kept, *args, chunksize=8))
+    return {**out, **{inc.name: b for inc, b in zip(incoming, built)}}
+
+
+def kept(fn, *args):
+    """``fn(*args)``, or the BundleError that refused it: one bad bundle is not the whole pull's."""
+    try:
+        return fn(*args)
+    except BundleError as exc:
+        return exc
+
+
+def _build_kept(*args):
+    return kept(_build, *args)
 
 
 def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:

@@ -8,6 +8,7 @@ Both go through ``pyarrow.fs``. S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import posixpath
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from urllib.parse import unquote, urlparse
 
 from pipeline.share.bundle import MANIFEST, BundleError
 
+BLOCK = 1 << 20              # bytes read at a time while hashing a stored file
 CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 30.0
 
@@ -47,12 +49,14 @@ class Store:
         return BundleError(f"cannot {what} {self.url} ({_short(exc)}); check the address, the network "
                            f"and the credentials (AWS_* variables or AWS_PROFILE for s3://)")
 
-    def list(self) -> list[Entry]:
-        """Every bundle folder holding a manifest, sorted by folder name."""
+    def _files(self, allow_missing: bool = False) -> list[tuple[str, str, object]]:
+        """Every file two levels down as (folder, name, info), from one recursive listing
+        (a request per thousand objects on S3, never one per object)."""
         from pyarrow import fs as pafs
 
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=False))
+            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True,
+                                                            allow_not_found=allow_missing))
         except FileNotFoundError:
             raise BundleError(f"{self.url} does not exist; give a folder or s3://bucket/prefix "
                               f"that holds bundles") from None
@@ -62,9 +66,32 @@ class Store:
         for info in infos:
             rel = info.path[len(self.base):].strip("/") if info.path.startswith(self.base) else ""
             parts = rel.split("/")
-            if len(parts) == 2 and parts[1] == MANIFEST and info.type == pafs.FileType.File:
-                out.append(Entry(parts[0], int(info.size or 0), int(info.mtime_ns or 0)))
+            if len(parts) == 2 and info.type == pafs.FileType.File:
+                out.append((parts[0], parts[1], info))
+        return out
+
+    def list(self) -> list[Entry]:
+        """Every bundle folder holding a manifest, sorted by folder name."""
+        out = [Entry(folder, int(info.size or 0), int(info.mtime_ns or 0))
+               for folder, name, info in self._files() if name == MANIFEST]
         return sorted(out, key=lambda e: e.folder)
+
+    def sizes(self) -> dict[str, int]:
+        """Each file's size as ``{"folder/name": bytes}``, from the same single listing (none yet: empty)."""
+        return {f"{folder}/{name}": int(info.size or 0) for folder, name, info in self._files(allow_missing=True)}
+
+    def sha256(self, folder: str, name: str) -> str | None:
+        """The sha256 of a stored file, read a block at a time; None if it is missing."""
+        digest = hashlib.sha256()
+        try:
+            with self.fs.open_input_stream(self._path(folder, name)) as fh:
+                for block in iter(lambda: fh.read(BLOCK), b""):
+                    digest.update(block)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        return digest.hexdigest()
 
     def read(self, folder: str, name: str, limit: int | None = None) -> bytes:
         """A file's bytes (at most ``limit`` + 1 of them, so an overlong file shows as one)."""
