@@ -28,6 +28,10 @@ def s3(monkeypatch):
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    import urllib.request
+
+    # moto keeps its objects in this process across servers: each test starts from none
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
     for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
                        "AWS_EC2_METADATA_DISABLED": "true"}.items():
@@ -37,6 +41,41 @@ def s3(monkeypatch):
     client.create_bucket(Bucket="corpus")
     yield client
     server.stop()
+
+
+@pytest.fixture
+def requests(s3, monkeypatch):
+    """The requests the server answers, as "METHOD key" (query strings kept for multipart calls)."""
+    import logging
+    import re
+
+    seen: list[str] = []
+
+    class Count(logging.Handler):
+        def emit(self, record):
+            found = re.search(r'"(GET|PUT|POST|HEAD|DELETE) /([^ ]*) HTTP', record.getMessage())
+            if found:
+                seen.append(f"{found[1]} {found[2]}")
+
+    werkzeug = logging.getLogger("werkzeug")
+    monkeypatch.setattr(werkzeug, "disabled", False)
+    monkeypatch.setattr(werkzeug, "level", logging.INFO)
+    monkeypatch.setattr(werkzeug, "propagate", False)
+    monkeypatch.setattr(werkzeug, "handlers", [Count()])
+    return seen
+
+
+def test_a_push_sends_each_small_file_in_one_request(requests, corpus, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    files = sorted(p.relative_to(corpus.v1) for p in corpus.v1.rglob("*") if p.is_file())
+    puts = sorted(r.split(" ", 1)[1] for r in requests if r.startswith("PUT "))
+    assert puts == [f"corpus/bundles/{f}" for f in files]       # one PUT a file, the manifests included
+    assert not [r for r in requests if r.startswith("POST ")]    # no multipart upload
+    assert requests[0].startswith("GET corpus?list-type=2") and len(requests) == len(files) + 1
+    requests.clear()
+    assert "pushed 0 bundle(s)" in cli("push", "s3://corpus/bundles").stdout
+    assert not [r for r in requests if not r.startswith(("GET ", "HEAD "))]   # verified, nothing written
 
 
 def _etags(client) -> dict[str, str]:

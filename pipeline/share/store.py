@@ -126,8 +126,11 @@ def _s3(url: str, parsed) -> Store:
     bucket, prefix = parsed.netloc, parsed.path.strip("/")
     if not bucket:
         raise BundleError(f"{url} names no bucket; write s3://bucket/prefix")
+    # a delayed open sends a file smaller than one part as a single PUT, not a three-request
+    # multipart upload; a failure then surfaces when the stream closes, still inside Store.write
     kw: dict = {"connect_timeout": CONNECT_TIMEOUT, "request_timeout": REQUEST_TIMEOUT,
-                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2)}
+                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2),
+                "allow_delayed_open": True}
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         kw["endpoint_override"] = endpoint
