@@ -373,6 +373,7 @@ def _at(routing_db: Path):
 def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     import pyarrow.parquet as pq
 
+    from loci.query.uses import load_uses
     from pipeline.uses import Ref, merge_uses, write_refs
 
     def provides(name):
@@ -393,7 +394,7 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     merge_uses(inc, ["app", "cli", "lib"], changed=["lib", "cli"])
     merge_uses(full, ["app", "cli", "lib"])
     assert pq.read_table(inc.uses).to_pylist() == pq.read_table(full.uses).to_pylist()
-    assert {(e["from"], e["to"]) for e in pq.read_table(inc.uses).to_pylist()} == {("lib", "cli"), ("cli", "lib")}
+    assert {(u.source, u.target) for u in load_uses(inc)} == {("lib", "cli"), ("cli", "lib")}
 
 
 def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
