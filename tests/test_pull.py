@@ -205,6 +205,39 @@ def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, 
     assert "[pulled]" in listing and "missing on disk" not in listing
 
 
+# --- a pulled home is calibrated before it answers ------------------------------------------
+
+def _fitted(home: Path) -> dict:
+    data = json.loads((home / "calibration.json").read_text())
+    return {k: data[k] for k in ("params", "semantic") if k in data}
+
+
+def test_a_pulled_home_is_calibrated_as_calibrate_would_fit_it(published, loci_home):
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert out["calibrated"] is True
+    pulled = _fitted(loci_home)
+    (loci_home / "calibration.json").unlink()
+    from pipeline.calibrate import calibrate
+
+    calibrate(layout())   # what the calibrate step fits, run by hand on the same home
+    assert _fitted(loci_home) == pulled
+
+
+def test_a_pull_calibrates_again_only_when_it_merged_something(pulled, loci_home):
+    stamp = (loci_home / "calibration.json").stat().st_mtime_ns
+    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True   # webby moved
+    assert (loci_home / "calibration.json").stat().st_mtime_ns != stamp
+    stamp = (loci_home / "calibration.json").stat().st_mtime_ns
+    out = json.loads(cli("pull", str(pulled), "--json").stdout)
+    assert out["imported"] == [] and out["calibrated"] is False
+    assert (loci_home / "calibration.json").stat().st_mtime_ns == stamp
+
+
+def test_pull_no_calibrate_keeps_the_shipped_thresholds(published, loci_home):
+    res = cli("pull", str(published), "--no-calibrate")
+    assert "calibrated" not in res.stdout and not (loci_home / "calibration.json").exists()
+
+
 # --- refusals: one line, nothing changed ------------------------------------------------------
 
 def _edit_manifest(folder: Path, edit) -> None:
