@@ -44,7 +44,7 @@ def _push_one(layout: Layout, store: Store, name: str, sizes: dict[str, int], no
     manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
     folder = safe_name(name)
     outcome = "uploaded"
-    if not force:
+    if not force and f"{folder}/{MANIFEST}" in sizes:   # a bundle the listing lacks is new: nothing to read
         try:
             current = store.read(folder, MANIFEST, MANIFEST_LIMIT)
         except BundleError:
