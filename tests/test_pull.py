@@ -233,6 +233,22 @@ def test_a_pull_calibrates_again_only_when_it_merged_something(pulled, loci_home
     assert (loci_home / "calibration.json").stat().st_mtime_ns == stamp
 
 
+def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypatch):
+    import pipeline.tasks
+
+    merged = []
+    full = pipeline.tasks.routing_action
+    monkeypatch.setattr(pipeline.tasks, "routing_action", lambda ctx: merged.append(1) or full(ctx))
+    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True
+    assert merged == []          # the pull merged its changed scope: the routing step is up to date
+    from pipeline import build
+    from pipeline.tasks import home_context
+
+    os.utime(layout().meta("gizmo"), ns=(1, 1))   # a meta moved after the merge: routing runs again
+    build.calibrate(home_context(layout(), scan=False, graphs=False, embed=False))
+    assert merged == [1]
+
+
 def test_pull_no_calibrate_keeps_the_shipped_thresholds(published, loci_home):
     res = cli("pull", str(published), "--no-calibrate")
     assert "calibrated" not in res.stdout and not (loci_home / "calibration.json").exists()
