@@ -216,13 +216,13 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
 
 
 @dataclass
-class PullReport:
+class CalibratedPull:
     bundles: object                         # pipeline.share.pull.PullReport
     calibrate: CalibrateReport | None       # None: nothing was merged, or calibration was left out
     failed: str = ""                        # why calibration failed (the pull itself landed)
 
 
-def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True) -> PullReport:
+def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True) -> CalibratedPull:
     """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
     what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
     with thresholds fitted to the scopes it now holds, as a home built here does."""
@@ -230,10 +230,10 @@ def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate:
 
     bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors)
     if not calibrate or not bundles.imported:
-        return PullReport(bundles, None)
+        return CalibratedPull(bundles, None)
     r = run(ctx, ["calibrate"], jobs=1)
     report = calibrate_report(ctx, r)
-    return PullReport(bundles, report, "" if report is not None else r.failure("calibrate"))
+    return CalibratedPull(bundles, report, "" if report is not None else r.failure("calibrate"))
 
 
 def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate_step: bool, scan_report=None):

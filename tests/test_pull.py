@@ -187,9 +187,23 @@ def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
+def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch):
+    import pipeline.embed
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    _flip_byte(pulled / "webby")
+    shutil.copytree(pulled / "gizmo", pulled / "gizmo2")        # a new, sound bundle beside the damaged one
+    _edit_manifest(pulled / "gizmo2", lambda m: m.update(scope="gizmo2", aliases=[]))
+    res = cli("update", "--quiet", "--no-graphs", code=1)
+    refusals = res.stderr.strip().splitlines()
+    assert len(refusals) == 1 and "'webby'" in refusals[0] and "sha256" in refusals[0]
+    assert "nothing was pulled" not in refusals[0]             # gizmo2 was
+    assert "gizmo2" in {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+
+
 def test_doctor_says_where_a_pulled_scope_came_from(published):
     cli("pull", str(published), "--quiet")
-    out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
+    out = cli("doctor", code=1).stdout  # 1: no semantic floors (the fake model cannot be loaded to fit them)
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 

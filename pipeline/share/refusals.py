@@ -7,12 +7,17 @@ from pipeline.share.stage import Incoming
 from pipeline.share.store import Store
 
 
+def reason(exc: BundleError) -> str:
+    """The refusal of one bundle: its message without "nothing was pulled" (the others were)."""
+    return str(exc).replace("nothing was pulled, ", "").replace(", nothing was pulled", "")
+
+
 def set_aside(refused: dict[str, str], folder: str, fn, *args):
     """``fn(*args)``, or None with the bundle ``folder`` refused for the BundleError it raised."""
     try:
         return fn(*args)
     except BundleError as exc:
-        refused[folder] = str(exc)
+        refused[folder] = reason(exc)
         return None
 
 
@@ -37,7 +42,7 @@ def kept_bundles(incoming: list[Incoming], staged: dict, refused: dict[str, str]
     for inc in incoming:
         got = staged[inc.name]
         if isinstance(got, BundleError):
-            refused[inc.entry.folder] = str(got)
+            refused[inc.entry.folder] = reason(got)
         else:
             out.append(inc)
     return out
