@@ -1,6 +1,6 @@
 """Where each ranker puts the answer inside the right project: the passage-ranking diagnostic.
 
-    LOCI_HOME=$HOME_22 python bench/passage_ranks.py [--questions FILE] [--family paraphrase ...]
+    python bench/passage_ranks.py [--home $HOME_22] [--questions FILE] [--family paraphrase ...]
 
 For every labelled question with one gold scope, searches only that scope (as `ask --scope`
 does, but with the question's own gate) and prints the rank of the first passage holding the
@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.folds import fold_of, shared_dir  # noqa: E402
+from bench import inputs  # noqa: E402
+from bench.folds import fold_of  # noqa: E402
 from loci.query import scoring  # noqa: E402
 from loci.query.ask import open_session, search_block  # noqa: E402
 from loci.query.router import question_tokens  # noqa: E402
@@ -50,16 +51,20 @@ def first_rank(order, good: set[int]) -> int | None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", default=str(shared_dir() / "corpus" / "dev-questions.jsonl"))
+    ap.add_argument("--questions", help="labelled questions (default: the shared folder's dev-questions.jsonl)")
     ap.add_argument("--family", nargs="*", default=None, help="only these families")
+    inputs.add_shared(ap)
+    inputs.add_home(ap)
     args = ap.parse_args(argv)
+    questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
+    inputs.use_home(inputs.home_dir(args.home))
     import numpy as np
 
     from loci.query.semantic_search import affinity_matrix  # noqa: F401  (the side's own loader)
 
     session = open_session(keep_full_index=True)
     sem = session.semantic()
-    qs = [q for q in scoring.load_questions(args.questions)
+    qs = [q for q in questions
           if q["mode"] == "one" and len(q["gold_scopes"]) == 1
           and (args.family is None or q["family"] in args.family)]
     fmt = lambda r: "-" if r is None else str(r)  # noqa: E731

@@ -1,13 +1,15 @@
 """How much redaction masks on real repositories: chunks with masked spans, per kind and
 per repository, and a sample of what was masked so each can be judged a secret or not.
 
-    python -m bench.redaction [DIR] [--sample N] [--seed S]
+    python -m bench.redaction [DIR] [--sample N] [--seed S] [--against REV]
 
 DIR (default ``bench/.cache/corpus``, laid out by ``shared/corpus/make-dev-corpus.sh`` on first use,
 ``bench/inputs.py``) holds one repository per folder. Each is collected exactly as
 the build does (whole files and commit messages redacted before chunking). Besides the
 chunks, it counts every span masked in the collected texts (code included, most of which
 never becomes a chunk) and prints a sample of the original spans, cut to 70 characters.
+``--against REV`` also runs the redactor of git revision REV over the same collected texts, in
+the same run: the spans each masks (those only one masks listed) and the time each takes.
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from pipeline.redact import redact, secrets_in
 
 _MARK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 SHOWN = 70
+ROUNDS = 3
 
 
 def repositories(root: Path) -> list[Path]:
@@ -74,12 +77,57 @@ def measure(root: Path) -> tuple[list[tuple[str, int, int, Counter]], Counter, l
     return rows, totals, spans, seconds
 
 
+def redactor_at(rev: str):
+    """``redact`` as it was at git revision ``rev`` (its module and keyblocks loaded apart)."""
+    import subprocess
+    import tempfile
+
+    root, tmp = Path(__file__).resolve().parents[1], Path(tempfile.mkdtemp(prefix="redact-"))
+    for name in ("redact", "keyblocks"):
+        src = subprocess.run(["git", "-C", str(root), "show", f"{rev}:pipeline/{name}.py"],
+                             capture_output=True, text=True, check=True).stdout
+        (tmp / f"rev_{name}.py").write_text(src.replace("from pipeline.keyblocks import", "from rev_keyblocks import"))
+    sys.path.insert(0, str(tmp))
+    import rev_redact
+
+    return rev_redact.redact, rev_redact.secrets_in
+
+
+def compare(root: Path, rev: str) -> None:
+    """Spans masked and seconds spent by REV's redactor and this one, over the same texts."""
+    texts: list[str] = []
+    saved = pipeline.collect.redact
+    pipeline.collect.redact = lambda text: (texts.append(text), saved(text))[1]
+    try:
+        for repo in repositories(root):
+            pipeline.collect.collect_scope(repo.name, repo)
+    finally:
+        pipeline.collect.redact = saved
+    old_redact, old_spans = redactor_at(rev)
+    seconds: dict[str, float] = {}
+    for _round in range(ROUNDS):          # alternated, the best of each: a shared machine is noisy
+        for label, fn in ((rev, old_redact), ("this tree", redact)):
+            start = time.perf_counter()
+            for text in texts:
+                fn(text)
+            seconds[label] = min(seconds.get(label, float("inf")), time.perf_counter() - start)
+    t_old, t_new = seconds[rev], seconds["this tree"]
+    old = Counter(s for t in texts for s in old_spans(t))
+    new = Counter(s for t in texts for s in secrets_in(t))
+    print(f"\n{len(texts)} collected texts: {rev} masks {sum(old.values())} spans in {t_old:.2f} s, "
+          f"this tree {sum(new.values())} in {t_new:.2f} s (ratio {t_new / t_old:.2f})")
+    for label, only in ((f"only {rev}", old - new), ("only this tree", new - old)):
+        for (kind, value), n in sorted(only.items()):
+            print(f"  {label}: [{kind}] {value[:SHOWN]!r} x{n}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("root", nargs="?", type=Path, help="a folder of repositories (default: the dev corpus)")
     inputs.add_shared(ap)
     ap.add_argument("--sample", type=int, default=40, help="masked spans to print (default 40)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--against", metavar="REV", help="compare with the redactor of this git revision")
     args = ap.parse_args(argv)
     if args.root is None:
         args.root = inputs.corpus_dir(shared=args.shared)
@@ -104,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
         shown = value.replace("\n", "\\n")
         shown = shown if len(shown) <= SHOWN else shown[:SHOWN - 3] + "..."
         print(f"  {repo_name:16} [{kind}]  {shown}")
+    if args.against:
+        compare(args.root, args.against)
     return 0
 
 

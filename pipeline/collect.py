@@ -264,21 +264,46 @@ def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Coll
 # --- commits --------------------------------------------------------------------------
 
 _LOG_FORMAT = "%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1e"
+_TREES_FORMAT = "%H %T %P"
+EMPTY_TREES = {"4b825dc642cb6eb9a060e54bf8d69288fbee4904",                          # sha1
+               "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}  # sha256
+
+
+def _recent_commits(root: Path, max_commits: int) -> tuple[list[str], list[str]]:
+    """The repository's last ``max_commits`` commits, newest first, and those of them that change
+    no file (``git commit --allow-empty``): a path filter never lists these, though their message
+    is often the why. A merge is never counted as one."""
+    out = _git(root, "log", f"-n{max_commits + 1}", f"--format={_TREES_FORMAT}", "--no-color")
+    rows = [row for row in (line.split() for line in (out or b"").decode("ascii", "replace").splitlines()) if row]
+    tree_of = {row[0]: row[1] for row in rows if len(row) >= 2}   # one more: the last one's parent
+    rows = rows[:max_commits]
+    empty = [row[0] for row in rows if (len(row) == 2 and row[1] in EMPTY_TREES)
+             or (len(row) == 3 and tree_of.get(row[2]) == row[1])]
+    return [row[0] for row in rows], empty
 
 
 def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits: int
                   ) -> list[Chunk]:
-    """One chunk per recent commit touching root (minus excluded sub-paths); [] without history."""
+    """One chunk per recent commit touching root (minus excluded sub-paths), and, for a scope
+    at the top of its repository, per recent commit touching nothing; [] without history."""
     if max_commits <= 0:
         return []
-    out = _git(root, "log", f"-n{max_commits}", f"--format={_LOG_FORMAT}", "--no-color",
-               "--encoding=UTF-8", "--", ".", *(f":(exclude){e}" for e in exclude))
-    chunks = []
-    for record in (out or b"").decode("utf-8", "replace").split("\x1e"):
+    log = ("log", f"-n{max_commits}", f"--format={_LOG_FORMAT}", "--no-color", "--encoding=UTF-8")
+    out = _git(root, *log, "--", ".", *(f":(exclude){e}" for e in exclude)) or b""
+    order, empty = _recent_commits(root, max_commits) if (root / ".git").exists() else ([], [])
+    if empty:   # the same records for those commits alone
+        out += _git(root, *log, "--no-walk", *empty) or b""
+    records = {}
+    for record in out.decode("utf-8", "replace").split("\x1e"):
         fields = record.lstrip("\n").split("\x1f", 4)
-        if len(fields) != 5 or not re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
-            continue
-        sha, author, date, subject, body = fields
+        if len(fields) == 5 and re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
+            records[fields[0]] = fields
+    rows = list(records.values())
+    if empty:   # in the repository's log order (older ones after, as listed), the newest kept
+        rank = {sha: i for i, sha in enumerate(order)}
+        rows = sorted(rows, key=lambda f: rank.get(f[0], len(order)))[:max_commits]
+    chunks = []
+    for sha, author, date, subject, body in rows:
         text, found = redact(subject + ("\n\n" + body.strip() if body.strip() else ""))
         chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=text.split("\n", 1)[0],
                                  author=author, date=date, found=found))

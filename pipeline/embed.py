@@ -30,6 +30,7 @@ from loci.query.semantic import (
     static_model_dir, stored_vectors, vector_files,
 )
 from loci.kernel.atomic import write_json, write_with
+from loci.kernel.vectorstore import summary_problem
 from pipeline.encode_setting import BUILD_SETTING, EncodeSetting
 
 Progress = Callable[[int, int], None]
@@ -376,7 +377,8 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
         _write(plan, dict(zip(todo, vectors)), encoder)
-    if not plans[0].unchanged or not scope_summary_path(layout, encoder.model_id, name).is_file():
+    summary = scope_summary_path(layout, encoder.model_id, name)
+    if not plans[0].unchanged or not summary.is_file() or summary_problem(summary) is not None:
         write_scope_summary(layout, encoder.model_id, name)
     return EmbedResult(encoded=total, reused=sum(p.reused for p in plans),
                        dropped=sum(p.dropped for p in plans) + dropped_files)
@@ -438,9 +440,12 @@ def merge_summaries(layout: Layout, model_id: str, names) -> None:
     before its manifest: a one-shot second opinion maps it and reads only the best scopes' vectors."""
     parts, spans, start = [], [], 0
     for name in sorted(names):
+        path = scope_summary_path(layout, model_id, name)
+        if summary_problem(path) is not None:      # emptied or torn: made again from the vectors
+            write_scope_summary(layout, model_id, name)
         try:
-            rows = np.load(scope_summary_path(layout, model_id, name), allow_pickle=False)
-        except (OSError, ValueError):
+            rows = np.load(path, allow_pickle=False)
+        except (OSError, ValueError, EOFError):
             continue
         if rows.ndim != 2 or not len(rows):
             continue

@@ -70,6 +70,18 @@ def read_graph_bytes(path: Path) -> bytes:
     return data
 
 
+def read_graph_json(path: Path) -> object:
+    """A graph file parsed. A repository's own ``graphify-out/graph.json`` (plain JSON) has the
+    secrets in its strings masked, as loci's own graphs had when extracted; raises like
+    ``read_graph_bytes`` and ``json.loads``."""
+    data = json.loads(read_graph_bytes(path))
+    if Path(path).suffix != ".gz":
+        from pipeline.redact import redact_strings
+
+        data = redact_strings(data)[0]
+    return data
+
+
 def _legacy_graph(name: str, layout: Layout) -> Path:
     return layout.graph_dir(name) / "graph.json"
 
@@ -226,8 +238,12 @@ def _extract(name, root, layout, excludes, fingerprint, full, done) -> GraphResu
 
 
 def _run_graphify(name, root, layout, excludes, fingerprint, full, done, work) -> GraphResult:
-    unnamed = undecodable_paths(root)  # graphify fails on a whole repository for one such name
-    cmd = graphify_command(root, work, [*excludes, *map(_literal_pattern, unnamed)], full)
+    from loci.kernel.config import DEFAULT_PARAMS
+
+    listed = _listed(root)
+    unnamed = undecodable_paths(root, listed)  # graphify fails on a whole repository for one such name
+    big = [p for p in oversized_paths(root, DEFAULT_PARAMS.max_file_bytes, listed) if p not in unnamed]
+    cmd = graphify_command(root, work, [*excludes, *map(_literal_pattern, unnamed + big)], full)
     env = git_env(PYTHONHASHSEED="0")  # graphify re-execs itself without it
     try:
         proc = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True,
@@ -255,20 +271,45 @@ def _run_graphify(name, root, layout, excludes, fingerprint, full, done, work) -
     if unnamed:
         shown = ", ".join(ascii(p)[1:-1] for p in unnamed[:3]) + (" ..." if len(unnamed) > 3 else "")
         message += f" (left out {len(unnamed)} file(s) whose name is not UTF-8: {shown})"
+    if big:
+        shown = ", ".join(big[:3]) + (" ..." if len(big) > 3 else "")
+        message += (f" (left out {len(big)} code file(s) over the {DEFAULT_PARAMS.max_file_bytes // 1_000_000} MB "
+                    f"read limit: {shown})")
     return done("built", message, ours)
 
 
-def undecodable_paths(root: Path) -> list[str]:
+def _listed(root: Path) -> list[bytes]:
+    """Files under ``root``, tracked or not ignored, as git names them (relative bytes)."""
+    listed = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]) or b""
+    return [raw for raw in listed.split(b"\0") if raw]
+
+
+def undecodable_paths(root: Path, listed: list[bytes] | None = None) -> list[str]:
     """Files under ``root`` (tracked or not ignored) whose names are not valid UTF-8, as
     surrogate-escaped strings relative to ``root``."""
-    listed = _git(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]) or b""
     out = []
-    for raw in listed.split(b"\0"):
+    for raw in _listed(root) if listed is None else listed:
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             out.append(os.fsdecode(raw))
     return sorted(set(out))
+
+
+def oversized_paths(root: Path, limit: int, listed: list[bytes] | None = None) -> list[str]:
+    """Code files under ``root`` bigger than ``limit`` bytes (the per-file read limit the
+    collector applies): left out of graphify, which would parse a generated 50 MB file for minutes."""
+    out = []
+    for raw in _listed(root) if listed is None else listed:
+        rel = os.fsdecode(raw)
+        if not _is_code(rel):
+            continue
+        try:
+            if os.stat(Path(root) / rel).st_size > limit:
+                out.append(rel)
+        except OSError:
+            continue
+    return sorted(out)
 
 
 def _literal_pattern(relpath: str) -> str:

@@ -17,8 +17,13 @@ TAIL_MIN = 8                 # a mixed-case last line this long counts as key ma
 _KEY_BEGIN = re.compile(r"-----BEGIN[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_END = re.compile(r"-----END[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
 _KEY_HEADERS = re.compile(r"-----(?:BEGIN|END)[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----")
-_KEY_HEADLESS = re.compile(r"MII(?<![A-Za-z0-9+/]MII)[A-Za-z0-9+/]{40}|b3BlbnNzaC1rZXktdjE"
-                           r"|Private-Lines:[ \t]*\d{1,3}")          # a PuTTY key's private half
+# DER openings of key bodies: RSA/PKCS#8 (MII...), EC SEC1 (P-256, P-384, P-521), PKCS#8 EC
+# and Ed25519 -- each followed by 40 more base64 characters
+_DER_OPENINGS = "MII|MHcCAQEE|MIGkAgEBBD|MIHcAgEBBE|MIGHAgEA|MIG2AgEA|MIHuAgEA|MC4CAQAw"
+HEADLESS_NEEDLES = ("mii", "mhccaqee", "migkagebbd", "mihcagebbe", "mighagea", "mig2agea", "mihuagea",
+                    "mc4caqaw", "b3blbnnzac1rzxktdje", "private-lines")
+_KEY_HEADLESS = re.compile(r"(?<![A-Za-z0-9+/])(?:" + _DER_OPENINGS + r")[A-Za-z0-9+/]{40}"
+                           r"|b3BlbnNzaC1rZXktdjE|Private-Lines:[ \t]*\d{1,3}")   # a PuTTY key's private half
 _KEY_WIPE = re.compile(r"\\[nrt]|[A-Za-z0-9+/=-]++")
 _KEY_LINE = re.compile(r"[A-Za-z0-9+/=]{16}")
 _KEY_HEADER = re.compile(r"[^A-Za-z]{0,16}(?:Proc-Type|DEK-Info|Comment|Version|Encryption"

@@ -79,6 +79,16 @@ def classify_owner(remote: str | None, authors: Sequence[tuple[str, str]], ident
     return "me" if not authors else "unknown"
 
 
+def unknown_owner_reason(identity: Identity, repo: Path | None = None) -> str:
+    """Why an owner is ``unknown``, in words (``loci scan`` and ``loci groups infer`` say it)."""
+    if repo is not None and not (repo / ".git").exists():
+        return "not the top of a git repository"
+    if not (identity.email or identity.name):
+        return ("no remote, and no git identity to know your commits by: "
+                "`git config --global user.email YOU` and `loci groups infer` again")
+    return "no remote, and the recent commits are not yours"
+
+
 def _remote_url(repo: Path, problems: list[str]) -> str | None:
     out = _git(repo, "config", "--get-regexp", r"^remote\..*\.url$")
     if out is None:

@@ -11,6 +11,7 @@ quantifier that could is bounded or possessive.
 """
 from __future__ import annotations
 
+import base64
 import math
 import re
 from collections import Counter
@@ -18,12 +19,13 @@ from dataclasses import dataclass
 from typing import Callable
 
 from loci.kernel.tokens import STOPWORDS
-from pipeline.keyblocks import mask_key_blocks
+from pipeline.keyblocks import HEADLESS_NEEDLES, mask_key_blocks
 
 KINDS = ("aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token",
          "google-api-key", "stripe-key", "sendgrid-key", "azure-key", "twilio-key", "npm-token",
          "pypi-token", "openai-key", "anthropic-key", "vendor-token", "private-key-block", "jwt",
-         "url-credentials", "basic-auth", "bearer-token", "secret-assignment")
+         "url-credentials", "basic-auth", "bearer-token", "command-password", "password-hash",
+         "secret-assignment")
 
 MARKER = "[REDACTED:{}]"
 _SEEN = "[REDACTED:"
@@ -64,10 +66,15 @@ _GENERIC = frozenset({"password", "passwd", "pass", "pwd", "secret", "secretkey"
                       "accesstoken", "authtoken", "clientsecret", "privatekey", "credentials",
                       "hunter2", "letmein"})   # compared with "_" and "-" removed
 _ATTRIBUTE_PATH = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_KEY_ALPHABET = re.compile(r"[A-Za-z0-9+/=_~-]+")      # base64, base64url, hex
 _SNAKE_NAME = re.compile(r"[A-Za-z]+(?:_[A-Za-z]+)+\d{0,2}")
 MIN_VALUE = 8                 # shorter assigned values are not judged secrets
+OPAQUE_MIN = 24               # a value judged a key by its look alone is at least this long
 PHRASE_WORDS = (2, 8)         # a bare pass phrase has this many words
 QUOTED_PHRASE_WORDS = 12      # a quoted one at most this many
+PEM_HEAD_B64 = 80             # base64 characters decoded to find a PEM header
+STATED_WINDOW = 96            # "<name> [for the staging box] is <value>": characters read before "is"
 # words of documentation and code that a pass phrase does not contain
 _DOC_WORDS = STOPWORDS | frozenset("""password passwords passphrase passwd pwd secret secrets token
     tokens key keys user users username login account string str int bool bytes optional required
@@ -79,10 +86,17 @@ _PLAIN_WORD = re.compile(r"[^\W_][\w'!.@$%^*~-]*")
 
 
 def _placeholder(value: str) -> bool:
-    """True for template slots, masks, env references and stock example values."""
+    """True for template slots, masks, env references and stock example values. A stock word
+    (``your``, ``example``) marks a placeholder only when what is left without it does not
+    still look like a credential (``Yourp@ssw0rd2024`` is a password)."""
     low = value.lower()
-    return (_SEEN in value or low.replace("_", "").replace("-", "") in _GENERIC or _TEMPLATE.fullmatch(value) is not None
-            or any(word in low for word in _PLACEHOLDER_WORDS))
+    if _SEEN in value or low.replace("_", "").replace("-", "") in _GENERIC or _TEMPLATE.fullmatch(value) is not None:
+        return True
+    words = [word for word in _PLACEHOLDER_WORDS if word in low]
+    if not words:
+        return False
+    rest = re.sub("|".join(words), "", value, flags=re.IGNORECASE)
+    return len(rest) < MIN_VALUE or not _random_looking(rest)
 
 
 def _random_looking(value: str) -> bool:
@@ -116,6 +130,27 @@ def _high_entropy(value: str) -> bool:
         vowels = sum(c in "aeiouAEIOU" for c in value)
         return vowels < 0.3 * len(value) and _entropy(value) >= 3.0
     return False
+
+
+def _opaque(value: str) -> bool:
+    """A long value that is a key by its look alone: 32+ hex digits mixing digits and letters,
+    or 24+ characters of a random mix with high entropy."""
+    if len(value) < OPAQUE_MIN or not _KEY_ALPHABET.fullmatch(value) or _placeholder(value):
+        return False
+    if _HEX.fullmatch(value):
+        return len(value) >= 32 and not value.isdigit() and not value.isalpha() and _entropy(value) >= 3.0
+    return _random_looking(value) and _entropy(value) >= 4.0
+
+
+def _constant_name(value: str) -> bool:
+    """One word of letters in one case (``IDENTIFIER``, ``whitespace``): a token type or a
+    constant's name, not a credential."""
+    return value.isalpha() and (value.isupper() or value.islower()) and not _high_entropy(value)
+
+
+def _credential_token(value: str) -> bool:
+    """What follows ``Bearer``: a random mix, or one case of letters with high entropy."""
+    return _token_value(value) or (len(value) >= 16 and not _placeholder(value) and _high_entropy(value))
 
 
 def _token_value(value: str) -> bool:
@@ -180,6 +215,9 @@ def _not_placeholder(value: str) -> bool:
     return not _placeholder(value)
 
 
+_PGPASS_VALUE = _group("v", _not_placeholder)
+
+
 def _whole(m: re.Match[str], src: str) -> Span | None:
     return m.span()
 
@@ -223,14 +261,19 @@ def _assignment(m: re.Match[str], src: str) -> Span | None:
     several bare words after a password-like name (a pass phrase), or one random token."""
     low, start, word = m.string, m.start(), m.group("k")
     if word.startswith("key") and not _KEY_PREFIX.search(low, max(0, start - 12), start):
-        return None                          # a bare "key" names nothing secret
+        value_start, value_end = m.span("qv") if m.start("qv") >= 0 else m.span("uv")
+        value = src[value_start:value_end]   # a bare "key" names nothing secret: only its value can
+        return (value_start, value_end) if _opaque(value) else None
     if word.startswith(("pass", "pwd")) and not word.startswith(("passw", "passp")) \
             and start and low[start - 1].isalnum():
         return None                          # bypass, compass
     compared = m.groupdict().get("eq") is not None     # token == "name": judged like a bare value
     if m.start("qv") >= 0:
         start, end = m.span("qv")
-        return (start, end) if _assigned_value(src[start:end], not compared) else None
+        value = src[start:end]
+        if not word.startswith(_PASSWORDISH) and _constant_name(value):
+            return None                      # token = "IDENTIFIER"
+        return (start, end) if _assigned_value(value, not compared) else None
     start, end = m.span("uv")
     if word.startswith(_PASSWORDISH) and not compared:
         phrase = _phrase_at(src, start)
@@ -242,12 +285,60 @@ def _assignment(m: re.Match[str], src: str) -> Span | None:
 
 def _stated(m: re.Match[str], src: str) -> Span | None:
     """Prose that states a secret: "our secret key is <token>" or "... is '<phrase>'"."""
-    if not _STATED_NAME.search(m.string, max(0, m.start() - 24), m.start()):
+    if not _STATED_NAME.search(m.string, max(0, m.start() - STATED_WINDOW), m.start()):
         return None
     quoted = m.start("qv") >= 0
     start, end = m.span("qv" if quoted else "uv")
     value = src[start:end] if quoted else src[start:end].rstrip(".:!?")
     return (start, start + len(value)) if _assigned_value(value, quoted) else None
+
+
+def _basic_credentials(value: str) -> bool:
+    """Base64 of ``user:password`` (a docker config's ``auth``)."""
+    try:
+        decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and user and password) and decoded.isprintable()
+
+
+def _encoded_private_key(value: str) -> bool:
+    """Base64 of a PEM private key (a kubeconfig's ``client-key-data``)."""
+    head = value[:PEM_HEAD_B64]
+    try:
+        decoded = base64.b64decode(head[:len(head) // 4 * 4]).decode("ascii", "replace")
+    except ValueError:
+        return False
+    return "PRIVATE KEY" in decoded
+
+
+_PGPASS_HOST = re.compile(r"[ \t]*[A-Za-z0-9.*_\[\]-]{1,253}")
+
+
+def _pgpass_line(m: re.Match[str], src: str) -> Span | None:
+    """``host:port:database:user:password``, a whole line (a ``.pgpass`` entry): the password."""
+    line_start = src.rfind("\n", 0, m.start()) + 1
+    if not _PGPASS_HOST.fullmatch(src, line_start, m.start()):
+        return None
+    return _PGPASS_VALUE(m, src)
+
+
+def _crypt_hash(m: re.Match[str], src: str) -> Span | None:
+    """A crypt(3) hash (``$6$salt$hash``, bcrypt's ``$2b$12$...``) not glued to a word before it."""
+    if m.start() and (src[m.start() - 1].isalnum() or src[m.start() - 1] in "_$"):
+        return None
+    return m.span("v")
+
+
+def _command_password(value: str) -> bool:
+    """A password given to a command: 4+ characters, no placeholder, no further flag."""
+    return len(value) >= 4 and not value.startswith("-") and not _placeholder(value)
+
+
+def _flag_password(value: str) -> bool:
+    """``--password X``: X must look like a credential (a word could be a prompt or a name)."""
+    return _command_password(value) and (_random_looking(value) or _high_entropy(value))
 
 
 def _rule(kind: str, pattern: str, needles: tuple[str, ...], pick: Pick, lower: bool = False) -> _Rule:
@@ -265,10 +356,14 @@ _KEY_WORD = (r"(?P<k>(?:pass(?:word|wd|phrase)?|pwd|secret(?:[_.-]?key)?|key|tok
              r"(?:[_.-]?(?:base|value|b64|base64|hex|prod|production|dev|development|staging|stage"
              r"|test|qa|uat|live|local|ci|root|admin|master|main|old|new|default|primary|backup"
              r"|\d{1,3})){0,3})")
-_KEY_PREFIX = re.compile(r"(?:api|private|access|auth|encryption|signing|master|client)[_.-]?\Z")
+_KEY_PREFIX = re.compile(r"(?:api|private|access|auth|encryption|signing|master|client|hmac|app|fernet"
+                         r"|aes|des|crypt|cipher|session|jwt|subscription|license|webhook|shared|consumer"
+                         r"|service|admin|secret)[_.-]?\Z")
 _ANNOTATION = r""":[ \t]*(?:str|bytes|secretstr|optional\[str\]|str[ \t]*\|[ \t]*none)[ \t]*="""
+_NAME_VALUE = r"""["'`]?[ \t]*,[ \t]*["'`]value["'`][ \t]*:"""     # {"Name": "X", "Value": "..."}
 _STATED_NAME = re.compile(r"(?:password|passphrase|passwd|secret(?: key)?|api key|access key"
-                          r"|access token|auth token|token|private key)[ \t]*\Z")
+                          r"|access token|auth token|token|private key)"
+                          r"(?:[ \t]+(?:for|of|on|in|to|at)(?:[ \t]+[\w.@-]{1,24}){1,3})?[ \t]*\Z")
 _STATED_VALUE = (r"[ \t]+(?:[\"'`](?P<qv>[^\n\"'`]{1,512}+)[\"'`]|(?P<uv>" + _BARE + r"{1,512}+))")
 
 _VENDOR_TOKENS = (
@@ -334,19 +429,38 @@ _RULES = (
           ("eyj",), _group("v")),
     _rule("url-credentials", r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@'\"`<>]{0,256}+:"
           r"(?P<v>[^\s/'\"`<>]{1,256})@(?=[\w\[.-])", ("://",), _group("v", _not_placeholder)),
+    _rule("private-key-block", _fenced("LS0tLS1CRUdJTi", r"[A-Za-z0-9+/]{20,}+={0,2}"),
+          ("ls0tls1crudjti",), _group("v", _encoded_private_key)),
+    _rule("password-hash", r"\$(?:1|2[abxy]|5|6|7|y|gy|md5|sha1)(?:\$rounds=\d{1,7})?"
+          r"\$(?P<v>[./A-Za-z0-9]{1,64}\$[./A-Za-z0-9$]{16,512}+)",
+          ("$1$", "$2a$", "$2b$", "$2x$", "$2y$", "$5$", "$6$", "$7$", "$y$", "$gy$", "$md5", "$sha1"),
+          _crypt_hash),
+    _rule("command-password", r"(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb)(?![\w-])"
+          r"[^\n|;&]{0,256}?[ \t]-p(?P<v>[^\s\"'`;|&]{1,256}+)", ("mysql", "mariadb"),
+          _group("v", _command_password)),
+    _rule("command-password", r"sshpass(?![\w-])[^\n|;&]{0,64}?[ \t]-p[ \t]*[\"']?(?P<v>[^\s\"'`;|&]{1,256}+)",
+          ("sshpass",), _group("v", _command_password)),
+    _rule("command-password", r"--pass(?:word|wd|phrase)?[ \t]+[\"']?(?P<v>[^\s\"'`;|&]{1,256}+)",
+          ("--pass",), _group("v", _flag_password)),
+    _rule("secret-assignment", r"(?m):(?:\d{1,5}|\*):[^:\s]{1,64}:[^:\s]{1,64}:(?P<v>[^\s]{4,256})[ \t]*$",
+          (":",), _pgpass_line),
+    _rule("secret-assignment", r"\"private_key_id\"[ \t]*:[ \t]*\"(?P<v>[0-9a-f]{40})\"",
+          ("private_key_id",), _group("v")),
     # the rest match the lower-cased copy
+    _rule("basic-auth", r"auth(?<![\w-]auth)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<v>[a-z0-9+/]{8,1024}+={0,2})",
+          ("auth",), _group("v", _basic_credentials), lower=True),
     _rule("basic-auth", r"curl[^\n]{0,256}?[ \t](?:-u|--user)[ \t=]+[\"']?[^\s:\"']{1,64}:"
           r"(?P<v>[^\s\"'`]{4,256}+)", ("curl",), _group("v", _not_placeholder), lower=True),
     _rule("aws-secret-key", r"secret(?P<access>[_. -]?access)?[_. -]?key"
-          r"(?:" + r"""["'`]?[ \t]*(?:=>|:=|={1,3}|:)[ \t]*""" + r"|[ \t]+(?:is[ \t]+)?)[\"'`]?"
+          r"(?:" + _NAME_VALUE + r"""[ \t]*|["'`]?[ \t]*(?:=>|:=|={1,3}|:|\|)[ \t]*""" + r"|[ \t]+(?:is[ \t]+)?)[\"'`]?"
           r"(?P<v>[a-z0-9/+]{40})(?![a-z0-9/+=])", ("secret",), _aws_secret, lower=True),
     _rule("bearer-token", r"bearer(?<![a-z0-9_]bearer)[ \t]+(?P<v>[a-z0-9._~+/-]{8,1024}+=*)",
-          ("bearer",), _group("v", _token_value), lower=True),
+          ("bearer",), _group("v", _credential_token), lower=True),
     _rule("bearer-token", r"authorization[\"'`]?[ \t]*[:=][ \t]*[\"'`]?(?:basic|token)"
           r"[ \t]+(?P<v>[a-z0-9._~+/-]{8,1024}+=*)", ("authorization",),
           _group("v", _token_value), lower=True),
     _rule("secret-assignment", _KEY_WORD + r"(?![\w.-])[\"'`]?[ \t]*(?:" + _ANNOTATION
-          + r"|=>|:=|(?P<eq>={2,3})|=|:)[ \t]*"
+          + r"|" + _NAME_VALUE + r"|=>|:=|(?P<eq>={2,3})|=|:|\|)[ \t]*"
           r"(?:[rbfu]{0,2}(?P<q>[\"'`])(?P<qv>[^\n\"'`\\]{1,512}+)(?P=q)"
           r"|(?P<uv>" + _BARE + r"{1,512}+(?:&(?![a-z_][\w.-]{0,64}=)" + _BARE + r"{0,256}+)*+)(?![(\[]))",
           ("pass", "pwd", "secret", "key", "token", "credential"), _assignment, lower=True),
@@ -377,7 +491,7 @@ def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
     if not text:
         return text, found
     present = _lowered(text)
-    if any(needle in present for needle in ("private key", "mii", "b3blbnnzac1rzxktdje", "private-lines")):
+    if "private key" in present or any(needle in present for needle in HEADLESS_NEEDLES):
         def on_block(original: str) -> None:
             found["private-key-block"] += 1
             if seen is not None:

@@ -20,7 +20,7 @@ from doit.reporter import ConsoleReporter
 from pipeline import buildlock
 from pipeline.tasks import BuildContext, make_tasks
 
-PER_SCOPE = ("graphs", "index", "vectors")
+PER_SCOPE = ("graphs", "index", "vectors", "multilingual")
 
 
 @dataclass
@@ -288,8 +288,11 @@ def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, 
         report.executed += merged.executed
         report.failed.update(merged.failed)
     if ctx.embed and report.scopes("index"):
-        embedded = run(ctx, [f"vectors:{n}" for n in names if f"index:{n}" in report.executed],
-                       single=True, jobs=1, quiet=quiet)
+        changed = [n for n in names if f"index:{n}" in report.executed]
+        stores = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
+        # not ``single``: doit's -s runs only the first of several targets (a hook on two scopes
+        # re-embedded one); these tasks' own task_dep (the multilingual cache) is cheap when current
+        embedded = run(ctx, [f"{store}:{n}" for store in stores for n in changed], jobs=1, quiet=quiet)
         report.executed += embedded.executed
         report.failed.update(embedded.failed)
     report.code = report.code or (1 if report.failed else 0)

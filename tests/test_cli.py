@@ -32,6 +32,15 @@ def test_route_json_follows_the_contract(corpus):
     assert out["outcome"] == "routed" and out["scopes"][0] == "gizmo"
 
 
+def test_route_explain_json_carries_the_explanation(corpus):
+    res = runner.invoke(app, ["route", "--json", "--explain", "--no-cwd", "how do I calibrate a sprocket gauge?"])
+    out = json.loads(res.output)
+    explain = out["explain"]
+    assert explain["gate"] and "sprocket" in explain["tokens"]
+    top = explain["details"][0]
+    assert top["scope"] == "gizmo" and top["total"] > 0 and "sprocket" in top["matched"]
+
+
 def test_ask_json_has_one_block_per_scope_with_cited_episodes(corpus):
     res = runner.invoke(app, ["ask", "--json", "--no-cwd", "how do I calibrate a sprocket gauge?"])
     out = json.loads(res.output)
@@ -94,6 +103,22 @@ def test_unwritable_home_is_a_clear_error(tmp_path, monkeypatch):
     assert res.exit_code == 1 and "LOCI_HOME" in res.output
 
 
+def test_a_probe_another_command_holds_does_not_make_the_home_unwritable(tmp_path, loci_home):
+    (loci_home / ".write-probe").mkdir(parents=True)    # what a fixed probe name collides with
+    res = runner.invoke(app, ["scan", str(tmp_path / "empty")])
+    assert "cannot write" not in res.output
+    assert not [p for p in loci_home.iterdir() if p.name.startswith(".write-probe-")]
+
+
+def test_a_relative_loci_home_is_made_absolute(tmp_path, monkeypatch):
+    from loci.kernel.config import layout, loci_home
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("LOCI_HOME", "rel/home")
+    assert loci_home() == tmp_path / "rel" / "home"
+    assert layout().home.is_absolute()
+
+
 def test_a_huge_question_answers(corpus):
     res = runner.invoke(app, ["route", "--json", "--no-cwd", "sprocket " * 20000])
     assert res.exit_code == 0 and json.loads(res.output)["outcome"] in ("routed", "abstained")
@@ -149,6 +174,16 @@ def test_groups_and_modes_survive_a_rescan(corpus):
     res = runner.invoke(app, ["groups", "--json"])
     rows = {r["group"]: r for r in json.loads(res.output)}
     assert rows["client:acme"]["mode"] == "hard" and rows["client:acme"]["count"] == 1
+
+
+def test_setting_the_mode_of_a_new_group_creates_it_and_says_it_is_empty(corpus):
+    res = runner.invoke(app, ["group", "set", "web", "--mode", "hard"])
+    assert res.exit_code == 0 and "no members yet" in res.output, res.output
+    rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
+    assert rows["web"] == {"group": "web", "mode": "hard", "count": 0}
+    assert runner.invoke(app, ["group", "add", "webby", "web"]).exit_code == 0
+    rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
+    assert rows["web"]["count"] == 1
 
 
 def test_hard_group_flag_abstains_out_of_group(corpus):
@@ -282,3 +317,90 @@ def test_every_option_of_every_command_says_what_it_does_in_help():
 
     walk(typer.main.get_command(app), [])
     assert silent == []
+
+
+def test_the_embed_line_of_a_recheck_that_encoded_nothing_does_not_read_as_a_contradiction():
+    from loci.front.cli_embed import embed_line
+    from pipeline.build import EmbedReport
+
+    line = embed_line(EmbedReport(embedded=["a", "b"], unchanged=[], encoded=0, reused=9877))
+    assert line == "embeddings: 2 scope(s) rechecked, no chunk needed encoding, 9877 vector(s) kept"
+    line = embed_line(EmbedReport(embedded=["a"], unchanged=["b", "c"], encoded=12, reused=30))
+    assert line == ("embeddings: 1 scope(s) rechecked, 12 new or changed chunk(s) encoded, 30 vector(s) kept; "
+                    "2 scope(s) already up to date")
+    assert embed_line(EmbedReport(unchanged=["b"])) == "embeddings: 1 scope(s) already up to date"
+
+
+def test_an_alias_added_to_an_indexed_scope_is_not_told_to_reindex(corpus):
+    res = runner.invoke(app, ["add", str(corpus / "gizmo"), "--alias", "gz"])
+    assert res.exit_code == 0 and "alias gz added" in res.output and "loci index" not in res.output
+    rows = {r["name"]: r for r in json.loads(runner.invoke(app, ["scopes", "--json"]).output)}
+    assert "gz" in rows["gizmo"]["aliases"]
+    res = runner.invoke(app, ["add", str(corpus / "gizmo"), "--glob", "docs/*.md"])
+    assert "run `loci index` to collect the new globs" in res.output
+
+
+def test_a_new_directory_added_is_told_to_index(corpus):
+    make_repo(corpus / "fresh", {"README.md": "# fresh\n"})
+    res = runner.invoke(app, ["add", str(corpus / "fresh"), "--alias", "fr"])
+    assert res.exit_code == 0 and "registered fresh; run `loci index`" in res.output
+
+
+def test_graphs_with_nothing_new_does_not_tell_to_index(corpus, monkeypatch):
+    from pipeline import build
+    from loci.front import cli_build
+
+    monkeypatch.setattr(cli_build, "_graphify_missing", lambda: False)
+    results = {"gizmo": {"status": "uptodate", "message": "gizmo: unchanged"}}
+    monkeypatch.setattr(build, "graphs", lambda ctx, names, force=False: build.GraphsReport(results=dict(results)))
+    res = runner.invoke(app, ["graphs"])
+    assert res.exit_code == 0 and "loci index" not in res.output, res.output
+    results["webby"] = {"status": "built", "message": "webby: graph built"}
+    assert "run `loci index`" in runner.invoke(app, ["graphs"]).output
+
+
+def test_groups_infer_says_why_an_owner_is_unknown(tmp_path, loci_home, monkeypatch):
+    setup_home(tmp_path / "code", {"theirs": {"README.md": "# theirs\n\nSomeone else's notes.\n"}})
+    res = runner.invoke(app, ["groups", "infer"])   # no git identity at all (GIT_CONFIG_GLOBAL is empty)
+    assert res.exit_code == 0 and "unknown  (no remote, and no git identity" in res.output, res.output
+    config = tmp_path / "gitconfig"
+    config.write_text("[user]\n\temail = me@example.invalid\n\tname = Someone Else Entirely\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    res = runner.invoke(app, ["groups", "infer"])
+    assert "unknown  (no remote, and the recent commits are not yours)" in res.output, res.output
+
+
+def complete(words: str) -> list[str]:
+    """What bash completion offers for the last word of ``words``."""
+    parts = words.split(" ")
+    res = runner.invoke(app, [], prog_name="loci", env={"_LOCI_COMPLETE": "complete_bash",
+                                                         "COMP_WORDS": words, "COMP_CWORD": str(len(parts) - 1)})
+    return res.output.split()
+
+
+@pytest.mark.parametrize("words", ["loci ask --scope gi", "loci uses gi", "loci export gi", "loci graphs gi",
+                                   "loci push DEST --scope gi", "loci group add gi"])
+def test_shell_completion_offers_the_registered_scope_names(corpus, words):
+    assert complete(words) == ["gizmo"]
+
+
+def test_shell_completion_of_a_scope_in_a_damaged_home_offers_nothing(corpus, loci_home):
+    (loci_home / "scopes.json").write_text("{damaged")
+    assert complete("loci ask --scope gi") == []
+
+
+def test_embed_extracts_no_code_graph(corpus, monkeypatch):
+    from pipeline import build
+
+    asked = []
+    monkeypatch.setattr(build, "embed", lambda ctx: asked.append(ctx.graphs) or build.EmbedReport())
+    assert runner.invoke(app, ["embed", "--quiet"]).exit_code == 0
+    assert asked == [False]
+
+
+def test_embed_help_states_the_static_models_one_time_distillation():
+    import click
+    import typer.main
+
+    option = next(p for p in typer.main.get_command(app).commands["embed"].params if "--model" in p.opts)
+    assert "in seconds" not in option.help and "one-time cost" in option.help

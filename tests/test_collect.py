@@ -575,6 +575,38 @@ def test_one_commit_chunk_per_commit_with_sha_author_and_date(repo):
                 if c.kind == "commit"]) == 1
 
 
+def test_a_commit_that_changes_no_file_is_collected_in_date_order(repo):
+    write(repo, "a.md", "# A\n\nx\n")
+    commit_all(repo, "Add a", date="2024-01-01T00:00:00+00:00")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Why: the vendor API rate-limits us",
+        date="2024-02-01T00:00:00+00:00")
+    write(repo, "b.md", "# B\n\ny\n")
+    commit_all(repo, "Add b", date="2024-03-01T00:00:00+00:00")
+    headings = [c.heading for c in collect_scope("s", repo).chunks if c.kind == "commit"]
+    assert headings == ["Add b", "Why: the vendor API rate-limits us", "Add a"]
+    assert [c.heading for c in collect_scope("s", repo, params=Params(max_commits=2)).chunks
+            if c.kind == "commit"] == ["Add b", "Why: the vendor API rate-limits us"]
+
+
+def test_an_empty_first_commit_is_collected(repo):
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Start: why this project exists")
+    write(repo, "a.md", "# A\n\nx\n")
+    commit_all(repo, "Add a")
+    assert "Start: why this project exists" in [c.heading for c in collect_scope("s", repo).chunks]
+
+
+def test_an_empty_commit_belongs_to_the_whole_repository_not_a_sub_scope(repo):
+    write(repo, "client/a.md", "# A\n\nclient\n")
+    write(repo, "server/b.md", "# B\n\nserver\n")
+    commit_all(repo, "two halves")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "Decision: one release train")
+    client = collect_scope("c", repo / "client")
+    assert [c.heading for c in client.chunks if c.kind == "commit"] == ["two halves"]
+    parent = collect_scope("p", repo, exclude=["client"])
+    assert [c.heading for c in parent.chunks if c.kind == "commit"] == ["Decision: one release train",
+                                                                        "two halves"]
+
+
 def test_repository_without_commits_still_collects(repo):
     write(repo, "README.md", "# Fresh\n\nnot committed yet\n")
     got = collect_scope("s", repo)

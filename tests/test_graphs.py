@@ -218,6 +218,24 @@ def test_excluded_paths_stay_out_of_the_graph(tmp_path, home):
 
 
 @needs_graphify
+def test_a_code_file_over_the_read_limit_never_reaches_graphify(tmp_path, home, monkeypatch):
+    import dataclasses
+
+    import loci.kernel.config
+
+    limit = 4_000       # the shipped 1 MB limit, scaled down: a 50 MB file stalled graphify for minutes
+    monkeypatch.setattr(loci.kernel.config, "DEFAULT_PARAMS",
+                        dataclasses.replace(loci.kernel.config.DEFAULT_PARAMS, max_file_bytes=limit))
+    huge = "def huge_generated_table():\n    pass\n" + "# padding\n" * (limit // 10 + 1)
+    root = make_repo(tmp_path / "big", {"pkg/core.py": CORE, "gen/huge.py": huge})
+    result = build_graph("big", root, home)
+    assert result.status == "built"
+    text = graph_text(result.graph)
+    assert "clamp_value" in text and "huge_generated_table" not in text
+    assert "gen/huge.py" in result.message
+
+
+@needs_graphify
 def test_a_language_graphify_does_not_model_is_unsupported(tmp_path, home):
     root = make_repo(tmp_path / "cobol", {"prog.cbl": "       IDENTIFICATION DIVISION.\n"})
     result = build_graph("cobol", root, home)

@@ -96,9 +96,14 @@ def test_an_unknown_mode_is_an_error_listing_the_modes():
         set_mode(Policy(), registry(), "delroy", "strict")
 
 
-def test_setting_the_mode_of_an_unknown_group_lists_the_known_groups():
-    with pytest.raises(GroupError, match="unknown group 'delory'; known groups: delroy, me"):
-        set_mode(Policy(), registry(), "delory", "hard")
+def test_setting_the_mode_of_a_new_group_creates_it_with_no_members():
+    policy = set_mode(Policy(), registry(), "web", "hard")
+    assert GroupRow("web", "hard", 0) in list_groups(registry(), policy)
+
+
+def test_setting_the_mode_of_a_group_with_a_bad_name_is_an_error():
+    with pytest.raises(GroupError, match="invalid group name"):
+        set_mode(Policy(), registry(), "my web", "hard")
 
 
 def test_list_groups_gives_mode_and_member_count():

@@ -116,6 +116,12 @@ def vectors(home: Path, scope: str) -> Path:
     return home / "vectors" / safe_name(MODEL) / f"{scope}.parquet"
 
 
+def summary(home: Path, scope: str) -> Path:
+    from loci.kernel.config import safe_name
+
+    return home / "vectors" / safe_name(MODEL) / "summary" / f"{scope}.npy"
+
+
 def rewrite_json(path: Path, change: Callable[[object], object]) -> None:
     path.write_text(json.dumps(change(json.loads(path.read_text()))))
 
@@ -171,6 +177,13 @@ CASES = [
          ("ask", "--no-cwd", QUESTION), "routing.sqlite", ("index",)),
     Case("a chunk table is truncated", lambda h: truncate(h / "chunks" / "alpha.parquet"),
          ("doctor",), "alpha.parquet", ("index",)),
+    Case("manifest.json is deleted", lambda h: (h / "manifest.json").unlink(),
+         ("doctor",), "manifest.json", ("index",)),
+    Case("a symbols table is torn", lambda h: (h / "symbols").mkdir(exist_ok=True)
+         or (h / "symbols" / "alpha.parquet").write_bytes(b"PAR1" + b"\0" * 100),
+         ("doctor",), "symbols/alpha.parquet", ("index",)),
+    Case("a vector summary is empty", lambda h: summary(h, "alpha").write_bytes(b""),
+         ("doctor",), "summary/alpha.npy", ("embed",)),
 ]
 
 
@@ -187,6 +200,14 @@ def test_damage_is_named_with_a_fix_that_restores_the_home(case, home, built):
     assert ok(repaired) and repaired.exit_code == 0, repaired.output
     again = runner.invoke(app, list(case.probe))
     assert ok(again) and again.exit_code == 0 or case.file not in again.output, again.output
+    assert answers(home)
+
+
+def test_an_empty_vector_summary_does_not_wedge_update(home):
+    summary(home, "alpha").write_bytes(b"")
+    res = runner.invoke(app, ["update", "--quiet", "--no-graphs"])
+    assert ok(res) and res.exit_code == 0, res.output
+    assert np.load(summary(home, "alpha")).ndim == 2
     assert answers(home)
 
 
@@ -388,7 +409,7 @@ def test_the_distribution_name_is_used_in_every_install_hint():
     from pipeline.graphs import INSTALL_HINT
 
     text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
-    assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp]" in text
+    assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp,multilingual]" in text
     assert INSTALL_HINT == install_hint("graph") == f"pip install '{DIST}[graph]'"
     assert "loci-mem" not in DIST
 

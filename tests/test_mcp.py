@@ -80,6 +80,17 @@ def test_a_bad_call_is_a_one_line_tool_failure(home, arguments, words):
     assert words in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_cwd_holding_a_nul_is_a_clear_failure_and_logs_no_traceback(home, monkeypatch):
+    import loci.front.mcp_server
+
+    logged = []
+    monkeypatch.setattr(loci.front.mcp_server, "_log", logged.append)
+    with pytest.raises(ToolFailure) as info:
+        Service(home).call("ask", question="anything", cwd="/tmp/a\x00b")
+    assert "NUL" in str(info.value) and "internal error" not in str(info.value)
+    assert logged == []
+
+
 def test_no_index_yet_is_a_tool_failure_naming_setup(tmp_path):
     with pytest.raises(ToolFailure, match="loci setup"):
         Service(tmp_path / "empty-home").call("ask", question="anything")

@@ -93,3 +93,11 @@ def test_a_lexical_one_shot_route_loads_no_module_it_does_not_use(corpus):
     got = _entry(["route", "--fast", "--no-cwd", "how do I calibrate a sprocket?"], probe=probe)
     assert got.returncode == 0, got.stderr
     assert got.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_plain_ask_on_a_home_without_vectors_imports_no_numpy(corpus):
+    """Without embeddings the answer is lexical: numpy (and pyarrow) must not be paid for."""
+    probe = "print(sorted(m for m in ('numpy', 'pyarrow') if m in sys.modules))"
+    got = _entry(["ask", "--no-cwd", "sessions and cookies over HTTP"], probe=probe)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip().splitlines()[-1] == "[]"

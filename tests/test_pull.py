@@ -300,6 +300,85 @@ def _other_model(folder: Path) -> None:
     _edit_manifest(folder, lambda m: m.update(embedding={"model": "another-model", "dim": 8}))
 
 
+def _rehash(folder: Path, name: str) -> None:
+    """The manifest now promises ``name``'s current bytes (a forger recomputes the checksum)."""
+    data = (folder / name).read_bytes()
+
+    def edit(manifest):
+        for entry in manifest["files"]:
+            if entry["path"] == name:
+                entry.update(sha256=hashlib.sha256(data).hexdigest(), size=len(data))
+    _edit_manifest(folder, edit)
+
+
+def _retable(name: str, change):
+    """Rewrite the Parquet table ``name`` through ``change`` and re-hash it."""
+    def damage(folder: Path) -> None:
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(folder / name)
+        pq.write_table(change(table), folder / name)
+        _rehash(folder, name)
+    return damage
+
+
+def _string_column(table, column: str):
+    import pyarrow as pa
+
+    i = table.column_names.index(column)
+    return table.set_column(i, column, pa.array([str(v) for v in table.column(column).to_pylist()], pa.string()))
+
+
+def _vocab_of_wrong_types(table):
+    import pyarrow as pa
+
+    return pa.table({"token": pa.array(range(len(table)), pa.int64()),
+                     "weight": pa.array([str(w) for w in table.column("weight").to_pylist()], pa.string())})
+
+
+def _nan_vectors(table):
+    import numpy as np
+    import pyarrow as pa
+
+    flat = np.full(len(table) * table.schema.field("vector").type.list_size, np.nan, np.float32)
+    vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat), table.schema.field("vector").type.list_size)
+    return table.set_column(table.column_names.index("vector"), "vector", vectors).replace_schema_metadata(
+        table.schema.metadata)
+
+
+def _truncated_and_rehashed(folder: Path) -> None:
+    path = folder / "refs.parquet"
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    _rehash(folder, "refs.parquet")
+
+
+def _linked(name: str):
+    """``name`` becomes a symbolic link to a copy of itself outside the bundle (same bytes)."""
+    def damage(folder: Path) -> None:
+        outside = folder.parent.parent / f"outside-{name}"
+        shutil.copyfile(folder / name, outside)
+        (folder / name).unlink()
+        (folder / name).symlink_to(outside)
+    return damage
+
+
+def _linked_folder(folder: Path) -> None:
+    outside = folder.parent.parent / "outside-bundle"
+    shutil.copytree(folder, outside)
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+
+
+def _too_deep(folder: Path) -> None:
+    text = (folder / "manifest.json").read_text().rstrip()
+    (folder / "manifest.json").write_text(text[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+
+
+def _big_file(folder: Path) -> None:
+    with open(folder / "chunks.parquet", "r+b") as fh:      # sparse: 1 GB on disk costs nothing
+        fh.truncate(1 << 30)
+
+
 BAD = {
     "checksum": (_flip_byte, "sha256"),
     "truncated": (_truncate, "truncated"),
@@ -307,6 +386,24 @@ BAD = {
     "newer schema": (_newer_schema, "newer loci"),
     "outside": (_outside, "outside the bundle"),
     "other model": (_other_model, "--no-vectors"),
+    "string line column": (_retable("chunks.parquet", lambda t: _string_column(t, "line")), "column 'line'"),
+    "truncated with its checksum": (_truncated_and_rehashed, "refs.parquet cannot be read"),
+    "vocab of wrong types": (_retable("vocab.parquet", _vocab_of_wrong_types), "vocab.parquet has column"),
+    "nan vectors": (_retable("vectors.parquet", _nan_vectors), "NaN"),
+    "loci_schema 99": (lambda f: _edit_manifest(f, lambda m: m.update(loci_schema=99)), "loci_schema"),
+    "bundle_schema true": (lambda f: _edit_manifest(f, lambda m: m.update(bundle_schema=True)), "bundle_schema"),
+    "meta chunks many": (lambda f: _edit_manifest(f, lambda m: m["meta"].update(chunks="many")), "meta.chunks"),
+    "meta a list": (lambda f: _edit_manifest(f, lambda m: m.update(meta=[1, 2])), "`meta` is a list"),
+    "long scope name": (lambda f: _edit_manifest(f, lambda m: m.update(scope="w" * 300)), "scope name"),
+    "deep manifest": (_too_deep, "nests deeper"),
+    "alias shadows a scope": (lambda f: _edit_manifest(f, lambda m: m.update(aliases=["Gizmo"])),
+                              "is the name of the scope 'gizmo'"),
+    "linked file": (_linked("refs.parquet"), "symbolic link"),
+    "linked manifest": (_linked("manifest.json"), "symbolic link"),
+    "linked bundle folder": (_linked_folder, "symbolic link"),
+    "claims a gigabyte": (lambda f: _edit_manifest(f, lambda m: m["files"][0].update(size=1 << 30)),
+                          "refused before reading"),
+    "a gigabyte on disk": (_big_file, "the manifest says"),
 }
 
 
@@ -340,6 +437,17 @@ def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_h
     out = json.loads(cli("pull", str(published), "--json").stdout)
     assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"] and out["refused"] == {}
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
+
+
+@pytest.mark.parametrize("kind", ["string line column", "meta a list", "nan vectors", "linked file",
+                                  "alias shadows a scope"])
+def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_of_it_behind(published, loci_home, kind):
+    setup = {"alias shadows a scope": lambda f: _edit_manifest(f, lambda m: m.update(aliases=["gizmo"]))}
+    setup.get(kind, BAD[kind][0])(published / "webby")
+    res = cli("pull", str(published), code=1)
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert not [path for path in snapshot(loci_home) if "webby" in path]   # gizmo, sound, landed
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
 
 def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
@@ -483,3 +591,82 @@ def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus)
 
     pulled = _json.loads(layout().meta("gizmo").read_text())
     assert pulled.get("facts") == local["facts"]
+
+
+@pytest.mark.parametrize("stage", ["registered", pytest.param("merged", marks=pytest.mark.slow)])
+def test_a_pull_killed_after_registering_then_pulled_again_registers_each_scope_once(published, loci_home, stage):
+    env = {**os.environ, "LOCI_HOME": str(loci_home), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(published)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == -9, proc.stderr
+    cli("pull", str(published), "--quiet")
+    names = sorted(s["name"] for s in json.loads(cli("scopes", "--json").stdout))
+    assert names == ["gizmo", "webby"]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+
+
+_SLOW_PULL = """
+import sys, time
+import pipeline.runner, pipeline.share.stage as stage
+stage.PARALLEL_FROM = 1
+pipeline.runner.default_jobs = lambda: 2
+build = stage._build
+def slow(*args):
+    time.sleep(120)
+    return build(*args)
+stage._build = slow
+from loci.front.cli import app
+sys.argv = ["loci", "pull", sys.argv[1]]
+app()
+"""
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        return {int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()}
+    except OSError:
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_pull_workers_do_not_outlive_a_killed_pull(published, loci_home):
+    import signal
+    import time
+
+    env = {**os.environ, "LOCI_HOME": str(loci_home), "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_PULL, str(published)], env=env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while len(workers := _children(proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) >= 2, "the pull never started its workers"
+        time.sleep(0.5)                       # each worker has run its initializer
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = [w for w in workers if _alive(w)]
+        for w in left:
+            os.kill(w, signal.SIGKILL)
+        assert not left, f"worker(s) {left} outlived the killed pull"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("command", ["push", "export"])
+def test_push_and_export_of_an_empty_home_are_the_same_error_and_write_nothing(command, loci_home, tmp_path):
+    dest = tmp_path / "dest"
+    args = [command, str(dest)] if command == "push" else [command, "--to", str(dest)]
+    res = cli(*args, code=1)
+    assert "nothing to publish" in res.output and "loci setup" in res.output
+    assert not dest.exists()

@@ -64,6 +64,8 @@ PEM = f"-----BEGIN RSA PRIVATE KEY-----\n{PEM_BODY}\n{PEM_BODY}\n-----END RSA PR
 JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJmYWtlLXVzZXItZm9yLXRlc3RzIn0."
        + fill("", 43))
 URL_PW = "Fak3Passw0rd4Tests"
+SHADOW = fill("", 86, "Fak3.hash/")
+BCRYPT = fill("", 53, "Fak3bcrypt")
 URL = f"postgres://app:{URL_PW}@db.internal:5432/app"
 BEARER = fill("", 32)
 SA = "Fake0ClientSecret0Value0For0Tests"
@@ -77,6 +79,8 @@ PYPI = "pypi-AgEIcHlwaS5vcmc" + fill("", 60)
 HF = fill("hf_", 37, "FAKEzero")
 DIGITALOCEAN = fill("dop_v1_", 71, "fa4e0")
 PW = "Fak3Passw0rd4Tests"
+SHADOW = fill("", 86, "Fak3.hash/")
+BCRYPT = fill("", 53, "Fak3bcrypt")
 SETTINGS = ("prose", "code", "commit")
 
 
@@ -209,6 +213,18 @@ POSITIVES = [
     case("secret-assignment", "commit",
          f"Configure OAuth app\n\nexport CLIENT_SECRET={SA}\nwas in the runbook; moved to vault.",
          SA, "Configure OAuth app", "export CLIENT_SECRET=", "\nwas in the runbook"),
+    case("command-password", "prose", f"Restore it with mysql -u root -p{PW} app < dump.sql first.",
+         PW, "mysql -u root -p", " app < dump.sql first."),
+    case("command-password", "code", f"sshpass -p '{PW}' ssh deploy@build.internal\n", PW,
+         "sshpass -p '", "' ssh deploy@build.internal"),
+    case("command-password", "commit", f"Script the dump\n\nIt ran pg_dump --password {PW} nightly.",
+         PW, "Script the dump", "--password ", " nightly."),
+    case("password-hash", "prose", f"The root hash was $6$Fak3salt${SHADOW} until rotation.", SHADOW,
+         "The root hash was $6$", " until rotation."),
+    case("password-hash", "code", f"root:$6$Fak3salt${SHADOW}:19000:0:99999:7:::\n", SHADOW,
+         "root:$6$", ":19000:0:99999:7:::"),
+    case("password-hash", "commit", f"Seed the admin user\n\nhash = '$2b$12${BCRYPT}' was committed.",
+         BCRYPT, "Seed the admin user", "hash = '$2b$", "' was committed."),
 ]
 
 NEGATIVES = [
@@ -280,6 +296,12 @@ NEGATIVES = [
     case("secret-assignment", "code", "password_field = models.CharField(max_length=128)"),
     case("secret-assignment", "commit",
          'Rename token_count\n\npassword = "<your-password>" in the docs is a placeholder.'),
+    case("command-password", "prose", "Run mysql -u root -p and type the password when asked."),
+    case("command-password", "code", 'mysqldump -u "$DB_USER" -p"$DB_PASSWORD" app > dump.sql'),
+    case("command-password", "commit", "Read passwords from stdin\n\ndocker login --password-stdin now."),
+    case("password-hash", "prose", "Shadow hashes start with $6$ and a salt."),
+    case("password-hash", "code", 'if hashed.startswith("$2b$"):'),
+    case("password-hash", "commit", "Costs of $5 per month\n\nThe $6$ prefix means SHA-512."),
 ]
 
 # The near-misses the brief names, and the decisions taken on the doubtful ones.

@@ -241,3 +241,19 @@ def test_neighbouring_words_are_looked_up_as_the_qualified_name_they_may_write()
     from loci.query.grammar import adjacent_pairs
 
     assert "click.option" in adjacent_pairs("a click option falls back")
+
+
+@pytest.mark.parametrize("question", [
+    "What does this project do with cookie sessions and redirect headers?",
+    "Does my app handle the cookie session redirect request header?",
+])
+def test_a_question_about_this_project_asked_inside_it_is_answered_there_whatever_other_projects_hold(index, question):
+    # gamma holds every word of the question many times over; the asker stands in delta and
+    # points at the project they are in, so delta answers (first), and it never abstains
+    r = route(question, index, Context(cwd_scope="delta"), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "delta"
+
+
+def test_a_question_naming_another_project_asked_inside_one_goes_to_the_named_project(index):
+    r = route("In click, what does this prompt option do?", index, Context(cwd_scope="delta"), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "click"

@@ -166,6 +166,7 @@ def test_an_unreachable_endpoint_is_one_line(loci_home, monkeypatch):
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     res = cli("pull", "s3://corpus/bundles", code=1)
     assert "cannot list s3://corpus/bundles" in res.output and len(res.output.strip().splitlines()) == 1
+    assert f"127.0.0.1:{port}" in res.output   # the store's own words, whole: they name the host
     assert not (loci_home / "manifest.json").exists()
 
 

@@ -223,3 +223,23 @@ def test_a_favourite_the_words_missed_goes_first_only_when_it_leads_clearly_abov
     assert clear.scopes == ["delta", "alpha"] and clear.semantic["action"] == "added"
     close = second_opinion(lexical, near(delta=0.55, alpha=0.48, beta=0.2, gamma=0.2, click=0.2), Context(), P, q, bg)
     assert close.scopes == ["alpha", "delta"] and close.semantic["action"] == "added"
+
+
+def _two_way_route(first: float, second: float):
+    from loci.query.router import RouteResult, ScopeScore
+
+    details = [ScopeScore("alpha", evidence=first), ScopeScore("beta", evidence=second)]
+    return RouteResult("routed", ["alpha", "beta"], None, [], {"alpha": first, "beta": second},
+                       gate="evidence", details=details)
+
+
+def test_when_the_words_all_but_tie_the_scope_closer_in_meaning_goes_first():
+    affinity = {**near(), "alpha": 0.52, "beta": 0.56}
+    r = second_opinion(_two_way_route(1.675, 1.663), affinity, Context(), P)
+    assert r.scopes == ["beta", "alpha"] and r.semantic["action"] == "led"
+
+
+def test_a_clearly_stronger_first_by_words_keeps_its_place_when_meaning_differs_a_little():
+    affinity = {**near(), "alpha": 0.52, "beta": 0.56}
+    r = second_opinion(_two_way_route(1.675, 1.2), affinity, Context(), P)
+    assert r.scopes == ["alpha", "beta"] and r.semantic["action"] == "agreed"

@@ -143,6 +143,25 @@ def test_doit_index_embed_in_one_run_embeds_the_fresh_chunks(three):
     assert again.values["vectors:beta"]["encoded"] >= 1
 
 
+def test_a_hook_run_refreshes_the_vector_stores_of_its_scopes_only(three):
+    from loci.kernel.vectorstore import multilingual_vectors
+    from test_multilingual import BilingualEncoder
+
+    def ctx(**kw):
+        return home(layout(), open_encoder=lambda name, lay: FakeEncoder(),
+                    open_multilingual=lambda lay: BilingualEncoder(), **kw)
+
+    assert doit(ctx(), "embed").code == 0
+    assert doit(ctx(), "embed").scopes("multilingual") == []   # nothing changed: nothing encoded
+    stamps = {n: multilingual_vectors(layout(), n).with_suffix(".json").stat().st_mtime_ns for n in REPOS}
+    edit(three / "beta", "websockets")
+    edit(three / "gamma", "barometers")
+    report = run_scopes(ctx(embed=True), ["beta", "gamma"])
+    assert report.scopes("vectors") == ["beta", "gamma"] and report.scopes("multilingual") == ["beta", "gamma"]
+    after = {n: multilingual_vectors(layout(), n).with_suffix(".json").stat().st_mtime_ns for n in REPOS}
+    assert [n for n in REPOS if after[n] != stamps[n]] == ["beta", "gamma"]
+
+
 def test_vectors_built_by_doit_alone_are_the_ones_queries_read(three):
     from loci.kernel.config import read_embed_config
 

@@ -20,7 +20,22 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(code)
     from loci.front.cli_app import app
 
-    app(args)
+    if "--json" not in args:
+        app(args)
+        return
+    import click
+
+    try:  # with --json, a bad command line is a JSON object too
+        code = app(args, standalone_mode=False)
+    except click.ClickException as exc:
+        from loci.front.oneshot import report_failure
+
+        report_failure(exc.format_message(), True, None)
+        code = exc.exit_code
+    except click.Abort:
+        code = 1
+    sys.stdout.flush()
+    raise SystemExit(code if isinstance(code, int) else 0)
 
 
 def __getattr__(name: str):

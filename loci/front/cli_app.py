@@ -9,7 +9,9 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import err as _err, handled, json_flag, writable_home as _writable_home
+from loci.front.cli_common import (
+    complete_scope, err as _err, handled, json_flag, writable_home as _writable_home,
+)
 from loci.front.oneshot import K_DEFAULT, K_RANGE
 from loci.kernel.config import layout as make_layout
 
@@ -56,9 +58,10 @@ def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only membe
     gof = effective_groups(reg, load_policy(layout))
     rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
     if group and not rows:
+        from loci.kernel.errors import UsageError
+
         known = sorted({g for gs in gof.values() for g in gs})
-        _err(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
-        raise typer.Exit(2)
+        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
     if as_json:
         dump_json([{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
                     "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
@@ -93,7 +96,8 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
 @app.command()
 @handled
 def ask(question: str = typer.Argument(..., help="The question, in plain words."),
-        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope."),
+        scope: Optional[str] = typer.Option(None, "--scope", help="Skip routing: answer from this scope.",
+                                            autocompletion=complete_scope),
         group: Optional[str] = typer.Option(None, "--group", help="Confine routing to this group's members."),
         k: int = typer.Option(K_DEFAULT, "--k", min=K_RANGE[0], max=K_RANGE[1], help="Results per scope."),
         fast: bool = typer.Option(False, "--fast", help="Lexical only: no embeddings in routing or ranking."),
@@ -135,36 +139,46 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
     from loci.kernel.registry import editing_registry
+    from pipeline.provenance import read_identity, unknown_owner_reason
     from pipeline.scan import relabel
 
+    identity = read_identity()
     with editing_registry(_writable_home()) as edit:
-        result = relabel(edit.registry)
+        result = relabel(edit.registry, identity)
         edit.registry = result.registry
     for name, owner in sorted(result.owners.items()):
-        typer.echo(f"{name:<28} {owner}")
+        scope = result.registry.get(name)
+        repo = Path(scope.path) if scope and scope.kind != "subscope" else None   # a sub-scope: its parent's
+        why = f"  ({unknown_owner_reason(identity, repo)})" if owner == "unknown" else ""
+        typer.echo(f"{name:<28} {owner}{why}")
 
 
-def _edit_policy(edit_name: str, *args: str) -> None:
-    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json."""
+def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
+    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json;
+    returns each group's member count after it."""
     from loci.kernel import groups
     from loci.kernel.registry import load_registry
 
     layout = _writable_home()
     edit = getattr(groups, edit_name)
-    groups.save_policy(layout, edit(groups.load_policy(layout), load_registry(layout), *args))
+    registry = load_registry(layout)
+    policy = edit(groups.load_policy(layout), registry, *args)
+    groups.save_policy(layout, policy)
+    return {row.group: row.count for row in groups.list_groups(registry, policy)}
 
 
 @group_app.command("set")
 @handled
 def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
     """Set how much GROUP confines: explicit, soft (default) or hard."""
-    _edit_policy("set_mode", group, mode)
-    typer.echo(f"{group}: {mode}")
+    counts = _edit_policy("set_mode", group, mode)
+    empty = f" (no members yet: `loci group add SCOPE {group}` puts one in)" if not counts.get(group) else ""
+    typer.echo(f"{group}: {mode}{empty}")
 
 
 @group_app.command("add")
 @handled
-def group_add(scope: str, group: str):
+def group_add(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
     """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
     _edit_policy("add_member", scope, group)
     typer.echo(f"{scope} is in {group}")
@@ -172,7 +186,7 @@ def group_add(scope: str, group: str):
 
 @group_app.command("rm")
 @handled
-def group_rm(scope: str, group: str):
+def group_rm(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
     """Take SCOPE out of GROUP."""
     _edit_policy("remove_member", scope, group)
     typer.echo(f"{scope} is no longer in {group}")

@@ -10,7 +10,7 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, err, handled, index_lines, interactive, quiet_flag, writable_home,
+    Commands, build_context, complete_scope, err, handled, index_lines, interactive, quiet_flag, writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
@@ -28,7 +28,11 @@ def show_scan(report, dirs, quiet: bool) -> None:
     if report.found or not report.problems:
         typer.echo(f"registered {len(report.found)} scope(s) under {', '.join(map(str, dirs))}")
     for owner, names in sorted(by_owner.items()):
-        label = "owner unknown (no remote, and the recent commits are not yours)" if owner == "unknown" else owner
+        label = owner
+        if owner == "unknown":
+            from pipeline.provenance import read_identity, unknown_owner_reason
+
+            label = f"owner unknown ({unknown_owner_reason(read_identity())})"
         typer.echo(f"  {label}: {', '.join(names)}")
     for name in report.missing:
         typer.echo(f"  missing on disk (kept, not removed): {name}")
@@ -57,10 +61,18 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
     from loci.kernel.registry import editing_registry
     from pipeline.scan import add_scope
 
-    with editing_registry(writable_home()) as edit:  # a scan running meanwhile keeps this alias
+    layout = writable_home()
+    with editing_registry(layout) as edit:  # a scan running meanwhile keeps this alias
+        known = edit.registry.at_path(path) is not None
         edit.registry = reg = add_scope(edit.registry, path, alias=alias, glob=glob)
     scope = reg.at_path(path)
-    typer.echo(f"registered {scope.name if scope else path}; run `loci index` to index it")
+    name = scope.name if scope else str(path)
+    if not known or not layout.meta(name).is_file():
+        typer.echo(f"registered {name}; run `loci index` to index it")
+        return
+    said = [f"alias {', '.join(alias)} added (it answers at once)"] if alias else []
+    said += ["run `loci index` to collect the new globs"] if glob else []
+    typer.echo(f"{name} is registered already" + (f": {'; '.join(said)}" if said else ""))
 
 
 def show_graphs(report, quiet: bool) -> int:
@@ -85,7 +97,8 @@ def _graphify_missing() -> bool:
 
 @commands.command()
 @handled
-def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope)."),
+def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope).",
+                                             autocompletion=complete_scope),
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
            quiet: bool = quiet_flag()):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
@@ -94,9 +107,10 @@ def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (defaul
     if _graphify_missing():
         raise typer.Exit(1)
     ctx = build_context(writable_home(), quiet=quiet, label="graphs")
-    code = show_graphs(build.graphs(ctx, list(names or []), force=force), quiet)
-    if code == 0 and not quiet:
-        typer.echo("run `loci index` to fold the graphs into routing and the structure store")
+    report = build.graphs(ctx, list(names or []), force=force)
+    code = show_graphs(report, quiet)
+    if code == 0 and not quiet and any(v.get("status") == "built" for v in report.results.values()):
+        typer.echo("run `loci index` to fold the new graphs into routing and the structure store")
     raise typer.Exit(code)
 
 

@@ -3,7 +3,9 @@ the build context, and ``Commands`` (each module's commands, registered by cli.p
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import tempfile
 from typing import Callable
 
 import typer
@@ -21,15 +23,28 @@ def json_flag():
     return typer.Option(False, "--json", help="Print JSON (the documented contract) instead of text.")
 
 
+def complete_scope(incomplete: str) -> list[str]:
+    """Shell completion of a scope name: the registered names starting with what is typed
+    (scopes.json read, nothing else; nothing on any error)."""
+    try:
+        from loci.kernel.registry import load_registry
+
+        names = load_registry(make_layout()).names()
+    except Exception:   # completion must never print a traceback into the shell
+        return []
+    return sorted(n for n in names if n.startswith(incomplete))
+
+
 def err(msg: str) -> None:
     typer.echo(f"loci: {msg}", err=True)
 
 
 def handled(fn):
-    """The one place the CLI turns an expected error into one line on stderr and its exit code."""
+    """The one place the CLI turns an expected error into one line on stderr (with ``--json``, one
+    object on stdout) and its exit code."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        from loci.front.oneshot import failure
+        from loci.front.oneshot import failure, report_failure
 
         try:
             return fn(*args, **kwargs)
@@ -37,7 +52,7 @@ def handled(fn):
             known = failure(exc)
             if known is None:
                 raise
-            err(known[0])
+            report_failure(known[0], kwargs.get("as_json", False), err)
             raise typer.Exit(known[1])
     return wrapper
 
@@ -70,12 +85,15 @@ def writable_home() -> Layout:
     layout = make_layout()
     try:
         layout.home.mkdir(parents=True, exist_ok=True)
-        probe = layout.home / ".write-probe"
-        probe.write_text("ok")
-        probe.unlink()
+        # a name of its own: commands running side by side must not remove each other's probe
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=layout.home)
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
-        err(f"cannot write to {layout.home} ({exc.strerror or exc}); set LOCI_HOME to a writable directory")
-        raise typer.Exit(1)
+        from loci.kernel.errors import StoreError
+
+        raise StoreError(f"cannot write to {layout.home} ({exc.strerror or exc}); "
+                         f"set LOCI_HOME to a writable directory") from None
     return layout
 
 

@@ -6,7 +6,9 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import Commands, build_context, err, handled, index_lines, json_flag, writable_home
+from loci.front.cli_common import (
+    Commands, build_context, complete_scope, err, handled, index_lines, json_flag, writable_home,
+)
 
 commands = Commands()
 
@@ -108,7 +110,8 @@ def print_doctor(as_json: bool = False) -> list:
 
 @commands.command()
 @handled
-def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope."),
+def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope.",
+                                               autocompletion=complete_scope),
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
          as_json: bool = json_flag()):
     """Which of your projects reference another (imports and declared dependencies), with citations."""

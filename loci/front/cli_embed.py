@@ -10,13 +10,25 @@ from loci.front.cli_common import Commands, build_context, err, handled, quiet_f
 commands = Commands()
 
 
+def embed_line(report) -> str:
+    """A pipeline.build.EmbedReport in one line: scopes rechecked (chunks encoded, vectors kept)
+    apart from scopes skipped as up to date, so "0 encoded, 9877 kept" never reads as nothing done."""
+    parts = []
+    if report.embedded:
+        done = (f"{report.encoded} new or changed chunk(s) encoded" if report.encoded
+                else "no chunk needed encoding")
+        parts.append(f"{len(report.embedded)} scope(s) rechecked, {done}, {report.reused} vector(s) kept")
+    if report.unchanged:
+        parts.append(f"{len(report.unchanged)} scope(s) already up to date")
+    return "embeddings: " + ("; ".join(parts) or "no scope to embed")
+
+
 def show_embed(report, quiet: bool) -> int:
     """Display a pipeline.build.EmbedReport; returns the exit code."""
     for name, msg in report.failed.items():
         err(f"{name}: {msg}")
     if not quiet:
-        typer.echo(f"embedded {len(report.embedded)} scope(s): {report.encoded} encoded, {report.reused} reused "
-                   f"({len(report.unchanged)} unchanged)")
+        typer.echo(embed_line(report))
     return report.code
 
 
@@ -24,17 +36,21 @@ def show_embed(report, quiet: bool) -> int:
 @handled
 def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer (default: the packaged "
                                               "all-MiniLM-L6-v2), static (a small model distilled locally "
-                                              "from it: builds in seconds, weaker on paraphrases), or any "
-                                              "sentence-transformers name or path."),
+                                              "from it on first use, a one-time cost of half a minute to a "
+                                              "few minutes of CPU; then thousands of chunks a second; "
+                                              "weaker on paraphrases), or any sentence-transformers name "
+                                              "or path."),
           quiet: bool = quiet_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""
     from loci.query.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
     from pipeline import build
 
     layout = writable_home()
-    ctx = build_context(layout, quiet=quiet, label="embedding", model=model or "default")
+    # like `loci index`: no code graph is extracted here (setup and update do that)
+    ctx = build_context(layout, quiet=quiet, label="embedding", model=model or "default", graphs=False)
     if not layout.manifest.exists():
         build.embed(ctx)  # raises: nothing indexed yet, before any model is loaded
     if model_id_for(model) == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
-        typer.echo("distilling the static embedding model from the packaged one (once, about half a minute)...")
+        typer.echo("distilling the static embedding model from the packaged one (once: half a minute "
+                   "to a few minutes, by the load)...")
     raise typer.Exit(show_embed(build.embed(ctx), quiet))

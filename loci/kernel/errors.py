@@ -23,5 +23,24 @@ class StoreError(LociError, RuntimeError):
     """An artifact is missing or unreadable; the message names the file and the fix."""
 
 
+class EncoderUnavailable(LociError, RuntimeError):
+    """An encoder cannot be loaded; the message is one line that names the fix."""
+
+
 class BuildError(LociError, RuntimeError):
     """A build step cannot run or failed as a whole (nothing registered, no model, a failed fit)."""
+
+
+def error_object(message: str) -> dict:
+    """An error as ``--json`` prints it: ``{"error": what went wrong, "hint": the fix}``.
+
+    A message is "what; fix" or "what: run `loci ...`"; one without a fix has ``"hint": null``."""
+    depth = 0
+    for i, ch in enumerate(message):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if depth == 0 and message.startswith("; ", i):
+            return {"error": message[:i], "hint": message[i + 2:]}
+    what, sep, fix = message.partition(": run ")
+    if sep:
+        return {"error": what, "hint": "run " + fix}
+    return {"error": message, "hint": None}

@@ -136,11 +136,10 @@ def _check_group_name(group: str) -> None:
 
 
 def set_mode(policy: Policy, registry: Registry, group: str, mode: str) -> Policy:
-    """Set one group's mode; the group must exist (have members or a mode already)."""
+    """Set one group's mode; a group not known yet is created with no members (``loci group add``
+    fills it), so a mode can be set before the scopes are put in."""
     _check_mode(mode)
-    known = {row.group for row in list_groups(registry, policy)}
-    if group not in known:
-        raise GroupError(f"unknown group {group!r}; {_known('groups', known)}")
+    _check_group_name(group)
     return Policy(policy.default_mode, {**policy.modes, group: mode}, policy.members, policy.extra)
 
 

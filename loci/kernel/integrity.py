@@ -107,6 +107,8 @@ def scope_index_problems(layout: Layout, name: str, *, open_db: bool = True) -> 
         (layout.vocab(name), parquet_problem(layout.vocab(name))),
         (layout.refs(name), parquet_problem(layout.refs(name))),
         (layout.query_db(name), sqlite_problem(layout.query_db(name), open_db=open_db)),
+        # the structure tables exist only for a scope with a code graph: checked when present
+        *((p, parquet_problem(p)) for p in (layout.symbols(name), layout.calls(name)) if p.exists()),
     ) if why]
     try:
         if read_state(layout.meta(name), META_FILE) is None:

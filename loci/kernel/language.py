@@ -144,3 +144,12 @@ def translation_language(relpath: str) -> str | None:
             return m.group("lang").lower()
     return None
 
+
+
+QUESTION_MIN_WORDS = 5   # a question is shorter than the prose ``is_foreign`` was tuned on
+
+
+def question_is_foreign(question: str) -> bool:
+    """True when a question is not written in English (another script, or another language's
+    function words): the question an English encoder cannot read."""
+    return is_foreign(question, min_words=QUESTION_MIN_WORDS)

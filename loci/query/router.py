@@ -17,7 +17,7 @@ from loci.query import grammar
 from loci.query.project_files import fact_file_patterns
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
-from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, question_words, surface_forms, tokenize
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,24 @@ class RouteResult:
     # the query service replaces each fact token with its citation
     members: list[dict] = field(default_factory=list)
 
-    def to_json(self) -> dict:
+    def to_json(self, explain: bool = False) -> dict:
         out = {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
                "candidates": self.candidates, "scores": dict(self.scores)}
         if self.outcome == "enumerated":
             out["members"] = [dict(m) for m in self.members]
         if self.semantic is not None:
             out["semantic"] = dict(self.semantic)
+        if explain:
+            out["explain"] = self.explanation()
         return out
+
+    def explanation(self) -> dict:
+        """What `route --explain` shows: the deciding gate, the question's tokens and every
+        scope's score parts, best first."""
+        return {"gate": self.gate, "tokens": list(self.tokens), "excluded": list(self.excluded),
+                "details": [{"scope": d.scope, "total": d.total, "evidence": d.evidence, "alias": d.alias,
+                             "cwd": d.cwd, "recency": d.recency, "demoted": d.demoted,
+                             "matched": dict(d.matched)} for d in self.details]}
 
 
 def question_tokens(question: str, enumerative: bool) -> list[str]:
@@ -78,7 +88,7 @@ def question_tokens(question: str, enumerative: bool) -> list[str]:
     "und"): they say which language it is in, never what it is about."""
     skip = language.foreign_function_words(question) if language.is_foreign(question) else set()
     seen: dict[str, None] = {}
-    for tok in tokenize(question):
+    for tok in question_words(question):
         if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
             continue
         seen.setdefault(tok, None)
@@ -370,9 +380,15 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         out.members = why
         return out
     # 3. forced: a name or the cwd identifies the subject
+    kind = grammar.deixis(question)
+    here = next((s for s in elig if s.cwd), None)
+    if here is not None and kind in ("strong", "own") and not any(s.alias >= params.alias_boost for s in elig):
+        # "this project" / "my app", asked from inside a project and naming no other: that project
+        # answers, first, whatever vocabulary the others share with the question
+        rest = [s for s in elig if s is not here and s.total >= params.select_ratio * top.total and s.total > 0]
+        return result("routed", [here] + rest[: params.select_max - 1], None, "cwd")
     forced = bool(top.alias >= params.alias_boost or top.cwd)
     if not forced:
-        kind = grammar.deixis(question)
         if kind == "strong":
             return result("abstained", [], "deictic", "deixis")
         symbol = symbol_route(question, index, params, elig)
@@ -490,6 +506,34 @@ def open_to_opinion(result: RouteResult) -> bool:
     return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
+def foreign_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
+                    params: Params = DEFAULT_PARAMS) -> RouteResult:
+    """Judge a question not in English by the multilingual encoder instead of the English vectors.
+
+    ``affinity``: each scope's best passage by that encoder. Like the second opinion it can
+    change only a vocabulary route or a no-evidence abstention. When the closest scope reaches
+    ``multilingual_route_floor`` (off-topic questions in other languages stay below it), it
+    answers first, with the next scopes within ``multilingual_close`` of it, then the words'
+    own choice, ``select_max`` in all; below the floor the decision stands.
+    """
+    excluded = set(result.excluded)
+    ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
+                     and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+    if not ranked or not open_to_opinion(result):
+        return result
+    best, leader = ranked[0]
+    margin = best - ranked[1][0] if len(ranked) > 1 else best
+    note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+    if best < params.multilingual_route_floor:
+        return replace(result, semantic=note)
+    close = [s for a, s in ranked if a >= best - params.multilingual_close]
+    words = result.scopes if result.outcome == "routed" else []
+    chosen = [*close, *(s for s in words if s not in close)][: params.select_max]
+    note["action"] = "foreign"
+    return replace(result, outcome="routed", scopes=chosen, reason=None, candidates=[], gate="multilingual",
+                   semantic=note)
+
+
 Background = Mapping[str, tuple[float, float]]   # per scope: off-topic questions' mean affinity and its spread
 
 
@@ -544,8 +588,8 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
                            candidates=_chosen_as_shortlist(result, question), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
-            if result.scopes[0] != leader and clear == leader:
-                # the words split between projects; meaning clearly picks one of them: it goes first
+            if result.scopes[0] != leader and (clear == leader or _words_tie(result, leader, params)):
+                # the words split between projects (or all but tie); meaning picks one of them: it goes first
                 note["action"] = "led"
                 out = replace(out, scopes=[leader, *(s for s in result.scopes if s != leader)])
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
@@ -612,6 +656,14 @@ def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], backgro
         return None
     first, second = (_lift(affinity, background, s) for s in by_lift[:2])
     return by_lift[0] if first > 0 and second <= ratio * first else None
+
+
+def _words_tie(result: RouteResult, scope: str, params: Params) -> bool:
+    """The words rank ``scope`` within ``semantic_tie_ratio`` of the route's first: they do not
+    tell the two apart, so the closer in meaning may lead."""
+    total = {d.scope: d.total for d in result.details}
+    first = total.get(result.scopes[0], 0.0)
+    return first > 0 and total.get(scope, 0.0) >= params.semantic_tie_ratio * first
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:

@@ -41,6 +41,37 @@ GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
 
 Scores = Mapping[int, float]
 
+# a second encoder's ranking (the multilingual one, on prose) fused with the transformer's by
+# reciprocal rank at this constant; its first VOUCHED_TOP passages count as grounded for a
+# question not in English (docs/decisions/answer-ranking.md)
+MEANING_RRF_K = 5
+VOUCHED_TOP = 3
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """The vectors' view of one scope for one question.
+
+    ``cosines``: the transformer's cosine of each passage judged (what the scope's semantic floor
+    is fitted on); ``other``: a second encoder's passages, best first, when the home has one;
+    ``vouched``: passages that encoder grounds on its own (its best, for a question the words
+    and the transformer cannot read)."""
+
+    cosines: Scores
+    other: Sequence[int] = ()
+    vouched: frozenset = frozenset()
+
+    def scores(self) -> dict[int, float] | None:
+        """One ranking of meaning: the cosines alone, or with a second encoder the reciprocal-rank
+        fusion of both orders (their cosines live on different scales)."""
+        if not self.other:
+            return dict(self.cosines) or None
+        out: dict[int, float] = {}
+        for order in (sorted(self.cosines, key=lambda d: (-self.cosines[d], d)), self.other):
+            for r, d in enumerate(order):
+                out[d] = out.get(d, 0.0) + 1.0 / (MEANING_RRF_K + 1 + r)
+        return out or None
+
 
 @dataclass
 class EpisodeHit:
@@ -79,7 +110,7 @@ def fuse(parts: dict[str, Scores | None], weights: Mapping[str, float] = RANKER_
 
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
-         semantic: Scores | None = None, semantic_floor: float | None = None,
+         semantic: Meaning | None = None, semantic_floor: float | None = None,
          semantic_led: bool = False, fact_files: Iterable[int] = (),
          demoted: Iterable[int] = (), rationale: bool = True,
          params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
@@ -91,8 +122,9 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
     ``rationale`` False (the question asks no why) counts commit bodies, docstrings and comments
     at ``params.outside_why``: they explain code and its changes, prose answers how.
     """
-    fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic},
+    fused = fuse({"bm25": bm25, "grams": grams, "semantic": semantic.scores() if semantic else None},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS)
+    cosines, vouched = (semantic.cosines, semantic.vouched) if semantic else ({}, frozenset())
     facts, demoted = set(fact_files), set(demoted)
     outside_why = {} if rationale else dict(params.outside_why)
     for d in facts:
@@ -108,9 +140,9 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
         if d in demoted:
             score *= TRANSLATION_FACTOR
         score *= outside_why.get(kind, 1.0)
-        if gate and d not in facts and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
+        if gate and d not in facts and d not in vouched and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
                          or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
-                         or semantic_floor is not None and (semantic or {}).get(d, -1.0) >= semantic_floor):
+                         or semantic_floor is not None and cosines.get(d, -1.0) >= semantic_floor):
             continue
         if score > 0:
             out.append((d, score))
@@ -125,12 +157,12 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
 
 def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gate: bool = True,
                  prefer_project_docs: bool = False,
-                 semantic: Callable[[Collection[int]], Scores | None] | None = None,
+                 semantic: Callable[[Collection[int]], Meaning | None] | None = None,
                  semantic_floor: float | None = None, semantic_led: bool = False,
                  params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Rank one scope's chunks for the question; (chunk row, score) pairs, best first.
 
-    ``semantic``, given the lexical rankers' candidates, returns the vectors' cosines: their own
+    ``semantic``, given the lexical rankers' candidates, returns the vectors' ``Meaning``: their own
     best rows and those candidates' (a passage the words found is judged on its closeness in
     meaning, not dropped to 0 for being outside the vectors' short list)."""
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
@@ -140,7 +172,7 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
     prose = lex.prose_paths()
     patterns = fact_file_patterns(question) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
-    candidates = worded | set(sem or ()) | facts
+    candidates = worded | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
     if not candidates:
         return []
     demoted = set() if is_foreign(question) else {

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 import numpy as np
 
 from loci.kernel.dist import install_hint
-from loci.kernel.errors import LociError
+from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-free, named here too)
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
     DEFAULT_MODEL, MERGED, STATIC_ID, SUMMARY_DIR, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from loci.kernel.config import Layout
 
 EMBED_HINT = install_hint("embed")
-
-
-class EncoderUnavailable(LociError, RuntimeError):
-    """An encoder cannot be loaded; the message is one line that names the fix."""
 
 
 @runtime_checkable

@@ -20,7 +20,7 @@ from pathlib import Path
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.lazyre import LazyPattern
 from loci.query.lexical import open_readonly
-from loci.kernel.tokens import STOPWORDS, tokenize
+from loci.kernel.tokens import STOPWORDS, question_words, tokenize
 
 SYMBOL_COLUMNS = frozenset({"id", "label", "kind", "path", "line"})
 CALL_COLUMNS = frozenset({"src", "dst", "relation", "path", "line"})
@@ -343,7 +343,7 @@ def question_parts(store: StructureStore, question: str) -> dict[str, float]:
     """The question's words as this scope's name parts, weighted 1 where the scope has the word
     and EXPANDED for its near forms (``stripped`` -> ``strip``, ``config`` -> ``configure``)."""
     out: dict[str, float] = {}
-    for tok in tokenize(question):
+    for tok in question_words(question):
         if tok in _SHAPE_WORDS or tok == store.name.lower() or "." in tok:
             continue
         if tok in store.by_part:

@@ -27,6 +27,12 @@ REQUIRED_ROLES = ("chunks", "vocab")
 ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors")
 VECTOR_ROLES = ("vectors", "label_vectors")
 META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats", "facts")
+# what a manifest from another machine may hold at most
+MANIFEST_DEPTH = 32          # nesting of JSON objects and lists
+NAME_MAX = 128               # characters of a scope name or an alias
+ALIASES_MAX = 64
+FILE_LIMIT = 512 << 20       # bytes of one bundle file (the biggest real chunks table is far below)
+DIM_MAX = 8192               # an embedding's dimension
 
 
 class BundleError(LociError, RuntimeError):
@@ -241,16 +247,74 @@ def _plain_name(path: object) -> bool:
     return not pure.is_absolute() and len(pure.parts) == 1 and pure.name not in (".", "..")
 
 
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*+"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def json_depth(data: bytes) -> int:
+    """How deep the objects and lists of JSON text ``data`` nest (strings skipped), without parsing it."""
+    import numpy as np
+
+    brackets = np.frombuffer(_JSON_STRING.sub(b"", data).translate(None, _NOT_BRACKETS), np.uint8)
+    if not brackets.size:
+        return 0
+    steps = np.where((brackets == ord("[")) | (brackets == ord("{")), 1, -1)
+    return int(np.cumsum(steps).max())
+
+
+def valid_name(name: object) -> bool:
+    """A scope name or alias another machine may give: printable, at most NAME_MAX characters,
+    not ``.`` or ``..``, no backslash, not blank."""
+    return (isinstance(name, str) and 0 < len(name) <= NAME_MAX and name.isprintable() and name.strip() == name
+            and name not in (".", "..") and "\\" not in name)
+
+
+def _int(value: object) -> bool:
+    return type(value) is int          # true/false are ints to Python, not to a manifest
+
+
+def _manifest_problem(raw: dict) -> str | None:
+    """The first field of a decoded manifest that is not what this loci wrote, or None."""
+    from loci.kernel.config import SCHEMA_VERSION
+    from loci.kernel.schemas import META, NAMES, OPT_TEXT, Obj, problem
+
+    if not valid_name(raw.get("scope")):
+        return f"its scope name is not a name of at most {NAME_MAX} printable characters"
+    schema = _int(raw.get("loci_schema")) and 1 <= raw["loci_schema"] <= SCHEMA_VERSION
+    if "loci_schema" in raw and not schema:
+        return f"loci_schema {str(raw['loci_schema'])[:20]!r} is not one this loci reads (1 to {SCHEMA_VERSION})"
+    found = problem(raw, Obj({"aliases": NAMES, "owner": OPT_TEXT, "repository": OPT_TEXT, "commit": OPT_TEXT,
+                              "commit_date": OPT_TEXT, "fingerprint": str, "params": OPT_TEXT,
+                              "tokenizer": OPT_TEXT, "meta": Obj({**META.fields, "facts": list},
+                                                                  required=("chunks",))}))
+    if found:
+        return found
+    aliases = raw.get("aliases") or []
+    if len(aliases) > ALIASES_MAX or not all(valid_name(a) for a in aliases):
+        return f"its aliases are not at most {ALIASES_MAX} names of at most {NAME_MAX} printable characters"
+    counts = [raw["meta"].get(k, 0) for k in ("chunks", "vocab_tokens", "vocab_weight")] if "meta" in raw else []
+    if any(c < 0 for c in counts):
+        return "its meta counts a negative number"
+    embedding = raw.get("embedding")
+    if embedding is not None and not (isinstance(embedding, dict) and isinstance(embedding.get("model"), str)
+                                      and len(embedding["model"]) <= NAME_MAX * 2 and _int(embedding.get("dim"))
+                                      and 0 < embedding["dim"] <= DIM_MAX):
+        return f"its embedding is not a model name and a dimension of 1 to {DIM_MAX}"
+    return None
+
+
 def parse_manifest(data: bytes, where: str) -> Manifest:
     """Check a manifest's bytes; raise BundleError naming ``where`` on anything untrustworthy."""
+    if json_depth(data) > MANIFEST_DEPTH:
+        raise BundleError(f"{where}: the manifest nests deeper than {MANIFEST_DEPTH} levels; refused")
     try:
         raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BundleError(f"{where}: the manifest is not valid JSON ({exc}); re-export the bundle") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise BundleError(f"{where}: the manifest is not valid JSON ({str(exc)[:120]}); re-export the bundle") from None
     if not isinstance(raw, dict):
         raise BundleError(f"{where}: the manifest is not a JSON object; re-export the bundle")
     version = raw.get("bundle_schema")
-    if not isinstance(version, int) or version < 1:
+    if not _int(version) or version < 1:
         raise BundleError(f"{where}: the manifest has no bundle_schema; re-export the bundle")
     if version > BUNDLE_SCHEMA:
         raise BundleError(f"{where} was written by a newer loci (bundle schema {version}, this one reads "
@@ -258,6 +322,9 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
     scope = raw.get("scope")
     if not isinstance(scope, str) or not scope.strip():
         raise BundleError(f"{where}: the manifest names no scope; re-export the bundle")
+    found = _manifest_problem(raw)
+    if found:
+        raise BundleError(f"{where}: the manifest is refused: {found}; re-export the bundle")
     files = raw.get("files")
     if not isinstance(files, list):
         raise BundleError(f"{where}: the manifest lists no files; re-export the bundle")
@@ -270,8 +337,11 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
             raise BundleError(f"{where}: the manifest names {path!r}, a path outside the bundle; refused")
         role, digest, size = entry.get("role"), entry.get("sha256"), entry.get("size")
         if role not in ROLES or not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest) \
-                or not isinstance(size, int) or size < 0:
+                or not _int(size) or size < 0:
             raise BundleError(f"{where}: the entry for {path!r} is malformed; re-export the bundle")
+        if size > FILE_LIMIT:
+            raise BundleError(f"{where}/{path} claims {size} bytes, over the {FILE_LIMIT >> 20} MB a bundle "
+                              f"file may hold; refused before reading it")
         out.append(BundleFile(role, path, digest, size))
     roles = [f.role for f in out]
     missing = [r for r in REQUIRED_ROLES if r not in roles]
@@ -285,11 +355,16 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
     return Manifest(scope=scope, files=tuple(out), embedding=embedding if "vectors" in roles else None, raw=raw)
 
 
-def check_file(f: BundleFile, data: bytes, where: str) -> None:
-    """Refuse bytes that are not what the manifest promised (truncated, damaged or swapped)."""
-    if len(data) != f.size:
-        raise BundleError(f"{where}/{f.path} is {len(data)} bytes, the manifest says {f.size} "
+def check_size(f: BundleFile, size: int, where: str) -> None:
+    """Refuse a file whose size (as listed, before reading) is not what the manifest promised."""
+    if size != f.size:
+        raise BundleError(f"{where}/{f.path} is {size} bytes, the manifest says {f.size} "
                           f"(truncated or replaced); nothing was pulled, re-export the bundle")
-    if hashlib.sha256(data).hexdigest() != f.sha256:
+
+
+def check_copied(f: BundleFile, size: int, digest: str, where: str) -> None:
+    """Refuse bytes that are not what the manifest promised (truncated, damaged or swapped)."""
+    check_size(f, size, where)
+    if digest != f.sha256:
         raise BundleError(f"{where}/{f.path} does not match its sha256 in the manifest; "
                           f"nothing was pulled, re-export the bundle")

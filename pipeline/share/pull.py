@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import tempfile
@@ -25,8 +26,8 @@ from pathlib import Path
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
-from pipeline.share.refusals import kept_bundles, other_models, set_aside
-from pipeline.share.stage import Incoming, fetch_all, stage_all
+from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
+from pipeline.share.stage import Incoming, fetch_all, kept, stage_all
 from pipeline.share.store import Entry, Store, open_store
 
 MANIFEST_LIMIT = 4 << 20
@@ -114,8 +115,11 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             unchanged.append(name)
         else:
             to_read.append((entry, name, rec, same_mode))
-    datas = fetch_all(lambda item: store.read(item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
+    datas = fetch_all(lambda item: kept(store.read, item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
     for (entry, name, rec, same_mode), data in zip(to_read, datas):
+        if isinstance(data, BundleError):
+            refused[entry.folder] = reason(data)
+            continue
         digest = hashlib.sha256(data).hexdigest()
         if same_mode and rec.get("manifest_sha256") == digest:
             unchanged.append(name)
@@ -149,7 +153,9 @@ def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, recor
 
     registry = load_registry(layout)
     taken = {s.name for s in registry.scopes}
-    owners = {name: (r.get("source"), r.get("folder")) for name, r in records.items()}
+    # a scope registered from this store but not recorded (a pull killed before pulled.json) is its own
+    owners = {s.name: tuple(s.path.rsplit("/", 1)) for s in registry.scopes if s.kind == PULLED_KIND}
+    owners.update({name: (r.get("source"), r.get("folder")) for name, r in records.items()})
     label = store.label or "remote"
     claimed: set[str] = set()
     for inc in incoming:
@@ -166,6 +172,34 @@ def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, recor
                 inc.name = cand
                 break
         claimed.add(inc.name)
+
+
+def name_key(name: str) -> str:
+    """A name as a question would mention it: case, dashes, underscores and dots alike."""
+    return re.sub(r"[-_.\s]+", "-", name.lower()).strip("-")
+
+
+def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
+                      refused: dict[str, str]) -> list[Incoming]:
+    """An alias that reads as another scope's name would route questions about that project
+    to this bundle: that bundle is refused (an alias that is only the bundle's own name is
+    left out later); the others are returned."""
+    from loci.kernel.registry import load_registry
+
+    mine = {inc.name for inc in incoming}
+    names = {name_key(s.name): s.name for s in load_registry(layout).scopes if s.name not in mine}
+    names.update({name_key(inc.name): inc.name for inc in incoming})
+    out = []
+    for inc in incoming:
+        own = {name_key(inc.name), name_key(inc.manifest.scope)}
+        shadowed = next((a for a in inc.manifest.raw.get("aliases") or []
+                         if name_key(a) not in own and name_key(a) in names), None)
+        if shadowed is None:
+            out.append(inc)
+        else:
+            refused[inc.entry.folder] = (f"{store.url}/{inc.entry.folder}: its alias {shadowed!r} is the name "
+                                         f"of the scope {names[name_key(shadowed)]!r}; refused")
+    return out
 
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
@@ -222,7 +256,7 @@ def _add_pulled(registry, store: Store, incoming: list[Incoming]) -> None:
         raw = inc.manifest.raw
         aliases = [a for a in raw.get("aliases") or [] if isinstance(a, str) and a not in others]
         if inc.name != inc.manifest.scope:
-            aliases = [a for a in aliases if a != inc.manifest.scope]
+            aliases = [a for a in aliases if name_key(a) != name_key(inc.manifest.scope)]
         owner = raw.get("owner") if isinstance(raw.get("owner"), str) else "unknown"
         scopes.append(Scope(name=inc.name, path=f"{store.url}/{inc.entry.folder}", kind=PULLED_KIND,
                             aliases=tuple(sorted(set(aliases))), owner=owner))
@@ -245,9 +279,10 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _clean_staging(layout)
         records = read_pulled(layout)
         entries = store.list()
+        report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
         derived = derived_signature(params)
         incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused)
-        listed = {e.folder for e in entries}
+        listed = {e.folder for e in entries} | set(report.refused)
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
         if not incoming:
@@ -257,6 +292,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         model = _home_model(layout, incoming, no_vectors, store)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
         _resolve_names(incoming, store, layout, records)
+        incoming = _refuse_shadowing(incoming, store, layout, report.refused)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)

@@ -27,6 +27,15 @@ def local_scopes(layout: Layout) -> list[str]:
             if s.kind != PULLED_KIND and layout.meta(s.name).is_file() and layout.chunks(s.name).is_file()]
 
 
+def scopes_to_publish(layout: Layout, names: list[str] | None) -> list[str]:
+    """``names``, or every local scope (what export and push publish); an error when there is none."""
+    found = list(names or []) or local_scopes(layout)
+    if not found:
+        raise BundleError("nothing to publish: no indexed scope was built here; run `loci setup DIR` first "
+                          "(a pulled scope is published where it is built)")
+    return found
+
+
 def remote_intact(store: Store, folder: str, files: list[BundleFile], sizes: dict[str, int]) -> bool:
     """Whether every file of the published bundle still has the size (from the listing) and the
     sha256 its manifest promises (read back: one changed byte keeps the size)."""
@@ -63,10 +72,10 @@ def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vector
          force: bool = False) -> PushReport:
     """Publish each local scope's bundle to ``dest`` (several at a time, data files first, the
     manifest last); ``force`` uploads every one without comparing."""
+    names = scopes_to_publish(layout, names)
     store = open_store(dest, create=True)
     report = PushReport(store.url)
     sizes = {} if force else store.sizes()
-    names = names or local_scopes(layout)
     outcomes = fetch_all(lambda name: _push_one(layout, store, name, sizes, no_vectors, force), names)
     for name, outcome in zip(names, outcomes):
         (report.unchanged if outcome == "unchanged" else report.uploaded).append(name)

