@@ -80,6 +80,23 @@ def test_a_push_sends_each_small_file_in_one_request(requests, corpus, monkeypat
     assert sum(r.startswith("GET corpus/bundles/") for r in requests) == len(files)   # each file read back
 
 
+def test_a_pull_takes_sizes_from_the_listing_and_reads_each_file_once(requests, corpus, loci_home, monkeypatch):
+    from collections import Counter
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    files = sorted(str(p.relative_to(corpus.v1)) for p in corpus.v1.rglob("*") if p.is_file())
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    requests.clear()
+    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    assert sum(r.startswith("GET corpus?list-type=2") for r in requests) == 1
+    gets = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("GET corpus/"))
+    heads = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("HEAD "))
+    assert sorted(gets) == [f"corpus/bundles/{f}" for f in files] and set(gets.values()) == {1}
+    assert set(heads.values()) == {1}   # pyarrow's own before its GET; no size request of ours
+    assert len(requests) == 1 + 2 * len(files)
+
+
 def _etags(client) -> dict[str, str]:
     listing = client.list_objects_v2(Bucket="corpus", Prefix="bundles/")
     return {o["Key"]: o["ETag"] for o in listing.get("Contents", [])}
