@@ -27,7 +27,7 @@ from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
 from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
-from pipeline.share.stage import Incoming, fetch_all, kept, stage_all
+from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
 
 MANIFEST_LIMIT = 4 << 20
@@ -115,10 +115,10 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             unchanged.append(name)
         else:
             to_read.append((entry, name, rec, same_mode))
-    datas = fetch_all(lambda item: kept(store.read, item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
+    datas = fetch_all(lambda item: set_aside(refused, item[0].folder, store.read, item[0].folder, MANIFEST,
+                                             MANIFEST_LIMIT), to_read)
     for (entry, name, rec, same_mode), data in zip(to_read, datas):
-        if isinstance(data, BundleError):
-            refused[entry.folder] = reason(data)
+        if data is None:   # refused
             continue
         digest = hashlib.sha256(data).hexdigest()
         if same_mode and rec.get("manifest_sha256") == digest:
@@ -131,12 +131,13 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
 
 
 def _manifest(data: bytes, store: Store, entry: Entry):
+    """The checked manifest of the bundle listed as ``entry``."""
     if len(data) > MANIFEST_LIMIT:
         raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
     return parse_manifest(data, f"{store.url}/{entry.folder}")
 
 
-def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool, store: Store) -> str | None:
+def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool) -> str | None:
     """The model every pulled vector must come from: the home's, else the first bundle's
     (``refusals.other_models`` refuses a bundle of another)."""
     cfg = read_embed_config(layout)
@@ -289,7 +290,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             if _settle(records, report.unchanged, entries, time.time()):
                 write_json(pulled_path(layout), {"scopes": records})
             return report
-        model = _home_model(layout, incoming, no_vectors, store)
+        model = _home_model(layout, incoming, no_vectors)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
         _resolve_names(incoming, store, layout, records)
         incoming = _refuse_shadowing(incoming, store, layout, report.refused)

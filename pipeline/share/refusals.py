@@ -3,7 +3,7 @@ and a refused bundle's previous copy (if any) keeps answering."""
 from __future__ import annotations
 
 from pipeline.share.bundle import BundleError
-from pipeline.share.stage import Incoming
+from pipeline.share.stage import Incoming, kept
 from pipeline.share.store import Store
 
 
@@ -14,11 +14,11 @@ def reason(exc: BaseException | str) -> str:
 
 def set_aside(refused: dict[str, str], folder: str, fn, *args):
     """``fn(*args)``, or None with the bundle ``folder`` refused for the BundleError it raised."""
-    try:
-        return fn(*args)
-    except BundleError as exc:
-        refused[folder] = reason(exc)
+    got = kept(fn, *args)
+    if isinstance(got, BundleError):
+        refused[folder] = reason(got)
         return None
+    return got
 
 
 def other_models(incoming: list[Incoming], model: str | None, no_vectors: bool, store: Store,

@@ -69,7 +69,7 @@ PARALLEL_FROM = 16  # bundles: below this, worker processes cost more than they 
 
 
 def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: bool,
-               params: Params) -> dict[str, dict[str, Path]]:
+               params: Params) -> dict[str, dict[str, Path] | BundleError]:
     """Fetch and verify every incoming bundle (several at a time), then build the derived
     files; a big pull (a cold start) builds them in forked workers, which touch no store.
     A bundle refused on the way maps to its BundleError instead of its staged files."""
