@@ -117,6 +117,34 @@ def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, 
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
 
+def test_the_files_of_one_changed_bundle_are_fetched_together_in_a_bounded_pool(pulled, monkeypatch):
+    import threading
+    import time
+
+    import pipeline.share.stage
+    from pipeline.share.store import Store
+
+    monkeypatch.setattr(pipeline.share.stage, "FETCH_THREADS", 3)
+    lock, now, most = threading.Lock(), [0], [0]
+    copy = Store.copy
+
+    def slow_copy(self, *args):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        time.sleep(0.05)   # a round trip to the store
+        try:
+            return copy(self, *args)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(Store, "copy", slow_copy)
+    assert json.loads(cli("pull", str(pulled), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert most[0] == 3      # webby's files came three at a time, not one after the other
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
+
+
 def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, loci_home, monkeypatch):
     import loci.query.semantic
 
