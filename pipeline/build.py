@@ -219,6 +219,27 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
     return report
 
 
+@dataclass
+class CalibratedPull:
+    bundles: object                         # pipeline.share.pull.PullReport
+    calibrate: CalibrateReport | None       # None: nothing was merged, or calibration was left out
+    failed: str = ""                        # why calibration failed (the pull itself landed)
+
+
+def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True) -> CalibratedPull:
+    """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
+    what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
+    with thresholds fitted to the scopes it now holds, as a home built here does."""
+    from pipeline.share.pull import pull as pull_bundles
+
+    bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors)
+    if not calibrate or not bundles.imported:
+        return CalibratedPull(bundles, None)
+    r = run(ctx, ["calibrate"], jobs=1)
+    report = calibrate_report(ctx, r)
+    return CalibratedPull(bundles, report, "" if report is not None else r.failure("calibrate"))
+
+
 def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate_step: bool, scan_report=None):
     failed = {t: r.failure(t) for t in r.failed if t in ("embed", "calibrate")}
     return UpdateReport(scan=scan_report, graphs=graphs_report(r), index=index_report(ctx, r),

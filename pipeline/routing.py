@@ -36,6 +36,26 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
         "schema_version": SCHEMA_VERSION,
         "tokenizer": tokens.signature(),
         "scopes": metas,
+        "merged_from": metas_state(layout, names),
         "written_at": time.time(),
     })
     return metas
+
+
+def metas_state(layout: Layout, names: Sequence[str]) -> str:
+    """The metas' stats: what a merge of ``names`` was made from (routing is up to date while
+    none of them moved, whoever merged: the routing step, or a pull for its changed scopes)."""
+    from loci.kernel.stamps import files_state
+
+    return files_state((n, layout.meta(n)) for n in names)
+
+
+def merged_from(layout: Layout) -> str | None:
+    """The metas' state the manifest was last merged from (None before any merge recorded it)."""
+    import json
+
+    try:
+        value = json.loads(layout.manifest.read_text()).get("merged_from")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None

@@ -360,9 +360,20 @@ def index_action(ctx: BuildContext, name: str):
 
 def routing_state(layout: Layout, names: list[str]) -> str:
     """The metas' stats: routing is up to date while none of them moved."""
-    from loci.kernel.stamps import files_state
+    from pipeline.routing import metas_state
 
-    return files_state((n, layout.meta(n)) for n in names)
+    return metas_state(layout, names)
+
+
+def routing_current(layout: Layout, names: Callable[[], list[str]]) -> Callable:
+    """An uptodate callable: the metas are those the last routing step merged, or those the
+    last merge of any kind (a pull's, for its changed scopes only) recorded in the manifest."""
+    def check(task, values) -> bool:
+        from pipeline.routing import merged_from
+
+        state = routing_state(layout, names())
+        return values.get("state") == state or merged_from(layout) == state
+    return check
 
 
 def routing_action(ctx: BuildContext) -> dict:
@@ -588,7 +599,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
         return {
             "actions": [(routing_action, [ctx])],
             "task_dep": ["index"],
-            "uptodate": [_saved("state", lambda: routing_state(layout, ctx.scope_names())),
+            "uptodate": [routing_current(layout, ctx.scope_names),
                          lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
             **QUIET,

@@ -2,9 +2,11 @@
 
 Each index run writes ``refs/<scope>.parquet``: the names the scope is known by
 (``provides``) and the imports and declared dependencies it has (``uses``),
-each with a path and line. The routing merge then matches one scope's uses
-against every other scope's names into ``uses.parquet`` (from, to, target, how,
-path, line), which ``loci uses`` reads.
+each with a path and line. The routing merge keeps, in ``uses.parquet``, every
+name a scope provides and every use of a name another scope provides; ``loci
+uses`` joins the two when it reads (``loci.query.uses.edges``). The file grows
+with the references, not with their edges: a name provided by a hundred forks
+is a hundred rows, not a hundred times its uses.
 """
 from __future__ import annotations
 
@@ -22,8 +24,11 @@ from pipeline.references import declared, normalise, provided
 
 REFS_SCHEMA = pa.schema([("name", pa.string()), ("role", pa.string()), ("how", pa.string()),
                          ("path", pa.string()), ("line", pa.int32())])
-USES_SCHEMA = pa.schema([("from", pa.string()), ("to", pa.string()), ("target", pa.string()),
-                         ("how", pa.string()), ("path", pa.string()), ("line", pa.int32())])
+USES_SCHEMA = pa.schema([("scope", pa.string()), ("role", pa.string()), ("norm", pa.string()),
+                         ("target", pa.string()), ("how", pa.string()), ("path", pa.string()),
+                         ("line", pa.int32()), ("rank", pa.int8())])
+HOW_ORDER = {"dependency": 0, "import": 1}
+KIND_ORDER = {"source": 0, "docs": 1, "example": 2, "test": 3}
 
 
 @dataclass(frozen=True)
@@ -54,25 +59,36 @@ def write_refs(layout: Layout, scope: str, refs: Sequence[Ref]) -> None:
     write_with(path, lambda tmp: pq.write_table(table, tmp))
 
 
-def find_uses(refs: Mapping[str, Sequence[Ref]]) -> list[tuple[str, str, str, str, str, int]]:
-    """(from, to, target, how, path, line) for every use of one scope's name by another scope."""
+def _rank(r: Ref) -> int:
+    """Where a citation comes within its pair: dependencies, then imports; source files first."""
+    return HOW_ORDER.get(r.how, 2) * 5 + KIND_ORDER.get(path_kind(r.path), 4)
+
+
+def linked_refs(refs: Mapping[str, Sequence[Ref]]) -> list[tuple]:
+    """The rows of ``uses.parquet`` (USES_SCHEMA): every name a scope provides, and every use of a
+    name some other scope provides. Linear in the rows, whatever the number of providers."""
     owners: dict[str, set[str]] = {}
     for scope, rows in refs.items():
         for r in rows:
             if r.role == "provides":
                 owners.setdefault(normalise(r.name), set()).add(scope)
-    edges = set()
+    out = set()
     for scope, rows in refs.items():
         for r in rows:
-            if r.role != "uses":
+            norm = normalise(r.name)
+            who = owners.get(norm)
+            if who is None or r.role not in ("provides", "uses") or (
+                    r.role == "uses" and len(who) == 1 and scope in who):
                 continue
-            for owner in owners.get(normalise(r.name), ()):
-                if owner != scope:
-                    edges.add((scope, owner, r.name, r.how, r.path, int(r.line)))
-    how_order = {"dependency": 0, "import": 1}
-    kind_order = {"source": 0, "docs": 1, "example": 2, "test": 3}
-    return sorted(edges, key=lambda e: (e[0], e[1], how_order.get(e[3], 2), kind_order.get(path_kind(e[4]), 4),
-                                        e[4], e[5]))
+            out.add((scope, r.role, norm, r.name, r.how, r.path, int(r.line), _rank(r)))
+    return sorted(out)
+
+
+def find_uses(refs: Mapping[str, Sequence[Ref]]) -> list[tuple[str, str, str, str, str, int]]:
+    """(from, to, target, how, path, line) for every use of one scope's name by another scope."""
+    from loci.query.uses import edges
+
+    return edges(linked_refs(refs))
 
 
 def read_refs(layout: Layout, scope: str) -> list[Ref]:
@@ -121,11 +137,11 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
 
 
 def merge_uses(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None = None) -> int:
-    """Write ``uses.parquet`` from every indexed scope's refs; returns the number of edges.
+    """Write ``uses.parquet`` from every indexed scope's refs; returns its number of rows.
 
     With ``changed``, only those scopes' refs are read again (``_cached_refs``)."""
-    edges = find_uses(_cached_refs(layout, scopes, changed))
-    columns = list(zip(*edges)) if edges else [[] for _ in USES_SCHEMA.names]
+    rows = linked_refs(_cached_refs(layout, scopes, changed))
+    columns = list(zip(*rows)) if rows else [[] for _ in USES_SCHEMA.names]
     table = pa.table({name: list(col) for name, col in zip(USES_SCHEMA.names, columns)}, schema=USES_SCHEMA)
     write_with(layout.uses, lambda tmp: pq.write_table(table, tmp))
-    return len(edges)
+    return len(rows)

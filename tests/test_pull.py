@@ -117,6 +117,34 @@ def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, 
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
 
+def test_the_files_of_one_changed_bundle_are_fetched_together_in_a_bounded_pool(pulled, monkeypatch):
+    import threading
+    import time
+
+    import pipeline.share.stage
+    from pipeline.share.store import Store
+
+    monkeypatch.setattr(pipeline.share.stage, "FETCH_THREADS", 3)
+    lock, now, most = threading.Lock(), [0], [0]
+    copy = Store.copy
+
+    def slow_copy(self, *args):
+        with lock:
+            now[0] += 1
+            most[0] = max(most[0], now[0])
+        time.sleep(0.05)   # a round trip to the store
+        try:
+            return copy(self, *args)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    monkeypatch.setattr(Store, "copy", slow_copy)
+    assert json.loads(cli("pull", str(pulled), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert most[0] == 3      # webby's files came three at a time, not one after the other
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
+
+
 def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, loci_home, monkeypatch):
     import loci.query.semantic
 
@@ -187,9 +215,23 @@ def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
+def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch):
+    import pipeline.embed
+
+    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    _flip_byte(pulled / "webby")
+    shutil.copytree(pulled / "gizmo", pulled / "gizmo2")        # a new, sound bundle beside the damaged one
+    _edit_manifest(pulled / "gizmo2", lambda m: m.update(scope="gizmo2", aliases=[]))
+    res = cli("update", "--quiet", "--no-graphs", code=1)
+    refusals = res.stderr.strip().splitlines()
+    assert len(refusals) == 1 and "'webby'" in refusals[0] and "sha256" in refusals[0]
+    assert "nothing was pulled" not in refusals[0]             # gizmo2 was
+    assert "gizmo2" in {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+
+
 def test_doctor_says_where_a_pulled_scope_came_from(published):
     cli("pull", str(published), "--quiet")
-    out = cli("doctor", code=1).stdout  # 1: the home is not calibrated yet
+    out = cli("doctor", code=1).stdout  # 1: no semantic floors (the fake model cannot be loaded to fit them)
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
@@ -203,6 +245,55 @@ def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, 
     assert {"gizmo", "webby", "solo"} <= names
     listing = cli("scopes").stdout
     assert "[pulled]" in listing and "missing on disk" not in listing
+
+
+# --- a pulled home is calibrated before it answers ------------------------------------------
+
+def _fitted(home: Path) -> dict:
+    data = json.loads((home / "calibration.json").read_text())
+    return {k: data[k] for k in ("params", "semantic") if k in data}
+
+
+def test_a_pulled_home_is_calibrated_as_calibrate_would_fit_it(published, loci_home):
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert out["calibrated"] is True
+    pulled = _fitted(loci_home)
+    (loci_home / "calibration.json").unlink()
+    from pipeline.calibrate import calibrate
+
+    calibrate(layout())   # what the calibrate step fits, run by hand on the same home
+    assert _fitted(loci_home) == pulled
+
+
+def test_a_pull_calibrates_again_only_when_it_merged_something(pulled, loci_home):
+    stamp = (loci_home / "calibration.json").stat().st_mtime_ns
+    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True   # webby moved
+    assert (loci_home / "calibration.json").stat().st_mtime_ns != stamp
+    stamp = (loci_home / "calibration.json").stat().st_mtime_ns
+    out = json.loads(cli("pull", str(pulled), "--json").stdout)
+    assert out["imported"] == [] and out["calibrated"] is False
+    assert (loci_home / "calibration.json").stat().st_mtime_ns == stamp
+
+
+def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypatch):
+    import pipeline.tasks
+
+    merged = []
+    full = pipeline.tasks.routing_action
+    monkeypatch.setattr(pipeline.tasks, "routing_action", lambda ctx: merged.append(1) or full(ctx))
+    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True
+    assert merged == []          # the pull merged its changed scope: the routing step is up to date
+    from pipeline import build
+    from pipeline.tasks import home_context
+
+    os.utime(layout().meta("gizmo"), ns=(1, 1))   # a meta moved after the merge: routing runs again
+    build.calibrate(home_context(layout(), scan=False, graphs=False, embed=False))
+    assert merged == [1]
+
+
+def test_pull_no_calibrate_keeps_the_shipped_thresholds(published, loci_home):
+    res = cli("pull", str(published), "--no-calibrate")
+    assert "calibrated" not in res.stdout and not (loci_home / "calibration.json").exists()
 
 
 # --- refusals: one line, nothing changed ------------------------------------------------------
@@ -350,19 +441,41 @@ def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(pulled, l
     damage, words = BAD[kind]
     damage(pulled / "webby")
     res = cli("pull", str(pulled), code=1)
-    assert words in res.output and len(res.output.strip().splitlines()) == 1
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and words in refusal[0] and "'webby'" in refusal[0]
     assert "Traceback" not in res.output
     assert snapshot(loci_home) == before
 
 
+def test_a_pull_takes_the_good_bundles_and_refuses_the_bad_one_by_name(published, loci_home):
+    _flip_byte(published / "webby")
+    res = cli("pull", str(published), code=1)
+    assert "pulled 1 scope(s)" in res.stdout and "gizmo" in res.stdout
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+    assert "webby" not in {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
+    assert json.loads(cli("pull", str(published), "--json", code=1).stdout)["refused"].keys() == {"webby"}
+
+
+def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_home):
+    _flip_byte(published / "webby")
+    cli("pull", str(published), "--quiet", code=1)
+    swap(published, corpus.v1)
+    out = json.loads(cli("pull", str(published), "--json").stdout)
+    assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"] and out["refused"] == {}
+    assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
+
+
 @pytest.mark.parametrize("kind", ["string line column", "meta a list", "nan vectors", "linked file",
                                   "alias shadows a scope"])
-def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_behind(published, loci_home, kind):
+def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_of_it_behind(published, loci_home, kind):
     setup = {"alias shadows a scope": lambda f: _edit_manifest(f, lambda m: m.update(aliases=["gizmo"]))}
     setup.get(kind, BAD[kind][0])(published / "webby")
     res = cli("pull", str(published), code=1)
-    assert len(res.output.strip().splitlines()) == 1 and "Traceback" not in res.output
-    assert snapshot(loci_home) == {} if loci_home.exists() else True
+    assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
+    assert not [path for path in snapshot(loci_home) if "webby" in path]   # gizmo, sound, landed
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
 
 def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
@@ -459,6 +572,7 @@ def _at(routing_db: Path):
 def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     import pyarrow.parquet as pq
 
+    from loci.query.uses import load_uses
     from pipeline.uses import Ref, merge_uses, write_refs
 
     def provides(name):
@@ -479,7 +593,7 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     merge_uses(inc, ["app", "cli", "lib"], changed=["lib", "cli"])
     merge_uses(full, ["app", "cli", "lib"])
     assert pq.read_table(inc.uses).to_pylist() == pq.read_table(full.uses).to_pylist()
-    assert {(e["from"], e["to"]) for e in pq.read_table(inc.uses).to_pylist()} == {("lib", "cli"), ("cli", "lib")}
+    assert {(u.source, u.target) for u in load_uses(inc)} == {("lib", "cli"), ("cli", "lib")}
 
 
 def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):

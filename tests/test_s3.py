@@ -28,6 +28,10 @@ def s3(monkeypatch):
     server.start()
     host, port = server.get_host_and_port()
     endpoint = f"http://{host}:{port}"
+    import urllib.request
+
+    # moto keeps its objects in this process across servers: each test starts from none
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
     for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
                        "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
                        "AWS_EC2_METADATA_DISABLED": "true"}.items():
@@ -37,6 +41,60 @@ def s3(monkeypatch):
     client.create_bucket(Bucket="corpus")
     yield client
     server.stop()
+
+
+@pytest.fixture
+def requests(s3, monkeypatch):
+    """The requests the server answers, as "METHOD key" (query strings kept for multipart calls)."""
+    import logging
+    import re
+
+    seen: list[str] = []
+
+    class Count(logging.Handler):
+        def emit(self, record):
+            plain = re.sub(r"\x1b\[[0-9;]*m", "", record.getMessage())   # the server colours some lines
+            found = re.search(r'"(GET|PUT|POST|HEAD|DELETE) /([^ ]*) HTTP', plain)
+            if found:
+                seen.append(f"{found[1]} {found[2]}")
+
+    werkzeug = logging.getLogger("werkzeug")
+    monkeypatch.setattr(werkzeug, "disabled", False)
+    monkeypatch.setattr(werkzeug, "level", logging.INFO)
+    monkeypatch.setattr(werkzeug, "propagate", False)
+    monkeypatch.setattr(werkzeug, "handlers", [Count()])
+    return seen
+
+
+def test_a_push_sends_each_small_file_in_one_request(requests, corpus, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    files = sorted(p.relative_to(corpus.v1) for p in corpus.v1.rglob("*") if p.is_file())
+    puts = sorted(r.split(" ", 1)[1] for r in requests if r.startswith("PUT "))
+    assert puts == [f"corpus/bundles/{f}" for f in files]       # one PUT a file, the manifests included
+    assert not [r for r in requests if r.startswith("POST ")]    # no multipart upload
+    assert requests[0].startswith("GET corpus?list-type=2") and len(requests) == len(files) + 1   # nothing else
+    requests.clear()
+    assert "pushed 0 bundle(s)" in cli("push", "s3://corpus/bundles").stdout
+    assert not [r for r in requests if not r.startswith(("GET ", "HEAD "))]   # verified, nothing written
+    assert sum(r.startswith("GET corpus/bundles/") for r in requests) == len(files)   # each file read back
+
+
+def test_a_pull_takes_sizes_from_the_listing_and_reads_each_file_once(requests, corpus, loci_home, monkeypatch):
+    from collections import Counter
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    files = sorted(str(p.relative_to(corpus.v1)) for p in corpus.v1.rglob("*") if p.is_file())
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    requests.clear()
+    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    assert sum(r.startswith("GET corpus?list-type=2") for r in requests) == 1
+    gets = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("GET corpus/"))
+    heads = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("HEAD "))
+    assert sorted(gets) == [f"corpus/bundles/{f}" for f in files] and set(gets.values()) == {1}
+    assert set(heads.values()) == {1}   # pyarrow's own before its GET; no size request of ours
+    assert len(requests) == 1 + 2 * len(files)
 
 
 def _etags(client) -> dict[str, str]:
@@ -71,15 +129,47 @@ def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus,
     assert ask_json("--fast", "In webby, how do I rotate keys on a schedule?")["scopes"] == ["webby"]
 
 
+def _flip(client, key: str) -> None:
+    body = client.get_object(Bucket="corpus", Key=key)["Body"].read()
+    client.put_object(Bucket="corpus", Key=key, Body=body[:-1] + bytes([body[-1] ^ 1]))
+
+
+def test_a_damaged_remote_bundle_is_skipped_by_pull_and_replaced_by_one_push(s3, corpus, loci_home, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    _flip(s3, "bundles/webby/chunks.parquet")   # same size, same manifest: only a checksum tells
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    res = cli("pull", "s3://corpus/bundles", code=1)
+    assert "pulled 1 scope(s)" in res.stdout
+    refusal = res.stderr.strip().splitlines()
+    assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    out = cli("push", "s3://corpus/bundles").stdout
+    assert "pushed 1 bundle(s)" in out and "1 unchanged" in out and "webby  (the published copy was damaged" in out
+    assert "pushed 0 bundle(s)" in cli("push", "s3://corpus/bundles").stdout   # repaired: nothing left to do
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    assert json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)["imported"] == ["webby"]
+
+
+def test_a_file_missing_from_the_store_is_put_back_and_force_uploads_everything(s3, corpus, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    s3.delete_object(Bucket="corpus", Key="bundles/gizmo/vocab.parquet")
+    assert "pushed 1 bundle(s)" in cli("push", "s3://corpus/bundles").stdout   # seen in the listing
+    assert "bundles/gizmo/vocab.parquet" in _etags(s3)
+    assert "pushed 2 bundle(s)" in cli("push", "s3://corpus/bundles", "--force").stdout
+
+
 def test_a_damaged_object_is_refused_and_the_home_is_untouched(s3, corpus, loci_home):
     _upload(s3, corpus.v1)
     cli("pull", "s3://corpus/bundles", "--quiet")
     before = snapshot(loci_home)
     _upload(s3, corpus.v2)  # webby's manifest moved, so the pull fetches it again
-    body = s3.get_object(Bucket="corpus", Key="bundles/webby/chunks.parquet")["Body"].read()
-    s3.put_object(Bucket="corpus", Key="bundles/webby/chunks.parquet", Body=body[:-1] + bytes([body[-1] ^ 1]))
+    _flip(s3, "bundles/webby/chunks.parquet")
     res = cli("pull", "s3://corpus/bundles", code=1)
-    assert "sha256" in res.output and len(res.output.strip().splitlines()) == 1
+    assert "sha256" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert snapshot(loci_home) == before
 
 

@@ -88,3 +88,45 @@ def test_loci_uses_names_the_fix_when_nothing_is_recorded_or_the_scope_is_unknow
     (loci_home / "uses.parquet").unlink()
     res = runner.invoke(app, ["uses"])
     assert res.exit_code != 0 and "loci uses --refresh" in res.output
+
+
+def _forks(n: int, uses_each: int) -> dict[str, list[Ref]]:
+    """``n`` forks that each provide ``corelib`` and import it ``uses_each`` times, plus an app."""
+    refs = {f"fork{i:02d}": [Ref("corelib", "provides", "package", "corelib/__init__.py", 1)]
+            + [Ref("corelib", "uses", "import", f"corelib/m{j}.py", 1) for j in range(uses_each)]
+            for i in range(n)}
+    refs["app"] = [Ref("corelib", "uses", "import", "app/main.py", 2), Ref("left-pad", "uses", "import", "a.py", 1)]
+    return refs
+
+
+def test_a_name_many_scopes_provide_is_stored_as_rows_not_as_edges():
+    from pipeline.uses import linked_refs
+
+    rows = linked_refs(_forks(40, 5))
+    assert len(rows) == 40 + 40 * 5 + 1          # provides, the forks' uses, the app's one use
+    assert len(find_uses(_forks(40, 5))) == 40 * 39 * 5 + 40
+
+
+def test_the_uses_of_one_scope_are_the_full_listing_filtered():
+    from loci.query.uses import edges
+    from pipeline.uses import linked_refs
+
+    rows = linked_refs(_forks(6, 2))
+    everything = edges(rows)
+    for scope in ["app", "fork00", "fork05", "nobody"]:
+        assert edges(rows, scope) == [e for e in everything if scope in e[:2]]
+    assert {e[1] for e in edges(rows, "app")} == {f"fork{i:02d}" for i in range(6)}
+
+
+def test_a_uses_file_written_by_an_older_loci_is_still_read(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from loci.kernel.config import layout
+    from loci.query.uses import load_uses
+
+    lay = layout(tmp_path)
+    tmp_path.mkdir(exist_ok=True)
+    pq.write_table(pa.table({"from": ["app"], "to": ["core"], "target": ["corelib"], "how": ["import"],
+                             "path": ["app/main.py"], "line": pa.array([1], pa.int32())}), lay.uses)
+    assert [(u.source, u.target, len(u.citations)) for u in load_uses(lay, "core")] == [("app", "core", 1)]

@@ -47,18 +47,53 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Take the tables, not the embeddings "
                                          "(for vectors of another model than this home's; `loci embed` "
                                          "re-embeds them here)."),
+         no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the thresholds as they are "
+                                           "(`loci calibrate` fits them to the scopes pulled)."),
          quiet: bool = quiet_flag(),
          as_json: bool = json_flag()):
-    """Fetch the bundles that changed, verify every checksum, and merge them into this home."""
+    """Fetch the bundles that changed, verify every checksum, merge them into this home, and fit
+    the calibration again when what was merged moved it."""
     from loci.front.render import dump_json
-    from pipeline.share.pull import pull as run_pull
 
-    report = run_pull(_writable_home(), source, no_vectors=no_vectors)
+    pulled = pull_calibrated(_writable_home(), source, no_vectors=no_vectors, calibrate=not no_calibrate)
+    report = pulled.bundles
     if as_json:
         dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
-                   "renamed": report.renamed, "gone": report.gone})
+                   "renamed": report.renamed, "gone": report.gone, "refused": report.refused,
+                   "calibrated": bool(pulled.calibrate and pulled.calibrate.fitted)})
     elif not quiet:
-        typer.echo("\n".join(pull_lines(report)))
+        typer.echo("\n".join(pull_lines(report) + calibrate_lines(pulled)))
+    raise typer.Exit(show_refused(report) or show_uncalibrated(pulled))
+
+
+def pull_calibrated(layout, source: str, *, no_vectors: bool = False, calibrate: bool = True):
+    """The build API's pull: the bundles, then the calibrate step (nothing rescanned or re-embedded)."""
+    from pipeline import build
+    from pipeline.tasks import home_context
+
+    ctx = home_context(layout, scan=False, graphs=False, embed=False, calibrate=calibrate)
+    return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate)
+
+
+def calibrate_lines(pulled) -> list[str]:
+    if pulled.calibrate is None or not pulled.calibrate.fitted:
+        return []
+    floor = pulled.calibrate.data.get("params", {}).get("evidence_floor")
+    return [f"calibrated to the scopes pulled: evidence floor {floor} (`loci calibrate --show` for the fit)"]
+
+
+def show_uncalibrated(pulled) -> int:
+    if not pulled.failed:
+        return 0
+    _err(f"pulled, but not calibrated ({pulled.failed}): run `loci calibrate`")
+    return 1
+
+
+def show_refused(report) -> int:
+    """One line on stderr for each refused bundle; the exit code (1 if any was refused)."""
+    for folder, why in sorted(report.refused.items()):
+        _err(f"refused the bundle {folder!r}: {why}")
+    return 1 if report.refused else 0
 
 
 @commands.command()
@@ -67,31 +102,36 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
          scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable).",
                                                     autocompletion=complete_scope),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
+         force: bool = typer.Option(False, "--force", help="Upload every bundle without comparing "
+                                    "it with the published copy."),
          quiet: bool = quiet_flag()):
-    """Publish every local scope's bundle; only bundles whose manifest changed are uploaded."""
+    """Publish every local scope's bundle; only bundles whose manifest changed, or whose published
+    copy no longer matches its checksums, are uploaded."""
     from pipeline.share.push import push as run_push
 
-    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors)
+    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors, force=force)
     if not quiet:
         typer.echo(f"pushed {len(report.uploaded)} bundle(s) to {report.dest}, {len(report.unchanged)} unchanged")
         for name in report.uploaded:
-            typer.echo(f"  {name}")
+            typer.echo(f"  {name}" + ("  (the published copy was damaged: replaced)"
+                                      if name in report.repaired else ""))
 
 
 def pull_again(quiet: bool) -> int:
     """Pull every source this home has pulled from (for `loci update`); returns an exit code."""
     from pipeline.share.bundle import BundleError
-    from pipeline.share.pull import pull as run_pull, pulled_sources
+    from pipeline.share.pull import pulled_sources
 
     layout = make_layout()
     code = 0
     for source in pulled_sources(layout):
         try:
-            report = run_pull(layout, source)
+            pulled = pull_calibrated(layout, source)
         except BundleError as exc:
             _err(f"{exc} (the scopes pulled from it before are kept)")
             code = 1
             continue
         if not quiet:
-            typer.echo("\n".join(pull_lines(report)))
+            typer.echo("\n".join(pull_lines(pulled.bundles) + calibrate_lines(pulled)))
+        code = show_refused(pulled.bundles) or show_uncalibrated(pulled) or code
     return code

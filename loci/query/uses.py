@@ -1,4 +1,5 @@
-"""`loci uses`: which registered projects reference which, read from ``uses.parquet``."""
+"""`loci uses`: which registered projects reference which, read from ``uses.parquet``
+(the names each scope provides and the uses of them, joined here; ``pipeline.uses`` writes it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,27 +22,65 @@ class Use:
         return {"from": self.source, "to": self.target, "uses": list(self.citations)}
 
 
-def load_uses(layout: Layout, scope: str | None = None, known: set[str] | None = None) -> list[Use]:
-    """Edges from or to ``scope`` (all of them without), grouped per (from, to) pair."""
+Edge = tuple  # (from, to, target, how, path, line)
+LINKED = {"scope", "role", "norm", "target", "how", "path", "line", "rank"}   # pipeline.uses.USES_SCHEMA
+EDGES = {"from", "to", "target", "how", "path", "line"}                      # the file an older loci wrote
+
+
+def edges(rows, scope: str | None = None) -> list[Edge]:
+    """The edges of ``uses.parquet``'s rows (scope, role, norm, target, how, path, line, rank): each
+    use of a name joined with every other scope that provides it, from or to ``scope`` when given.
+    Linear in the rows and the edges returned: a name many scopes provide costs only when asked."""
+    owners: dict[str, list[str]] = {}
+    uses = []
+    for row in rows:
+        if row[1] == "provides":
+            owners.setdefault(row[2], []).append(row[0])
+        else:
+            uses.append(row)
+    for who in owners.values():
+        who.sort()
+    out = set()
+    for source, _role, norm, target, how, path, line, rank in uses:
+        who = owners.get(norm, ())
+        if scope is not None and source != scope:
+            who = (scope,) if scope in who else ()
+        for owner in who:
+            if owner != source:
+                out.add((source, owner, rank, path, line, target, how))
+    return [(f, t, target, how, path, line) for f, t, _r, path, line, target, how in sorted(out)]
+
+
+def _read_edges(layout: Layout, scope: str | None) -> list[Edge]:
     import pyarrow.parquet as pq
 
-    if scope is not None and known is not None and scope not in known:
-        raise UsageError(f"unknown scope {scope!r}; known scopes: {', '.join(sorted(known)) or 'none'}")
     try:
-        rows = pq.read_table(layout.uses).to_pylist()
+        table = pq.read_table(layout.uses)
     except FileNotFoundError:
         raise UsageError(MISSING) from None
     except (OSError, ValueError, KeyError) as exc:  # ArrowInvalid (a torn file) is a ValueError
         raise StoreError(f"{layout.uses} is unreadable ({str(exc).splitlines()[0]}); "
                          "run `loci index` to rebuild it") from None
-    if rows and not {"from", "to", "target", "how", "path", "line"} <= set(rows[0]):
-        raise StoreError(f"{layout.uses} lacks the columns loci writes; run `loci index` to rebuild it")
+    names = set(table.column_names)
+    if LINKED <= names:
+        cols = table.to_pydict()
+        return edges(zip(*(cols[c] for c in ("scope", "role", "norm", "target", "how", "path", "line", "rank"))),
+                     scope)
+    if EDGES <= names:
+        cols = table.to_pydict()
+        return [e for e in zip(*(cols[c] for c in ("from", "to", "target", "how", "path", "line")))
+                if scope is None or scope in e[:2]]
+    raise StoreError(f"{layout.uses} lacks the columns loci writes; run `loci index` to rebuild it")
+
+
+def load_uses(layout: Layout, scope: str | None = None, known: set[str] | None = None) -> list[Use]:
+    """Edges from or to ``scope`` (all of them without), grouped per (from, to) pair."""
+    if scope is not None and known is not None and scope not in known:
+        raise UsageError(f"unknown scope {scope!r}; known scopes: {', '.join(sorted(known)) or 'none'}")
     pairs: dict[tuple[str, str], Use] = {}
-    for r in rows:
-        if scope is not None and scope not in (r["from"], r["to"]):
-            continue
-        use = pairs.setdefault((r["from"], r["to"]), Use(r["from"], r["to"]))
-        use.citations.append({"target": r["target"], "how": r["how"], "path": r["path"], "line": r["line"]})
+    for source, target_scope, target, how, path, line in _read_edges(layout, scope):
+        use = pairs.setdefault((source, target_scope), Use(source, target_scope))
+        use.citations.append({"target": target, "how": how, "path": path, "line": line})
     return sorted(pairs.values(), key=lambda u: (-len(u.citations), u.source, u.target))
 
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
+from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
 from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
 
@@ -61,6 +62,7 @@ class PullReport:
     renamed: dict[str, str] = field(default_factory=dict)  # the bundle's scope -> its local name
     gone: list[str] = field(default_factory=list)          # pulled before, no longer in the store
     model: str | None = None                               # the vectors' model, when any came
+    refused: dict[str, str] = field(default_factory=dict)  # a bundle folder -> why (its old copy stays)
 
 
 def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float) -> bool:
@@ -100,9 +102,9 @@ def derived_signature(params: Params) -> str:
 
 
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool, derived: str) -> tuple[list[Incoming], list[str]]:
+             no_vectors: bool, derived: str, refused: dict[str, str]) -> tuple[list[Incoming], list[str]]:
     """The bundles whose manifest moved since the last pull (or whose derived files this loci
-    would build otherwise), and the local names of the rest."""
+    would build otherwise), and the local names of the rest; a bad manifest goes to ``refused``."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
     incoming, unchanged, to_read = [], [], []
     for entry in entries:
@@ -113,36 +115,36 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             unchanged.append(name)
         else:
             to_read.append((entry, name, rec, same_mode))
-    datas = fetch_all(lambda item: store.read(item[0].folder, MANIFEST, MANIFEST_LIMIT), to_read)
+    datas = fetch_all(lambda item: set_aside(refused, item[0].folder, store.read, item[0].folder, MANIFEST,
+                                             MANIFEST_LIMIT), to_read)
     for (entry, name, rec, same_mode), data in zip(to_read, datas):
-        if len(data) > MANIFEST_LIMIT:
-            raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
+        if data is None:   # refused
+            continue
         digest = hashlib.sha256(data).hexdigest()
         if same_mode and rec.get("manifest_sha256") == digest:
             unchanged.append(name)
             continue
-        manifest = parse_manifest(data, f"{store.url}/{entry.folder}")
-        incoming.append(Incoming(entry, manifest, digest, name or ""))
+        manifest = set_aside(refused, entry.folder, _manifest, data, store, entry)
+        if manifest is not None:
+            incoming.append(Incoming(entry, manifest, digest, name or ""))
     return incoming, unchanged
 
 
-def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool, store: Store) -> str | None:
-    """The model every pulled vector must come from: the home's, else the first bundle's."""
+def _manifest(data: bytes, store: Store, entry: Entry):
+    """The checked manifest of the bundle listed as ``entry``."""
+    if len(data) > MANIFEST_LIMIT:
+        raise BundleError(f"{store.url}/{entry.folder}/{MANIFEST} is over {MANIFEST_LIMIT} bytes; refused")
+    return parse_manifest(data, f"{store.url}/{entry.folder}")
+
+
+def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool) -> str | None:
+    """The model every pulled vector must come from: the home's, else the first bundle's
+    (``refusals.other_models`` refuses a bundle of another)."""
     cfg = read_embed_config(layout)
     model = cfg["model_id"] if cfg else None
     if no_vectors:
         return model
-    for inc in incoming:
-        emb = inc.manifest.embedding
-        if emb is None:
-            continue
-        if model is None:
-            model = emb["model"]
-        elif emb["model"] != model:
-            raise BundleError(
-                f"{store.url}/{inc.entry.folder} holds vectors of model {emb['model']} (dim {emb['dim']}), "
-                f"this home's are {model}: pull with --no-vectors (then `loci embed` re-embeds them here)")
-    return model
+    return model or next((inc.manifest.embedding["model"] for inc in incoming if inc.manifest.embedding), None)
 
 
 def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
@@ -178,21 +180,27 @@ def name_key(name: str) -> str:
     return re.sub(r"[-_.\s]+", "-", name.lower()).strip("-")
 
 
-def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout) -> None:
+def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
+                      refused: dict[str, str]) -> list[Incoming]:
     """An alias that reads as another scope's name would route questions about that project
-    to this bundle: refused (an alias that is only the bundle's own name is left out later)."""
+    to this bundle: that bundle is refused (an alias that is only the bundle's own name is
+    left out later); the others are returned."""
     from loci.kernel.registry import load_registry
 
     mine = {inc.name for inc in incoming}
     names = {name_key(s.name): s.name for s in load_registry(layout).scopes if s.name not in mine}
     names.update({name_key(inc.name): inc.name for inc in incoming})
+    out = []
     for inc in incoming:
         own = {name_key(inc.name), name_key(inc.manifest.scope)}
-        for alias in inc.manifest.raw.get("aliases") or []:
-            key = name_key(alias)
-            if key not in own and key in names:
-                raise BundleError(f"{store.url}/{inc.entry.folder}: its alias {alias!r} is the name of the "
-                                  f"scope {names[key]!r}; refused, nothing was pulled")
+        shadowed = next((a for a in inc.manifest.raw.get("aliases") or []
+                         if name_key(a) not in own and name_key(a) in names), None)
+        if shadowed is None:
+            out.append(inc)
+        else:
+            refused[inc.entry.folder] = (f"{store.url}/{inc.entry.folder}: its alias {shadowed!r} is the name "
+                                         f"of the scope {names[name_key(shadowed)]!r}; refused")
+    return out
 
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
@@ -272,21 +280,26 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _clean_staging(layout)
         records = read_pulled(layout)
         entries = store.list()
+        report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
         derived = derived_signature(params)
-        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived)
-        listed = {e.folder for e in entries}
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused)
+        listed = {e.folder for e in entries} | set(report.refused)
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
         if not incoming:
             if _settle(records, report.unchanged, entries, time.time()):
                 write_json(pulled_path(layout), {"scopes": records})
             return report
-        model = _home_model(layout, incoming, no_vectors, store)
+        model = _home_model(layout, incoming, no_vectors)
+        incoming = other_models(incoming, model, no_vectors, store, report.refused)
         _resolve_names(incoming, store, layout, records)
-        _refuse_shadowing(incoming, store, layout)
+        incoming = _refuse_shadowing(incoming, store, layout, report.refused)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)
+            incoming = kept_bundles(incoming, staged, report.refused)
+            if not incoming:
+                return report
             _checkpoint("staged")
             for inc in incoming:
                 _install(layout, inc.name, staged[inc.name], inc, store, model)

@@ -1,12 +1,14 @@
-"""``push``: publish this home's local scopes to a store, uploading only bundles whose manifest changed."""
+"""``push``: publish this home's local scopes to a store, uploading only bundles whose manifest
+changed or whose remote copy no longer matches it (a damaged object is replaced)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 from loci.kernel.config import Layout
-from pipeline.share.bundle import MANIFEST, BundleError
+from pipeline.share.bundle import MANIFEST, BundleError, BundleFile
 from pipeline.share.pull import MANIFEST_LIMIT, PULLED_KIND
-from pipeline.share.store import open_store
+from pipeline.share.stage import fetch_all
+from pipeline.share.store import Store, open_store
 
 
 @dataclass
@@ -14,6 +16,7 @@ class PushReport:
     dest: str
     uploaded: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)   # uploaded because the remote copy was damaged
 
 
 def local_scopes(layout: Layout) -> list[str]:
@@ -33,27 +36,49 @@ def scopes_to_publish(layout: Layout, names: list[str] | None) -> list[str]:
     return found
 
 
-def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vectors: bool = False) -> PushReport:
-    """Publish each local scope's bundle to ``dest``, uploading only those whose manifest changed
-    (data files first, the manifest last)."""
+def remote_intact(store: Store, folder: str, files: list[BundleFile], sizes: dict[str, int]) -> bool:
+    """Whether every file of the published bundle still has the size (from the listing) and the
+    sha256 its manifest promises (read back: one changed byte keeps the size)."""
+    if any(sizes.get(f"{folder}/{f.path}") != f.size for f in files):
+        return False
+    return all(store.sha256(folder, f.path) == f.sha256 for f in files)
+
+
+def _push_one(layout: Layout, store: Store, name: str, sizes: dict[str, int], no_vectors: bool,
+              force: bool) -> str:
+    """Publish one scope: "unchanged", "uploaded", or "repaired" (same manifest, damaged copy)."""
     from loci.kernel.config import safe_name
     from pipeline.share.bundle import plan_bundle
 
-    names = scopes_to_publish(layout, names)
-    store = open_store(dest, create=True)
-    report = PushReport(store.url)
-    for name in names:
-        manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
-        folder = safe_name(name)
+    manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
+    folder = safe_name(name)
+    outcome = "uploaded"
+    if not force and f"{folder}/{MANIFEST}" in sizes:   # a bundle the listing lacks is new: nothing to read
         try:
             current = store.read(folder, MANIFEST, MANIFEST_LIMIT)
         except BundleError:
             current = None
         if current == manifest:
-            report.unchanged.append(name)
-            continue
-        for f, data in files:
-            store.write(folder, f.path, data)
-        store.write(folder, MANIFEST, manifest)
-        report.uploaded.append(name)
+            if remote_intact(store, folder, [f for f, _ in files], sizes):
+                return "unchanged"
+            outcome = "repaired"
+    for f, data in files:
+        store.write(folder, f.path, data)
+    store.write(folder, MANIFEST, manifest)   # last: a reader trusts only a whole bundle
+    return outcome
+
+
+def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vectors: bool = False,
+         force: bool = False) -> PushReport:
+    """Publish each local scope's bundle to ``dest`` (several at a time, data files first, the
+    manifest last); ``force`` uploads every one without comparing."""
+    names = scopes_to_publish(layout, names)
+    store = open_store(dest, create=True)
+    report = PushReport(store.url)
+    sizes = {} if force else store.sizes()
+    outcomes = fetch_all(lambda name: _push_one(layout, store, name, sizes, no_vectors, force), names)
+    for name, outcome in zip(names, outcomes):
+        (report.unchanged if outcome == "unchanged" else report.uploaded).append(name)
+        if outcome == "repaired":
+            report.repaired.append(name)
     return report

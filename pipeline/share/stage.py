@@ -37,19 +37,34 @@ def fetch_all(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
-def _fetch(stage: Path, store: Store, inc: Incoming, no_vectors: bool) -> dict[str, Path]:
-    """Fetch and verify one bundle's files into ``stage``; the staged file of each role."""
+def _fetch_file(stage: Path, store: Store, inc: Incoming, f) -> Path:
+    """Fetch and verify one file of a bundle into ``stage`` (its size checked before a byte is read)."""
     where = f"{store.url}/{inc.entry.folder}"
-    stage.mkdir(parents=True)
-    staged: dict[str, Path] = {}
-    for f in inc.manifest.files:
-        if no_vectors and f.role in VECTOR_ROLES:
+    check_size(f, store.size(inc.entry.folder, f.path), where)
+    target = stage / f.path
+    check_copied(f, *store.copy(inc.entry.folder, f.path, f.size, target), where)
+    return target
+
+
+def _fetch(folders: list[Path], store: Store, incoming: list[Incoming],
+           no_vectors: bool) -> list[dict[str, Path] | BundleError]:
+    """Every file of every bundle fetched and verified into its folder, several at a time
+    (one bounded pool over all the files, so one changed bundle's files also come together);
+    for each bundle, its staged file of each role, or the first BundleError of its files."""
+    jobs = [(folder, inc, f) for folder, inc in zip(folders, incoming) for f in inc.manifest.files
+            if not (no_vectors and f.role in VECTOR_ROLES)]
+    for folder in folders:
+        folder.mkdir(parents=True)
+    got = fetch_all(lambda job: kept(_fetch_file, job[0], store, job[1], job[2]), jobs)
+    out: dict[Path, dict[str, Path] | BundleError] = {folder: {} for folder in folders}
+    for (folder, _inc, f), result in zip(jobs, got):
+        if isinstance(out[folder], BundleError):
             continue
-        check_size(f, store.size(inc.entry.folder, f.path), where)   # before a byte is read
-        target = stage / f.path
-        check_copied(f, *store.copy(inc.entry.folder, f.path, f.size, target), where)
-        staged[f.role] = target
-    return staged
+        if isinstance(result, BundleError):
+            out[folder] = result
+        else:
+            out[folder][f.role] = result
+    return [out[folder] for folder in folders]
 
 
 def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
@@ -94,26 +109,42 @@ def die_with_parent(_registered=None) -> None:
 
 
 def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: bool,
-               params: Params) -> dict[str, dict[str, Path]]:
-    """Fetch and verify every incoming bundle (here, one at a time), then build the derived
-    files; a big pull (a cold start) builds them in forked workers, which touch no store."""
+               params: Params) -> dict[str, dict[str, Path] | BundleError]:
+    """Fetch and verify every incoming bundle (several at a time), then build the derived
+    files; a big pull (a cold start) builds them in forked workers, which touch no store.
+    A bundle refused on the way maps to its BundleError instead of its staged files."""
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
     from pipeline.runner import default_jobs
 
     folders = [stage / f"s{i}" for i in range(len(incoming))]
-    fetched = fetch_all(lambda job: _fetch(job[0], store, job[1], no_vectors), list(zip(folders, incoming)))
+    fetched = _fetch(folders, store, incoming, no_vectors)
+    out = {inc.name: got for inc, got in zip(incoming, fetched) if isinstance(got, BundleError)}
+    good = [i for i, got in enumerate(fetched) if not isinstance(got, BundleError)]
+    incoming, folders, fetched = [incoming[i] for i in good], [folders[i] for i in good], [fetched[i] for i in good]
     args = (folders, fetched, [inc.manifest for inc in incoming],
             [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
     jobs = default_jobs()
     if len(incoming) < PARALLEL_FROM or jobs < 2:
-        built = list(map(_build, *args))
+        built = list(map(_build_kept, *args))
     else:
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
                                  initializer=die_with_parent) as pool:   # a killed pull leaves no worker
-            built = list(pool.map(_build, *args, chunksize=8))
-    return {inc.name: b for inc, b in zip(incoming, built)}
+            built = list(pool.map(_build_kept, *args, chunksize=8))
+    return {**out, **{inc.name: b for inc, b in zip(incoming, built)}}
+
+
+def kept(fn, *args):
+    """``fn(*args)``, or the BundleError that refused it: one bad bundle is not the whole pull's."""
+    try:
+        return fn(*args)
+    except BundleError as exc:
+        return exc
+
+
+def _build_kept(*args):
+    return kept(_build, *args)
 
 
 def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: Params,

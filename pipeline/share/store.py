@@ -43,6 +43,8 @@ class Store:
 
     def __init__(self, url: str, fs, base: str, label: str):
         self.url, self.fs, self.base, self.label = url, fs, base.rstrip("/"), label
+        self._listed: dict[str, int] | None = None   # "folder/name" -> size, from the last listing
+        self.refused: dict[str, str] = {}             # bundle folders the listing refused, and why
 
     def _path(self, *parts: str) -> str:
         return posixpath.join(self.base, *parts)
@@ -51,25 +53,62 @@ class Store:
         return BundleError(f"cannot {what} {self.url} ({_short(exc)}); check the address, the network "
                            f"and the credentials (AWS_* variables or AWS_PROFILE for s3://)")
 
-    def list(self) -> list[Entry]:
-        """Every bundle folder holding a manifest, sorted by folder name."""
+    def _infos(self, allow_missing: bool = False) -> list:
+        """Every file and folder below the base, from one recursive listing (a request per
+        thousand objects on S3, never one per object)."""
         from pyarrow import fs as pafs
 
         try:
-            infos = self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True, allow_not_found=False))
+            return self.fs.get_file_info(pafs.FileSelector(self.base, recursive=True,
+                                                           allow_not_found=allow_missing))
         except FileNotFoundError:
             raise BundleError(f"{self.url} does not exist; give a folder or s3://bucket/prefix "
                               f"that holds bundles") from None
         except OSError as exc:
             raise self._fail("list", exc) from None
+
+    def _files(self, infos: list) -> dict[str, int]:
+        from pyarrow import fs as pafs
+
+        return {info.path[len(self.base):].strip("/"): int(info.size or 0) for info in infos
+                if info.type == pafs.FileType.File and info.path.startswith(self.base)}
+
+    def list(self) -> list[Entry]:
+        """Every bundle folder holding a manifest, sorted by folder name; the listing's sizes
+        are kept for ``size`` (no request per file)."""
+        from pyarrow import fs as pafs
+
+        infos = self._infos()
         out = []
         for info in infos:
             rel = info.path[len(self.base):].strip("/") if info.path.startswith(self.base) else ""
             parts = rel.split("/")
             if len(parts) == 2 and parts[1] == MANIFEST and info.type == pafs.FileType.File:
-                self._refuse_link(parts[0])
+                try:
+                    self._refuse_link(parts[0])
+                except BundleError as exc:   # one bundle's: the others are listed
+                    self.refused[parts[0]] = str(exc)
+                    continue
                 out.append(Entry(parts[0], int(info.size or 0), int(info.mtime_ns or 0)))
+        self._listed = self._files(infos)
         return sorted(out, key=lambda e: e.folder)
+
+    def sizes(self) -> dict[str, int]:
+        """Each file's size as ``{"folder/name": bytes}``, from one listing (no store yet: empty)."""
+        return self._files(self._infos(allow_missing=True))
+
+    def sha256(self, folder: str, name: str) -> str | None:
+        """The sha256 of a stored file, read a block at a time; None if it is missing."""
+        digest = hashlib.sha256()
+        try:
+            with self.fs.open_input_stream(self._path(folder, name)) as fh:
+                for block in iter(lambda: fh.read(BLOCK), b""):
+                    digest.update(block)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise self._fail("read", exc) from None
+        return digest.hexdigest()
 
     def _refuse_link(self, folder: str, name: str | None = None) -> None:
         """In a local store, a bundle folder or file that is a symbolic link (or no regular file)
@@ -89,10 +128,13 @@ class Store:
                                   f"{'folder' if path == self._path(folder) else 'file'}; refused, nothing was pulled")
 
     def size(self, folder: str, name: str) -> int:
-        """A file's size as the store lists it, before anything is read (links refused)."""
+        """A file's size as the store lists it, before anything is read (links refused): from
+        the listing ``list`` made, else one request."""
         from pyarrow import fs as pafs
 
         self._refuse_link(folder, name)
+        if self._listed is not None and f"{folder}/{name}" in self._listed:
+            return self._listed[f"{folder}/{name}"]
         try:
             info = self.fs.get_file_info(self._path(folder, name))
         except OSError as exc:
@@ -157,8 +199,11 @@ def _s3(url: str, parsed) -> Store:
     bucket, prefix = parsed.netloc, parsed.path.strip("/")
     if not bucket:
         raise BundleError(f"{url} names no bucket; write s3://bucket/prefix")
+    # a delayed open sends a file smaller than one part as a single PUT, not a three-request
+    # multipart upload; a failure then surfaces when the stream closes, still inside Store.write
     kw: dict = {"connect_timeout": CONNECT_TIMEOUT, "request_timeout": REQUEST_TIMEOUT,
-                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2)}
+                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2),
+                "allow_delayed_open": True}
     endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
     if endpoint:
         kw["endpoint_override"] = endpoint
