@@ -296,3 +296,15 @@ print(np.array_equal(unit_scores(q, stored), semantic_scores(q, as_unit(stored))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_forcing_offline_reaches_a_hub_library_imported_before(monkeypatch):
+    """A long-lived process (the engine, MCP, a pull that calibrates) may have imported the hub
+    library online: loading a model after that must still never reach the network."""
+    constants = pytest.importorskip("huggingface_hub.constants")
+    from loci.query.semantic import force_offline
+
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    force_offline()
+    assert constants.HF_HUB_OFFLINE is True and constants.is_offline_mode()

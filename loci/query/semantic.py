@@ -39,9 +39,18 @@ class Encoder(Protocol):
 
 
 def force_offline() -> None:
-    """Forbid every Hugging Face hub call in this process (set before importing their libraries)."""
+    """Forbid every Hugging Face hub call in this process: the variables their libraries read when
+    imported, and the flags they already read, in a long-lived process that imported them earlier."""
+    import sys
+
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    hub = sys.modules.get("huggingface_hub.constants")
+    if hub is not None and hasattr(hub, "HF_HUB_OFFLINE"):
+        hub.HF_HUB_OFFLINE = True
+    hub_utils = sys.modules.get("transformers.utils.hub")
+    if hub_utils is not None and hasattr(hub_utils, "_is_offline_mode"):
+        hub_utils._is_offline_mode = True
 
 
 def quiet_transformers() -> None:
