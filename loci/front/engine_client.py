@@ -184,6 +184,8 @@ def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
 def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
     """The engine's reply to a question: ``{"ok": payload}`` or ``{"error": line, "code": n}``;
     NoServer when it cannot give one (including an engine of other code, which then exits)."""
+    if not os.path.lexists(socket_path(home)):   # the first question of a home: no digest to compute
+        raise NoServer("no engine")
     reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "op": op, "args": args, "json": as_json})
     if "ok" in reply or "error" in reply:
         return reply
