@@ -2,7 +2,10 @@
 session is warmed, after the first question, every 50 questions and after all of them, with
 what its byte budget holds (docs/decisions/engine.md, "Memory").
 
-    LOCI_HOME=HOME python bench/engine_memory.py [--questions FILE]
+    LOCI_HOME=HOME python bench/engine_memory.py [--questions FILE] [--budget-mb N] [--latency]
+
+``--latency`` instead times ``Engine.answer`` on 20 spread questions without a cwd, asked twice
+(the second pass measures what the byte budget kept), and prints each pass's p50 and max.
 
 Each question is answered as `loci route --json` and `loci ask --json` would be by the engine
 (``Engine.answer``), with the question's cwd (a scope name) as that scope's registered path.
@@ -32,21 +35,25 @@ def resident_mb(kind: str = "VmRSS") -> float:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--budget-mb", type=float, help="the byte budget (default: Params.engine_cache_bytes)")
+    ap.add_argument("--latency", action="store_true")
     args = ap.parse_args(argv)
     from loci.front.engine_server import _trim_heap
     from loci.front.oneshot import _return_big_buffers
     from loci.query.engine import Engine
 
     _return_big_buffers()   # as the engine's process does
-    engine = Engine()
+    engine = Engine(cache_bytes=int(args.budget_mb * 2**20) if args.budget_mb else None)
     session = engine.session()
+    rows = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
+    if args.latency:
+        return latency(engine, rows)
 
     def line(label: str) -> None:
         print(f"{label:>16}: {resident_mb():6.1f} MB resident, {resident_mb('RssAnon'):6.1f} MB anonymous, "
               f"{engine.cached_bytes() / 2**20:6.1f} MB in the byte budget", flush=True)
 
     line("warmed")
-    rows = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     paths = {s.name: s.path for s in session.registry.scopes}
     for i, row in enumerate(rows, 1):
         q = {"question": row["question"], "cwd": paths.get(row["cwd"]) if row.get("cwd") else None}
@@ -55,6 +62,25 @@ def main(argv=None) -> int:
         _trim_heap()   # as the engine's process does after each reply
         if i == 1 or i % 50 == 0 or i == len(rows):
             line(f"{i} questions")
+    return 0
+
+
+def latency(engine, rows: list[dict]) -> int:
+    import statistics
+    import time
+
+    from bench.oneshot import spread
+
+    qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], 20)]
+    for op in ("route", "ask"):
+        for n in (1, 2):
+            times = []
+            for q in qs:
+                start = time.perf_counter()
+                engine.answer(op, {"question": q, "cwd": None}, True)
+                times.append(time.perf_counter() - start)
+            print(f"{op} pass {n}: p50 {statistics.median(times) * 1000:.1f} ms, max {max(times) * 1000:.1f} ms",
+                  flush=True)
     return 0
 
 

@@ -72,10 +72,12 @@ def engine_home(built, tmp_path, monkeypatch):
 
 
 def _stop_all(home: Path) -> None:
-    engine_client.stop(str(home))
     deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and _lock_held(home):
-        time.sleep(0.1)
+    while time.monotonic() < deadline:   # an engine may still be starting: ask until none holds the lock
+        engine_client.stop(str(home))
+        if not _lock_held(home):
+            break
+        time.sleep(0.2)
     pid = engine_client.holder(str(home))
     if pid:
         os.kill(pid, signal.SIGKILL)

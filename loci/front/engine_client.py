@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sys
 
 PROTOCOL = 1
@@ -41,7 +40,7 @@ def enabled(no_server: bool = False) -> bool:
     the platform has no Unix sockets or ``posix_spawn``."""
     if no_server or os.environ.get("LOCI_SERVER", "").strip().lower() in OFF_VALUES:
         return False
-    return hasattr(socket, "AF_UNIX") and hasattr(os, "posix_spawn")
+    return os.name == "posix" and hasattr(os, "posix_spawn")
 
 
 def run_dir(home: str) -> str:
@@ -115,8 +114,10 @@ class _Address:
             os.close(self.fd)
 
 
-def peer_uid(sock: socket.socket) -> int | None:
+def peer_uid(sock) -> int | None:
     """The uid of the process at the other end (SO_PEERCRED); None where the platform lacks it."""
+    import socket
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -126,8 +127,9 @@ def peer_uid(sock: socket.socket) -> int | None:
     return uid
 
 
-def connect(home: str, timeout: float = CONNECT_TIMEOUT) -> socket.socket:
+def connect(home: str, timeout: float = CONNECT_TIMEOUT):
     """A connection to the home's engine, checked to be ours; NoServer otherwise."""
+    import socket   # here: the first question of a home, which finds no socket, never pays for it
     import stat
 
     path = socket_path(home)
@@ -184,6 +186,8 @@ def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
 def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
     """The engine's reply to a question: ``{"ok": payload}`` or ``{"error": line, "code": n}``;
     NoServer when it cannot give one (including an engine of other code, which then exits)."""
+    if not os.path.lexists(socket_path(home)):   # the first question of a home: no digest to compute
+        raise NoServer("no engine")
     reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "op": op, "args": args, "json": as_json})
     if "ok" in reply or "error" in reply:
         return reply

@@ -28,6 +28,8 @@ POLL = 0.5               # seconds between checks of idleness and of the socket 
 READ_TIMEOUT = 10.0      # seconds a client may take to send its question
 MAX_REQUEST = 4 << 20
 DRAIN = 5.0              # seconds given to questions in flight at exit
+START_DELAY = 0.2        # seconds before loading anything: the client that started it is still exiting
+WARM_DELAY = 0.3         # seconds more before warming up (a question that comes first warms it)
 
 
 class Log:
@@ -130,10 +132,11 @@ class EngineServer:
         self._inode: int | None = None
 
     # ------------------------------------------------------------ lifecycle
-    def bind(self, lock_wait: float = LOCK_WAIT) -> None:
-        """Take the lock, replace a stale socket, listen; Refusal when this engine must not serve."""
+    def bind(self, lock_wait: float = LOCK_WAIT, lock_fd: int | None = None) -> None:
+        """Take the lock (unless ``lock_fd`` holds it), replace a stale socket, listen; Refusal
+        when this engine must not serve."""
         _own_dir(client.run_dir(self.home))
-        self._lock_fd = _take_lock(client.lock_path(self.home), lock_wait)
+        self._lock_fd = lock_fd if lock_fd is not None else _take_lock(client.lock_path(self.home), lock_wait)
         path = client.socket_path(self.home)
         try:
             st = os.lstat(path)
@@ -159,7 +162,7 @@ class EngineServer:
     def serve(self) -> None:
         """Accept until stopped, idle, or the socket file is no longer ours; then clean up."""
         self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest})")
-        threading.Thread(target=self.engine.warm_quietly, name="engine-warm", daemon=True).start()
+        threading.Thread(target=self._warm_later, name="engine-warm", daemon=True).start()
         try:
             while not self._stop.is_set():
                 try:
@@ -181,6 +184,13 @@ class EngineServer:
                     break
         finally:
             self.close()
+
+    def _warm_later(self) -> None:
+        """Warm the session once the client that started this engine has had time to exit (its
+        question, answered in-process, must not share the cores with the warm-up); a question
+        that arrives first warms it itself."""
+        if not self._stop.wait(WARM_DELAY):
+            self.engine.warm_quietly()
 
     def _idle_for(self) -> float:
         with self._state:
@@ -360,9 +370,16 @@ def main(argv: list[str] | None = None) -> int:
     os.chdir("/")   # hold no directory of the user's
     os.umask(0o077)
     _return_big_buffers()
+    try:   # the lock first: a client that asks meanwhile sees an engine starting, and starts none
+        _own_dir(client.run_dir(home))
+        lock_fd = _take_lock(client.lock_path(home), LOCK_WAIT)
+    except (Refusal, OSError) as exc:
+        Log(home, own_stderr=False)(f"not serving: {exc}")
+        return 0
+    time.sleep(START_DELAY)
     server = EngineServer(home)
     try:
-        server.bind()
+        server.bind(lock_fd=lock_fd)
     except (Refusal, OSError) as exc:
         server.log(f"not serving: {exc}")
         return 0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from itertools import count
-from threading import Lock
+from _thread import allocate_lock as Lock   # not `threading`: a one-shot question need not import it
 from typing import Any, Callable
 
 

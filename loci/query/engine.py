@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -79,6 +78,8 @@ class Engine:
         self.layout: Layout = make_layout(Path(home) if home is not None else None)
         self.cache_bytes = cache_bytes      # None: Params.engine_cache_bytes
         self.warm_scopes = warm_scopes
+        import threading   # here: a one-shot question imports this module, not threads
+
         self.log = log or (lambda msg: None)
         self.loads = 0                      # sessions made so far (a reload after a rebuild counts)
         self.ready = False                  # a session is loaded and warmed
