@@ -506,6 +506,20 @@ def open_to_opinion(result: RouteResult) -> bool:
     return result.outcome == "routed" or (result.outcome == "abstained" and result.reason == "no_evidence")
 
 
+def _by_affinity(result: RouteResult, affinity: Mapping[str, float], context: Context) -> list[tuple[float, str]]:
+    """(affinity, scope) of the scopes an opinion may name (eligible, not excluded), closest first."""
+    excluded = set(result.excluded)
+    return sorted(((a, s) for s, a in affinity.items() if s not in excluded
+                   and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+
+
+def _opinion_note(ranked: Sequence[tuple[float, str]]) -> dict:
+    """What an opinion records: its closest scope, how close, and how far ahead of the next."""
+    best, leader = ranked[0]
+    margin = best - ranked[1][0] if len(ranked) > 1 else best
+    return {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+
+
 def foreign_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
                     params: Params = DEFAULT_PARAMS) -> RouteResult:
     """Judge a question not in English by the multilingual encoder instead of the English vectors.
@@ -516,14 +530,11 @@ def foreign_opinion(result: RouteResult, affinity: Mapping[str, float], context:
     answers first, with the next scopes within ``multilingual_close`` of it, then the words'
     own choice, ``select_max`` in all; below the floor the decision stands.
     """
-    excluded = set(result.excluded)
-    ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
-                     and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+    ranked = _by_affinity(result, affinity, context)
     if not ranked or not open_to_opinion(result):
         return result
     best, leader = ranked[0]
-    margin = best - ranked[1][0] if len(ranked) > 1 else best
-    note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+    note = _opinion_note(ranked)
     if best < params.multilingual_route_floor:
         return replace(result, semantic=note)
     close = [s for a, s in ranked if a >= best - params.multilingual_close]
@@ -566,9 +577,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     count as near nothing when no scope stands out more than a typical off-topic question does
     (``semantic_z_veto``), and orders the scopes by meaning above their background.
     """
-    excluded = set(result.excluded)
-    ranked = sorted(((a, s) for s, a in affinity.items() if s not in excluded
-                     and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
+    ranked = _by_affinity(result, affinity, context)
     if not ranked or not open_to_opinion(result):
         return result
     best, leader = ranked[0]
@@ -576,7 +585,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     near = [s for _a, s in ranked]
     by_meaning = _above_background(near, affinity, background)
     clear = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
-    note = {"scope": leader, "affinity": round(best, 4), "margin": round(margin, 4), "action": "none"}
+    note = _opinion_note(ranked)
     out = replace(result, semantic=note)
     if result.outcome == "routed":
         near_nothing = best < params.semantic_veto_floor or (
