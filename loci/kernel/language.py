@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 ENGLISH = frozenset("""the of and to in is that for it with as on be this are by an or you can
     from not if your will which when how what do does use used using should into an its their
@@ -149,6 +150,7 @@ def translation_language(relpath: str) -> str | None:
 QUESTION_MIN_WORDS = 5   # a question is shorter than the prose ``is_foreign`` was tuned on
 
 
+@lru_cache(maxsize=64)
 def question_is_foreign(question: str) -> bool:
     """True when a question is not written in English (another script, or another language's
     function words): the question an English encoder cannot read."""
