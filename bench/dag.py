@@ -69,6 +69,13 @@ def _wait_for_hook(log: Path, runs: int, timeout: float) -> bool:
     return False
 
 
+def copy_home(home: Path, to: Path) -> None:
+    """A copy of a home without its warm engine's socket and lock (``$LOCI_HOME/run``: they belong
+    to that process, and a socket cannot be copied)."""
+    root = Path(home)
+    shutil.copytree(root, to, symlinks=True, ignore=lambda folder, names: ["run"] if Path(folder) == root else [])
+
+
 def bench_dag(tool: Tool, repos: list[str], neutral: Path, log=print) -> dict:
     """The rows above, as values (a failed step is an ``error`` entry, never raised)."""
     out: dict = {}
@@ -82,7 +89,7 @@ def bench_dag(tool: Tool, repos: list[str], neutral: Path, log=print) -> dict:
     log(f"  [{tool.key}] the same edit rebuilt by doit and by loci update")
     twin = tool.home.parent / f"{tool.home.name}-twin"
     shutil.rmtree(twin, ignore_errors=True)
-    shutil.copytree(tool.home, twin, symlinks=True)
+    copy_home(tool.home, twin)
     target = tool.corpus / repos[-1] / "README.md"
     target.write_text(target.read_text(errors="replace") + "\nA bench edit: lighthouse keepers.\n")
     update = tool.run(("update", "--quiet"), neutral)
@@ -154,7 +161,7 @@ def copied_setup(home: Path, corpus: Path, work: Path) -> tuple[Path, Path, list
     work.mkdir(parents=True)
     new_home, new_corpus = work / "home", work / "corpus"
     shutil.copytree(corpus, new_corpus, symlinks=True)
-    shutil.copytree(home, new_home, symlinks=True)
+    copy_home(home, new_home)
     for repo in sorted(p for p in new_corpus.iterdir() if (p / ".git").exists()):
         subprocess.run(["git", "-C", str(repo), "update-index", "-q", "--refresh"], capture_output=True, check=False)
     registry = new_home / "scopes.json"

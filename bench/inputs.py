@@ -125,7 +125,7 @@ def use_home(home: Path) -> Path:
 
 def child_env(home: Path | None = None, **extra: str) -> dict:
     """The environment of a child running this clone's loci, offline, on ``home``."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT), **extra}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOCI_SERVER": "off", "PYTHONPATH": str(ROOT), **extra}
     if home is not None:
         env["LOCI_HOME"] = str(home)
     return env

@@ -13,6 +13,9 @@ from bench.reference import LineFinder, to_contract
 
 BUILD_ORDER = ("scan", "graphs", "index", "embed", "calibrate")
 OFFLINE = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+# every command a bench times runs in its own process, as a one-shot does: no warm engine is
+# started in a bench home (bench/oneshot.py --mode warm measures the engine on purpose)
+IN_PROCESS = {"LOCI_SERVER": "off"}
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,7 @@ class Tool:
 
     def env(self) -> dict:
         env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-        env.update(OFFLINE, LOCI_HOME=str(self.home), PATH=f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}")
+        env.update(OFFLINE, **IN_PROCESS, LOCI_HOME=str(self.home), PATH=f"{self.bin_dir}{os.pathsep}{env.get('PATH', '')}")
         if self.source is not None:
             env["PYTHONPATH"] = str(self.source)
         return env

@@ -327,3 +327,29 @@ def test_the_load_watch_keeps_the_highest_load_it_saw(monkeypatch):
         watch.sample()
     assert watch.peak == 3.5 and watch.over
     assert watch.describe().startswith("0.5 at the start, 3.5 at most, 1.0 at the end")
+
+
+def test_a_bench_copy_of_a_home_leaves_the_engine_socket_behind(tmp_path):
+    import socket
+
+    from bench.dag import copy_home
+
+    home = tmp_path / "home"
+    (home / "run").mkdir(parents=True)
+    (home / "graphs" / "run").mkdir(parents=True)     # a scope named "run" keeps its graph
+    (home / "manifest.json").write_text("{}")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(home / "run" / "engine.sock"))
+    try:
+        copy_home(home, tmp_path / "copy")
+    finally:
+        sock.close()
+    assert (tmp_path / "copy" / "manifest.json").is_file() and (tmp_path / "copy" / "graphs" / "run").is_dir()
+    assert not (tmp_path / "copy" / "run").exists()
+
+
+def test_a_bench_child_answers_in_its_own_process():
+    from bench.inputs import child_env
+    from bench.tools import IN_PROCESS
+
+    assert child_env()["LOCI_SERVER"] == "off" and IN_PROCESS == {"LOCI_SERVER": "off"}
