@@ -154,3 +154,15 @@ def test_every_line_says_how_long_the_build_has_run_across_runs():
     progress.planned(3)  # a second run of the same command counts again, the clock does not restart
     assert [ln.rsplit(" [", 1)[1] for ln in lines(out)] == ["elapsed 0 s]", "elapsed 1 min 35 s]",
                                                              "elapsed 1 min 35 s]"]
+
+
+def test_a_finished_encoding_leaves_the_line_while_the_next_one_runs():
+    # the multilingual store encodes each scope under its own label, which no task name pops:
+    # a log line listed every finished scope of a 22-scope setup
+    progress, out, clock = reporter()
+    progress.planned(4)
+    progress.encoding("black (multilingual)", 0, 500)
+    progress.encoding("black (multilingual)", 500, 500)
+    clock.now += 10
+    progress.encoding("jinja (multilingual)", 100, 200)
+    assert "black" not in lines(out)[-1] and "embedding jinja (multilingual): 100/200" in lines(out)[-1]

@@ -108,6 +108,8 @@ class LogProgress(Progress):
             task, since = max(self.running.items(), key=lambda kv: kv[1])
             parts[-1] += f", running {task} ({now - since:.0f} s)"
         for scope, (done, total, since, first) in self.encodings.items():
+            if done >= total:   # finished: the line shows the encodings still running
+                continue
             rate = _rate(done - first, now - since)
             parts.append(f"embedding {scope}: {done}/{total} texts ({rate:.0f}/s, {_eta(total - done, rate)})")
         return f"loci {self.label}: " + "; ".join(parts) + f" [elapsed {_elapsed(now - self.born)}]"
