@@ -138,7 +138,7 @@ def _second_opinion(layout: Layout) -> list[Finding]:
     from loci.query.semantic import STATIC_ID, TRANSFORMER_ID
 
     try:
-        cfg = read_state(layout.home / "embed.json", EMBED_FILE)
+        cfg = read_state(layout.embed_config, EMBED_FILE)
     except StateError as exc:
         return [Finding(None, "embed_config_damaged", str(exc), "loci embed")]
     if cfg is None:

@@ -101,9 +101,8 @@ class Engine:
         if key != self._manifest_key:
             self._manifest_key = key
             self._written_at = self._read_written_at() if key else None
-        home = self.layout.home
         return (self._written_at, _mtime(self.layout.scopes), _mtime(self.layout.groups),
-                _mtime(self.layout.calibration), _mtime(home / "embed.json"))
+                _mtime(self.layout.calibration), _mtime(self.layout.embed_config))
 
     def _read_written_at(self) -> Any:
         try:

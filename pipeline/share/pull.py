@@ -312,7 +312,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
-            write_json(layout.home / "embed.json", {"model": model, "model_id": model})
+            write_json(layout.embed_config, {"model": model, "model_id": model})
         now = time.time()
         for inc in incoming:
             records[inc.name] = {
