@@ -267,3 +267,14 @@ def test_an_english_question_never_opens_the_multilingual_side(home):
     session = open_session()
     ask(session, "how do I pass a timeout in seconds to the fetcher?")
     assert session._multilingual is None
+
+
+def test_a_long_lived_side_keeps_question_vectors_within_its_byte_budget(home):
+    from loci.kernel.bytecache import ByteBudget
+
+    build(home, BilingualEncoder())
+    budget = ByteBudget(2_000)     # room for a few 4-wide float32 vectors, not for 200 of them
+    side = MultilingualSide.open(home, encoder=BilingualEncoder(), budget=budget)
+    for i in range(200):
+        side.qvec(f"¿cuántos segundos espero, número {i}?")
+    assert budget.used <= 2_000

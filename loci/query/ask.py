@@ -98,11 +98,13 @@ class Session:
 
     def multilingual(self):
         """The multilingual side (a second encoder over prose, for meaning across languages), or
-        None: no such store in the home, or its package missing. Opened only with the semantic side."""
+        None: no such store in the home, or its package missing. Opened only for a question not
+        in English; its question vectors share the session's byte budget."""
         if self._multilingual is None:
             from loci.query.multilingual import MultilingualSide
 
-            self._multilingual = MultilingualSide.open(self.layout, lexical=self.lexical) or False
+            self._multilingual = MultilingualSide.open(self.layout, lexical=self.lexical,
+                                                       budget=self.budget) or False
         return self._multilingual or None
 
     @property

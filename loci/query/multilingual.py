@@ -275,11 +275,21 @@ class MultilingualSide:
     layout: Any
     encoder: Any = None
     lexical: Callable | None = None     # scope -> LexicalIndex | None (a session's, opened once)
-    _qvec: dict[str, np.ndarray] = field(default_factory=dict)
+    budget: Any = None                  # the ByteBudget its question vectors count against (a session's)
+    _qvec: Any = field(default=None, init=False, repr=False)
     _stores: dict[str, Any] = field(default_factory=dict)
 
+    def __post_init__(self):
+        """Question vectors in a byte-bounded cache: a long-lived process is asked without end."""
+        from loci.kernel.bytecache import ByteBudget
+        from loci.kernel.config import DEFAULT_PARAMS
+
+        if self.budget is None:
+            self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
+        self._qvec = self.budget.view()
+
     @classmethod
-    def open(cls, layout, *, lexical=None, encoder=None) -> "MultilingualSide | None":
+    def open(cls, layout, *, lexical=None, encoder=None, budget=None) -> "MultilingualSide | None":
         """None when the home has no multilingual store, or (without ``encoder``) the package is
         not installed: the caller ranks as it would without this side."""
         folder = multilingual_vectors(layout, "x").parent
@@ -287,14 +297,15 @@ class MultilingualSide:
             return None
         if encoder is None and not installed():
             return None
-        return cls(layout, encoder=encoder, lexical=lexical)
+        return cls(layout, encoder=encoder, lexical=lexical, budget=budget)
 
     def qvec(self, question: str) -> np.ndarray:
-        if question not in self._qvec:
+        def encode():
             if self.encoder is None:
                 self.encoder = load_encoder(self.layout)
-            self._qvec[question] = self.encoder.encode([question])[0]
-        return self._qvec[question]
+            return self.encoder.encode([question])[0]
+
+        return self._qvec.fetch(question, encode)
 
     def _store(self, scope: str):
         """(chunk rows of each stored vector, mapped matrix), or None when the scope has no store."""
