@@ -60,7 +60,7 @@ def main(argv=None) -> int:
     inputs.use_home(inputs.home_dir(args.home))
     import numpy as np
 
-    from loci.query.semantic_search import affinity_matrix  # noqa: F401  (the side's own loader)
+    from loci.query.semantic import align, load_vectors, semantic_scores
 
     session = open_session(keep_full_index=True)
     sem = session.semantic()
@@ -82,9 +82,8 @@ def main(argv=None) -> int:
             order = sorted(scores or {}, key=lambda i: -scores[i])
             ranks[name] = first_rank(order, good)
         if sem is not None:
-            cos = sem.scores(scope, lex, q["question"]) or {}
-            from loci.query.semantic import semantic_scores
-            aligned = sem._vectors.get(scope)
+            hashes, matrix = load_vectors(session.layout, sem.model_id, scope)
+            aligned = align(lex.hashes(), hashes, matrix)[0] if hashes else None
             full = semantic_scores(sem.qvec(q["question"]), aligned) if aligned is not None else np.zeros(0)
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
         block = search_block(session, scope, q["question"], k=DEEP, gate=True, prefer_project_docs=bool(q.get("cwd")),

@@ -72,10 +72,8 @@ def installed() -> bool:
     return _package_dir() is not None
 
 
-def is_foreign(question: str) -> bool:
-    """True when the question is not written in English (another script, or another language's
-    function words): the question MiniLM cannot read. Pure (``loci.kernel.language``)."""
-    return language.question_is_foreign(question)
+is_foreign = language.question_is_foreign
+"""True when the question is not written in English: the question MiniLM cannot read (pure)."""
 
 
 # --- the encoder ------------------------------------------------------------------------------
