@@ -9,7 +9,6 @@ Alternates the two modes (``doit run -a -n N -P MODE index`` through
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys

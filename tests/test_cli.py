@@ -399,7 +399,6 @@ def test_embed_extracts_no_code_graph(corpus, monkeypatch):
 
 
 def test_embed_help_states_the_static_models_one_time_distillation():
-    import click
     import typer.main
 
     option = next(p for p in typer.main.get_command(app).commands["embed"].params if "--model" in p.opts)

@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from loci.kernel.config import Layout, layout as make_layout
+from loci.kernel.config import Layout
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError, UsageError
 from loci.query.engine import WARM_SCOPES, Engine, one_line
