@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.oneshot import QUESTIONS  # noqa: E402
+from bench import inputs  # noqa: E402
 
 
 def resident_mb(kind: str = "VmRSS") -> float:
@@ -34,7 +34,9 @@ def resident_mb(kind: str = "VmRSS") -> float:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--questions", type=Path, help="the labelled questions (default: "
+                    "corpus/dev-questions.jsonl of --shared)")
+    inputs.add_shared(ap)
     ap.add_argument("--budget-mb", type=float, help="the byte budget (default: Params.engine_cache_bytes)")
     ap.add_argument("--latency", action="store_true")
     args = ap.parse_args(argv)
@@ -45,7 +47,8 @@ def main(argv=None) -> int:
     _return_big_buffers()   # as the engine's process does
     engine = Engine(cache_bytes=int(args.budget_mb * 2**20) if args.budget_mb else None)
     session = engine.session()
-    rows = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
+    qfile = inputs.questions_file(args.questions, args.shared)
+    rows = [json.loads(x) for x in qfile.read_text().splitlines() if x.strip()]
     if args.latency:
         return latency(engine, rows)
 

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.oneshot import QUESTIONS, engine, plain_python, warm_up  # noqa: E402
+from bench import inputs  # noqa: E402
+from bench.oneshot import engine, plain_python, warm_up  # noqa: E402
 from bench.tools import OFFLINE  # noqa: E402
 
 
@@ -31,12 +32,14 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--home", required=True, type=Path)
     ap.add_argument("--checkout", type=Path, default=ROOT)
-    ap.add_argument("--questions", type=Path, default=QUESTIONS)
+    ap.add_argument("--questions", type=Path, help="the labelled questions (default: "
+                    "corpus/dev-questions.jsonl of --shared)")
+    inputs.add_shared(ap)
     ap.add_argument("--limit", type=int)
     ap.add_argument("--route-only", action="store_true")
     ap.add_argument("--ask-only", action="store_true")
     args = ap.parse_args(argv)
-    rows = [json.loads(line) for line in args.questions.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in inputs.questions_file(args.questions, args.shared).read_text().splitlines() if line.strip()]
     rows = rows[: args.limit] if args.limit else rows
     paths = {s["name"]: s["path"] for s in json.loads((args.home / "scopes.json").read_text())["scopes"]}
     env = {**os.environ, **OFFLINE, "LOCI_HOME": str(args.home), "PYTHONPATH": str(args.checkout.resolve())}

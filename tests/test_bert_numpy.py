@@ -88,3 +88,17 @@ def test_a_one_shot_encode_reads_the_weights_it_needs_and_a_second_maps_them(pac
     second = bert.encode(["how are options parsed"])
     assert bert.tensors.mapped is not None
     assert np.array_equal(first, second)
+
+
+def test_a_resident_encoder_keeps_dense_weights_c_ordered_and_reads_word_rows_yet_encodes_the_same(packaged):
+    texts = ["how are options parsed", "retry a failed connection with backoff and a timeout",
+             "x", "where does the session adapter mount the transport for https urls"]
+    one_shot = np.stack([NumpyBert(packaged).encode([t])[0] for t in texts])
+    bert = NumpyBert(packaged)
+    bert.encode(["warm"])
+    resident = np.stack([bert.encode([t])[0] for t in texts])
+    dense = bert.tensors.mapped["encoder.layer.0.intermediate.dense.weight"]
+    assert dense.flags["C_CONTIGUOUS"] and not isinstance(dense, np.memmap)
+    assert "embeddings.word_embeddings.weight" not in bert.tensors.mapped
+    assert np.array_equal(one_shot, resident)
+    assert np.allclose(bert.encode(texts), one_shot, atol=1e-6)   # a padded batch: to float precision

@@ -50,10 +50,16 @@ class _Tensors:
     ``encode`` of a process reads each layer's weights as it reaches that layer
     and drops them after, and of the 47 MB word-embedding table only the rows
     the text's tokens use: a one-shot question never holds the 90 MB model.
-    From the second ``encode`` on (a server, a batch) the file is memory-mapped
-    and every page it touches stays (docs/decisions/footprint.md). A tensor read
-    for one use is freed after it; a dense layer's weight matrix (``dense``) is read
-    into one buffer kept for them all, so at most one is held at a time.
+    From the second ``encode`` on (a server, a batch) the weights stay in memory
+    (``map``): the dense layers' as C-ordered float32 copies of the transposed
+    matrices (43 MB; BLAS multiplies by them ~1.4x faster than by the transposed
+    view, and the products are the same to the bit: tests/test_bert_numpy.py), the
+    small tensors mapped, and the word-embedding table still read a row at a time
+    (a mapping of it kept every page a question had touched resident: ~30 MB after
+    the 266 development questions). A tensor read for one use is freed after it; a
+    dense layer's weight matrix (``dense``) is read into one buffer kept for them
+    all, so at most one is held at a time. docs/decisions/footprint.md,
+    docs/decisions/engine.md.
     """
 
     def __init__(self, path: Path):
@@ -74,11 +80,19 @@ class _Tensors:
         self._buffer: np.ndarray | None = None
 
     def map(self) -> None:
+        """Keep the weights for every later call (see the class): dense weights as C-ordered
+        copies, other tensors mapped, the word-embedding table left to ``rows``."""
         raw = np.memmap(self.path, dtype=np.uint8, mode="r")
-        self.mapped = {}
+        mapped = {}
         for name, (dtype, shape, start) in self.entries.items():
+            if name == WORD_EMBEDDINGS:
+                continue
+            if _is_dense(name, len(shape)):
+                mapped[name] = np.ascontiguousarray(self.get(name))
+                continue
             count = int(np.prod(shape)) * dtype.itemsize
-            self.mapped[name] = _as_weight(name, raw[start:start + count].view(dtype).reshape(shape))
+            mapped[name] = _as_weight(name, raw[start:start + count].view(dtype).reshape(shape))
+        self.mapped = mapped
 
     def get(self, name: str) -> np.ndarray:
         """One tensor as float32 (dense layers' weights transposed, as used): read, or mapped."""
@@ -108,7 +122,7 @@ class _Tensors:
 
     def rows(self, name: str, ids: np.ndarray) -> np.ndarray:
         """``tensor[ids]`` as float32, reading only those rows."""
-        if self.mapped is not None:
+        if self.mapped is not None and name in self.mapped:
             return self.mapped[name][ids]
         dtype, shape, start = self.entries[name]
         wanted, where = np.unique(ids, return_inverse=True)
@@ -121,10 +135,18 @@ class _Tensors:
         return got.astype(np.float32, copy=False)[where.reshape(ids.shape)]
 
 
+WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"
+
+
+def _is_dense(name: str, ndim: int) -> bool:
+    """A dense layer's weight matrix, which is used transposed."""
+    return name.startswith("encoder.") and name.endswith(".weight") and ndim == 2
+
+
 def _as_weight(name: str, tensor: np.ndarray) -> np.ndarray:
     # dense layers' weights are used transposed (BLAS takes the transposed layout as it is)
     tensor = tensor if tensor.dtype == np.float32 else tensor.astype(np.float32)
-    return tensor.T if name.startswith("encoder.") and name.endswith(".weight") and tensor.ndim == 2 else tensor
+    return tensor.T if _is_dense(name, tensor.ndim) else tensor
 
 
 class BertUnsupported(ValueError):
@@ -235,7 +257,7 @@ class NumpyBert:
             tok[row, :len(x)] = x
             mask[row, :len(x)] = 1.0
         w = self.tensors.get
-        h = (self.tensors.rows("embeddings.word_embeddings.weight", tok)
+        h = (self.tensors.rows(WORD_EMBEDDINGS, tok)
              + w("embeddings.position_embeddings.weight")[:t] + w("embeddings.token_type_embeddings.weight")[0])
         h = _layer_norm(h, w("embeddings.LayerNorm.weight"), w("embeddings.LayerNorm.bias"), self.eps)
         bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
