@@ -164,7 +164,8 @@ def test_a_question_through_the_engine_imports_nothing_heavy(engine_home):
     started(engine_home)
     probe = ("import sys\nfrom loci.front.cli import main\ntry:\n    main(['route', '--no-cwd', 'sprocket'])\n"
              "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'sqlite3', 'typer', 'loci.query', "
-             "'loci.kernel.config', 'subprocess') if m in sys.modules))")
+             "'loci.kernel.config', 'subprocess', 'json', 'socket', 'struct', "
+             "'loci.front.render') if m in sys.modules))")
     got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd="/", timeout=TIMEOUT)
     assert got.stdout.splitlines() == ["ROUTED -> gizmo", "[]"], got.stderr
     assert running(engine_home)["questions"] == 1
@@ -227,11 +228,53 @@ def test_an_engine_of_other_code_is_replaced(engine_home, tmp_path):
     assert new["same_code"] and new["pid"] != old["pid"]
 
 
+def routed(home: str, args: dict) -> dict:
+    """The engine's `route --json` answer, as its client prints it."""
+    reply = engine_client.ask(home, "route", args, True)
+    assert reply["code"] == 0 and reply["err"] == ""
+    return json.loads(reply["out"])
+
+
+def test_a_client_of_the_old_protocol_gets_a_json_mismatch_and_the_engine_leaves(engine_home):
+    old = started(engine_home)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with engine_client._Address(str(engine_home / "run" / "engine.sock")) as address:
+        sock.connect(address)
+    sock.sendall(b'{"proto": 1, "digest": "old", "op": "route", "args": {"question": "x"}, "json": true}\n')
+    reply = sock.makefile("rb").readline()
+    sock.close()
+    assert json.loads(reply) == {"mismatch": old["digest"]}
+    wait_for(lambda: not _lock_held(engine_home), what="the engine to leave for the old client's")
+
+
+def test_an_engine_of_the_old_protocol_is_told_to_leave_and_replaced(engine_home):
+    run = engine_home / "run"
+    run.mkdir(mode=0o700, exist_ok=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with engine_client._Address(str(run / "engine.sock")) as address:
+        listener.bind(address)
+    listener.listen(4)
+    listener.settimeout(TIMEOUT)
+    heard: list[dict] = []
+
+    def old_engine():   # protocol 1: reads a JSON line, answers one; sees protocol 2 and leaves
+        with listener, listener.accept()[0] as conn:
+            heard.append(json.loads(conn.makefile("rb").readline()))
+            conn.sendall(b'{"mismatch": "old"}\n')
+
+    thread = threading.Thread(target=old_engine, daemon=True)
+    thread.start()
+    with pytest.raises(engine_client.NoServer) as why:
+        engine_client.ask(str(engine_home), "route", {"question": QUESTION, "cwd": None}, True)
+    thread.join(timeout=TIMEOUT)
+    assert why.value.replacing and heard[0]["proto"] == engine_client.PROTOCOL and heard[0]["op"] == "route"
+
+
 def test_a_rebuild_during_a_burst_of_questions_is_picked_up_without_a_lost_answer(engine_home, built, tmp_path):
     started(engine_home)
     home = str(engine_home)
     args = {"question": "zeppelin dirigible", "cwd": None, "group": None, "fast": True}
-    assert engine_client.ask(home, "route", args, True)["ok"]["json"]["outcome"] == "abstained"
+    assert routed(home, args)["outcome"] == "abstained"
     repo = tmp_path / "webby2"                         # the module's repositories stay as they are
     shutil.copytree(built / "code" / "webby", repo, symlinks=True)
     (repo / "ZEPPELIN.md").write_text("# zeppelin\n\nA zeppelin dirigible hangar for airship mooring.\n")
@@ -243,7 +286,7 @@ def test_a_rebuild_during_a_burst_of_questions_is_picked_up_without_a_lost_answe
     def burst():
         while not stop.is_set():
             try:
-                replies.append(engine_client.ask(home, "route", dict(args, question=QUESTION), True))
+                replies.append(routed(home, dict(args, question=QUESTION)))
             except engine_client.NoServer as why:
                 replies.append(why)
 
@@ -258,8 +301,8 @@ def test_a_rebuild_during_a_burst_of_questions_is_picked_up_without_a_lost_answe
         for t in threads:
             t.join(timeout=TIMEOUT)
     assert res.exit_code == 0, res.output
-    assert replies and all(isinstance(r, dict) and r["ok"]["json"]["scopes"] == ["gizmo"] for r in replies)
-    after = engine_client.ask(home, "route", args, True)["ok"]["json"]
+    assert replies and all(isinstance(r, dict) and r["scopes"] == ["gizmo"] for r in replies)
+    after = routed(home, args)
     assert after["outcome"] == "routed" and after["scopes"] == ["webby2"]
     assert running(engine_home)["sessions"] >= 2
 

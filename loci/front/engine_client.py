@@ -2,20 +2,32 @@
 
 A plain `loci route`/`loci ask` comes here before any heavy import (``loci.front.oneshot``):
 connecting, sending the question and reading the reply cost a few milliseconds, where a cold
-process pays for numpy, the stores and the encoder. Every way this can fail (no engine, a
-stale socket, a socket that is not ours, an engine of other code, one that dies mid-answer)
-comes back as "no answer" and the caller answers in-process; nothing is printed here.
+process pays for numpy, the stores and the encoder. Even the standard library is chosen: the
+C ``_socket`` rather than ``socket`` (whose enums and ``selectors`` cost a warm question ~2 ms)
+and ``marshal`` (built in) rather than ``json`` (which imports ``re``); the engine sends what to
+print already rendered, so a warm question imports neither json nor the renderer.
+
+The wire: a request is one JSON line that any engine reads, ``{"proto": 2, "op": ..., "m": hex}``,
+the message itself marshalled inside (an engine of protocol 1 sees another protocol and leaves
+for the engine of this code); the engine replies with one frame, its length (4 bytes,
+big-endian) and the marshalled reply, or, to a request of another protocol, with one JSON line
+(which starts with ``{``, a byte no frame of at most ``MAX_REPLY`` bytes starts with). Client and
+engine of one code run the same interpreter (the code digest names it): one marshal format.
+
+Every way this can fail (no engine, a stale socket, a socket that is not ours, an engine of other
+code, one that dies mid-answer) comes back as "no answer" and the caller answers in-process;
+nothing is printed here.
 
 The engine of a home lives in ``$LOCI_HOME/run/`` (the folder 0700, the socket 0600, the lock
 it holds while it serves) and logs to ``$LOCI_HOME/logs/engine.log``; docs/decisions/engine.md.
 """
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 
-PROTOCOL = 1
+PROTOCOL = 2             # 2: marshal frames, replies rendered by the engine
 RUN_DIR = "run"
 SOCKET_NAME = "engine.sock"
 LOCK_NAME = "engine.lock"
@@ -116,20 +128,89 @@ class _Address:
 
 def peer_uid(sock) -> int | None:
     """The uid of the process at the other end (SO_PEERCRED); None where the platform lacks it."""
-    import socket
+    import _socket
 
-    option = getattr(socket, "SO_PEERCRED", None)
+    option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
-    import struct
+    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)   # struct ucred: pid, uid, gid (3 ints)
+    return int.from_bytes(creds[4:8], sys.byteorder, signed=True)
 
-    _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i")))
-    return uid
+
+OPS = ("route", "ask", "status", "stop")
+
+
+def request_line(message: dict) -> bytes:
+    """A request as sent (see the module's docstring)."""
+    op = message["op"]
+    if op not in OPS:
+        raise ValueError(f"unknown operation {op!r}")
+    return b'{"proto": %d, "op": "%s", "m": "%s"}\n' % (PROTOCOL, op.encode(), marshal.dumps(message).hex().encode())
+
+
+def reply_frame(reply: dict) -> bytes:
+    """A reply as sent to a client of this protocol: its length, then the marshalled dict."""
+    blob = marshal.dumps(reply)
+    return len(blob).to_bytes(4, "big") + blob
+
+
+def read_reply(sock, limit: int = MAX_REPLY) -> dict | None:
+    """The engine's reply: a dict, or None when it closed before a whole one came. Raises OSError
+    (a timeout, a reset) or ValueError (over ``limit`` bytes, not a reply)."""
+    head = _read_exactly(sock, 4)
+    if head is None:
+        return None
+    if head[:1] == b"{":   # a JSON line: an engine of another protocol (it says so, and leaves)
+        rest = _read_line(sock, limit, head)
+        if rest is None:
+            return None
+        import json
+
+        reply = json.loads(rest)
+    else:
+        size = int.from_bytes(head, "big")
+        if size > limit:
+            raise ValueError("reply too long")
+        blob = _read_exactly(sock, size)
+        if blob is None:
+            return None
+        try:
+            reply = marshal.loads(blob)
+        except (EOFError, TypeError) as exc:
+            raise ValueError(str(exc)) from None
+    if not isinstance(reply, dict):
+        raise ValueError("the reply is not a dict")
+    return reply
+
+
+def _read_line(sock, limit: int, start: bytes = b"") -> bytes | None:
+    """Bytes up to and including a newline (None if the peer closes first)."""
+    chunks, size = [start], len(start)
+    while not chunks[-1].endswith(b"\n"):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise ValueError("message too long")
+    return b"".join(chunks)
+
+
+def _read_exactly(sock, size: int) -> bytes | None:
+    chunks, got = [], 0
+    while got < size:
+        chunk = sock.recv(min(size - got, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
 
 
 def connect(home: str, timeout: float = CONNECT_TIMEOUT):
     """A connection to the home's engine, checked to be ours; NoServer otherwise."""
-    import socket   # here: the first question of a home, which finds no socket, never pays for it
+    import _socket   # here: the first question of a home, which finds no socket, never pays for it
     import stat
 
     path = socket_path(home)
@@ -141,7 +222,7 @@ def connect(home: str, timeout: float = CONNECT_TIMEOUT):
         raise NoServer(f"engine socket unreadable: {exc}", start=False) from None
     if not stat.S_ISSOCK(st.st_mode) or st.st_uid != _uid():
         raise NoServer(f"{path} is not a socket of this user: refused", start=False)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         with _Address(path) as address:
@@ -160,36 +241,26 @@ def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
     """Send one request and read its one-line reply; NoServer on any failure on the way."""
     sock = connect(home)
     try:
-        sock.sendall(json.dumps(message, ensure_ascii=True).encode() + b"\n")
+        sock.sendall(request_line(message))
         sock.settimeout(timeout)
-        chunks, size = [], 0
-        while True:
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                raise NoServer("the engine closed the connection before answering")
-            chunks.append(chunk)
-            size += len(chunk)
-            if chunk.endswith(b"\n"):
-                break
-            if size > MAX_REPLY:
-                raise NoServer("the engine's reply is too long")
-        reply = json.loads(b"".join(chunks))
+        reply = read_reply(sock)
     except (OSError, ValueError) as exc:
         raise NoServer(f"the engine failed: {type(exc).__name__}") from None
     finally:
         sock.close()
-    if not isinstance(reply, dict):
-        raise NoServer("the engine's reply is not an object")
+    if reply is None:
+        raise NoServer("the engine closed the connection before answering")
     return reply
 
 
 def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
-    """The engine's reply to a question: ``{"ok": payload}`` or ``{"error": line, "code": n}``;
-    NoServer when it cannot give one (including an engine of other code, which then exits)."""
+    """What the command prints, as the engine rendered it: ``{"out": stdout, "err": stderr,
+    "code": exit code}`` (``loci.front.oneshot.printed``); NoServer when it cannot give one
+    (including an engine of other code, which then exits)."""
     if not os.path.lexists(socket_path(home)):   # the first question of a home: no digest to compute
         raise NoServer("no engine")
     reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "op": op, "args": args, "json": as_json})
-    if "ok" in reply or "error" in reply:
+    if isinstance(reply.get("out"), str) and isinstance(reply.get("err"), str) and isinstance(reply.get("code"), int):
         return reply
     if "mismatch" in reply:
         raise NoServer("the engine runs other code; it is being replaced", replacing=True)

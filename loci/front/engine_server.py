@@ -4,7 +4,8 @@
 Exactly one serves a home: it holds ``run/engine.lock`` while it lives, and a second one
 that cannot take the lock within ``LOCK_WAIT`` seconds exits. Holding the lock, it knows a
 socket file left in ``run/`` is stale (its engine was killed) and replaces it. It answers
-one JSON line per connection with one JSON line, after checking the peer is its own user;
+one request per connection with one reply (``engine_client``'s wire: a question, and what to
+print for it, rendered here by ``oneshot.printed``), after checking the peer is its own user;
 exits after ``LOCI_SERVER_IDLE`` seconds without a question, on ``stop``, when a client of
 other code asks (that client starts the engine of its code), or when its socket file is
 taken away. It logs to ``logs/engine.log`` when it can, and serves just the same when it
@@ -21,7 +22,7 @@ import time
 import traceback
 
 from loci.front import engine_client as client
-from loci.front.oneshot import _return_big_buffers, failure
+from loci.front.oneshot import _return_big_buffers, failure, printed
 
 LOCK_WAIT = 3.0          # seconds a starting engine waits for the lock (an old one may be leaving)
 POLL = 0.5               # seconds between checks of idleness and of the socket file
@@ -229,12 +230,13 @@ class EngineServer:
             if uid is not None and uid != client._uid():
                 self.log(f"refused a client of uid {uid}")
                 return
-            message = _read_line(conn)
+            message, legacy = _unwrap(_read_line(conn))
             if message is None:
                 return
             reply = self._reply(message)
             try:
-                conn.sendall(json.dumps(reply, ensure_ascii=True).encode() + b"\n")
+                conn.sendall(json.dumps(reply, ensure_ascii=True).encode() + b"\n" if legacy
+                             else client.reply_frame(reply))
             except OSError:
                 pass   # the client went away; it answers in-process
             if message.get("op") in ("route", "ask"):
@@ -265,15 +267,18 @@ class EngineServer:
         return self._answer(op, message.get("args") or {}, bool(message.get("json")))
 
     def _answer(self, op: str, args: dict, as_json: bool) -> dict:
+        """What the client prints (``printed``): the answer, or an expected failure's line and
+        exit code; a fault (a bug, logged) when the client must answer in-process."""
         self.questions += 1
         try:
-            return {"ok": self.engine.answer(op, args, as_json)}
+            payload = self.engine.answer(op, args, as_json)
         except Exception as exc:
             known = failure(exc)
             if known is not None:
-                return {"error": known[0], "code": known[1]}
+                return printed(op, None, as_json=as_json, failed=known)
             self.log(f"{op} failed:\n{traceback.format_exc()}")
             return {"fault": f"{type(exc).__name__}"}
+        return printed(op, payload, explain=bool(args.get("explain")), as_json=as_json)
 
     def _give_up_socket(self) -> None:
         """Unlink the socket now, so that new clients start the engine of their code."""
@@ -345,6 +350,21 @@ def _read_line(conn: socket.socket) -> dict | None:
     except ValueError:
         return None
     return message if isinstance(message, dict) else None
+
+
+def _unwrap(message: dict | None) -> tuple[dict | None, bool]:
+    """(the request, whether its client speaks another protocol and reads a JSON line back).
+    A request of this protocol carries its message marshalled, as hex, in ``m``; one that does
+    not is answered in JSON, as its client expects (it is of other code: ``mismatch``)."""
+    if message is None or message.get("proto") != client.PROTOCOL or not isinstance(message.get("m"), str):
+        return message, True
+    import marshal
+
+    try:
+        inner = marshal.loads(bytes.fromhex(message["m"]))
+    except (ValueError, EOFError, TypeError):
+        return None, False
+    return (inner if isinstance(inner, dict) else None), False
 
 
 def _rss_mb(kind: str = "VmRSS") -> float | None:

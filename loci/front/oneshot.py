@@ -22,15 +22,42 @@ def failure(exc: BaseException) -> tuple[str, int] | None:
     return None
 
 
-def report_failure(message: str, as_json: bool, err: Callable[[str], None]) -> None:
-    """An expected error: its one line on stderr or, with ``--json``, one object on stdout."""
+def report_failure(message: str, as_json: bool, err: Callable[[str], None], write=None) -> None:
+    """An expected error: its one line on stderr or, with ``--json``, one object on stdout (or
+    through ``write``)."""
     if as_json:
         from loci.front.render import dump_json
         from loci.kernel.errors import error_object
 
-        dump_json(error_object(message))
+        dump_json(error_object(message), write)
     else:
         err(message)
+
+
+def printed(op: str, payload: dict | None, *, explain: bool = False, as_json: bool,
+            failed: tuple[str, int] | None = None) -> dict:
+    """What the command prints for an answer payload (``loci.query.engine.answer``), or for an
+    expected failure (one line, exit code): ``{"out": stdout, "err": stderr, "code": exit code}``.
+    The warm engine sends this to its client, which only writes it out (``emit``): the same text
+    the in-process path prints through ``_echo``/``_err``, made by the same ``show``."""
+    from loci.front.render import show
+
+    out: list[str] = []
+    err: list[str] = []
+    if failed is not None:
+        report_failure(failed[0], as_json, lambda text: err.append(_err_line(text)), out.append)
+        return {"out": "".join(out), "err": "".join(err), "code": failed[1]}
+    show(op, payload, explain=explain, as_json=as_json, echo=lambda text: out.append(text + "\n"),
+         err=lambda text: err.append(_err_line(text)), write=out.append)
+    return {"out": "".join(out), "err": "".join(err), "code": 0}
+
+
+def emit(reply: dict) -> int:
+    """Write a ``printed`` reply (stderr first, as the in-process path prints its notes first)."""
+    if reply["err"]:
+        sys.stderr.write(reply["err"])
+    sys.stdout.write(reply["out"])
+    return int(reply["code"])
 
 
 def _cwd_arg(cwd, no_cwd: bool) -> str | None:
@@ -154,8 +181,12 @@ def _echo(text: str) -> None:
     sys.stdout.write(text + "\n")
 
 
+def _err_line(text: str) -> str:
+    return f"loci: {text}\n"
+
+
 def _err(text: str) -> None:
-    sys.stderr.write(f"loci: {text}\n")
+    sys.stderr.write(_err_line(text))
 
 
 def _return_big_buffers() -> None:
@@ -212,9 +243,8 @@ def run(argv: list[str]) -> int | None:
 
 
 def _through_engine(engine_client, home: str, op: str, kwargs: dict):
-    """(exit code, None) when the engine answered; (None, why not) when this process must."""
-    from loci.front.render import show
-
+    """(exit code, None) when the engine answered; (None, why not) when this process must.
+    The engine sends what to print (``printed``): nothing here imports json or the renderer."""
     keys = ("question", "cwd", "no_cwd", "group", "fast") + (("scope", "k") if op == "ask" else ("explain",))
     try:
         args = question_args(op, **{key: kwargs[key] for key in keys})
@@ -223,8 +253,4 @@ def _through_engine(engine_client, home: str, op: str, kwargs: dict):
         return None, why
     except OSError:   # the working directory is gone: the in-process answer says so
         return None, None
-    if "error" in reply:
-        report_failure(str(reply["error"]), kwargs["as_json"], _err)
-        return int(reply.get("code") or 1), None
-    show(op, reply["ok"], explain=bool(kwargs.get("explain")), as_json=kwargs["as_json"], echo=_echo, err=_err)
-    return 0, None
+    return emit(reply), None

@@ -5,8 +5,9 @@ import json
 import sys
 
 
-def dump_json(obj: object) -> None:
-    sys.stdout.write(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
+def dump_json(obj: object, write=None) -> None:
+    """``obj`` as indented JSON and a newline, to stdout (or through ``write``)."""
+    (write or sys.stdout.write)(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
 class View(dict):
@@ -28,12 +29,13 @@ def _viewed(value: object) -> object:
     return value
 
 
-def show(op: str, payload: dict, *, explain: bool, as_json: bool, echo, err) -> None:
-    """Print one answer payload (``loci.query.engine.answer``), whichever process made it."""
+def show(op: str, payload: dict, *, explain: bool, as_json: bool, echo, err, write=None) -> None:
+    """Print one answer payload (``loci.query.engine.answer``), whichever process made it: notes
+    through ``err``, text through ``echo``, ``--json`` through ``write`` (default: stdout)."""
     for note in payload.get("notes", ()):
         err(note)
     if as_json:
-        dump_json(payload["json"])
+        dump_json(payload["json"], write)
     elif op == "route":
         echo("\n".join(route_lines(View(payload["view"]), explain)))
     else:
