@@ -477,6 +477,22 @@ def test_an_unwritable_log_does_not_stop_the_engine(engine_home):
     assert running(engine_home)["questions"] >= 1
 
 
+def test_the_engine_warms_its_encoder_past_the_first_call(built, monkeypatch):
+    """The numpy BERT keeps its weights resident from its second call on: the warm-up makes
+    that call, so the first question does not pay for it."""
+    from types import SimpleNamespace
+
+    from loci.query import ask as ask_mod
+    from loci.query.engine import Engine
+
+    calls: list = []
+    encoder = SimpleNamespace(encode=lambda texts: calls.append(list(texts)))
+    side = SimpleNamespace(encoder=encoder, affinities=lambda *a, **k: calls.append("affinities") or {})
+    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: side)
+    Engine(built / "home").session()
+    assert calls == ["affinities", ["warm up"]]
+
+
 # ---------------------------------------------------------------- memory
 
 def test_a_byte_budget_drops_the_least_recently_used_entry_of_any_view():
