@@ -555,14 +555,25 @@ def test_a_store_that_grows_past_the_budget_pushes_out_the_least_recently_used()
     assert view["grows"] is grows and "old" not in view and budget.used == 95
 
 
-def test_packed_gram_terms_read_as_the_split_list_and_score_alike(built):
+def test_packed_gram_terms_read_as_the_split_list_and_score_alike_to_the_bit_in_order(built, monkeypatch):
+    from bisect import bisect_left
+
     from loci.query.lexical import PackedTerms, load_lexical
 
-    blob = "abc\nab\u00e9\nxyz\n\nzz".encode()
-    assert list(PackedTerms(blob)) == blob.decode().split("\n")
-    path = built / "home" / "query" / "gizmo.sqlite"
-    plain, packed = load_lexical(path), load_lexical(path)
-    packed.packed = True
-    for text in ("calibrate a sprocket", "cogwheel ratchet flywheel", "nothing here at all"):
-        assert packed.gram_scores(text) == plain.gram_scores(text)
-    assert isinstance(packed._gram_arrays()[0], PackedTerms)
+    monkeypatch.setattr(PackedTerms, "BLOCK", 2)      # blocks of two: every path of index_of runs
+    words = sorted({"abc", "ab\u00e9", "xyz", "", "zz", "a", "\u4e2d\u6587", "mm", "mn"})
+    blob = "\n".join(words).encode()
+    packed_terms = PackedTerms(blob)
+    assert list(packed_terms) == words
+    for term in words + ["0", "ab", "abd", "zzz", "\uffff", "m"]:
+        i = bisect_left(words, term)
+        assert packed_terms.index_of(term) == (i if i < len(words) and words[i] == term else None), term
+    for scope in ("gizmo", "webby"):
+        path = built / "home" / "query" / f"{scope}.sqlite"
+        plain, packed = load_lexical(path), load_lexical(path)
+        packed.packed = True
+        for text in ("calibrate a sprocket", "cogwheel ratchet flywheel", "nothing here at all",
+                     "sessions cookies redirects middleware http", "calibrate calibrate sprocket sprocket"):
+            want, got = plain.gram_scores(text), packed.gram_scores(text)
+            assert (got is None) == (want is None) and list((got or {}).items()) == list((want or {}).items())
+        assert isinstance(packed._gram_arrays()[0], PackedTerms)
