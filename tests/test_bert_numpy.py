@@ -100,5 +100,6 @@ def test_a_resident_encoder_keeps_dense_weights_c_ordered_and_reads_word_rows_ye
     dense = bert.tensors.mapped["encoder.layer.0.intermediate.dense.weight"]
     assert dense.flags["C_CONTIGUOUS"] and not isinstance(dense, np.memmap)
     assert "embeddings.word_embeddings.weight" not in bert.tensors.mapped
+    assert bert._library is None                          # one question at a time: pure-Python word pieces
     assert np.array_equal(one_shot, resident)
     assert np.allclose(bert.encode(texts), one_shot, atol=1e-6)   # a padded batch: to float precision

@@ -140,8 +140,7 @@ class Engine:
             session.warm()   # the encoder and the matrices the second opinion reads
             side = session.semantic()
             if side is not None:   # a second encoding: the numpy BERT keeps its weights resident
-                side.encoder.encode(["warm up"])   # from its second call (and loads its batch
-                #                                    tokenizer), which the first question paid (~75 ms)
+                side.encoder.encode(["warm up"])   # from its second call, which the first question paid
         except LociError as exc:
             self.log(f"not warmed: {one_line(exc)}")
         except Exception as exc:  # warming must never take the server down
