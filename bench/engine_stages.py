@@ -15,7 +15,8 @@ Two parts, on the same spread questions without a cwd as ``bench/oneshot.py``:
   timed by wrapping the function that does it: the question's encoding (``BertEncoder.encode``),
   the lexical route (``router.route``), the second opinion's affinities (``affinities``, less
   the encoding inside it), each scope's search (``search_block``, run in threads by ``ask``:
-  summed), the payload (``engine.plain`` / ``to_json``) and the printed text (``printed``).
+  summed), the payload for text (``engine.plain``; ``--json`` builds it in ``to_json``, inside the
+  total) and the printed text (``printed``).
   Also one connection's round trip (``status``) to a running engine of the home, if one runs.
 
 Use a copy of a home: the client part starts an engine in it (and stops it at the end).
@@ -123,8 +124,8 @@ def engine_part(home: str, questions: list[str]) -> None:
             for label, value in spent.items():
                 rows[op][label].append(value)
             rows[op]["total (answer + printed)"].append(total)
-    print(f"engine, in this process, {len(questions)} questions, route then ask each, p50 (max) per question "
-          f"(a stage a question skips counts 0):")
+    print(f"engine, in this process, {len(questions)} questions, route then ask each, per question: mean, "
+          f"p50, max (a stage a question skips counts 0; the means add up to the total's):")
     labels = ["encode the question", "lexical route", "second opinion (with its encoding)",
               "search the scopes (summed over threads)", "payload", "printed text", "total (answer + printed)"]
     for op in ("route", "ask"):
@@ -132,7 +133,8 @@ def engine_part(home: str, questions: list[str]) -> None:
         for label in labels:
             values = rows[op].get(label, [])
             values = values + [0.0] * (len(questions) - len(values))
-            print(f"    {label:42s} {statistics.median(values) * 1000:6.1f} ms ({max(values) * 1000:6.1f})")
+            print(f"    {label:42s} {statistics.mean(values) * 1000:6.1f} {statistics.median(values) * 1000:6.1f} "
+                  f"{max(values) * 1000:6.1f} ms")
 
 
 def main(argv=None) -> int:
