@@ -248,13 +248,7 @@ def test_a_client_of_the_old_protocol_gets_a_json_mismatch_and_the_engine_leaves
 
 
 def test_an_engine_of_the_old_protocol_is_told_to_leave_and_replaced(engine_home):
-    run = engine_home / "run"
-    run.mkdir(mode=0o700, exist_ok=True)
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with engine_client._Address(str(run / "engine.sock")) as address:
-        listener.bind(address)
-    listener.listen(4)
-    listener.settimeout(TIMEOUT)
+    listener = _listener(engine_home)
     heard: list[dict] = []
 
     def old_engine():   # protocol 1: reads a JSON line, answers one; sees protocol 2 and leaves
@@ -355,9 +349,8 @@ def test_two_clients_racing_to_start_one_leave_exactly_one_engine(engine_home):
             p.wait(timeout=TIMEOUT)
 
 
-def _fake_engine(home: Path, behaviour: str) -> threading.Thread:
-    """A listener on the home's socket that reads a question and then fails: ``silent`` closes
-    without a word, ``half`` sends half a reply first (an engine killed mid-answer)."""
+def _listener(home: Path) -> socket.socket:
+    """A listening socket of this test on the home's engine socket file (a fake engine's)."""
     run = home / "run"
     run.mkdir(mode=0o700, exist_ok=True)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -365,6 +358,13 @@ def _fake_engine(home: Path, behaviour: str) -> threading.Thread:
         listener.bind(address)
     listener.listen(4)
     listener.settimeout(TIMEOUT)
+    return listener
+
+
+def _fake_engine(home: Path, behaviour: str) -> threading.Thread:
+    """A listener on the home's socket that reads a question and then fails: ``silent`` closes
+    without a word, ``half`` sends half a reply first (an engine killed mid-answer)."""
+    listener = _listener(home)
 
     def serve():
         try:
