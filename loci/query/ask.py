@@ -232,9 +232,15 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
+    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=_judged(result),
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
+
+
+def _judged(result: RouteResult) -> list[str]:
+    """The scopes the second opinion must measure whatever its first pass shortlists: the route's
+    choice, or an abstention's candidates (the scopes the words pointed at)."""
+    return list(result.scopes) or [c["scope"] for c in result.candidates]
 
 
 def _foreign_affinity(session: Session, question: str) -> dict[str, float] | None:
@@ -307,11 +313,11 @@ def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> li
         row = rows.get(i)
         if row is None:
             continue
-        key = (row["path"], row["line"])
-        if key in seen:
-            continue
-        seen.add(key)
         text = row["text"]
+        key = " ".join(text.split())   # the same passage twice (a doc comment repeated, a copied file) is one answer
+        if (row["path"], row["line"]) in seen or key in seen:
+            continue
+        seen.update({(row["path"], row["line"]), key})
         if len(text) > EPISODE_TEXT_CHARS:
             text = text[:EPISODE_TEXT_CHARS] + " …"
         out.append(EpisodeHit(text=text, source=row["path"], line=int(row["line"]), kind=row["kind"],
@@ -390,7 +396,9 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused", "foreign") else set()
+    if note.get("action") == "fused":   # words and meaning chose these together
+        return set(result.scopes)
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "foreign") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:
