@@ -160,12 +160,8 @@ def test_the_text_output_says_which_scope_came_from_meaning(garage):
     assert "vectors: motors closest in meaning" in out and ": added" in out
 
 
-def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, monkeypatch):
-    """The MCP server and `loci eval` keep every index open; their second opinion must still judge
-    the shortlist a one-shot judges, or the same question is answered two ways."""
-    from dataclasses import replace
-
-    from loci.query.ask import open_session, route_question
+def _spy_on_measured_scopes(monkeypatch) -> list[str]:
+    """The scopes whose vectors the second opinion reads, in order (a list the test can clear)."""
     from loci.query.semantic_search import SemanticSide
 
     measured: list[str] = []
@@ -176,6 +172,18 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
         return real(self, question, scope, k, keep)
 
     monkeypatch.setattr(SemanticSide, "_affinity", spy)
+    return measured
+
+
+def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, monkeypatch):
+    """The MCP server and `loci eval` keep every index open; their second opinion must still judge
+    the shortlist a one-shot judges, or the same question is answered two ways."""
+    from dataclasses import replace
+
+    from loci.query.ask import open_session, route_question
+    from loci.query.semantic_search import SemanticSide
+
+    measured = _spy_on_measured_scopes(monkeypatch)
     question = "How often does the schedule widget say a car or an automobile needs looking at?"
     answers, seen = [], []
     for long_lived in (False, True):
@@ -269,14 +277,7 @@ def test_an_abstentions_candidates_are_measured_even_when_the_first_pass_misses_
     from loci.query.semantic_search import SemanticSide
 
     monkeypatch.setattr(SemanticSide, "_shortlist", lambda self, q, scopes, n, include: ["motors", *include])
-    measured: list[str] = []
-    real = SemanticSide._affinity
-
-    def spy(self, question, scope, k, keep):
-        measured.append(scope)
-        return real(self, question, scope, k, keep)
-
-    monkeypatch.setattr(SemanticSide, "_affinity", spy)
+    measured = _spy_on_measured_scopes(monkeypatch)
     session = open_session()
     session.params = replace(session.params, semantic_shortlist=1)
     route_question(session, "Which pivot charts fit a kennel?")
