@@ -181,7 +181,6 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
     from dataclasses import replace
 
     from loci.query.ask import open_session, route_question
-    from loci.query.semantic_search import SemanticSide
 
     measured = _spy_on_measured_scopes(monkeypatch)
     question = "How often does the schedule widget say a car or an automobile needs looking at?"
