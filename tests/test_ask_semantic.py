@@ -306,3 +306,33 @@ def test_the_same_passage_at_two_places_is_one_answer():
 
     got = _materialise(Rows(), [(1, 0.9), (2, 0.8), (3, 0.7)], 5)
     assert [e.line for e in got] == [100, 300]
+
+
+def test_an_ask_over_several_scopes_reads_each_thing_about_the_question_once(garage, monkeypatch):
+    """Its shape, language, deixis, enumeration and character n-grams: one reading each, held by
+    the question's ``Question`` value, whatever the number of scopes searched."""
+    from loci.kernel import language
+    from loci.query import grammar, lexical
+    from loci.query.ask import ask, open_session
+
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(text, *a, **kw):
+            if text == question:
+                calls[name] = calls.get(name, 0) + 1
+            return real(text, *a, **kw)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module, name in ((grammar, "is_enumerative"), (grammar, "deixis"), (grammar, "question_shape"),
+                         (grammar, "asks_why"), (language, "question_is_foreign"), (language, "is_foreign"),
+                         (lexical, "char_wb_ngrams")):
+        counted(module, name)
+    result = ask(open_session(), question)
+    assert len(result.blocks) >= 2
+    assert calls and all(n == 1 for n in calls.values()), calls
+    assert {"is_enumerative", "deixis", "char_wb_ngrams"} <= set(calls)
