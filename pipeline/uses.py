@@ -109,7 +109,7 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
     a thousand-scope home does not open a thousand files."""
     import sqlite3
 
-    path = layout.home / "refs.sqlite"
+    path = layout.refs_db
     wanted = set(scopes)
     con = sqlite3.connect(path)  # rollback journal: a killed merge leaves the last committed cache
     try:

@@ -143,3 +143,37 @@ def test_update_adds_the_folders_it_is_given(code, tmp_path):
     build.setup(ctx(), [code / "gizmo"])
     report = build.update(ctx(scan=True), [code / "webby"])
     assert report.scan.found == ["webby"] and "webby" in report.index.rebuilt
+
+
+# ---------------------------------------------------------------- the registry, by hand
+
+def test_add_registers_a_directory_then_adds_aliases_to_it(code):
+    first = build.add(ctx(), code / "gizmo")
+    assert (first.name, first.registered, first.indexed) == ("gizmo", True, False)
+    build.index(ctx())
+    again = build.add(ctx(), code / "gizmo", alias=["cogworks"], glob=["extra/*.txt"])
+    assert (again.name, again.registered, again.indexed) == ("gizmo", False, True)
+    scope = json.loads(layout().scopes.read_text())["scopes"][0]
+    assert "cogworks" in scope["aliases"] and "extra/*.txt" in scope["globs"]
+
+
+def test_adding_a_directory_that_is_not_there_is_an_error_and_writes_nothing(tmp_path, loci_home):
+    from loci.kernel.errors import LociError
+
+    with pytest.raises(LociError):
+        build.add(ctx(), tmp_path / "nowhere")
+    assert not layout().scopes.exists()
+
+
+def test_infer_groups_labels_every_scope_and_says_why_an_owner_is_unknown(code):
+    build.scan(ctx(), [code])
+    reg = json.loads(layout().scopes.read_text())
+    for s in reg["scopes"]:
+        s["owner"] = "someone-else"
+    layout().scopes.write_text(json.dumps(reg))
+    report = build.infer_groups(ctx())
+    owners = {s["name"]: s["owner"] for s in json.loads(layout().scopes.read_text())["scopes"]}
+    assert owners == report.owners and set(owners) == {"gizmo", "webby"}
+    assert "someone-else" not in owners.values()
+    assert set(report.why) == {n for n, o in owners.items() if o == "unknown"}
+    assert all(report.why.values())

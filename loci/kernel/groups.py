@@ -293,3 +293,17 @@ def save_policy(layout: Layout, policy: Policy) -> None:
     from loci.kernel.atomic import write_json
 
     write_json(layout.groups, policy_to_json(policy))
+
+
+def edit_groups(layout: Layout, edit, *args: str) -> list[GroupRow]:
+    """Apply one edit of this module (``set_mode``, ``add_member``, ``remove_member``, called as
+    ``edit(policy, registry, *args)``) to groups.json and write it back; every group after it.
+    A bad name raises GroupUsageError and leaves the file as it was."""
+    from loci.kernel.atomic import file_lock
+    from loci.kernel.registry import load_registry
+
+    with file_lock(layout.groups_lock):      # two edits side by side never lose each other's
+        registry = load_registry(layout)
+        policy = edit(load_policy(layout), registry, *args)
+        save_policy(layout, policy)
+    return list_groups(registry, policy)

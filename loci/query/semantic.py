@@ -18,7 +18,7 @@ import numpy as np
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-free, named here too)
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
-    DEFAULT_MODEL, MERGED, STATIC_ID, SUMMARY_DIR, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
+    DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
     read_manifest, read_meta, scope_summary_path, vector_files)
 
@@ -183,13 +183,8 @@ class TransformerEncoder:
         return _normalise(out)
 
 
-def models_dir(layout: Layout) -> Path:
-    """Where locally built models live: ``$LOCI_HOME/models``."""
-    return layout.home / "models"
-
-
 def static_model_dir(layout: Layout) -> Path:
-    return models_dir(layout) / STATIC_ID
+    return layout.model_dir(STATIC_ID)
 
 
 def is_static_model(path: Path) -> bool:
@@ -285,8 +280,7 @@ def _has_sentence_transformers() -> bool:
 
 def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
     """Symbol-label vectors sit in a ``symbols/`` folder beside the chunk vectors."""
-    chunk_path = layout.vectors(model_id, scope)
-    return chunk_path.parent / "symbols" / chunk_path.name
+    return layout.label_vectors(model_id, scope)
 
 
 def as_unit(matrix: np.ndarray) -> np.ndarray:
