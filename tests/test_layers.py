@@ -148,6 +148,99 @@ def test_no_arrow_points_back_up_the_layers(graph):
     assert upward(graph) == []
 
 
+# what only the build runs: bulk encoding (torch, pipeline.torch_bert) stays out of the read side
+BUILD_ONLY = ("torch",)
+
+
+def test_the_read_side_never_imports_what_only_the_build_runs():
+    found = sorted(f"{name} imports {n}" for name, (path, package) in modules(ROOT).items()
+                   if name.startswith(("loci.query", "loci.kernel"))
+                   for n in imported_names(path, name, package)
+                   if any(n == b or n.startswith(b + ".") for b in BUILD_ONLY))
+    assert found == []
+
+
+def test_no_query_module_is_there_for_the_build_alone(graph):
+    """A module of loci/query that only pipeline/ imports is build code on the read side."""
+    importers: dict[str, set[str]] = {}
+    for name, targets in graph.items():
+        for t in targets:
+            importers.setdefault(t, set()).add(name)
+    build_only = sorted(m for m in graph if m.startswith("loci.query.") and importers.get(m)
+                        and all(i.startswith("pipeline") for i in importers[m]))
+    assert build_only == []
+
+
+def build_only_names(root: Path) -> dict[str, list[str]]:
+    """``module.name`` -> its users, for each public function or class of loci/query that its own
+    module never uses and only pipeline/ modules import (by name or as ``module.name``)."""
+    mods = modules(root)
+    trees = {m: ast.parse(p.read_text(encoding="utf-8")) for m, (p, _) in mods.items()}
+    users: dict[tuple[str, str], set[str]] = {}
+    for m, tree in trees.items():
+        aliases = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for a in node.names:
+                    users.setdefault((node.module, a.name), set()).add(m)
+                    if f"{node.module}.{a.name}" in mods:
+                        aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+            elif isinstance(node, ast.Import):
+                aliases.update({a.asname or a.name: a.name for a in node.names})
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and ast.unparse(node.value) in aliases:
+                users.setdefault((aliases[ast.unparse(node.value)], node.attr), set()).add(m)
+    out = {}
+    for m, tree in trees.items():
+        if not m.startswith("loci.query."):
+            continue
+        used_here = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_") \
+                    and node.name not in used_here:
+                by = users.get((m, node.name), set()) - {m}
+                if by and all(u.startswith("pipeline") for u in by):
+                    out[f"{m}.{node.name}"] = sorted(by)
+    return out
+
+
+# build-only names that stay on the read side for a stated reason; any other is build code to move
+# to pipeline/ (as `loci embed`'s deferred encoder went to pipeline/build_encoder.py)
+READ_SIDE_FOR_A_REASON = {
+    "loci.query.multilingual.pack": "the writing half of the cache format, beside its reader PackedStrings",
+    "loci.query.multilingual.freeze": "the writing half of the cache format, beside its reader _thaw",
+    "loci.query.multilingual.cache_current": "whether the cache the query side maps is whole and current",
+    "loci.query.multilingual.package_version": "the encoder's version, which the cache records",
+    "loci.query.evalgen.calibration_questions": "a split of the questions `loci eval` generates",
+}
+
+
+def test_the_read_side_holds_no_code_only_the_build_uses():
+    assert set(build_only_names(ROOT)) <= set(READ_SIDE_FOR_A_REASON)
+
+
+def test_no_read_side_function_has_a_build_mode():
+    """A ``build=True`` switch is build code living on the read side (``load_encoder`` had one)."""
+    found = sorted(f"{name}.{node.name}({arg.arg}=...)" for name, (path, _) in modules(ROOT).items()
+                   if name.startswith(("loci.query", "loci.kernel"))
+                   for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                   if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   for arg in node.args.args + node.args.kwonlyargs if arg.arg in ("build", "for_build"))
+    assert found == []
+
+
+def test_the_build_only_check_finds_a_name_only_the_build_imports(tmp_path):
+    root = write_tree(tmp_path, {
+        "loci/__init__.py": "", "loci/query/__init__.py": "", "pipeline/__init__.py": "",
+        "loci/query/enc.py": "def for_the_build():\n    pass\n\ndef shared():\n    pass\n\n"
+                             "def used_here():\n    pass\n\nX = used_here\n",
+        "loci/query/ask.py": "from loci.query.enc import shared\n",
+        "pipeline/embed.py": "from loci.query.enc import for_the_build, shared\nimport loci.query.enc as e\n"
+                             "e.used_here()\n",
+    })
+    assert build_only_names(root) == {"loci.query.enc.for_the_build": ["pipeline.embed"]}
+
+
 def test_the_graph_holds_every_layer_and_the_imports_inside_functions(graph):
     assert {"loci.kernel.config", "loci.query.router", "loci.front.cli_app", "pipeline.build"} <= set(graph)
     assert "pipeline.build" in graph["loci.front.cli_build"]          # imported inside a command function
