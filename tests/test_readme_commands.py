@@ -504,7 +504,7 @@ def test_hook_install_status_and_uninstall(home, tmp_path):
 
 # ------------------------------------------------------------------ doit
 
-def dodo(*args: str, **env) -> int:
+def dodo(*args: str) -> int:
     """`python -m loci.dodo ARGS`, in this process (the module's main is what `-m` runs)."""
     from loci.dodo import main
 

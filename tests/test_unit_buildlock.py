@@ -12,6 +12,7 @@ import pytest
 from loci.kernel.atomic import LockHeld, process_start, read_lock
 from loci.kernel.config import layout
 from pipeline import buildlock
+from test_unit_atomic import dead_pid
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -55,10 +56,8 @@ def test_two_holders_the_second_process_is_refused(lay):
 
 
 def test_a_stale_lock_of_a_dead_pid_is_taken_over(lay):
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
-    proc.wait()
     lay.home.mkdir(parents=True)
-    lay.lock.write_text(json.dumps({"pid": proc.pid, "what": "build", "start": None}))
+    lay.lock.write_text(json.dumps({"pid": dead_pid(), "what": "build", "start": None}))
     buildlock.hold(lay)
     assert read_lock(lay.lock)["pid"] == os.getpid()
     buildlock.release(lay)
