@@ -203,7 +203,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
                     load_encoder: Callable | None = None) -> dict:
     """Per model with stored vectors: per scope, a cosine just above the closest any off-topic
     question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}."""
-    root = layout.home / "vectors"
+    root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if not models:
         return {"skipped": "no vectors yet (run `loci embed`); search keeps its default semantic gate"}
