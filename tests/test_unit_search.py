@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from loci.query.question import Plan
 from loci.query.search import (
     BM25_GROUNDED, FACT_FILE_BASE, GRAMS_GROUNDED, RANKER_WEIGHTS, Meaning, fuse, rank, search_scope,
 )
@@ -71,6 +72,8 @@ def test_ties_are_broken_by_row_and_the_list_is_cut_at_three_times_k():
 class FakeLex:
     """What search_scope reads of a scope's lexical index."""
 
+    lo, hi = 3, 5   # its char-gram lengths
+
     def __init__(self, bm25: dict, grams: dict, kinds: dict, prose: dict | None = None):
         self._bm25, self._grams, self._kinds, self._prose = bm25, grams, kinds, prose or {}
         self.asked: list = []
@@ -79,7 +82,7 @@ class FakeLex:
         self.asked.append(list(tokens))
         return self._bm25
 
-    def gram_scores(self, question):
+    def gram_scores(self, question, wanted=None):
         return self._grams
 
     def prose_paths(self):
@@ -91,13 +94,13 @@ class FakeLex:
 
 def test_search_scope_ranks_what_the_lexical_rankers_found():
     lex = FakeLex({1: 4.0, 2: 1.0}, {2: 0.5}, {1: DOC, 2: DOC})
-    got = search_scope("how are sprockets calibrated?", ["sprocket", "calibr"], lex, k=5)
+    got = search_scope("how are sprockets calibrated?", ["sprocket", "calibr"], lex, plan=Plan(k=5))
     assert [d for d, _ in got] == [2, 1]       # found by both rankers beats the best of one
     assert lex.asked == [["sprocket", "calibr"]]
 
 
 def test_search_scope_returns_nothing_when_no_ranker_found_anything():
-    assert search_scope("anything at all?", ["anything"], FakeLex({}, {}, {}), k=5) == []
+    assert search_scope("anything at all?", ["anything"], FakeLex({}, {}, {}), plan=Plan(k=5)) == []
 
 
 def test_search_scope_asks_the_vectors_about_the_words_candidates():
