@@ -120,6 +120,19 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     write_with(path, writer)
 
 
+def write_vocab_db(path: Path, vocab: list[tuple[str, float]]) -> None:
+    """A scope's routing vocabulary alone, as the ``vocab`` table of its query file (what routing
+    merges): a scope pulled as a map has no query file until a question needs it."""
+    def writer(tmp: Path) -> None:
+        con = _connect(tmp)
+        con.execute("CREATE TABLE vocab (token TEXT, weight REAL)")
+        con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
+        con.commit()
+        con.close()
+
+    write_with(path, writer)
+
+
 def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict]) -> None:
     """Merge every scope's ``vocab`` table into routing(token, scope, weight), plus per-scope
     size and recency; SQLite does the whole merge (no pyarrow in the merging process)."""

@@ -20,15 +20,18 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
     With ``changed`` (a pull), only those scopes' rows are rewritten in the existing
     routing.sqlite; the others are kept as they are."""
     from loci.kernel.state import read_meta
+    from loci.kernel.territory import vocab_db
 
-    metas = {}
+    metas, dbs = {}, {}
     for name in names:
         meta = read_meta(layout, name)
         if meta is None:
             continue
-        if layout.query_db(name).exists():
-            metas[name] = meta
-    dbs = {n: layout.query_db(n) for n in metas}
+        # a scope pulled as a map routes by its vocabulary alone until its query file is fetched
+        for db in (layout.query_db(name), vocab_db(layout, name)):
+            if db.exists():
+                metas[name], dbs[name] = meta, db
+                break
     if changed is None or not layout.routing_db.is_file() or not update_routing_db(
             layout.routing_db, dbs, metas, changed):
         write_routing_db(layout.routing_db, dbs, metas)

@@ -60,3 +60,29 @@ def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, 
 def save_npy(path: Path, array: np.ndarray) -> None:
     with open(path, "wb") as fh:  # a file object: np.save would append ".npy" to a bare path
         np.save(fh, array)
+
+
+def vector_table_problem(path: Path, key: str, want: dict) -> str | None:
+    """How the Parquet vector table ``path`` differs from what ``store_as_parquet`` writes for
+    the model and dimension ``want`` names (``{"model", "dim"}``), or None."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    raw = table.schema.metadata or {}
+    model, dim = raw.get(b"loci.model", b"").decode("utf-8", "replace"), raw.get(b"loci.dim", b"").decode()
+    if model != want.get("model") or dim != str(want.get("dim")):
+        return f"holds vectors of {model[:60] or 'no model'} (dim {dim[:8] or '?'}), not the manifest's " \
+               f"{want.get('model')} (dim {want.get('dim')})"
+    vtype = table.schema.field("vector").type if "vector" in table.column_names else None
+    if key not in table.column_names or table.schema.field(key).type != pa.string():
+        return f"has no string column {key!r}"
+    if vtype is None or not pa.types.is_fixed_size_list(vtype) or vtype.list_size != want["dim"] \
+            or vtype.value_type != pa.float32():
+        return f"has no column 'vector' of {want['dim']} float32 values"
+    if table.column(key).null_count or table.column("vector").null_count:
+        return "has empty rows"
+    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    if not np.isfinite(flat).all():
+        return "holds vectors with NaN or infinite values"
+    return None

@@ -16,6 +16,7 @@ from loci.query import grammar
 from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
+from loci.query.store import open_scope
 from loci.kernel.registry import Registry, load_registry
 from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
@@ -158,7 +159,7 @@ class Session:
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         def load():
-            lex = load_lexical(self.layout.query_db(scope))
+            lex = load_lexical(open_scope(self.layout, scope, self.notes))
             if lex is not None and self.keep_full_index:   # a long-lived session: compact gram terms,
                 lex.packed = True                          # and a small page cache (the OS caches the file)
                 lex.con.execute(f"PRAGMA cache_size = -{LONG_LIVED_PAGE_CACHE_KB}")

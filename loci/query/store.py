@@ -57,6 +57,18 @@ def read_manifest(layout: Layout) -> dict:
     return data
 
 
+def open_scope(layout: Layout, scope: str, notes: list[str]):
+    """The scope's query file, its stores fetched first when the scope was pulled as a map
+    (``loci.kernel.territory``: the vectors come with it); when they cannot be, a note in
+    ``notes`` and the scope reads as having no store (answered without it)."""
+    from loci.kernel.territory import ensure
+
+    note = ensure(layout, scope)
+    if note:
+        notes.append(note)
+    return layout.query_db(scope)
+
+
 def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
                  manifest: dict | None = None) -> RoutingIndex:
     """Load the routing index (only ``tokens`` when given)."""

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
-from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
+from pipeline.share.bundle import MANIFEST, VECTOR_ROLES, BundleError, derived_signature, parse_manifest
 from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
 from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
@@ -52,6 +52,12 @@ def read_pulled(layout: Layout) -> dict[str, dict]:
 def pulled_sources(layout: Layout) -> list[str]:
     """Every source a scope of this home was pulled from (what `loci update` pulls again)."""
     return sorted({r["source"] for r in read_pulled(layout).values() if isinstance(r.get("source"), str)})
+
+
+def pulled_whole(layout: Layout, source: str) -> bool:
+    """Whether ``source`` was last pulled with every store (``--all``): `loci update` pulls it
+    again the same way."""
+    return not any(r.get("mapped") for r in read_pulled(layout).values() if r.get("source") == source)
 
 
 @dataclass
@@ -92,25 +98,19 @@ def _listing(entry: Entry, now: float) -> list[int] | None:
     return [entry.size, entry.mtime_ns] if now - entry.mtime_ns / 1e9 > SETTLE_SECONDS else None
 
 
-def derived_signature(params: Params) -> str:
-    """What a pulled scope's derived files (its query file) were built with: another value
-    (a newer loci, other parameters) makes the next pull build them again."""
-    from loci.kernel import tokens
-    from loci.kernel.config import QUERY_SCHEMA
-
-    return f"query{QUERY_SCHEMA}:{params.index_signature()}:{tokens.signature()}"
-
-
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool, derived: str, refused: dict[str, str]) -> tuple[list[Incoming], list[str]]:
+             no_vectors: bool, derived: str, refused: dict[str, str],
+             full: bool = True) -> tuple[list[Incoming], list[str]]:
     """The bundles whose manifest moved since the last pull (or whose derived files this loci
-    would build otherwise), and the local names of the rest; a bad manifest goes to ``refused``."""
+    would build otherwise, or that were pulled as a map when ``full`` asks for every store),
+    and the local names of the rest; a bad manifest goes to ``refused``."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
     incoming, unchanged, to_read = [], [], []
     for entry in entries:
         name, rec = by_folder.get((store.url, entry.folder), (None, None))
         same_mode = (rec is not None and bool(rec.get("no_vectors")) == no_vectors
-                     and rec.get("derived") == derived and layout.meta(name).is_file())
+                     and rec.get("derived") == derived and layout.meta(name).is_file()
+                     and not (full and rec.get("mapped")))
         if same_mode and rec.get("listing") is not None and rec.get("listing") == [entry.size, entry.mtime_ns]:
             unchanged.append(name)
         else:
@@ -126,8 +126,17 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             continue
         manifest = set_aside(refused, entry.folder, _manifest, data, store, entry)
         if manifest is not None:
-            incoming.append(Incoming(entry, manifest, digest, name or ""))
+            incoming.append(Incoming(entry, manifest, digest, name or "",
+                                     mapped=not full and mappable(manifest, derived, no_vectors)))
     return incoming, unchanged
+
+
+def mappable(manifest, derived: str, no_vectors: bool) -> bool:
+    """A bundle whose stores can stay remote: it carries its query file, built as this loci
+    builds one, and (for its vectors) its summary, which the second opinion's first pass reads."""
+    roles = {f.role for f in manifest.files}
+    return ("query" in roles and manifest.raw.get("derived") == derived
+            and (no_vectors or "vectors" not in roles or "summary" in roles))
 
 
 def _manifest(data: bytes, store: Store, entry: Entry):
@@ -207,9 +216,14 @@ def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Pat
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
     from loci.query.semantic import label_vectors_path, matrix_path, meta_path
 
+    from loci.kernel import territory
+    from loci.kernel.vectorstore import scope_summary_path
+
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
-           "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name)}
+           "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name),
+           "map_vocab": territory.vocab_db(layout, name)}
     if model is not None:
+        out["summary"] = scope_summary_path(layout, model, name)
         for role, path in (("vectors", layout.vectors(model, name)),
                            ("label_vectors", label_vectors_path(layout, model, name))):
             # the matrix before its manifest; ``role`` itself (a schema-1 Parquet store) is removed
@@ -218,9 +232,19 @@ def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Pat
 
 
 def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
-             model: str | None) -> None:
-    """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope."""
-    for key, dest in _destinations(layout, name, model).items():
+             model: str | None, no_vectors: bool) -> None:
+    """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope.
+    A scope pulled as a map: its record of the stores left remote first, and no stale copy
+    of them stays (the next question fetches this version)."""
+    from loci.kernel import territory
+
+    dests = _destinations(layout, name, model)
+    if inc.mapped:
+        territory.write_record(layout, name, store.url, inc.entry.folder,
+                               _remote_files(layout, inc, dests, no_vectors), inc.manifest.embedding)
+    else:
+        territory.forget(layout, name)
+    for key, dest in dests.items():
         if key in staged:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged[key], dest)
@@ -231,6 +255,16 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, 
     meta.update(name=name, fingerprint=raw.get("fingerprint", ""), origin=origin_of(store, inc))
     write_json(layout.meta(name), meta)
     layout.error(name).unlink(missing_ok=True)
+
+
+def _remote_files(layout: Layout, inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
+    """The stores a map leaves remote, each with its checksum and where it goes in the home."""
+    out = []
+    for f in inc.manifest.files:
+        if f.role == "query" or (f.role in VECTOR_ROLES and not no_vectors and f.role in dests):
+            out.append({"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size,
+                        "dest": str(dests[f.role].relative_to(layout.home))})
+    return out
 
 
 def origin_of(store: Store, inc: Incoming) -> dict:
@@ -270,9 +304,11 @@ def _clean_staging(layout: Layout) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS) -> PullReport:
+def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS,
+         full: bool = True) -> PullReport:
     """Pull every changed bundle from ``source`` into ``layout``'s home; refuse (BundleError,
-    home untouched) on anything that cannot be trusted."""
+    home untouched) on anything that cannot be trusted. Without ``full``, a bundle that can
+    be (``mappable``) is pulled as a map: its stores stay remote until a question needs them."""
     store = open_store(source)
     report = PullReport(store.url)
     layout.home.mkdir(parents=True, exist_ok=True)
@@ -282,7 +318,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         entries = store.list()
         report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
         derived = derived_signature(params)
-        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused)
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused,
+                                              full)
         listed = {e.folder for e in entries} | set(report.refused)
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
@@ -302,13 +339,13 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                 return report
             _checkpoint("staged")
             for inc in incoming:
-                _install(layout, inc.name, staged[inc.name], inc, store, model)
+                _install(layout, inc.name, staged[inc.name], inc, store, model, no_vectors)
                 _checkpoint("installed-one")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         _register(layout, store, incoming)
         _checkpoint("registered")
-        _merge(layout, [inc.name for inc in incoming], model)
+        _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped})
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
@@ -318,7 +355,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
                 "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
-                "no_vectors": no_vectors, "derived": derived}
+                "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
         _settle(records, report.unchanged, entries, now)
         write_json(pulled_path(layout), {"scopes": records})
     report.imported = [inc.name for inc in incoming]
@@ -327,7 +364,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
     return report
 
 
-def _merge(layout: Layout, changed: list[str], model: str | None) -> None:
+def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset()) -> None:
     """The changed scopes' vector summaries and the merged summary file (what a one-shot second
     opinion reads first), cross-scope uses, routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
@@ -339,7 +376,8 @@ def _merge(layout: Layout, changed: list[str], model: str | None) -> None:
         from pipeline.embed import merge_summaries, write_scope_summary
 
         for name in changed:
-            write_scope_summary(layout, model, name)
+            if name not in mapped:   # a map's summary came with it (its vectors did not)
+                write_scope_summary(layout, model, name)
         merge_summaries(layout, model, names)
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
