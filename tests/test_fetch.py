@@ -41,12 +41,18 @@ def test_a_pull_without_all_leaves_the_stores_in_the_store_and_still_routes(publ
 
 def test_a_question_routed_to_a_mapped_scope_fetches_its_stores_and_answers_as_a_full_copy(
         published, tmp_path, monkeypatch):
+    import loci.query.semantic
+    from test_bundle import FakeEncoder
+
+    # with the second opinion (the fake model): its first pass reads the summaries, then vectors
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
     cli("pull", str(published), "--quiet", "--no-calibrate")
     mapped_bytes = _home_bytes(layout().home)
     mapped = [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)]
     lay = layout()
     assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "cached"
-    assert any(p.suffix == ".npy" for p in (lay.home / "vectors").rglob("gizmo*"))   # the vectors came too
+    model = json.loads((lay.home / "embed.json").read_text())["model_id"]
+    assert lay.vectors(model, "gizmo").with_suffix(".npy").is_file()     # the vectors came too
     monkeypatch.setenv("LOCI_HOME", str(tmp_path / "full"))
     cli("pull", str(published), "--all", "--quiet", "--no-calibrate")
     assert [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)] == mapped

@@ -131,6 +131,26 @@ def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus,
     assert ask_json("--fast", "In webby, how do I rotate keys on a schedule?")["scopes"] == ["webby"]
 
 
+def test_a_question_fetches_a_mapped_scope_from_s3_file_by_file(requests, corpus, loci_home, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    got = {r.split(" ", 1)[1].rsplit("/", 1)[1] for r in requests if r.startswith("GET corpus/bundles/gizmo/")}
+    assert "query.sqlite" not in got and "chunks.parquet" not in got and "vocab.parquet" in got
+    requests.clear()
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    assert ask_json(GIZMO_Q)["scopes"] == ["gizmo"]
+    gets = sorted(r.split(" ", 1)[1] for r in requests if r.startswith("GET "))
+    stores = sorted(p.name for p in (corpus.v1 / "gizmo").iterdir() if p.name == "query.sqlite"
+                    or p.name.endswith("vectors.parquet"))
+    assert "vectors.parquet" in stores
+    assert [g for g in gets if "/gizmo/" in g] == [f"corpus/bundles/gizmo/{f}" for f in stores]
+    requests.clear()
+    assert ask_json(GIZMO_Q)["scopes"] == ["gizmo"]
+    assert not [r for r in requests if "/gizmo/" in r]     # cached: the store is not asked again
+
+
 def _flip(client, key: str) -> None:
     body = client.get_object(Bucket="corpus", Key=key)["Body"].read()
     client.put_object(Bucket="corpus", Key=key, Body=body[:-1] + bytes([body[-1] ^ 1]))
