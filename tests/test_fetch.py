@@ -135,3 +135,53 @@ def test_doctor_tells_mapped_scopes_from_cached_ones(published):
 @pytest.fixture(autouse=True)
 def _no_network(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _routing_rows(path) -> set:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        names = dict(con.execute("SELECT id, name FROM scopes"))
+        return {(t, names[s], w) for t, s, w in con.execute("SELECT token, scope, weight FROM routing")}
+    finally:
+        con.close()
+
+
+def _bump_commit(store, folder: str) -> None:
+    """The bundle's manifest moves (another commit) while its files stay: as a push of a scope
+    whose code moved but not its words, imports or vectors."""
+    path = store / folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["commit"] = "1" * 40
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    past = time.time() - 3600
+    os.utime(path, (past, past))
+
+
+def test_an_incremental_pull_rewrites_only_what_the_changed_bundle_moved(published, corpus):
+    from loci.kernel.vectorstore import merged_summary_files
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    model = json.loads(lay.embed_config.read_text())["model_id"]
+    kept = {p: p.stat().st_mtime_ns for p in (lay.uses, *merged_summary_files(lay, model))}
+    inode = lay.routing_db.stat().st_ino
+    _bump_commit(published, "webby")
+    assert json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept          # same references, same summary
+    assert lay.routing_db.stat().st_ino == inode                     # routing updated in place
+
+
+def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, corpus, tmp_path):
+    from pipeline.routing import merge_routing
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    swap(published, corpus.v2)
+    cli("pull", str(published), "--quiet", "--no-calibrate")   # webby's words moved
+    lay = layout()
+    incremental = _routing_rows(lay.routing_db)
+    lay.routing_db.unlink()
+    merge_routing(lay, ["gizmo", "webby"])                     # written whole
+    assert _routing_rows(lay.routing_db) == incremental
+    assert any(t == "certificate" and s == "webby" for t, s, _ in incremental)

@@ -232,10 +232,11 @@ def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) ->
     return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]
 
 
-def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None) -> list[str]:
+def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
+          grace: float = CACHE_GRACE_SECONDS) -> list[str]:
     """Remove the fetched stores of the least recently used mapped scopes until what is
     cached fits ``cap`` (``cap_bytes()``); never ``keep`` nor a scope used in the last
-    ``CACHE_GRACE_SECONDS``. Returns the scopes evicted, oldest first."""
+    ``grace`` seconds. Returns the scopes evicted, oldest first."""
     import time
 
     cap = cap_bytes() if cap is None else cap
@@ -256,7 +257,7 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None) 
     for used, scope, files, size in sorted(cached, key=lambda c: (c[0], c[1])):
         if total <= cap:
             break
-        if scope in keep or now - used < CACHE_GRACE_SECONDS:
+        if scope in keep or now - used < grace:
             continue
         files.sort(key=lambda p: p != layout.query_db(scope))   # the query file first: then it reads as mapped
         for path in files:

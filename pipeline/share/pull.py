@@ -25,7 +25,13 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
-from pipeline.share.bundle import MANIFEST, VECTOR_ROLES, BundleError, derived_signature, parse_manifest
+from pipeline.share.bundle import (
+    MANIFEST,
+    VECTOR_ROLES,
+    BundleError,
+    derived_signature,
+    parse_manifest,
+)
 from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
 from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
@@ -214,10 +220,9 @@ def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
-    from loci.query.semantic import label_vectors_path, matrix_path, meta_path
-
     from loci.kernel import territory
     from loci.kernel.vectorstore import scope_summary_path
+    from loci.query.semantic import label_vectors_path, matrix_path, meta_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name),
@@ -232,8 +237,9 @@ def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Pat
 
 
 def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
-             model: str | None, no_vectors: bool) -> None:
+             model: str | None, no_vectors: bool) -> bool:
     """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope.
+    Returns whether its summary moved (a map's, staged; a full copy's is written at the merge).
     A scope pulled as a map: its record of the stores left remote first, and no stale copy
     of them stays (the next question fetches this version)."""
     from loci.kernel import territory
@@ -244,6 +250,8 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, 
                                _remote_files(layout, inc, dests, no_vectors), inc.manifest.embedding)
     else:
         territory.forget(layout, name)
+    same_summary = ("summary" in staged and dests.get("summary") is not None
+                    and _same_file(staged["summary"], dests["summary"]))
     for key, dest in dests.items():
         if key in staged:
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -255,6 +263,16 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, 
     meta.update(name=name, fingerprint=raw.get("fingerprint", ""), origin=origin_of(store, inc))
     write_json(layout.meta(name), meta)
     layout.error(name).unlink(missing_ok=True)
+    return not (inc.mapped and same_summary)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    import filecmp
+
+    try:
+        return filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
 
 
 def _remote_files(layout: Layout, inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
@@ -325,7 +343,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                              and r.get("folder") not in listed)
         if not incoming:
             if _settle(records, report.unchanged, entries, time.time()):
-                write_json(pulled_path(layout), {"scopes": records})
+                write_json(pulled_path(layout), {"scopes": records}, compact=True)
             return report
         model = _home_model(layout, incoming, no_vectors)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
@@ -338,14 +356,16 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             if not incoming:
                 return report
             _checkpoint("staged")
+            moved = set()
             for inc in incoming:
-                _install(layout, inc.name, staged[inc.name], inc, store, model, no_vectors)
+                if _install(layout, inc.name, staged[inc.name], inc, store, model, no_vectors):
+                    moved.add(inc.name)
                 _checkpoint("installed-one")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         _register(layout, store, incoming)
         _checkpoint("registered")
-        _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped})
+        _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped}, moved)
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
@@ -357,17 +377,20 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                 "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
                 "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
         _settle(records, report.unchanged, entries, now)
-        write_json(pulled_path(layout), {"scopes": records})
+        write_json(pulled_path(layout), {"scopes": records}, compact=True)
     report.imported = [inc.name for inc in incoming]
     report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}
     report.model = model if any(inc.manifest.embedding for inc in incoming) and not no_vectors else None
     return report
 
 
-def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset()) -> None:
+def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset(),
+           summaries_moved: set[str] | None = None) -> None:
     """The changed scopes' vector summaries and the merged summary file (what a one-shot second
-    opinion reads first), cross-scope uses, routing (only ``changed`` rewritten), the manifest last."""
+    opinion reads first; merged again only when a summary moved), cross-scope uses (rewritten
+    only when references moved), routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
+    from loci.kernel.vectorstore import merged_summary_files
     from pipeline.routing import merge_routing
     from pipeline.uses import merge_uses
 
@@ -378,6 +401,8 @@ def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[st
         for name in changed:
             if name not in mapped:   # a map's summary came with it (its vectors did not)
                 write_scope_summary(layout, model, name)
-        merge_summaries(layout, model, names)
+        moved = summaries_moved is None or bool(set(changed) & summaries_moved)
+        if moved or not all(p.is_file() for p in merged_summary_files(layout, model)):
+            merge_summaries(layout, model, names)
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)
