@@ -1,7 +1,7 @@
 """An incremental pull of one changed bundle when many scopes provide the same names.
 
     python bench/providers.py [--home H] [--scope click] [--copies 100] [--baseline REV]
-                              [--rounds 2] [--json OUT]
+                              [--rounds 2] [--map] [--json OUT]
 
 One real scope of a built home (``--home``, default ``$LOCI_HOME``) is exported once (no
 vectors) and published ``--copies`` times under other names: forks or vendored copies, every
@@ -81,8 +81,12 @@ def child(home: Path, store: Path) -> dict:
 
     pipeline.uses.merge_uses = timed("uses", pipeline.uses.merge_uses)
     pipeline.routing.merge_routing = timed("routing", pipeline.routing.merge_routing)
+    import inspect
+
+    # --map: the pull of this tree brings the maps alone (a tree without maps pulls everything)
+    kw = {"full": False} if os.environ.get("BENCH_PULL_MAP") and "full" in inspect.signature(pull).parameters else {}
     start = time.perf_counter()
-    report = pull(layout(home), str(store), no_vectors=True)
+    report = pull(layout(home), str(store), no_vectors=True, **kw)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"pull_s": wall, "uses_s": spent["uses"], "routing_s": spent["routing"], "peak_mb": peak,
@@ -116,12 +120,16 @@ def main(argv=None) -> int:
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--baseline", default="main", help="the revision compared against (default: main)")
     ap.add_argument("--rounds", type=int, default=2, help="incremental pulls per tree, alternating")
+    ap.add_argument("--map", action="store_true", help="this tree pulls the maps alone (the stores "
+                    "stay in the store), as `loci pull` without --all does")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
+    if args.map:
+        os.environ["BENCH_PULL_MAP"] = "1"
     home = inputs.home_dir(args.home)
     print(stamp(f"{args.copies} copies of {args.scope}, baseline {args.baseline}"), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-providers-") as tmp:

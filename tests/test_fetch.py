@@ -185,3 +185,12 @@ def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, cor
     merge_routing(lay, ["gizmo", "webby"])                     # written whole
     assert _routing_rows(lay.routing_db) == incremental
     assert any(t == "certificate" and s == "webby" for t, s, _ in incremental)
+
+
+def test_update_pulls_a_mapped_source_again_as_a_map(published, corpus):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    swap(published, corpus.v2)
+    cli("update", "--quiet", "--no-graphs")
+    lay = layout()
+    assert territory.state(lay, "webby") == territory.state(lay, "gizmo") == "mapped"
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
