@@ -194,3 +194,15 @@ def test_update_pulls_a_mapped_source_again_as_a_map(published, corpus):
     lay = layout()
     assert territory.state(lay, "webby") == territory.state(lay, "gizmo") == "mapped"
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
+
+
+def test_warming_a_long_lived_session_fetches_no_mapped_scope(published, monkeypatch):
+    import loci.query.semantic
+    from loci.query.ask import open_session
+    from test_bundle import FakeEncoder
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    open_session(keep_full_index=True).warm()
+    lay = layout()
+    assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "mapped"

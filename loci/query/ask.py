@@ -16,7 +16,7 @@ from loci.query import grammar
 from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
-from loci.query.store import open_scope
+from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
 from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
@@ -79,7 +79,8 @@ class Session:
         """For a long-lived process: load the encoder now rather than on the first question."""
         side = self.semantic()
         if side is not None:  # the encoder and every scope's matrix the second opinion reads
-            side.affinities("warm up", self.indexed(), self.params.semantic_route_k)
+            # not the stores of scopes pulled as a map: a question fetches those it needs
+            side.affinities("warm up", local_scopes(self.layout, self.indexed()), self.params.semantic_route_k)
 
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted
