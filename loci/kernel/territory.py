@@ -236,32 +236,36 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
           grace: float = CACHE_GRACE_SECONDS) -> list[str]:
     """Remove the fetched stores of the least recently used mapped scopes until what is
     cached fits ``cap`` (``cap_bytes()``); never ``keep`` nor a scope used in the last
-    ``grace`` seconds. Returns the scopes evicted, oldest first."""
+    ``grace`` seconds. Returns the scopes evicted (their file names), oldest first. Reads
+    only the scopes that were used (a stamp each), not every scope of the home."""
     import time
 
     cap = cap_bytes() if cap is None else cap
     now = time.time()
+    keep = {safe_name(s) for s in keep}
+    folder = layout.home / MAP_DIR
     cached = []
-    for scope in mapped_scopes(layout):
-        rec = read_record(layout, scope)
-        if rec is None or not is_cached(layout, scope):
+    for stamp in folder.glob("*.used") if folder.is_dir() else ():
+        try:
+            rec = json.loads(stamp.with_suffix(".json").read_text(encoding="utf-8"))
+            used = stamp.stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        query = layout.home / _query_dest(rec)
+        if not _query_dest(rec) or not query.is_file():
             continue
         files = [p for p in _files(layout, rec) if p.is_file()]
-        try:
-            used = _used_path(layout, scope).stat().st_mtime
-        except OSError:
-            used = 0.0
-        cached.append((used, scope, files, sum(p.stat().st_size for p in files)))
-    total = sum(c[3] for c in cached)
+        cached.append((used, stamp.stem, query, files, sum(p.stat().st_size for p in files)))
+    total = sum(c[4] for c in cached)
     out = []
-    for used, scope, files, size in sorted(cached, key=lambda c: (c[0], c[1])):
+    for used, name, query, files, size in sorted(cached, key=lambda c: (c[0], c[1])):
         if total <= cap:
             break
-        if scope in keep or now - used < grace:
+        if name in keep or now - used < grace:
             continue
-        files.sort(key=lambda p: p != layout.query_db(scope))   # the query file first: then it reads as mapped
+        files.sort(key=lambda p: p != query)   # the query file first: then the scope reads as mapped
         for path in files:
             path.unlink(missing_ok=True)
         total -= size
-        out.append(scope)
+        out.append(name)
     return out

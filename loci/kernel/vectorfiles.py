@@ -68,7 +68,7 @@ def vector_table_problem(path: Path, key: str, want: dict) -> str | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
+    table = pq.ParquetFile(path).read()   # not read_table: that imports pyarrow.dataset (0.15 s)
     raw = table.schema.metadata or {}
     model, dim = raw.get(b"loci.model", b"").decode("utf-8", "replace"), raw.get(b"loci.dim", b"").decode()
     if model != want.get("model") or dim != str(want.get("dim")):
