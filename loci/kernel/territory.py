@@ -144,8 +144,10 @@ def ensure(layout: Layout, scope: str) -> str | None:
 
                 return (f"{scope}: its stores could not be fetched from {rec.get('source')} ({short(exc)[:200]}); "
                         f"answered without it")
+            _touch(layout, scope)   # first: what it fetched counts against the cap
             evict(layout, keep={scope})
-        _touch(layout, scope)
+        else:
+            _touch(layout, scope)
     return None
 
 
