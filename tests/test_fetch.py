@@ -181,9 +181,11 @@ def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, cor
     cli("pull", str(published), "--quiet", "--no-calibrate")   # webby's words moved
     lay = layout()
     incremental = _routing_rows(lay.routing_db)
+    metas = json.loads(lay.manifest.read_text())["scopes"]     # webby's read again, gizmo's kept
     lay.routing_db.unlink()
-    merge_routing(lay, ["gizmo", "webby"])                     # written whole
+    merge_routing(lay, ["gizmo", "webby"])                     # written whole, every meta read
     assert _routing_rows(lay.routing_db) == incremental
+    assert json.loads(lay.manifest.read_text())["scopes"] == metas
     assert any(t == "certificate" and s == "webby" for t, s, _ in incremental)
 
 
