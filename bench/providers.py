@@ -32,18 +32,26 @@ from bench import inputs  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
 
 
-def publish(home: Path, scope: str, copies: int, store: Path) -> None:
-    """``copies`` bundles of ``scope`` under other names, their files hard-linked to one export."""
+OLD_ROLES = ("query", "summary")   # what a bundle of a loci before maps does not carry (it refuses them)
+
+
+def publish(home: Path, scope: str, copies: int, store: Path, old: bool = False) -> None:
+    """``copies`` bundles of ``scope`` under other names, their files hard-linked to one export;
+    ``old``: without the roles a loci before maps refuses (for a baseline tree)."""
     from loci.kernel.config import layout
     from pipeline.share.bundle import MANIFEST, export_scope
 
     one = export_scope(layout(home), scope, store / ".one", no_vectors=True)
     manifest = json.loads((one / MANIFEST).read_text())
+    if old:
+        manifest["files"] = [f for f in manifest["files"] if f["role"] not in OLD_ROLES]
+        manifest.pop("derived", None)
+    listed = {f["path"] for f in manifest["files"]}
     for k in range(copies):
         folder = store / f"{scope}-{k:03d}"
         folder.mkdir(parents=True)
         for f in one.iterdir():
-            if f.name != MANIFEST:
+            if f.name in listed:
                 os.link(f, folder / f.name)
         (folder / MANIFEST).write_text(json.dumps({**manifest, "scope": folder.name, "aliases": []}))
     shutil.rmtree(one.parent)
@@ -134,16 +142,17 @@ def main(argv=None) -> int:
     print(stamp(f"{args.copies} copies of {args.scope}, baseline {args.baseline}"), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-providers-") as tmp:
         work = Path(tmp)
-        store = work / "store"
-        publish(home, args.scope, args.copies, store)
+        stores = {"baseline": work / "store-old", "this": work / "store"}
+        for name, store in stores.items():
+            publish(home, args.scope, args.copies, store, old=name == "baseline")
         trees = {"baseline": extract(args.baseline, work / "baseline"), "this": ROOT}
         homes = {name: work / f"home-{name}" for name in trees}
-        cold = {name: run_child(tree, homes[name], store) for name, tree in trees.items()}
+        cold = {name: run_child(tree, homes[name], stores[name]) for name, tree in trees.items()}
         runs: dict[str, list[dict]] = {name: [] for name in trees}
         for n in range(args.rounds):
             for name, tree in trees.items():
-                touch_one(store, args.scope, len(runs["baseline"]) + len(runs["this"]) + 1)
-                got = run_child(tree, homes[name], store)
+                touch_one(stores[name], args.scope, len(runs["baseline"]) + len(runs["this"]) + 1)
+                got = run_child(tree, homes[name], stores[name])
                 assert got["imported"] == 1 and got["sources"] == str(tree), got
                 runs[name].append(got)
     out = {"stamp": stamp(), "copies": args.copies, "scope": args.scope, "baseline": args.baseline,
