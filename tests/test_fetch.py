@@ -8,11 +8,11 @@ import shutil
 import time
 
 import pytest
+import test_pull
+from test_pull import CHANGED_Q, GIZMO_Q, WEBBY_Q, ask_json, cli, swap
 
 from loci.kernel import territory
 from loci.kernel.config import layout
-import test_pull
-from test_pull import CHANGED_Q, GIZMO_Q, WEBBY_Q, ask_json, cli, swap
 
 corpus, published = test_pull.corpus, test_pull.published   # the fixtures: two bundles in a folder store
 
@@ -41,8 +41,9 @@ def test_a_pull_without_all_leaves_the_stores_in_the_store_and_still_routes(publ
 
 def test_a_question_routed_to_a_mapped_scope_fetches_its_stores_and_answers_as_a_full_copy(
         published, tmp_path, monkeypatch):
-    import loci.query.semantic
     from test_bundle import FakeEncoder
+
+    import loci.query.semantic
 
     # with the second opinion (the fake model): its first pass reads the summaries, then vectors
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
@@ -199,12 +200,36 @@ def test_update_pulls_a_mapped_source_again_as_a_map(published, corpus):
 
 
 def test_warming_a_long_lived_session_fetches_no_mapped_scope(published, monkeypatch):
+    from test_bundle import FakeEncoder
+
     import loci.query.semantic
     from loci.query.ask import open_session
-    from test_bundle import FakeEncoder
 
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
     cli("pull", str(published), "--quiet", "--no-calibrate")
     open_session(keep_full_index=True).warm()
     lay = layout()
     assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "mapped"
+
+
+def test_a_bundle_carries_its_query_file_summary_and_what_built_them(corpus):
+    from loci.kernel.config import DEFAULT_PARAMS
+    from pipeline.share.bundle import derived_signature
+
+    manifest = json.loads((corpus.v1 / "gizmo" / "manifest.json").read_text())
+    assert {"query", "summary"} <= {f["role"] for f in manifest["files"]}
+    assert manifest["derived"] == derived_signature(DEFAULT_PARAMS)
+    assert (corpus.v1 / "gizmo" / "query.sqlite").read_bytes().startswith(b"SQLite format 3")
+
+
+def test_a_bundle_without_a_query_file_is_pulled_whole_by_a_map_pull(published):
+    path = published / "gizmo" / "manifest.json"
+    manifest = json.loads(path.read_text())           # as a publisher before maps wrote it
+    manifest["files"] = [f for f in manifest["files"] if f["role"] not in ("query", "summary")]
+    manifest.pop("derived")
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    assert territory.state(lay, "gizmo") is None and lay.query_db("gizmo").is_file()
+    assert territory.state(lay, "webby") == "mapped"
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
