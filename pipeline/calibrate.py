@@ -33,6 +33,12 @@ ROUTE_RESCUE_STEP = 0.10    # ... and answers an abstention only this much highe
 BACKGROUND_QUANTILE = 0.9   # a no-evidence question stands out as this share of off-topic questions does not
 BACKGROUND_TYPICAL = 0.5    # a vocabulary route standing out no more than the typical off-topic question is vetoed
 APPLIED = ("evidence_floor",)
+# a question not in English routes by the multilingual encoder's closest scope when it comes this
+# much above how close the shipped off-topic questions in fifteen languages come here (``near_top``):
+# on the development corpus that puts the floor where fold A chose it (0.366, halfway between the
+# off-topic questions and the farthest right answer; docs/decisions/answer-ranking.md), and on a
+# corpus whose prose sits closer to everyday questions it rises with them
+MULTILINGUAL_MARGIN = 0.076
 
 """What calibration writes. ``concentrated_min_evidence`` is fitted and reported only: the
 generated routable questions carry 2-4 distinctive words, while that gate exists for
@@ -197,7 +203,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
                     load_encoder: Callable | None = None) -> dict:
     """Per model with stored vectors: per scope, a cosine just above the closest any off-topic
     question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}."""
-    root = layout.home / "vectors"
+    root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if not models:
         return {"skipped": "no vectors yet (run `loci embed`); search keeps its default semantic gate"}
@@ -246,6 +252,24 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     if not out:
         result = {"skipped": "no encoder could be loaded: " + "; ".join(problems)}
     return result
+
+
+def multilingual_floor(layout: Layout, scopes: Sequence[str], questions: Sequence[str],
+                       encoder=None) -> dict:
+    """``multilingual_route_floor`` fitted on this corpus: how close the off-topic questions in other
+    languages come to a scope's best passage (``near_top``), plus ``MULTILINGUAL_MARGIN``; or
+    {"skipped": reason} without a multilingual store."""
+    from loci.query.multilingual import MultilingualSide, scope_affinity
+
+    side = MultilingualSide.open(layout, encoder=encoder)
+    if side is None:
+        return {"skipped": "no multilingual store (the multilingual extra and `loci embed`); the shipped floor stays"}
+    best = [max(scope_affinity(side, q, scopes).values(), default=0.0) for q in questions]
+    if not any(best):
+        return {"skipped": "no scope has multilingual vectors yet; the shipped floor stays"}
+    top = near_top(best)
+    return {"questions": len(best), "null_best_affinity": round(top, 4),
+            "multilingual_route_floor": round(min(1.0, top + MULTILINGUAL_MARGIN), 4)}
 
 
 def route_floors_from(best: Sequence[float]) -> dict:
@@ -303,7 +327,7 @@ def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BAC
 # --- the whole run ------------------------------------------------------------------------
 
 def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = None,
-              write: bool = True) -> dict:
+              write: bool = True, multilingual_encoder=None) -> dict:
     """Fit on the current index and write ``calibration.json`` (atomically); return what was written."""
     from loci.query.ask import open_session
     from loci.kernel.atomic import build_lock, write_json
@@ -321,6 +345,9 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     applied = {f.name: f.value for f in (floor, conc) if f.name in APPLIED}
     fitted = replace(DEFAULT_PARAMS, **applied)
     null = [q.question for q in questions if q.family == evalgen.UNANSWERABLE]
+    foreign = multilingual_floor(layout, index.scopes, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder)
+    if "multilingual_route_floor" in foreign:
+        applied["multilingual_route_floor"] = foreign["multilingual_route_floor"]
     data = {
         "schema_version": CALIBRATION_SCHEMA,
         "fitted_at": time.time(),
@@ -333,6 +360,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         "gate_accuracy": {"default": round(gate_accuracy(samples, DEFAULT_PARAMS), 4),
                           "fitted": round(gate_accuracy(samples, fitted), 4)},
         "semantic": semantic_floors(layout, index.scopes, null, load_encoder),
+        "multilingual": foreign,
     }
     if write:
         with build_lock(layout.lock, "calibrate"):
@@ -387,6 +415,13 @@ def render(data: Mapping) -> list[str]:
             lines.append(f"semantic floor      {model}: no scope has vectors that match the model")
     for problem in sem.get("problems", []):
         lines.append(f"                    skipped {problem}")
+    foreign = data.get("multilingual", {})
+    if "multilingual_route_floor" in foreign:
+        lines.append(f"other languages     a question not in English routes by meaning above "
+                     f"{foreign['multilingual_route_floor']:.3f} ({foreign['questions']} off-topic questions in "
+                     f"other languages: {100 * NULL_TOP:.0f}th percentile {foreign['null_best_affinity']:.3f})")
+    elif foreign.get("skipped"):
+        lines.append(f"other languages     skipped: {foreign['skipped']}")
     if floor.get("overlap"):
         lines += ["",
                   f"! warning: the two bands overlap (routable from {floor.get('routable_min', 0):.2f}, "

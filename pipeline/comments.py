@@ -82,7 +82,9 @@ def _license_header(lines: list[str], start: int, content: list[str]) -> bool:
 
 def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, str] | None = None,
                      owner: list[str] | None = None, skip: set[int] | None = None) -> list[Episode]:
-    """Comment blocks of 2+ lines, or of one line of 40+ chars, or right above a definition.
+    """Comment blocks of 2+ lines, or of one line of 40+ chars, or right above a definition, or
+    a doc comment (``///``, ``/** */``) of any length: a flag's or field's one-line doc is its
+    documentation (fd's ``/// Follow symbolic links`` above ``pub follow: bool``).
 
     ``attach`` maps a 1-based line to the definition starting there (its name becomes the
     heading of a block right above it); ``owner`` gives the enclosing definition per line.
@@ -106,7 +108,7 @@ def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, s
                 and lines[nxt].lstrip().startswith(("@", "#[", "[")):
             nxt += 1
         heading = attach.get(nxt + 1, "")
-        if not (len(words) >= 2 or len(words[0].strip()) >= MIN_SINGLE_LINE or heading):
+        if not (is_doc or len(words) >= 2 or len(words[0].strip()) >= MIN_SINGLE_LINE or heading):
             continue
         if not heading and owner is not None and start + 1 < len(owner):
             heading = owner[start + 1]

@@ -23,12 +23,13 @@ import numpy as np
 from loci.kernel.errors import LociError
 from loci.kernel.config import DEFAULT_PARAMS, Layout
 from loci.query.semantic import (
-    EMBED_HINT, STATIC_ID, TRANSFORMER_ID, DeferredEncoder, Encoder,
+    EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
-    is_static_model, label_vectors_path, load_encoder, matrix_path, matrix_stamp, model_id_for,
+    is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
     as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
+from pipeline.build_encoder import DeferredEncoder, load_build_encoder
 from loci.kernel.atomic import write_json, write_with
 from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
 from loci.kernel.vectorstore import summary_problem
@@ -423,7 +424,7 @@ def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUIL
     model_id = model_id_for(name)
     if model_id == STATIC_ID:
         ensure_static_model(layout)
-    encoder = load_encoder(name, layout, build=True)
+    encoder = load_build_encoder(name, layout)
     if not isinstance(encoder, DeferredEncoder):
         return encoder
     path = packaged_model_path() if model_id == TRANSFORMER_ID else Path(str(name)).expanduser()

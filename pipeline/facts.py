@@ -10,13 +10,13 @@ scope's meta record, so an enumeration can say why each member is in the set.
 """
 from __future__ import annotations
 
-import json
 import re
-import tomllib
 from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
+
+from pipeline.dependencies import declared, dependencies, read_head as _head, runtime_dependencies
 
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".rs": "rust", ".js": "javascript", ".mjs": "javascript",
@@ -63,7 +63,6 @@ LANGUAGE_NAMES = {"ar": "arabic", "de": "german", "es": "spanish", "fr": "french
                   "pt": "portuguese", "ru": "russian", "tr": "turkish", "uk": "ukrainian", "uz": "uzbek",
                   "zh": "chinese", "vi": "vietnamese", "fa": "persian", "hi": "hindi", "nl": "dutch",
                   "el": "greek", "cs": "czech", "sv": "swedish", "th": "thai", "bn": "bengali"}
-_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
 def languages(relpaths: Iterable[str], share: float = 0.2) -> list[str]:
@@ -100,100 +99,6 @@ def license_sources(root: Path, relpaths: Iterable[str]) -> dict[str, tuple[str,
 
 def license_ids(root: Path, relpaths: Iterable[str]) -> list[str]:
     return sorted(license_sources(root, relpaths))
-
-
-def _declared(data: object, path: tuple[str, ...], file: str, problems: list[str] | None) -> list[str]:
-    """The names at ``path`` in a decoded manifest: requirement strings from a list, or the keys
-    of a table. Anything else (``dependencies = 5``) is skipped and reported in ``problems``."""
-    node = data
-    for key in path:
-        node = node.get(key) if isinstance(node, dict) else None
-    if node is None:
-        return []
-    if isinstance(node, dict):
-        return [k for k in node if isinstance(k, str)]
-    if isinstance(node, list) and all(isinstance(v, str) for v in node):
-        return node
-    if problems is not None:
-        problems.append(f"{file}: `{'.'.join(path)}` is not a list or table of names; skipped it")
-    return [v for v in node if isinstance(v, str)] if isinstance(node, list) else []
-
-
-def _table(data: object, *path: str) -> dict:
-    for key in path:
-        data = data.get(key) if isinstance(data, dict) else None
-    return data if isinstance(data, dict) else {}
-
-
-def dependencies(root: Path, relpaths: Iterable[str], problems: list[str] | None = None) -> list[str]:
-    """Names declared as dependencies in the top-level manifests. A value of the wrong type is
-    skipped (the rest still counts) and reported, naming the file, in ``problems``."""
-    deps: set[str] = set()
-    top = {rel for rel in relpaths if "/" not in rel}
-    if "pyproject.toml" in top:
-        try:
-            data = tomllib.loads(_head(root / "pyproject.toml", 200000))
-        except tomllib.TOMLDecodeError as exc:
-            data = None
-            if problems is not None:
-                problems.append(f"pyproject.toml is not valid TOML ({exc}); its dependencies were skipped")
-        reqs = _declared(data, ("project", "dependencies"), "pyproject.toml", problems)
-        for extra in _table(data, "project", "optional-dependencies"):
-            reqs += _declared(data, ("project", "optional-dependencies", extra), "pyproject.toml", problems)
-        reqs += _declared(data, ("tool", "poetry", "dependencies"), "pyproject.toml", problems)
-        deps.update(m.group(1) for r in reqs if (m := _REQ.match(r)))
-    if "setup.py" in top:
-        text = _head(root / "setup.py", 100000)
-        m = re.search(r"install_requires\s*=\s*\[([^\]]*)\]", text, re.S)
-        if m:
-            deps.update(re.findall(r"[\"']([A-Za-z0-9][A-Za-z0-9._-]*)", m.group(1)))
-    for req in ("requirements.txt",):
-        if req in top:
-            for line in _head(root / req, 50000).splitlines():
-                if (m := _REQ.match(line)) and not line.lstrip().startswith(("#", "-")):
-                    deps.add(m.group(1))
-    if "package.json" in top:
-        try:
-            data = json.loads(_head(root / "package.json", 200000))
-        except (ValueError, RecursionError):
-            data = None
-        for key in ("dependencies", "peerDependencies"):
-            deps.update(_declared(data, (key,), "package.json", problems))
-    if "Cargo.toml" in top:
-        try:
-            data = tomllib.loads(_head(root / "Cargo.toml", 200000))
-        except tomllib.TOMLDecodeError:
-            data = None
-        deps.update(_declared(data, ("dependencies",), "Cargo.toml", problems))
-    return sorted(d.lower() for d in deps if d.lower() not in ("python",))
-
-
-def runtime_dependencies(root: Path, relpaths: Iterable[str]) -> list[str] | None:
-    """What installing the project always or sometimes pulls in (not extras, not dev tools),
-    from the top-level manifest; None when no manifest says (or it computes them)."""
-    top = {rel for rel in relpaths if "/" not in rel}
-    if "pyproject.toml" in top:
-        try:
-            data = tomllib.loads(_head(root / "pyproject.toml", 200000))
-        except tomllib.TOMLDecodeError:
-            data = {}
-        if isinstance(data.get("project"), dict) and \
-                "dependencies" not in _declared(data, ("project", "dynamic"), "pyproject.toml", None):
-            return _declared(data, ("project", "dependencies"), "pyproject.toml", None)
-    if "setup.py" in top:
-        m = re.search(r"install_requires\s*=\s*\[([^\]]*)\]", _head(root / "setup.py", 100000), re.S)
-        return re.findall(r"[\"']([^\"']+)", m.group(1)) if m else []
-    if "package.json" in top:
-        try:
-            return _declared(json.loads(_head(root / "package.json", 200000)), ("dependencies",), "package.json", None)
-        except (ValueError, RecursionError):
-            return None
-    if "Cargo.toml" in top:
-        try:
-            return _declared(tomllib.loads(_head(root / "Cargo.toml", 200000)), ("dependencies",), "Cargo.toml", None)
-        except tomllib.TOMLDecodeError:
-            return None
-    return None
 
 
 def markers(relpaths: Iterable[str]) -> list[str]:
@@ -239,8 +144,6 @@ def _line_of(root: Path, rel: str, pattern: str) -> int:
 
 def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) -> list[Fact]:
     """Every fact of one scope, with its citation; ``deps`` when the declared dependencies were read."""
-    from pipeline.references import declared
-
     paths = sorted(relpaths)
     top = {p.lower(): p for p in paths if "/" not in p}
     facts: list[Fact] = []
@@ -332,11 +235,3 @@ def fact_vocabulary(root: Path, relpaths: list[str], deps: list[str] | None = No
             if fact.kind == "dependency":
                 vocab[USES_PREFIX + tok] = 1
     return vocab
-
-
-def _head(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""

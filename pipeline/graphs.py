@@ -25,6 +25,7 @@ from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json, write_with
 from loci.kernel.dist import install_hint
 from pipeline.gitenv import git_env
+from pipeline.graph_file import read_graph_bytes
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
 INSTALL_HINT = install_hint("graph")
@@ -53,33 +54,6 @@ class GraphResult:
 def graph_path(name: str, layout: Layout) -> Path:
     """loci's graph of the scope, gzip-compressed (``read_graph_bytes`` reads it)."""
     return layout.graph_dir(name) / "graph.json.gz"
-
-
-def read_graph_bytes(path: Path) -> bytes:
-    """A graph file's JSON bytes: loci keeps its own graphs gzip-compressed (``.gz``, a tenth of
-    the size); a user's graphify-out/graph.json is plain. A damaged gzip raises OSError or EOFError."""
-    data = Path(path).read_bytes()
-    if Path(path).suffix == ".gz":
-        import gzip
-        import zlib
-
-        try:
-            return gzip.decompress(data)
-        except zlib.error as exc:
-            raise OSError(f"not a whole gzip file ({exc})") from None
-    return data
-
-
-def read_graph_json(path: Path) -> object:
-    """A graph file parsed. A repository's own ``graphify-out/graph.json`` (plain JSON) has the
-    secrets in its strings masked, as loci's own graphs had when extracted; raises like
-    ``read_graph_bytes`` and ``json.loads``."""
-    data = json.loads(read_graph_bytes(path))
-    if Path(path).suffix != ".gz":
-        from pipeline.redact import redact_strings
-
-        data = redact_strings(data)[0]
-    return data
 
 
 def _legacy_graph(name: str, layout: Layout) -> Path:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
-from pipeline.facts import dependencies
 from pipeline.manifests import manifest_names
 from pipeline.paths import path_kind
 
@@ -20,8 +19,6 @@ _JS = re.compile(r"""(?:\bfrom[ \t]*|\brequire\([ \t]*|\bimport\([ \t]*|^[ \t]*i
 _RS = re.compile(r"^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:use|extern[ \t]+crate)[ \t]+(?:::)?([A-Za-z_]\w*)", re.M)
 _RS_LOCAL = frozenset({"crate", "self", "super", "std", "core", "alloc"})
 JS_EXTS = frozenset({"js", "jsx", "mjs", "cjs", "ts", "tsx", "mts", "cts"})
-DEPENDENCY_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "package.json", "Cargo.toml",
-                    "go.mod")
 
 
 def normalise(name: str) -> str:
@@ -54,24 +51,6 @@ def imports(text: str, ext: str) -> list[tuple[str, int]]:
     return sorted(found.items(), key=lambda kv: kv[1])
 
 
-def declared(root: Path, relpaths: Iterable[str], names: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
-    """(dependency, manifest path, line) for each dependency the top-level manifests declare
-    (``names``: those dependencies when the caller has already read them)."""
-    names = dependencies(root, relpaths) if names is None else names
-    texts = {}
-    for rel in DEPENDENCY_FILES:
-        try:
-            texts[rel] = (root / rel).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            continue
-    out = []
-    for name in names:
-        pat = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w-])", re.I)
-        where = next(((rel, i + 1) for rel, lines in texts.items() for i, line in enumerate(lines)
-                      if pat.search(line)), None)
-        if where:
-            out.append((name, *where))
-    return out
 
 
 # folders every project may have: a package by that name says nothing about who uses whom

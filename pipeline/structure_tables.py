@@ -20,6 +20,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.query.structure import bare_name, name_parts
 from loci.kernel.tokens import tokenize
 from loci.kernel.atomic import write_with
+from pipeline.graph_file import read_graph_json
 from pipeline.paths import path_kind
 
 MAX_GRAPH_BYTES = 200_000_000
@@ -64,8 +65,6 @@ def graph_tables(graph_path: Path, root: Path, *, scope: str = "SCOPE",
                              f"{max_bytes // 1_000_000} MB cap, so it was skipped: exclude generated "
                              f"or vendored code from the scope, then {fix}"])
     try:
-        from pipeline.graphs import read_graph_json
-
         data = read_graph_json(graph_path)
     except (OSError, EOFError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return empty_tables([f"{graph_path} is not readable JSON ({type(exc).__name__}; truncated?): {fix}"])

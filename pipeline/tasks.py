@@ -468,7 +468,7 @@ def calibration_state(ctx: BuildContext) -> str:
     cfg = read_embed_config(ctx.layout)
     if cfg is None:
         return f"{method_signature()}|no-vectors"
-    folder = ctx.layout.home / "vectors"
+    folder = ctx.layout.vectors_root
     stats = []
     for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
         st = path.stat()
@@ -501,7 +501,7 @@ def bundle_action(ctx: BuildContext, name: str) -> dict:
     from pipeline.share.bundle import bundle_state, export_scope
 
     try:
-        export_scope(ctx.layout, name, ctx.layout.home / "bundles")
+        export_scope(ctx.layout, name, ctx.layout.bundles)
     except LociError as exc:
         return TaskFailed(f"{name}: {exc}")
     return {"state": bundle_state(ctx.layout, name)}
@@ -677,7 +677,6 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
     @create_after(executed="scan")
     def task_bundle():
         """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
-        from loci.kernel.config import safe_name
         from pipeline.share.bundle import MANIFEST, bundle_state
 
         yield {"name": None, "doc": "a scope's Parquet tables and manifest, ready to push"}
@@ -686,7 +685,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
             yield {"name": name, "actions": [(bundle_action, [ctx, name])],
                    "task_dep": ["update"],  # the home brought up to date first (scopes' subtasks come late)
                    "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
-                   "targets": [str(layout.home / "bundles" / safe_name(name) / MANIFEST)], **QUIET}
+                   "targets": [str(layout.bundle(name) / MANIFEST)], **QUIET}
 
     def task_update():
         """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 from loci.kernel.atomic import write_with
 from loci.kernel.config import Layout
 from pipeline.paths import path_kind
-from pipeline.references import declared, normalise, provided
+from pipeline.dependencies import declared
+from pipeline.references import normalise, provided
 
 REFS_SCHEMA = pa.schema([("name", pa.string()), ("role", pa.string()), ("how", pa.string()),
                          ("path", pa.string()), ("line", pa.int32())])
@@ -110,7 +111,7 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
     no scope came or went and the re-read ones hold the rows they held (nothing to merge)."""
     import sqlite3
 
-    path = layout.home / "refs.sqlite"
+    path = layout.refs_db
     wanted = set(scopes)
     con = sqlite3.connect(path)  # rollback journal: a killed merge leaves the last committed cache
     try:

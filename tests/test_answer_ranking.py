@@ -8,13 +8,15 @@ from loci.query.search import Meaning, rank, search_scope
 class FakeLex:
     """The few LexicalIndex reads search_scope makes, from fixed scores."""
 
+    lo, hi = 3, 5
+
     def __init__(self, bm25, grams, kinds):
         self._bm25, self._grams, self._kinds = bm25, grams, kinds
 
     def bm25_scores(self, tokens):
         return dict(self._bm25) or None
 
-    def gram_scores(self, text):
+    def gram_scores(self, text, wanted=None):
         return dict(self._grams) or None
 
     def prose_paths(self):

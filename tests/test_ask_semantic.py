@@ -160,12 +160,8 @@ def test_the_text_output_says_which_scope_came_from_meaning(garage):
     assert "vectors: motors closest in meaning" in out and ": added" in out
 
 
-def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, monkeypatch):
-    """The MCP server and `loci eval` keep every index open; their second opinion must still judge
-    the shortlist a one-shot judges, or the same question is answered two ways."""
-    from dataclasses import replace
-
-    from loci.query.ask import open_session, route_question
+def _spy_on_measured_scopes(monkeypatch) -> list[str]:
+    """The scopes whose vectors the second opinion reads, in order (a list the test can clear)."""
     from loci.query.semantic_search import SemanticSide
 
     measured: list[str] = []
@@ -176,6 +172,17 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
         return real(self, question, scope, k, keep)
 
     monkeypatch.setattr(SemanticSide, "_affinity", spy)
+    return measured
+
+
+def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, monkeypatch):
+    """The MCP server and `loci eval` keep every index open; their second opinion must still judge
+    the shortlist a one-shot judges, or the same question is answered two ways."""
+    from dataclasses import replace
+
+    from loci.query.ask import open_session, route_question
+
+    measured = _spy_on_measured_scopes(monkeypatch)
     question = "How often does the schedule widget say a car or an automobile needs looking at?"
     answers, seen = [], []
     for long_lived in (False, True):
@@ -253,3 +260,79 @@ def test_an_ask_over_several_scopes_reads_the_question_into_tokens_once(garage, 
     result = ask(open_session(), question)
     assert len(result.blocks) >= 2          # the router, the routing read and each scope's search ask
     assert len(seen) == 1
+
+
+def test_an_abstentions_candidates_are_measured_even_when_the_first_pass_misses_them(garage, monkeypatch):
+    """The summary shortlist is a first pass; the scopes the words pointed at must be judged too."""
+    from dataclasses import replace
+
+    from loci.query.ask import open_session, route_question
+    from loci.query.router import RouteResult
+    import loci.query.ask as ask_module
+
+    abstention = RouteResult("abstained", [], "no_evidence", [{"scope": "sheets", "terms": ["charts"]}],
+                             {"sheets": 0.2}, gate="evidence")
+    monkeypatch.setattr(ask_module, "route", lambda *a, **kw: abstention)
+    from loci.query.semantic_search import SemanticSide
+
+    monkeypatch.setattr(SemanticSide, "_shortlist", lambda self, q, scopes, n, include: ["motors", *include])
+    measured = _spy_on_measured_scopes(monkeypatch)
+    session = open_session()
+    session.params = replace(session.params, semantic_shortlist=1)
+    route_question(session, "Which pivot charts fit a kennel?")
+    assert sorted(measured) == ["motors", "sheets"]
+
+
+def test_every_scope_a_fused_route_chose_is_ranked_by_meaning():
+    from loci.query.ask import _led_by_meaning
+    from loci.query.router import RouteResult
+
+    fused = RouteResult("routed", ["a", "b"], None, [], {}, gate="semantic",
+                        semantic={"scope": "c", "affinity": 0.5, "margin": 0.01, "action": "fused"})
+    added = RouteResult("routed", ["a", "c"], None, [], {}, gate="semantic",
+                        semantic={"scope": "c", "affinity": 0.5, "margin": 0.01, "action": "added"})
+    assert _led_by_meaning(fused) == {"a", "b"} and _led_by_meaning(added) == {"c"}
+
+
+def test_the_same_passage_at_two_places_is_one_answer():
+    from loci.query.ask import _materialise
+
+    class Rows:
+        def chunks(self, ids):
+            text = {1: "Yields only entries\nthat satisfy the predicate.", 2: "Yields only entries that satisfy the predicate.",
+                    3: "Skips the current directory."}
+            return {i: {"path": "src/lib.rs", "line": i * 100, "text": text[i], "kind": "comment", "heading": ""}
+                    for i in ids}
+
+    got = _materialise(Rows(), [(1, 0.9), (2, 0.8), (3, 0.7)], 5)
+    assert [e.line for e in got] == [100, 300]
+
+
+def test_an_ask_over_several_scopes_reads_each_thing_about_the_question_once(garage, monkeypatch):
+    """Its shape, language, deixis, enumeration and character n-grams: one reading each, held by
+    the question's ``Question`` value, whatever the number of scopes searched."""
+    from loci.kernel import language
+    from loci.query import grammar, lexical
+    from loci.query.ask import ask, open_session
+
+    question = "How often does the schedule widget say a car or an automobile needs looking at?"
+    calls: dict[str, int] = {}
+
+    def counted(module, name):
+        real = getattr(module, name)
+
+        def wrapper(text, *a, **kw):
+            if text == question:
+                calls[name] = calls.get(name, 0) + 1
+            return real(text, *a, **kw)
+
+        monkeypatch.setattr(module, name, wrapper)
+
+    for module, name in ((grammar, "is_enumerative"), (grammar, "deixis"), (grammar, "question_shape"),
+                         (grammar, "asks_why"), (language, "question_is_foreign"), (language, "is_foreign"),
+                         (lexical, "char_wb_ngrams")):
+        counted(module, name)
+    result = ask(open_session(), question)
+    assert len(result.blocks) >= 2
+    assert calls and all(n == 1 for n in calls.values()), calls
+    assert {"is_enumerative", "deixis", "char_wb_ngrams"} <= set(calls)

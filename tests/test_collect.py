@@ -666,3 +666,12 @@ def test_secrets_are_redacted_in_readme_and_commit_body(repo):
     assert got.redactions["aws-access-key"] == 1
     (commit,) = [c for c in got.chunks if c.kind == "commit"]
     assert "[REDACTED:aws-access-key]" in commit.text
+
+
+def test_a_one_line_doc_comment_on_a_field_is_kept_and_a_plain_one_line_comment_is_not(plain):
+    write(plain, "src/cli.rs", "pub struct Opts {\n    /// Follow symbolic links\n"
+                               "    #[arg(long, short = 'L')]\n    pub follow: bool,\n\n"
+                               "    // short note\n    pub depth: usize,\n}\n")
+    got = collect_scope("s", plain)
+    texts = [c.text for c in got.chunks if c.kind == "comment"]
+    assert "Follow symbolic links" in texts and "short note" not in texts

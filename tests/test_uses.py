@@ -6,7 +6,8 @@ from typer.testing import CliRunner
 
 from conftest import setup_home
 from loci.front.cli import app
-from pipeline.references import declared, imports, normalise, provided
+from pipeline.dependencies import declared
+from pipeline.references import imports, normalise, provided
 from pipeline.uses import Ref, find_uses
 
 runner = CliRunner()

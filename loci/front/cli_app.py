@@ -145,18 +145,12 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 @handled
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.kernel.registry import editing_registry
-    from pipeline.provenance import read_identity, unknown_owner_reason
-    from pipeline.scan import relabel
+    from pipeline import build
+    from pipeline.tasks import BuildContext
 
-    identity = read_identity()
-    with editing_registry(_writable_home()) as edit:
-        result = relabel(edit.registry, identity)
-        edit.registry = result.registry
-    for name, owner in sorted(result.owners.items()):
-        scope = result.registry.get(name)
-        repo = Path(scope.path) if scope and scope.kind != "subscope" else None   # a sub-scope: its parent's
-        why = f"  ({unknown_owner_reason(identity, repo)})" if owner == "unknown" else ""
+    report = build.infer_groups(BuildContext(_writable_home()))
+    for name, owner in sorted(report.owners.items()):
+        why = f"  ({report.why[name]})" if name in report.why else ""
         typer.echo(f"{name:<28} {owner}{why}")
 
 
@@ -164,14 +158,9 @@ def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
     """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json;
     returns each group's member count after it."""
     from loci.kernel import groups
-    from loci.kernel.registry import load_registry
 
-    layout = _writable_home()
-    edit = getattr(groups, edit_name)
-    registry = load_registry(layout)
-    policy = edit(groups.load_policy(layout), registry, *args)
-    groups.save_policy(layout, policy)
-    return {row.group: row.count for row in groups.list_groups(registry, policy)}
+    rows = groups.edit_groups(_writable_home(), getattr(groups, edit_name), *args)
+    return {row.group: row.count for row in rows}
 
 
 @group_app.command("set")

@@ -58,21 +58,16 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
         glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
-    from loci.kernel.registry import editing_registry
-    from pipeline.scan import add_scope
+    from pipeline import build
+    from pipeline.tasks import BuildContext
 
-    layout = writable_home()
-    with editing_registry(layout) as edit:  # a scan running meanwhile keeps this alias
-        known = edit.registry.at_path(path) is not None
-        edit.registry = reg = add_scope(edit.registry, path, alias=alias, glob=glob)
-    scope = reg.at_path(path)
-    name = scope.name if scope else str(path)
-    if not known or not layout.meta(name).is_file():
-        typer.echo(f"registered {name}; run `loci index` to index it")
+    report = build.add(BuildContext(writable_home()), path, alias=alias, glob=glob)
+    if report.registered or not report.indexed:
+        typer.echo(f"registered {report.name}; run `loci index` to index it")
         return
     said = [f"alias {', '.join(alias)} added (it answers at once)"] if alias else []
     said += ["run `loci index` to collect the new globs"] if glob else []
-    typer.echo(f"{name} is registered already" + (f": {'; '.join(said)}" if said else ""))
+    typer.echo(f"{report.name} is registered already" + (f": {'; '.join(said)}" if said else ""))
 
 
 def show_graphs(report, quiet: bool) -> int:

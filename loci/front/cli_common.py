@@ -3,9 +3,7 @@ the build context, and ``Commands`` (each module's commands, registered by cli.p
 from __future__ import annotations
 
 import functools
-import os
 import sys
-import tempfile
 from typing import Callable
 
 import typer
@@ -82,18 +80,11 @@ class Commands:
 
 
 def writable_home() -> Layout:
-    layout = make_layout()
-    try:
-        layout.home.mkdir(parents=True, exist_ok=True)
-        # a name of its own: commands running side by side must not remove each other's probe
-        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=layout.home)
-        os.close(fd)
-        os.unlink(probe)
-    except OSError as exc:
-        from loci.kernel.errors import StoreError
+    """The home's layout, once the kernel has made sure the home can be written to."""
+    from loci.kernel.atomic import ensure_writable
 
-        raise StoreError(f"cannot write to {layout.home} ({exc.strerror or exc}); "
-                         f"set LOCI_HOME to a writable directory") from None
+    layout = make_layout()
+    ensure_writable(layout.home)
     return layout
 
 

@@ -55,7 +55,7 @@ def diagnose(layout: Layout) -> list[Finding]:
     graphify = _graphify_available()
     if not graphify:
         out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
-                           f"from prose only, with no code structure", f"pip install '{DIST}[graph]'"))
+                           "from prose only, with no code structure", f"pip install '{DIST}[graph]'"))
     models = _vector_models(layout)
     if models == []:
         out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",

@@ -15,11 +15,11 @@ import json
 import os
 import sys
 
+from loci.kernel.home import (  # noqa: F401  (the engine server finds its files through these names)
+    engine_lock as lock_path, engine_log as log_path, engine_socket as socket_path, manifest_path, run_dir,
+)
+
 PROTOCOL = 1
-RUN_DIR = "run"
-SOCKET_NAME = "engine.sock"
-LOCK_NAME = "engine.lock"
-LOG_PATH = ("logs", "engine.log")
 CONNECT_TIMEOUT = 2.0    # seconds to connect and send
 REPLY_TIMEOUT = 60.0     # seconds to wait for an answer (a first question waits for the warm-up)
 MAX_REPLY = 64 << 20
@@ -41,22 +41,6 @@ def enabled(no_server: bool = False) -> bool:
     if no_server or os.environ.get("LOCI_SERVER", "").strip().lower() in OFF_VALUES:
         return False
     return os.name == "posix" and hasattr(os, "posix_spawn")
-
-
-def run_dir(home: str) -> str:
-    return os.path.join(home, RUN_DIR)
-
-
-def socket_path(home: str) -> str:
-    return os.path.join(home, RUN_DIR, SOCKET_NAME)
-
-
-def lock_path(home: str) -> str:
-    return os.path.join(home, RUN_DIR, LOCK_NAME)
-
-
-def log_path(home: str) -> str:
-    return os.path.join(home, *LOG_PATH)
 
 
 def _uid() -> int:
@@ -225,7 +209,7 @@ def start(home: str, replacing: bool = False) -> bool:
     """Start the home's engine, detached, unless the home has no index or an engine holds (or is
     taking) the lock (``replacing``: one that is leaving does); whether one was started. It may
     still lose a race to another: the lock decides (``loci.front.engine_server``)."""
-    if not os.path.exists(os.path.join(home, "manifest.json")) or not replacing and _locked(home):
+    if not os.path.exists(manifest_path(home)) or not replacing and _locked(home):
         return False
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:   # its own session: no terminal's signal reaches it; the log replaces its stderr

@@ -95,7 +95,7 @@ def registered_repos(layout: Layout) -> list[Path]:
 
 
 def log_path(layout: Layout) -> Path:
-    return layout.home / "logs" / "hooks.log"
+    return layout.hooks_log
 
 
 def script(layout: Layout, scopes: Sequence[str]) -> str:
@@ -111,6 +111,7 @@ def script(layout: Layout, scopes: Sequence[str]) -> str:
 {MARK}
 status=0
 if [ -x "$0{PREV}" ]; then "$0{PREV}" "$@"; status=$?; fi
+mkdir -p {q(str(log.parent))} 2>/dev/null
 (
   unset {" ".join(sorted(LOCAL_VARS))}
   export LOCI_HOME={q(str(layout.home))}
@@ -140,7 +141,6 @@ def _write_executable(path: Path, text: str) -> None:
 def install(layout: Layout, repos: Sequence[Path]) -> list[HookState]:
     """Install (or refresh) the three hooks in each repository; an existing hook is chained."""
     out = []
-    log_path(layout).parent.mkdir(parents=True, exist_ok=True)
     for given in repos:
         repo = repo_root(given)
         scopes = scopes_of(layout, repo)

@@ -70,6 +70,23 @@ def write_with(target: Path, writer: Callable[[Path], None]) -> None:
         writer(tmp)
 
 
+def ensure_writable(home: Path) -> None:
+    """Make the home directory if needed and check a file can be created in it; a StoreError
+    naming it and the fix otherwise. The probe has a name of its own (commands running side by
+    side must not remove each other's) and is gone when this returns."""
+    from loci.kernel.errors import StoreError
+
+    home = Path(home)
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=home)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise StoreError(f"cannot write to {home} ({exc.strerror or exc}); "
+                         f"set LOCI_HOME to a writable directory") from None
+
+
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started (clock ticks since boot, from /proc); None where unknown."""
     try:

@@ -11,6 +11,8 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from loci.kernel.home import LOGS_DIR, MANIFEST_NAME, engine_log, home_dir, run_dir
+
 SCHEMA_VERSION = 1
 QUERY_SCHEMA = 4
 """The layout of query/<scope>.sqlite (pipeline.query_store writes it, loci.query.lexical reads
@@ -20,8 +22,6 @@ it); another value in a file means `loci index` must rebuild it. 4: char-gram ar
 def loci_home() -> Path:
     """The artifact directory: $LOCI_HOME (a relative one made absolute against the working
     directory now, so a step run elsewhere writes to the same home), else ~/.loci."""
-    from loci.kernel.home import home_dir
-
     return Path(home_dir())
 
 
@@ -41,7 +41,7 @@ class Layout:
 
     @property
     def manifest(self) -> Path:
-        return self.home / "manifest.json"
+        return self.home / MANIFEST_NAME
 
     @property
     def calibration(self) -> Path:
@@ -103,8 +103,82 @@ class Layout:
         """Cross-scope edges: which scope references which (``loci uses``)."""
         return self.home / "uses.parquet"
 
+    @property
+    def vectors_root(self) -> Path:
+        """Every model's vector stores, one folder per model (calibration reads them all)."""
+        return self.home / "vectors"
+
+    def vector_dir(self, model: str) -> Path:
+        return self.vectors_root / safe_name(model)
+
     def vectors(self, model: str, scope: str) -> Path:
-        return self.home / "vectors" / safe_name(model) / f"{safe_name(scope)}.parquet"
+        return self.vector_dir(model) / f"{safe_name(scope)}.parquet"
+
+    def label_vectors(self, model: str, scope: str) -> Path:
+        """Symbol-label vectors, in a ``symbols/`` folder beside the chunk vectors."""
+        return self.vector_dir(model) / "symbols" / f"{safe_name(scope)}.parquet"
+
+    def summary_dir(self, model: str) -> Path:
+        """Each scope's summary (a few centroids of its vectors) and the merged one."""
+        return self.vector_dir(model) / "summary"
+
+    def multilingual(self, scope: str) -> Path:
+        """One scope's multilingual vector store (prose chunks), outside ``vectors/`` so the
+        calibration of the English models, which reads every file there, ignores it."""
+        return self.home / "multilingual" / f"{safe_name(scope)}.parquet"
+
+    @property
+    def models(self) -> Path:
+        """Models built or unpacked locally (the distilled static model, the multilingual tables)."""
+        return self.home / "models"
+
+    def model_dir(self, model_id: str) -> Path:
+        return self.models / safe_name(model_id)
+
+    @property
+    def refs_db(self) -> Path:
+        """Every scope's refs in one SQLite cache (``loci uses`` after a pull)."""
+        return self.home / "refs.sqlite"
+
+    @property
+    def pulled(self) -> Path:
+        """Which scopes came from which store (``loci pull``, ``loci update`` pulls again)."""
+        return self.home / "pulled.json"
+
+    @property
+    def bundles(self) -> Path:
+        """Where `python -m loci.dodo bundle:NAME` writes NAME's bundle."""
+        return self.home / "bundles"
+
+    def bundle(self, scope: str) -> Path:
+        return self.bundles / safe_name(scope)
+
+    @property
+    def scopes_lock(self) -> Path:
+        """The OS lock every edit of scopes.json holds."""
+        return self.home / ".scopes.lock"
+
+    @property
+    def groups_lock(self) -> Path:
+        """The OS lock every edit of groups.json holds."""
+        return self.home / ".groups.lock"
+
+    @property
+    def logs(self) -> Path:
+        return self.home / LOGS_DIR
+
+    @property
+    def hooks_log(self) -> Path:
+        """What the commit hooks' background builds print."""
+        return self.logs / "hooks.log"
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(run_dir(str(self.home)))
+
+    @property
+    def engine_log(self) -> Path:
+        return Path(engine_log(str(self.home)))
 
 
 def read_embed_config(lay: Layout) -> dict | None:

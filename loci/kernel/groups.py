@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from loci.kernel.errors import LociError
+from loci.kernel.errors import LociError, UsageError
 from loci.kernel.config import SCHEMA_VERSION, Layout
 from loci.kernel.registry import Registry
 
@@ -26,6 +26,10 @@ VENDOR_PREFIX = "vendor:"
 
 class GroupError(LociError, ValueError):
     """A bad group, scope or mode name, or an unreadable groups.json."""
+
+
+class GroupUsageError(GroupError, UsageError):
+    """A bad group, scope or mode name given on the command line (exit code 2, as any bad input)."""
 
 
 @dataclass(frozen=True)
@@ -122,17 +126,17 @@ def _known(kind: str, names: Iterable[str]) -> str:
 
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
-        raise GroupError(f"unknown mode {mode!r}; modes are: {', '.join(MODES)}")
+        raise GroupUsageError(f"unknown mode {mode!r}; modes are: {', '.join(MODES)}")
 
 
 def _check_scope(registry: Registry, scope: str) -> None:
     if registry.get(scope) is None:
-        raise GroupError(f"unknown scope {scope!r}; {_known('scopes', registry.names())}")
+        raise GroupUsageError(f"unknown scope {scope!r}; {_known('scopes', registry.names())}")
 
 
 def _check_group_name(group: str) -> None:
     if not group or group != group.strip() or any(c.isspace() for c in group):
-        raise GroupError(f"invalid group name {group!r}: use a non-empty name without spaces")
+        raise GroupUsageError(f"invalid group name {group!r}: use a non-empty name without spaces")
 
 
 def set_mode(policy: Policy, registry: Registry, group: str, mode: str) -> Policy:
@@ -173,7 +177,7 @@ def remove_member(policy: Policy, registry: Registry, scope: str, group: str) ->
     _check_scope(registry, scope)
     current = effective_groups(registry, policy)[scope]
     if group not in current:
-        raise GroupError(
+        raise GroupUsageError(
             f"scope {scope!r} is not in group {group!r}; "
             + (f"its groups: {', '.join(sorted(current))}" if current else "it is in no group")
         )
@@ -214,7 +218,7 @@ def confinement(
         members = members_of(question_group, groups_of)
         if not members:
             known = {g for gs in groups_of.values() for g in gs}
-            raise GroupError(f"unknown group {question_group!r}; {_known('groups', known)}")
+            raise GroupUsageError(f"unknown group {question_group!r}; {_known('groups', known)}")
         strict = mode_of(question_group, policy) == "hard"
         return Confinement(eligible=members, strict=strict, group=question_group, via="flag")
     if cwd_scope is None or cwd_scope not in groups_of:
@@ -289,3 +293,17 @@ def save_policy(layout: Layout, policy: Policy) -> None:
     from loci.kernel.atomic import write_json
 
     write_json(layout.groups, policy_to_json(policy))
+
+
+def edit_groups(layout: Layout, edit, *args: str) -> list[GroupRow]:
+    """Apply one edit of this module (``set_mode``, ``add_member``, ``remove_member``, called as
+    ``edit(policy, registry, *args)``) to groups.json and write it back; every group after it.
+    A bad name raises GroupUsageError and leaves the file as it was."""
+    from loci.kernel.atomic import file_lock
+    from loci.kernel.registry import load_registry
+
+    with file_lock(layout.groups_lock):      # two edits side by side never lose each other's
+        registry = load_registry(layout)
+        policy = edit(load_policy(layout), registry, *args)
+        save_policy(layout, policy)
+    return list_groups(registry, policy)

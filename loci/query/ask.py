@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from loci.query import grammar
 from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
 from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
-from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, question_tokens, route, second_opinion
+from loci.query.question import Plan, Question
+from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import RoutingIndex, load_routing, read_manifest
-from loci.kernel.tokens import ABBREVIATIONS, question_words, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 LONG_LIVED_PAGE_CACHE_KB = 256   # SQLite's page cache per query file in a long-lived session (default 2 MB)
@@ -132,15 +132,16 @@ class Session:
                              for s in self.registry.scopes if s.name in names}
         return self._aliases
 
-    def routing_for(self, question: str) -> RoutingIndex:
+    def routing_for(self, question: "Question | str") -> RoutingIndex:
         if self.keep_full_index:
             if self._routing is None:
                 self._routing = load_routing(self.layout, None, self.manifest)
             return self._routing
-        toks = set(question_words(question))
+        q = Question.of(question)
+        toks = set(q.words)
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
-        toks |= set(grammar.adjacent_pairs(question))   # "click option" may write `click.option` (router._api_phrase)
+        toks |= set(q.pairs)   # "click option" may write `click.option` (router._api_phrase)
         return load_routing(self.layout, toks | self.alias_tokens(), self.manifest)
 
     def alias_tokens(self) -> set[str]:
@@ -182,11 +183,14 @@ def _valid_text(text: str) -> str:
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
-def _clean_question(question: str) -> str:
+def _clean_question(question: "Question | str") -> Question:
+    """The question as one ``Question`` value: valid text, not empty, at most MAX_QUESTION_CHARS."""
+    if isinstance(question, Question):
+        return question
     q = _valid_text(question or "").strip()
     if not q:
         raise UsageError("the question is empty; ask something, e.g. loci ask \"how are retries configured?\"")
-    return q[:MAX_QUESTION_CHARS]
+    return Question(q[:MAX_QUESTION_CHARS])
 
 
 def context_for(session: Session, cwd: str | os.PathLike | None, group: str | None) -> Context:
@@ -213,17 +217,18 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
                    strict=conf.strict, group=conf.group)
 
 
-def route_question(session: Session, question: str, *, cwd=None, group: str | None = None,
+def route_question(session: Session, question: "Question | str", *, cwd=None, group: str | None = None,
                    fast: bool = False) -> RouteResult:
     """The lexical route, then (unless ``fast``) the vectors' second opinion where it can change it."""
     q = _clean_question(question)
+    text = q.text
     ctx = context_for(session, cwd, group)
     result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
     if result.members:
         from loci.query.enumeration import cite, scope_facts
 
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
-    if fast or not open_to_opinion(result) or not any(c.isalnum() for c in q):
+    if fast or not open_to_opinion(result) or not any(c.isalnum() for c in text):
         return result       # punctuation alone ("-") means nothing a vector could match
     foreign = _foreign_affinity(session, q)
     if foreign is not None:
@@ -234,22 +239,26 @@ def route_question(session: Session, question: str, *, cwd=None, group: str | No
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    affinity = semantic.affinities(q, session.indexed(), params.semantic_route_k, include=result.scopes,
+    affinity = semantic.affinities(text, session.indexed(), params.semantic_route_k, include=_judged(result),
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
 
-def _foreign_affinity(session: Session, question: str) -> dict[str, float] | None:
+def _judged(result: RouteResult) -> list[str]:
+    """The scopes the second opinion must measure whatever its first pass shortlists: the route's
+    choice, or an abstention's candidates (the scopes the words pointed at)."""
+    return list(result.scopes) or [c["scope"] for c in result.candidates]
+
+
+def _foreign_affinity(session: Session, q: Question) -> dict[str, float] | None:
     """For a question not in English, when the home has the multilingual store: each scope's best
     passage by that encoder (the English vectors read such a question as noise). Else None."""
-    from loci.kernel.language import question_is_foreign
-
-    if not question_is_foreign(question):   # an English question opens nothing more
+    if not q.foreign:   # an English question opens nothing more
         return None
     from loci.query.multilingual import scope_affinity
 
     side = session.multilingual()
-    return scope_affinity(side, question, session.indexed()) if side is not None else None
+    return scope_affinity(side, q.text, session.indexed()) if side is not None else None
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
@@ -259,44 +268,47 @@ def _forced_route(session: Session, scope: str) -> RouteResult:
     return RouteResult("routed", [scope], None, [], {scope: 0.0}, gate="--scope")
 
 
-def search_block(session: Session, scope: str, question: str, *, k: int, gate: bool,
-                 prefer_project_docs: bool, semantic=None, semantic_led: bool = False) -> Block:
+def search_block(session: Session, scope: str, question: "Question | str", plan: Plan = Plan(), *,
+                 semantic=None, semantic_led: bool = False) -> Block:
+    """One scope's answer: its passages (``plan``: how many, gated or not, the project's own files
+    first) and its structure hits."""
+    q = Question.of(question)
+    text = q.text
     origin = (session.manifest.get("scopes", {}).get(scope) or {}).get("origin")
     block = Block(scope, origin={k: origin.get(k) for k in ("repository", "commit")} if origin else None)
     lex = session.lexical(scope)
     if lex is None:
         block.notes.append("no episode store for this scope: run `loci index`")
     else:
-        q_tokens = question_tokens(question, grammar.is_enumerative(question))
-        sem_scores = sem_floor = None
+        q_tokens = list(q.tokens)
+
+        def meaning(candidates):
+            return _meaning(session, scope, q, semantic.scores(scope, lex, text, also=candidates))
+
+        floor = None
         if semantic is not None:
-            def sem_scores(candidates):
-                return _meaning(session, scope, question, semantic.scores(scope, lex, question, also=candidates))
-            sem_floor = semantic.floor(scope)
-            for label in semantic.expansion(scope, question):
+            floor = semantic.floor(scope)
+            for label in semantic.expansion(scope, text):
                 q_tokens += [t for t in tokenize(label) if t not in q_tokens]
-        hits = search_scope(question, q_tokens, lex, k=k, gate=gate, semantic=sem_scores,
-                            semantic_floor=sem_floor, prefer_project_docs=prefer_project_docs,
+        hits = search_scope(q, q_tokens, lex, plan=plan, semantic=meaning if semantic is not None else None,
+                            semantic_floor=floor,
                             semantic_led=semantic_led, params=session.params)
-        block.episodes = _materialise(lex, hits, k)
-    block.structure = _structure(session, scope, question, k)
+        block.episodes = _materialise(lex, hits, plan.k)
+    block.structure = _structure(session, scope, q, plan.k)
     return block
 
 
-def _meaning(session: Session, scope: str, question: str, cosines) -> Meaning | None:
+def _meaning(session: Session, scope: str, q: Question, cosines) -> Meaning | None:
     """The transformer's cosines; for a question not in English, with the multilingual encoder's
     passages where the home has them, its best ones grounded on their own (chosen on fold A:
     for English questions that encoder's prose-only ranking cost more answers than it found,
     docs/decisions/answer-ranking.md)."""
     if cosines is None:
         return None
-    from loci.kernel.language import question_is_foreign
-
-    foreign = question_is_foreign(question)
-    side = session.multilingual() if foreign else None
+    side = session.multilingual() if q.foreign else None
     if side is None:
         return Meaning(cosines)
-    other = [row for row, _ in side.passages(question, scope) or ()]
+    other = [row for row, _ in side.passages(q.text, scope) or ()]
     if not other:
         return Meaning(cosines)
     return Meaning(cosines, tuple(other), frozenset(other[:VOUCHED_TOP]))
@@ -309,11 +321,11 @@ def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> li
         row = rows.get(i)
         if row is None:
             continue
-        key = (row["path"], row["line"])
-        if key in seen:
-            continue
-        seen.add(key)
         text = row["text"]
+        key = " ".join(text.split())   # the same passage twice (a doc comment repeated, a copied file) is one answer
+        if (row["path"], row["line"]) in seen or key in seen:
+            continue
+        seen.update({(row["path"], row["line"]), key})
         if len(text) > EPISODE_TEXT_CHARS:
             text = text[:EPISODE_TEXT_CHARS] + " …"
         out.append(EpisodeHit(text=text, source=row["path"], line=int(row["line"]), kind=row["kind"],
@@ -326,21 +338,21 @@ def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> li
 STRUCTURE_MIN_SCORE = 1.0   # an open question shows structure only on a near-exact symbol match
 
 
-def _structure(session: Session, scope: str, question: str, k: int) -> list[dict]:
+def _structure(session: Session, scope: str, q: Question, k: int) -> list[dict]:
     from dataclasses import asdict
 
-    from loci.query.structure import load_structure, query, question_shape
+    from loci.query.structure import load_structure, query
 
     store = session._structure.fetch(scope, lambda: load_structure(session.layout, scope))
     if store is None:
         return []
-    hits = query(store, question, k=k, params=session.params)
-    if not question_shape(question).open or not hits:
+    hits = query(store, q, k=k, params=session.params)
+    if not q.shape.open or not hits:
         return [asdict(h) for h in hits]
     return [asdict(h) for h in hits if h.score >= STRUCTURE_MIN_SCORE]
 
 
-def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
+def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | None = None,
         group: str | None = None, k: int = 5, fast: bool = False) -> AskResult:
     """Route (or take ``scope``), then search each selected scope in parallel."""
     q = _clean_question(question)
@@ -352,17 +364,15 @@ def ask(session: Session, question: str, *, cwd=None, scope: str | None = None,
         return AskResult(result, [])
     cwd_scope = result.details and next((d.scope for d in result.details if d.cwd), None)
     # a bare it/its is anaphora inside a content question; only this/here/the project point at it
-    prefer_docs = grammar.deixis(q) in ("strong", "own") or bool(cwd_scope)
-    gate = scope is None
+    plan = Plan(k=k, gate=scope is None, prefer_project_docs=q.deixis in ("strong", "own") or bool(cwd_scope))
     semantic = None if fast else session.semantic()
     if semantic is not None:
-        semantic.qvec(q)  # encode once, before the threads
+        semantic.qvec(q.text)  # encode once, before the threads
     led_by_meaning = _led_by_meaning(result)
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
-        blocks = list(pool.map(lambda s: search_block(session, s, q, k=k, gate=gate, semantic=semantic,
-                                                      prefer_project_docs=prefer_docs,
+        blocks = list(pool.map(lambda s: search_block(session, s, q, plan, semantic=semantic,
                                                       semantic_led=s in led_by_meaning), result.scopes))
     if result.outcome == "enumerated":
         cited = {m["scope"]: m for m in result.members}
@@ -392,7 +402,9 @@ def _led_by_meaning(result: RouteResult) -> set[str]:
     ranking; a scope they did not pick keeps the lexical lead.
     """
     note = result.semantic or {}
-    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "fused", "foreign") else set()
+    if note.get("action") == "fused":   # words and meaning chose these together
+        return set(result.scopes)
+    return {note["scope"]} if note.get("action") in ("added", "rescued", "agreed", "led", "foreign") else set()
 
 
 def open_session(home: str | os.PathLike | None = None, **kw) -> Session:

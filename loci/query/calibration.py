@@ -13,7 +13,7 @@ from dataclasses import replace
 from loci.kernel.errors import LociError
 from loci.kernel.config import Layout, Params
 
-FITTED = ("evidence_floor", "concentrated_min_evidence")
+FITTED = ("evidence_floor", "concentrated_min_evidence", "multilingual_route_floor")
 CALIBRATION_SCHEMA = 1
 
 

@@ -130,13 +130,14 @@ class Engine:
     def warm(self, session) -> None:
         """Load the full routing index and the largest scopes' stores; best effort, never raises."""
         from loci.query.ask import search_block
+        from loci.query.question import Plan
 
         try:
             session.routing_for("")
             metas = session.manifest.get("scopes", {})
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
             for scope in largest:
-                search_block(session, scope, "warm up", k=1, gate=True, prefer_project_docs=False)
+                search_block(session, scope, "warm up", Plan(k=1))
             session.warm()   # the encoder and the matrices the second opinion reads
         except LociError as exc:
             self.log(f"not warmed: {one_line(exc)}")

@@ -147,6 +147,41 @@ UNANSWERABLE_QUESTIONS = (
     "How do I render fat from a duck breast without burning it?",
     "What is the runtime of the longest opera ever staged?",
 )
+# off-topic questions in fifteen of the multilingual encoder's languages: `loci calibrate` fits
+# how close such a question comes to a project in meaning (``multilingual_route_floor``). Not the
+# sixteen of bench/data/foreign-offtopic.txt, which check the fitted floor from outside.
+UNANSWERABLE_FOREIGN = (
+    'ما هي أفضل طريقة لتنظيف السجاد الصوفي في المنزل؟',
+    'كم يوما يحتاج الجمل للعيش بدون ماء في الصحراء؟',
+    'Wie viele Eier braucht man für einen klassischen Käsekuchen?',
+    'Welcher Berg in den Alpen ist für Anfänger am leichtesten zu besteigen?',
+    '¿A qué edad suelen empezar a caminar los bebés?',
+    '¿Cuál es el mejor momento del día para regar el césped en verano?',
+    "Quel est le plus long fleuve d'Afrique et quels pays traverse-t-il ?",
+    'Comment garder les roses coupées fraîches plus longtemps dans un vase ?',
+    'Quante ore di sonno servono a un gatto adulto ogni giorno?',
+    "Qual è il periodo migliore per vedere l'aurora boreale in Norvegia?",
+    '東京から大阪まで新幹線で何時間かかりますか？',
+    '梅雨の時期に洗濯物を早く乾かすコツはありますか？',
+    '김치를 담글 때 배추를 얼마나 오래 절여야 하나요?',
+    '제주도에서 가장 아름다운 해변은 어디인가요?',
+    'Hoe lang moet je een zachtgekookt ei koken voor het ontbijt?',
+    'Welke tulpensoorten bloeien het vroegst in het voorjaar?',
+    'Jak długo trzeba gotować barszcz czerwony na Wigilię?',
+    'Które góry w Polsce są najlepsze na zimowe wędrówki?',
+    'Quantos dias leva para uma semente de abacate germinar na água?',
+    'Qual é o prato típico mais famoso da culinária portuguesa?',
+    'Сколько калорий в тарелке борща со сметаной?',
+    'Какая погода обычно бывает на Байкале в феврале?',
+    'ควรให้อาหารปลาทองวันละกี่ครั้ง?',
+    'ช่วงเดือนไหนเหมาะที่สุดสำหรับเที่ยวเชียงใหม่?',
+    "İstanbul'da en güzel gün batımı hangi semtten izlenir?",
+    'Türk kahvesi nasıl köpüklü pişirilir?',
+    '月饼一般可以保存多长时间？',
+    '去杭州西湖旅游最好选择哪个季节？',
+    '臺北哪一家夜市的小吃最有名？',
+    '颱風來之前家裡應該準備哪些物品？',
+)
 # every word around the slot is a stopword, so the question's tokens are the signature's own
 SIGNATURE_TEMPLATES = ("What is {terms}?", "How do I use {terms}?", "Where is {terms}?")
 SIGNATURE_PER_SCOPE = 14

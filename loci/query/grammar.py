@@ -5,6 +5,7 @@ No thresholds here: a question either carries one of these markers or not.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from loci.kernel.lazyre import LazyPattern
 from loci.kernel.tokens import tokenize
@@ -203,3 +204,38 @@ def upper_camel_words(question: str) -> list[str]:
     """UpperCamel words (``PluginManager``, but also ``JavaScript``): class names when the
     question asks where something is defined or what calls it."""
     return [w for w in re.findall(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b", question)]
+
+
+# --- the structural question (structure.query) -----------------------------------------
+
+_CALLERS = LazyPattern(
+    r"\b(?:what|who|which(?:\s+\w+){0,2})\s+(?:calls?|uses?|invokes?|reach(?:es)?|triggers?)\b"
+    r"|\bcalled\s+(?:from|by|in)\b|\bcallers?\b|\bcall[\s-]*(?:sites?|chain)\b|\bused\s+(?:by|in|from)\b"
+    r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:called|used|invoked)\b|\binvoked\s+(?:from|by)\b")
+_CALLEES = LazyPattern(
+    r"\bwhat\s+(?:\w+\s+)?(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
+    r"|\bwhich\s+\w+\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
+    r"|\bcallees?\b|\bcalls\s+made\s+by\b|\bwhat\s+[\w.]+\(\)\s+calls\b")
+_DEFINE = LazyPattern(
+    r"\bdefin(?:ed|es|ition)\b|\bdeclared?\b|\bimplemented\b|\blocated\b"
+    r"|\bwhere\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+live\b|\bwhere\s+(?:is|are)\b(?!.*\b(?:called|used|invoked)\b)")
+_CHAIN = LazyPattern(r"\bcall[\s-]*(?:chain|path|graph|tree)s?\b|\breach(?:es|ed|ing)?\b|\bindirect(?:ly)?\b"
+                    r"|\btransitive(?:ly)?\b|\bcaller'?s\s+callers?\b|\bhow\s+(?:do(?:es)?\s+)?\w+\s+get\s+to\b")
+
+@dataclass(frozen=True)
+class Shape:
+    define: bool = False
+    callers: bool = False
+    callees: bool = False
+    chain: bool = False      # "the call chain that reaches X": callers' callers too, as second hops
+
+    @property
+    def open(self) -> bool:
+        return not (self.define or self.callers or self.callees)
+
+
+def question_shape(question: str) -> Shape:
+    """Which of the three structural questions (any number of them) the wording asks."""
+    q = question.lower()
+    return Shape(define=bool(_DEFINE.search(q)), callers=bool(_CALLERS.search(q)),
+                 callees=bool(_CALLEES.search(q)), chain=bool(_CHAIN.search(q)))

@@ -162,9 +162,12 @@ class LexicalIndex:
                 scores[d] = scores.get(d, 0.0) + scale * tf / (tf + norm[d])
         return scores or None
 
-    def gram_scores(self, text: str) -> dict[int, float] | None:
+    def gram_scores(self, text: str, wanted: Counter | None = None) -> dict[int, float] | None:
+        """Char-gram TF-IDF cosine of each chunk sharing a gram with ``text``; ``wanted``: its grams
+        of this store's lengths, already counted (``Question.grams``)."""
         terms, ptr, docs, counts, norms = self._gram_arrays()
-        wanted = Counter(char_wb_ngrams(text, self.lo, self.hi))
+        if wanted is None:
+            wanted = Counter(char_wb_ngrams(text, self.lo, self.hi))
         found = {}
         for gram in wanted:
             i = bisect_left(terms, gram)

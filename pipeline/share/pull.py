@@ -43,7 +43,7 @@ PULLED_KIND = "pulled"
 
 def pulled_path(layout: Layout) -> Path:
     """What was pulled from where: ``{"scopes": {local name: record}}``."""
-    return layout.home / "pulled.json"
+    return layout.pulled
 
 
 def read_pulled(layout: Layout) -> dict[str, dict]:

@@ -1,0 +1,118 @@
+"""A question, read once: every reading the router, search and structure take of it.
+
+``Question`` holds the text and computes each reading (its words, evidence tokens, shape,
+language, deixis, character n-grams...) the first time one is asked for, then keeps it. `ask`
+makes one per question and hands the same value to the router, to every scope's search and
+to structure, so none of them reads the text again. Functions that still take a plain string
+(tests, the bench, calibration) go through ``Question.of``, which wraps it once.
+
+``Plan`` is what a caller asked of the answer (how many passages, the gate, the project's own
+files first): one value passed down instead of the same options threaded through each layer.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import cached_property
+
+from loci.kernel import language
+from loci.kernel.tokens import question_words
+from loci.query import grammar
+
+
+@dataclass(frozen=True, eq=False)
+class Question:
+    text: str
+
+    @classmethod
+    def of(cls, question: "Question | str") -> "Question":
+        return question if isinstance(question, Question) else cls(question)
+
+    def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def words(self) -> tuple[str, ...]:
+        """Every token of the question, in order (``loci.kernel.tokens.question_words``)."""
+        return tuple(question_words(self.text))
+
+    @cached_property
+    def enumerative(self) -> bool:
+        """Asks for a set of projects ("which of my projects ...")."""
+        return grammar.is_enumerative(self.text)
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        """The evidence tokens (``evidence_tokens``), as its own reading of enumeration asks."""
+        return self.evidence_tokens(self.enumerative)
+
+    def evidence_tokens(self, enumerative: bool) -> list[str]:
+        """Its tokens, each once: not an enumeration's frame words, and, in a question written in
+        another language, not that language's function words ("de", "les", "und"): they say
+        which language it is in, never what it is about."""
+        skip = language.foreign_function_words(self.text) if self.reads_as_foreign_prose else set()
+        seen: dict[str, None] = {}
+        for tok in self.words:
+            if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
+                continue
+            seen.setdefault(tok, None)
+        return list(seen)
+
+    @cached_property
+    def foreign(self) -> bool:
+        """Not written in English, by the question's own (shorter) bar: the multilingual encoder's cue."""
+        return language.question_is_foreign(self.text)
+
+    @cached_property
+    def reads_as_foreign_prose(self) -> bool:
+        """Not English by the bar prose is held to (eight words or more): the router's cue to drop
+        another language's function words and to lower the English encoder's bar."""
+        return language.is_foreign(self.text)
+
+    @cached_property
+    def other_script(self) -> bool:
+        """Mostly in another script: the English encoder reads it as noise."""
+        return language.in_other_script(self.text)
+
+    @cached_property
+    def deixis(self) -> str | None:
+        """How it points at a project ("strong", "own", ...; ``grammar.deixis``)."""
+        return grammar.deixis(self.text)
+
+    @cached_property
+    def why(self) -> bool:
+        return grammar.asks_why(self.text)
+
+    @cached_property
+    def pairs(self) -> list[str]:
+        """Adjacent word pairs ("click option" may be written ``click.option``)."""
+        return list(grammar.adjacent_pairs(self.text))
+
+    @cached_property
+    def shape(self) -> grammar.Shape:
+        """Which structural questions it asks (define, callers, callees, chain)."""
+        return grammar.question_shape(self.text)
+
+    @cached_property
+    def _grams(self) -> dict[tuple[int, int], Counter]:
+        return {}
+
+    def grams(self, lo: int, hi: int) -> Counter:
+        """Its character n-grams of ``lo``..``hi`` letters within words, counted (each scope's
+        char-gram ranker reads the same ones)."""
+        if (lo, hi) not in self._grams:
+            from loci.query.lexical import char_wb_ngrams
+
+            self._grams[(lo, hi)] = Counter(char_wb_ngrams(self.text, lo, hi))
+        return self._grams[(lo, hi)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the caller asked of an answer: ``k`` passages a scope, the grounding ``gate`` (off
+    for ``--scope``), the project's own files first (``prefer_project_docs``: the question
+    points at the project it is asked from)."""
+
+    k: int = 5
+    gate: bool = True
+    prefer_project_docs: bool = False

@@ -1,0 +1,122 @@
+"""loci.query.search: rankers fused, weighed by kind, gated on grounding; pure, on in-memory scores."""
+from __future__ import annotations
+
+import pytest
+
+from loci.query.question import Plan
+from loci.query.search import (
+    BM25_GROUNDED, FACT_FILE_BASE, GRAMS_GROUNDED, RANKER_WEIGHTS, Meaning, fuse, rank, search_scope,
+)
+
+DOC = ("doc", "source", 0.0)
+
+
+def test_fuse_renormalises_over_the_rankers_that_scored():
+    assert fuse({"bm25": {1: 4.0, 2: 2.0}, "grams": None, "semantic": {}}) == {1: 1.0, 2: 0.5}
+    both = fuse({"bm25": {1: 2.0}, "grams": {2: 0.5}})
+    w = RANKER_WEIGHTS["bm25"] + RANKER_WEIGHTS["grams"]
+    assert both == pytest.approx({1: RANKER_WEIGHTS["bm25"] / w, 2: RANKER_WEIGHTS["grams"] / w})
+    assert fuse({"bm25": None, "grams": {}}) == {}
+
+
+def test_each_ranker_is_scaled_to_its_own_best():
+    assert fuse({"bm25": {1: 100.0, 2: 50.0}}) == fuse({"bm25": {1: 2.0, 2: 1.0}})
+
+
+def test_an_ungrounded_passage_is_dropped_unless_the_gate_is_off():
+    bm25 = {1: BM25_GROUNDED + 1, 2: BM25_GROUNDED / 10}
+    assert [d for d, _ in rank(bm25, None, {1: DOC, 2: DOC})] == [1]
+    assert [d for d, _ in rank(bm25, None, {1: DOC, 2: DOC}, gate=False)] == [1, 2]
+
+
+def test_a_char_gram_match_alone_grounds_a_passage():
+    assert [d for d, _ in rank(None, {3: GRAMS_GROUNDED}, {3: DOC})] == [3]
+    assert rank(None, {3: GRAMS_GROUNDED / 2}, {3: DOC}) == []
+
+
+def test_a_close_meaning_above_the_scopes_floor_grounds_a_passage_the_words_missed():
+    meaning = Meaning({5: 0.8, 6: 0.1})
+    got = [d for d, _ in rank(None, None, {5: DOC, 6: DOC}, semantic=meaning, semantic_floor=0.5)]
+    assert got == [5]
+    assert rank(None, None, {5: DOC}, semantic=meaning, semantic_floor=None) == []
+
+
+def test_a_test_file_counts_less_than_shipped_code():
+    kinds = {1: ("doc", "test", 0.0), 2: ("doc", "source", 0.0)}
+    got = rank({1: 10.0, 2: 9.0}, None, kinds)
+    assert [d for d, _ in got] == [2, 1]
+
+
+def test_a_translated_copy_ranks_below_its_original():
+    got = rank({1: 10.0, 2: 9.0}, None, {1: DOC, 2: DOC}, demoted=[1])
+    assert [d for d, _ in got] == [2, 1]
+
+
+def test_commit_bodies_count_less_unless_the_question_asks_why():
+    kinds = {1: ("commit", "source", 0.0), 2: ("doc", "source", 0.0)}
+    assert [d for d, _ in rank({1: 10.0, 2: 8.0}, None, kinds, rationale=False)] == [2, 1]
+    assert [d for d, _ in rank({1: 10.0, 2: 8.0}, None, kinds, rationale=True)] == [1, 2]
+
+
+def test_a_fact_file_enters_grounded_even_when_no_ranker_touched_it():
+    got = rank({1: 10.0}, None, {1: DOC, 9: ("readme", "docs", 0.0)}, fact_files=[9], k=2)
+    assert [d for d, _ in got] == [1, 9] and dict(got)[9] >= FACT_FILE_BASE
+
+
+def test_ties_are_broken_by_row_and_the_list_is_cut_at_three_times_k():
+    bm25 = {d: 5.0 for d in range(20)}
+    got = rank(bm25, None, {d: DOC for d in range(20)}, k=2)
+    assert [d for d, _ in got] == [0, 1, 2, 3, 4, 5]
+
+
+class FakeLex:
+    """What search_scope reads of a scope's lexical index."""
+
+    lo, hi = 3, 5   # its char-gram lengths
+
+    def __init__(self, bm25: dict, grams: dict, kinds: dict, prose: dict | None = None):
+        self._bm25, self._grams, self._kinds, self._prose = bm25, grams, kinds, prose or {}
+        self.asked: list = []
+
+    def bm25_scores(self, tokens):
+        self.asked.append(list(tokens))
+        return self._bm25
+
+    def gram_scores(self, question, wanted=None):
+        return self._grams
+
+    def prose_paths(self):
+        return self._prose
+
+    def chunk_kinds(self, rows):
+        return {r: self._kinds[r] for r in rows if r in self._kinds}
+
+
+def test_search_scope_ranks_what_the_lexical_rankers_found():
+    lex = FakeLex({1: 4.0, 2: 1.0}, {2: 0.5}, {1: DOC, 2: DOC})
+    got = search_scope("how are sprockets calibrated?", ["sprocket", "calibr"], lex, plan=Plan(k=5))
+    assert [d for d, _ in got] == [2, 1]       # found by both rankers beats the best of one
+    assert lex.asked == [["sprocket", "calibr"]]
+
+
+def test_search_scope_returns_nothing_when_no_ranker_found_anything():
+    assert search_scope("anything at all?", ["anything"], FakeLex({}, {}, {}), plan=Plan(k=5)) == []
+
+
+def test_search_scope_asks_the_vectors_about_the_words_candidates():
+    seen = []
+
+    def meaning(candidates):
+        seen.append(set(candidates))
+        return Meaning({7: 0.9})
+
+    lex = FakeLex({1: 4.0}, None, {1: DOC, 7: DOC})
+    got = search_scope("q?", ["q"], lex, semantic=meaning, semantic_floor=0.5)
+    assert seen == [{1}] and set(dict(got)) == {1, 7}
+
+
+def test_a_readme_translation_is_demoted_for_a_question_in_english():
+    prose = {1: "README.md", 2: "README.es.md"}
+    lex = FakeLex({1: 9.0, 2: 10.0}, None, {1: DOC, 2: DOC}, prose)
+    got = search_scope("how do I install the sprocket?", ["install", "sprocket"], lex)
+    assert [d for d, _ in got] == [1, 2]
