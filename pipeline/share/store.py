@@ -1,6 +1,7 @@
 """Where bundles are kept: a directory (a path or ``file://``) or ``s3://bucket/prefix``.
 
-Both go through ``pyarrow.fs``. S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
+Both go through ``pyarrow.fs``, opened by ``loci.kernel.remote`` (shared with the query side's
+fetch of a mapped scope's stores): S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
 ``AWS_ENDPOINT_URL`` (e.g. a MinIO or moto server), its region from ``AWS_REGION`` /
 ``AWS_DEFAULT_REGION``, and its credentials from the AWS SDK's usual chain (the
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` variables, then ``AWS_PROFILE`` and
