@@ -9,6 +9,11 @@ each scope's files by ``os.replace`` (meta last), then the registry, routing
 (only the changed scopes' rows) and the manifest, and ``pulled.json`` last. A
 refusal, or a kill at any point, leaves the previous state answering; the next
 pull redoes what was not recorded.
+
+Without ``full`` (``loci pull`` without ``--all``) a bundle that carries its query file is
+pulled as a map: its vocabulary, references and summary only, the rest left in the store
+with a record of each file's checksum (``loci.kernel.territory``, which the query side uses
+to fetch them when a question first needs the scope).
 """
 from __future__ import annotations
 
