@@ -170,7 +170,7 @@ def _merged(layout: Layout, scopes: Sequence[str]) -> None:
     write leaves none recorded, so the next one writes it whatever the references hold)."""
     import sqlite3
 
-    con = sqlite3.connect(layout.home / "refs.sqlite")
+    con = sqlite3.connect(layout.refs_db)
     try:
         con.execute("DELETE FROM merged")
         con.executemany("INSERT INTO merged VALUES (?)", [(s,) for s in sorted(set(scopes))])

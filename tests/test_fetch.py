@@ -52,7 +52,7 @@ def test_a_question_routed_to_a_mapped_scope_fetches_its_stores_and_answers_as_a
     mapped = [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)]
     lay = layout()
     assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "cached"
-    model = json.loads((lay.home / "embed.json").read_text())["model_id"]
+    model = json.loads(lay.embed_config.read_text())["model_id"]
     assert lay.vectors(model, "gizmo").with_suffix(".npy").is_file()     # the vectors came too
     monkeypatch.setenv("LOCI_HOME", str(tmp_path / "full"))
     cli("pull", str(published), "--all", "--quiet", "--no-calibrate")
@@ -88,7 +88,7 @@ def test_the_cache_evicts_the_least_recently_used_scope_beyond_the_cap(published
     one = territory.cached_bytes(lay, "gizmo")
     assert one > 0
     old = time.time() - 3600
-    os.utime(lay.home / territory.MAP_DIR / "gizmo.used", (old, old))
+    os.utime(lay.map_used("gizmo"), (old, old))
     monkeypatch.setenv("LOCI_CACHE_MB", str(one * 1.5 / (1 << 20)))   # room for one scope
     ask_json(WEBBY_Q)
     assert territory.state(lay, "webby") == "cached"

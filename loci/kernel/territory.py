@@ -22,7 +22,6 @@ from pathlib import Path
 
 from loci.kernel.config import Layout, safe_name
 
-MAP_DIR = "map"
 CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
 TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote until a question needs it
@@ -34,16 +33,16 @@ _locks_guard = threading.Lock()
 
 def record_path(layout: Layout, scope: str) -> Path:
     """Where a mapped scope's stores are published, with their checksums."""
-    return layout.home / MAP_DIR / f"{safe_name(scope)}.json"
+    return layout.map_record(scope)
 
 
 def vocab_db(layout: Layout, scope: str) -> Path:
     """A mapped scope's routing vocabulary (an SQLite ``vocab`` table, what routing merges)."""
-    return layout.home / MAP_DIR / f"{safe_name(scope)}.sqlite"
+    return layout.map_vocab(scope)
 
 
 def _used_path(layout: Layout, scope: str) -> Path:
-    return layout.home / MAP_DIR / f"{safe_name(scope)}.used"
+    return layout.map_used(scope)
 
 
 def read_record(layout: Layout, scope: str) -> dict | None:
@@ -55,14 +54,25 @@ def read_record(layout: Layout, scope: str) -> dict | None:
 
 
 def write_record(layout: Layout, scope: str, source: str, folder: str, files: list[dict],
-                 embedding: dict | None) -> None:
-    """``files``: each store left remote, ``{"role", "path", "sha256", "size", "dest"}`` with
-    ``dest`` relative to the home (a vector store's name, the query file's path);
-    ``embedding``: the manifest's model and dimension, which the vectors must be of."""
+                 embedding: dict | None, model: str | None) -> None:
+    """``files``: each store left remote, ``{"role", "path", "sha256", "size"}``; ``embedding``:
+    the manifest's model and dimension, which the vectors must be of; ``model``: the home's
+    model id, under which they are stored here."""
     from loci.kernel.atomic import write_json
 
-    write_json(record_path(layout, scope), {"source": source, "folder": folder, "files": files,
-                                            "embedding": embedding})
+    write_json(record_path(layout, scope), {"scope": scope, "source": source, "folder": folder,
+                                            "files": files, "embedding": embedding, "model": model})
+
+
+def _dest(layout: Layout, rec: dict, role: str) -> Path:
+    """Where a recorded store goes in the home (a vector store's name, the query file)."""
+    if role == "query":
+        return layout.query_db(rec["scope"])
+    if role == "vectors":
+        return layout.vectors(rec["model"], rec["scope"])
+    if role == "label_vectors":
+        return layout.label_vectors(rec["model"], rec["scope"])
+    raise ValueError(f"a store of role {role!r} is not fetched")
 
 
 def forget(layout: Layout, scope: str) -> None:
@@ -73,12 +83,11 @@ def forget(layout: Layout, scope: str) -> None:
 
 def mapped_scopes(layout: Layout) -> list[str]:
     """Every scope pulled as a map (its stores fetched or not), by the name its record has."""
-    folder = layout.home / MAP_DIR
+    folder = layout.map_dir
     out = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-        meta = layout.home / "meta" / path.name
         try:
-            name = json.loads(meta.read_text(encoding="utf-8")).get("name")
+            name = json.loads(path.read_text(encoding="utf-8")).get("scope")
         except (OSError, ValueError, AttributeError):
             continue
         if isinstance(name, str):
@@ -103,7 +112,7 @@ def _files(layout: Layout, rec: dict) -> list[Path]:
 
     out = []
     for f in rec["files"]:
-        dest = layout.home / f["dest"]
+        dest = _dest(layout, rec, f["role"])
         out.extend(vector_files(dest) if f["role"] in VECTOR_KEYS else (dest,))
     return out
 
@@ -192,22 +201,18 @@ def _fetch(layout: Layout, rec: dict) -> None:
             got = list(pool.map(one, rec["files"]))
         moves = []
         for f, path in got:
-            dest = layout.home / f["dest"]
+            dest = _dest(layout, rec, f["role"])
             if f["role"] in VECTOR_KEYS:
                 moves.extend(_vector_moves(stage, f, path, dest, rec))
             else:
                 _check_query_file(path, f"{remote.url}/{rec['folder']}/{f['path']}")
                 moves.append((path, dest))
-        moves.sort(key=lambda m: m[1] == layout.home / _query_dest(rec))   # the query file last
+        moves.sort(key=lambda m: m[1] == layout.query_db(rec["scope"]))   # the query file last
         for src, dest in moves:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dest)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-
-
-def _query_dest(rec: dict) -> str:
-    return next((f["dest"] for f in rec["files"] if f["role"] == "query"), "")
 
 
 def _check_query_file(path: Path, where: str) -> None:
@@ -245,7 +250,7 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
     cap = cap_bytes() if cap is None else cap
     now = time.time()
     keep = {safe_name(s) for s in keep}
-    folder = layout.home / MAP_DIR
+    folder = layout.map_dir
     cached = []
     for stamp in folder.glob("*.used") if folder.is_dir() else ():
         try:
@@ -253,8 +258,8 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
             used = stamp.stat().st_mtime
         except (OSError, ValueError):
             continue
-        query = layout.home / _query_dest(rec)
-        if not _query_dest(rec) or not query.is_file():
+        query = layout.query_db(rec.get("scope", ""))
+        if not rec.get("scope") or not query.is_file():
             continue
         files = [p for p in _files(layout, rec) if p.is_file()]
         cached.append((used, stamp.stem, query, files, sum(p.stat().st_size for p in files)))

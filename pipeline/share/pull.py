@@ -252,7 +252,7 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, 
     dests = _destinations(layout, name, model)
     if inc.mapped:
         territory.write_record(layout, name, store.url, inc.entry.folder,
-                               _remote_files(layout, inc, dests, no_vectors), inc.manifest.embedding)
+                               _remote_files(inc, dests, no_vectors), inc.manifest.embedding, model)
     else:
         territory.forget(layout, name)
     same_summary = ("summary" in staged and dests.get("summary") is not None
@@ -280,14 +280,11 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _remote_files(layout: Layout, inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
-    """The stores a map leaves remote, each with its checksum and where it goes in the home."""
-    out = []
-    for f in inc.manifest.files:
-        if f.role == "query" or (f.role in VECTOR_ROLES and not no_vectors and f.role in dests):
-            out.append({"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size,
-                        "dest": str(dests[f.role].relative_to(layout.home))})
-    return out
+def _remote_files(inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
+    """The stores a map leaves remote, each with its checksum (vectors only where the home
+    has a model to keep them under)."""
+    return [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size} for f in inc.manifest.files
+            if f.role == "query" or (f.role in VECTOR_ROLES and not no_vectors and f.role in dests)]
 
 
 def origin_of(store: Store, inc: Incoming) -> dict:
