@@ -126,12 +126,106 @@ def export_all(home: Path, names: list[str], store: Path) -> float:
     return time.perf_counter() - start
 
 
-def timed_pull(home: Path, store: Path) -> tuple[float, object]:
+def timed_pull(home: Path, store: Path, full: bool = True) -> tuple[float, object]:
+    """A pull through the build API's merge (the calibrate step is not run), every store
+    copied (``full``) or the map alone (stores fetched when a question needs them)."""
     from pipeline.share.pull import pull
 
     start = time.perf_counter()
-    report = pull(make_layout(home), str(store))
+    report = pull(make_layout(home), str(store), full=full)
     return time.perf_counter() - start, report
+
+
+def real_bed(source: Path, n: int, store: Path) -> list[str]:
+    """``n`` real-size bundles: every scope of the built home ``source`` exported once (with its
+    vectors), then published round-robin under other names (``NAME-001``...; the first copy of
+    each keeps its own name, so the labelled questions have their repository in the bed), the
+    files hard-linked to the one export. Pessimistic: each word of a repository hits n/22 scopes."""
+    from loci.kernel.registry import load_registry
+    from pipeline.share.bundle import MANIFEST, export_scope
+
+    lay = make_layout(source)
+    real = sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())
+    once = store.parent / "store-once"
+    for name in real:
+        export_scope(lay, name, once)
+    names = []
+    for i in range(n):
+        name = real[i % len(real)]
+        k = i // len(real)
+        local = name if k == 0 else f"{name}-{k:03d}"
+        src = once / name.replace("/", "__")
+        folder = store / local.replace("/", "__")
+        folder.mkdir(parents=True)
+        for f in src.iterdir():
+            if f.name != MANIFEST:
+                os.link(f, folder / f.name)
+        manifest = json.loads((src / MANIFEST).read_text())
+        if k:
+            manifest.update(scope=local, aliases=[])
+        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        names.append(local)
+    return names
+
+
+def touch_manifest(store: Path, folder: str, n: int) -> None:
+    """One bundle's manifest moves (another commit), as a push of a changed scope would;
+    dated before the pull's settle window, as a store's listing would be."""
+    path = store / folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["commit"] = f"{n:040d}"
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    past = time.time() - 3600
+    os.utime(path, (past, past))
+
+
+def evict_all(home: Path) -> int:
+    """Every fetched store of the home's mapped scopes removed (the next question fetches again)."""
+    from loci.kernel import territory
+
+    return len(territory.evict(make_layout(home), cap=0, grace=0))
+
+
+def cached_scopes(home: Path) -> int:
+    from loci.kernel import territory
+
+    lay = make_layout(home)
+    return sum(territory.state(lay, s) == "cached" for s in territory.mapped_scopes(lay))
+
+
+def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rounds: int) -> dict:
+    """The real-size bed: cold pull of the map, incremental pulls of one changed bundle, home
+    size, one-shot ask p50 with every store evicted first (so it fetches) and then cached."""
+    store, home = work / "store", work / "home"
+    out: dict = {"bed": "real", "scopes": n}
+    start = time.perf_counter()
+    names = real_bed(source, n, store)
+    out["publish_s"] = round(time.perf_counter() - start, 1)
+    out["store_bytes_per_scope"] = du(store) // n
+    out["cold_pull_s"], report = timed_pull(home, store, full=False)
+    out["cold_imported"] = len(report.imported)
+    out["home_bytes_per_scope_after_pull"] = du(home) // n
+    incremental = []
+    for r in range(rounds):
+        touch_manifest(store, names[-1 - r].replace("/", "__"), r + 1)
+        seconds, report = timed_pull(home, store, full=False)
+        assert len(report.imported) == 1, report.imported
+        incremental.append(seconds)
+    out["incremental_pull_s"] = incremental
+    compiled_sources()
+    fetched, cached, reached = [], [], []
+    for q in qs[:asks]:
+        evict_all(home)
+        fetched.append(one_shot(home, [q], compile_first=False)[0])
+        reached.append(cached_scopes(home))
+        cached.append(one_shot(home, [q], compile_first=False)[0])
+    # the baseline, in the same run: the same questions on the built home the bed was made from
+    out["ask_p50_s_source_home"] = one_shot(source, qs[:asks], compile_first=False)[0]
+    out["ask_p50_s_with_fetch"] = statistics.median(fetched)
+    out["ask_p50_s_cached"] = statistics.median(cached)
+    out["scopes_fetched_per_question"] = reached
+    out["home_bytes_per_scope_after_asks"] = du(home) // n
+    return out
 
 
 def change_one(gen_home: Path, name: str, store: Path) -> None:
@@ -180,9 +274,10 @@ def compiled_sources() -> None:
     run_checked([sys.executable, "-m", "compileall", "-q", str(ROOT / "loci"), str(ROOT / "pipeline")])
 
 
-def one_shot(home: Path, qs: list[str]) -> tuple[float, float]:
+def one_shot(home: Path, qs: list[str], compile_first: bool = True) -> tuple[float, float]:
     """(p50 seconds, peak RSS in MB) of `loci ask --no-cwd Q` as separate processes."""
-    compiled_sources()
+    if compile_first:
+        compiled_sources()
     env = inputs.child_env(home)
     times, peaks = [], []
     for q in qs:
@@ -226,7 +321,11 @@ def accuracy(source_home: Path, work: Path, qfile: Path) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scopes", type=int, default=1000, help="synthetic scopes")
+    ap.add_argument("--scopes", type=int, default=1000, help="synthetic scopes (with --bed real: all scopes)")
+    ap.add_argument("--bed", choices=("real", "synthetic"), default="real",
+                    help="real: hard-linked copies of the source home's bundles under other names "
+                         "(real size, vectors and vocabularies); synthetic: generated small scopes")
+    ap.add_argument("--rounds", type=int, default=3, help="incremental pulls (--bed real)")
     ap.add_argument("--real", type=int, default=10, help="real scopes exported from --source-home")
     ap.add_argument("--source-home", type=Path, help="a built home (default: $LOCI_HOME, else "
                     "bench/.cache/home-22, which `python bench/prepare.py` builds)")
@@ -255,6 +354,11 @@ def main(argv=None) -> int:
     try:
         if args.only_accuracy:
             out = {"accuracy": accuracy(source_home, work, qfile)}
+            return _emit(out, args.json)
+        if args.bed == "real":
+            if source is None:
+                inputs.fail("--bed real needs a built source home", "give --source-home, or --bed synthetic")
+            out = real_bed_run(source, args.scopes, work, questions(qfile, args.questions), args.asks, args.rounds)
             return _emit(out, args.json)
         words, p = word_pool(source)
         gen, store, home = work / "gen-home", work / "store", work / "home"

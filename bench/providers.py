@@ -1,7 +1,7 @@
 """An incremental pull of one changed bundle when many scopes provide the same names.
 
     python bench/providers.py [--home H] [--scope click] [--copies 100] [--baseline REV]
-                              [--rounds 2] [--json OUT]
+                              [--rounds 2] [--map] [--json OUT]
 
 One real scope of a built home (``--home``, default ``$LOCI_HOME``) is exported once (no
 vectors) and published ``--copies`` times under other names: forks or vendored copies, every
@@ -32,18 +32,26 @@ from bench import inputs  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
 
 
-def publish(home: Path, scope: str, copies: int, store: Path) -> None:
-    """``copies`` bundles of ``scope`` under other names, their files hard-linked to one export."""
+OLD_ROLES = ("query", "summary")   # what a bundle of a loci before maps does not carry (it refuses them)
+
+
+def publish(home: Path, scope: str, copies: int, store: Path, old: bool = False) -> None:
+    """``copies`` bundles of ``scope`` under other names, their files hard-linked to one export;
+    ``old``: without the roles a loci before maps refuses (for a baseline tree)."""
     from loci.kernel.config import layout
     from pipeline.share.bundle import MANIFEST, export_scope
 
     one = export_scope(layout(home), scope, store / ".one", no_vectors=True)
     manifest = json.loads((one / MANIFEST).read_text())
+    if old:
+        manifest["files"] = [f for f in manifest["files"] if f["role"] not in OLD_ROLES]
+        manifest.pop("derived", None)
+    listed = {f["path"] for f in manifest["files"]}
     for k in range(copies):
         folder = store / f"{scope}-{k:03d}"
         folder.mkdir(parents=True)
         for f in one.iterdir():
-            if f.name != MANIFEST:
+            if f.name in listed:
                 os.link(f, folder / f.name)
         (folder / MANIFEST).write_text(json.dumps({**manifest, "scope": folder.name, "aliases": []}))
     shutil.rmtree(one.parent)
@@ -81,8 +89,12 @@ def child(home: Path, store: Path) -> dict:
 
     pipeline.uses.merge_uses = timed("uses", pipeline.uses.merge_uses)
     pipeline.routing.merge_routing = timed("routing", pipeline.routing.merge_routing)
+    import inspect
+
+    # --map: the pull of this tree brings the maps alone (a tree without maps pulls everything)
+    kw = {"full": False} if os.environ.get("BENCH_PULL_MAP") and "full" in inspect.signature(pull).parameters else {}
     start = time.perf_counter()
-    report = pull(layout(home), str(store), no_vectors=True)
+    report = pull(layout(home), str(store), no_vectors=True, **kw)
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"pull_s": wall, "uses_s": spent["uses"], "routing_s": spent["routing"], "peak_mb": peak,
@@ -116,26 +128,31 @@ def main(argv=None) -> int:
     ap.add_argument("--copies", type=int, default=100)
     ap.add_argument("--baseline", default="main", help="the revision compared against (default: main)")
     ap.add_argument("--rounds", type=int, default=2, help="incremental pulls per tree, alternating")
+    ap.add_argument("--map", action="store_true", help="this tree pulls the maps alone (the stores "
+                    "stay in the store), as `loci pull` without --all does")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(child(*args.child)))
         return 0
+    if args.map:
+        os.environ["BENCH_PULL_MAP"] = "1"
     home = inputs.home_dir(args.home)
     print(stamp(f"{args.copies} copies of {args.scope}, baseline {args.baseline}"), flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-providers-") as tmp:
         work = Path(tmp)
-        store = work / "store"
-        publish(home, args.scope, args.copies, store)
+        stores = {"baseline": work / "store-old", "this": work / "store"}
+        for name, store in stores.items():
+            publish(home, args.scope, args.copies, store, old=name == "baseline")
         trees = {"baseline": extract(args.baseline, work / "baseline"), "this": ROOT}
         homes = {name: work / f"home-{name}" for name in trees}
-        cold = {name: run_child(tree, homes[name], store) for name, tree in trees.items()}
+        cold = {name: run_child(tree, homes[name], stores[name]) for name, tree in trees.items()}
         runs: dict[str, list[dict]] = {name: [] for name in trees}
         for n in range(args.rounds):
             for name, tree in trees.items():
-                touch_one(store, args.scope, len(runs["baseline"]) + len(runs["this"]) + 1)
-                got = run_child(tree, homes[name], store)
+                touch_one(stores[name], args.scope, len(runs["baseline"]) + len(runs["this"]) + 1)
+                got = run_child(tree, homes[name], stores[name])
                 assert got["imported"] == 1 and got["sources"] == str(tree), got
                 runs[name].append(got)
     out = {"stamp": stamp(), "copies": args.copies, "scope": args.scope, "baseline": args.baseline,

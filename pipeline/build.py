@@ -226,13 +226,14 @@ class CalibratedPull:
     failed: str = ""                        # why calibration failed (the pull itself landed)
 
 
-def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True) -> CalibratedPull:
+def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True,
+         full: bool = False) -> CalibratedPull:
     """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
     what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
     with thresholds fitted to the scopes it now holds, as a home built here does."""
     from pipeline.share.pull import pull as pull_bundles
 
-    bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors)
+    bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full)
     if not calibrate or not bundles.imported:
         return CalibratedPull(bundles, None)
     r = run(ctx, ["calibrate"], jobs=1)

@@ -23,14 +23,15 @@ import numpy as np
 from loci.kernel.errors import LociError
 from loci.kernel.config import DEFAULT_PARAMS, Layout
 from loci.query.semantic import (
-    EMBED_HINT, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA, Encoder,
+    EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
-    is_static_model, label_vectors_path, matrix_path, matrix_stamp, meta_path, model_id_for,
+    is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
     as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
 from pipeline.build_encoder import DeferredEncoder, load_build_encoder
 from loci.kernel.atomic import write_json, write_with
+from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
 from loci.kernel.vectorstore import summary_problem
 from pipeline.encode_setting import BUILD_SETTING, EncodeSetting
 
@@ -257,34 +258,6 @@ def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING
     return BatchedBert(tokenizer, forward, model.hidden_size, model_id, setting)
 
 
-def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
-    """Rows as stored: int8 scaled so each row's largest component is +-127 (the scale is
-    dropped: cosines need only the direction), or float16."""
-    matrix = np.asarray(matrix, dtype=np.float32)
-    if dtype == "float16":
-        return matrix.astype(np.float16)
-    if dtype != "int8":
-        raise ValueError(f"unknown vector dtype {dtype!r}")
-    peak = np.abs(matrix).max(axis=1, keepdims=True) if len(matrix) else np.ones((0, 1), np.float32)
-    return np.rint(matrix * (127.0 / np.where(peak > 0, peak, 1.0))).astype(np.int8)
-
-
-def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int,
-                  dtype: str = VECTOR_DTYPE, encoding: str = "") -> None:
-    """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
-    order, the matrix file it belongs to and how the model was run (``encoding``, when not
-    plainly). A reader memory-maps the matrix without pyarrow."""
-    stored = quantize(matrix.reshape(len(keys), dim), dtype)
-    mpath = matrix_path(path)
-    write_with(mpath, lambda tmp: _save_npy(tmp, stored))
-    write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,
-                                 "dtype": str(stored.dtype), "rows": len(keys), "keys": keys,
-                                 "matrix": matrix_stamp(mpath), **({"encoding": encoding} if encoding else {})})
-    if path.suffix == ".parquet":
-        path.unlink(missing_ok=True)   # the schema-1 store this one replaces
-        path.with_suffix(".keys.npy").unlink(missing_ok=True)
-
-
 def store_as_parquet(path: Path, key_column: str) -> bytes:
     """The vector store ``path`` names as one Parquet table: ``key_column`` (hash or label),
     ``vector`` (float32 unit rows) and the model in the schema metadata. The form a bundle
@@ -310,22 +283,6 @@ def store_as_parquet(path: Path, key_column: str) -> bytes:
     return sink.getvalue()
 
 
-def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, object]:
-    """Write the vector store ``path`` from a table ``store_as_parquet`` made; returns its
-    model and dim. Raises ValueError/OSError on a table that is not one."""
-    import pyarrow.parquet as pq
-
-    pf = pq.ParquetFile(parquet)
-    raw = pf.schema_arrow.metadata or {}
-    model, dim = raw[b"loci.model"].decode(), int(raw[b"loci.dim"])
-    table = pf.read(columns=[key_column, "vector"])
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
-    write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim,
-                  encoding=raw.get(b"loci.encoding", b"").decode())
-    return {"model": model, "dim": dim}
-
-
 def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     hashes = list(plan.wanted)
     matrix = np.zeros((len(hashes), encoder.dim), dtype=np.float32)
@@ -333,11 +290,6 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
         matrix[i] = fresh[h] if h in fresh else plan.old[h]
     keys = [plan.wanted[h] for h in hashes] if plan.key_column else hashes
     write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder))
-
-
-def _save_npy(path: Path, array: np.ndarray) -> None:
-    with open(path, "wb") as fh:  # a file object: np.save would append ".npy" to a bare path
-        np.save(fh, array)
 
 
 def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:

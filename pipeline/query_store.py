@@ -8,11 +8,10 @@ pyarrow.parquet costs ~0.2 s here, more than the whole query.
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 import zlib
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 from loci.kernel.atomic import write_with
 from loci.kernel.config import QUERY_SCHEMA
@@ -120,6 +119,22 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     write_with(path, writer)
 
 
+ROUTING_SCOPE_INDEX = "routing_scope"
+
+
+def write_vocab_db(path: Path, vocab: list[tuple[str, float]]) -> None:
+    """A scope's routing vocabulary alone, as the ``vocab`` table of its query file (what routing
+    merges): a scope pulled as a map has no query file until a question needs it."""
+    def writer(tmp: Path) -> None:
+        con = _connect(tmp)
+        con.execute("CREATE TABLE vocab (token TEXT, weight REAL)")
+        con.executemany("INSERT INTO vocab VALUES (?, ?)", vocab)
+        con.commit()
+        con.close()
+
+    write_with(path, writer)
+
+
 def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict]) -> None:
     """Merge every scope's ``vocab`` table into routing(token, scope, weight), plus per-scope
     size and recency; SQLite does the whole merge (no pyarrow in the merging process)."""
@@ -136,6 +151,8 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
             _attach_vocab(con, scope_dbs[name], i)
         # covering: a question's lookup reads its tokens' rows from the index alone, in scope order
         con.execute("CREATE INDEX routing_token ON routing (token, scope, weight)")
+        # a pull replaces one scope's rows without reading the others' (``update_routing_db``)
+        con.execute(f"CREATE INDEX {ROUTING_SCOPE_INDEX} ON routing (scope)")
         con.commit()
         con.close()
 
@@ -144,30 +161,32 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
 
 def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict],
                       changed: Iterable[str]) -> bool:
-    """Apply only ``changed`` scopes (and any scope no longer in ``metas``) to a copy of the
-    existing routing.sqlite, then move it into place; the other scopes' rows are kept as
-    they are. Returns False, writing nothing, when there is no usable file to start from."""
-    import shutil
-
+    """Apply only ``changed`` scopes (and any scope no longer in ``metas``) to the existing
+    routing.sqlite, in place and in one transaction (a reader sees the old rows or the new
+    ones; SQLite's journal undoes a killed write); the other scopes' rows are not touched, so
+    the cost grows with what changed, not with the corpus. Returns False, writing nothing,
+    when there is no usable file to start from (``write_routing_db`` then writes it whole)."""
     from loci.kernel.integrity import connect
 
     names = sorted(metas)
     try:
-        con = connect(path)
-        try:
-            old = dict(con.execute("SELECT name, id FROM scopes").fetchall())
-        finally:
-            con.close()
+        con = connect(path, "rw", timeout=30)
     except sqlite3.DatabaseError:
         return False
-    stale = (set(changed) & set(names)) | (set(old) - set(names))
-    new_id = {n: i for i, n in enumerate(names)}
-
-    def writer(tmp: Path) -> None:
-        shutil.copyfile(path, tmp)
-        con = _connect(tmp)
-        con.execute("DELETE FROM routing WHERE scope IN (SELECT value FROM json_each(?))",
-                    (json.dumps([old[n] for n in stale if n in old]),))
+    try:
+        try:
+            old = dict(con.execute("SELECT name, id FROM scopes").fetchall())
+            indexed = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        except sqlite3.DatabaseError:
+            return False
+        if ROUTING_SCOPE_INDEX not in indexed:   # a file from before the index: written whole once
+            return False
+        stale = (set(changed) & set(names)) | (set(old) - set(names))
+        new_id = {n: i for i, n in enumerate(names)}
+        fresh = {n: _vocab_rows(scope_dbs[n]) for n in sorted(n for n in names if n in stale or n not in old)}
+        con.execute("BEGIN IMMEDIATE")
+        for sid in (old[n] for n in stale if n in old):
+            con.execute("DELETE FROM routing WHERE scope = ?", (sid,))
         remap = [(old[n], new_id[n]) for n in names if n in old and n not in stale and old[n] != new_id[n]]
         if remap:  # a scope came or went before others in name order: their ids shift
             con.execute("CREATE TEMP TABLE remap (old INTEGER PRIMARY KEY, new INTEGER)")
@@ -176,14 +195,22 @@ def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, d
                         "WHERE scope IN (SELECT old FROM remap)")
         con.execute("DELETE FROM scopes")
         con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", _scope_rows(names, metas))
+        for name, rows in fresh.items():
+            con.executemany("INSERT INTO routing VALUES (?, ?, ?)", ((t, new_id[name], w) for t, w in rows))
         con.commit()
-        for name in sorted(n for n in names if n in stale or n not in old):
-            _attach_vocab(con, scope_dbs[name], new_id[name])
-        con.commit()
+    finally:
         con.close()
-
-    write_with(path, writer)
     return True
+
+
+def _vocab_rows(scope_db: Path) -> list[tuple[str, float]]:
+    from loci.kernel.integrity import connect
+
+    con = connect(scope_db)
+    try:
+        return con.execute("SELECT token, weight FROM vocab").fetchall()
+    finally:
+        con.close()
 
 
 def _scope_rows(names: Sequence[str], metas: dict[str, dict]) -> list[tuple]:

@@ -18,17 +18,25 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
     """Merge the indexed scopes among ``names``; return their metas (as the manifest lists them).
 
     With ``changed`` (a pull), only those scopes' rows are rewritten in the existing
-    routing.sqlite; the others are kept as they are."""
+    routing.sqlite, and only their metas (and any written since the last merge) are read
+    again; the others are kept as the last manifest has them."""
     from loci.kernel.state import read_meta
+    from loci.kernel.territory import vocab_db
 
-    metas = {}
+    old, merged_at = _merged_metas(layout) if changed is not None else ({}, 0.0)
+    moved = set(changed or ())
+    metas, dbs = {}, {}
     for name in names:
-        meta = read_meta(layout, name)
+        meta = old.get(name) if name not in moved else None
+        if meta is None or _written_since(layout.meta(name), merged_at):
+            meta = read_meta(layout, name)
         if meta is None:
             continue
-        if layout.query_db(name).exists():
-            metas[name] = meta
-    dbs = {n: layout.query_db(n) for n in metas}
+        # a scope pulled as a map routes by its vocabulary alone until its query file is fetched
+        for db in (layout.query_db(name), vocab_db(layout, name)):
+            if db.exists():
+                metas[name], dbs[name] = meta, db
+                break
     if changed is None or not layout.routing_db.is_file() or not update_routing_db(
             layout.routing_db, dbs, metas, changed):
         write_routing_db(layout.routing_db, dbs, metas)
@@ -38,8 +46,26 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
         "scopes": metas,
         "merged_from": metas_state(layout, names),
         "written_at": time.time(),
-    })
+    }, compact=True)   # thousands of scopes' metas: written at C speed
     return metas
+
+
+def _merged_metas(layout: Layout) -> tuple[dict[str, dict], float]:
+    """The metas the last manifest holds, and when it was written ({} when unreadable)."""
+    import json
+
+    try:
+        data = json.loads(layout.manifest.read_text())
+        return dict(data["scopes"]), float(data["written_at"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return {}, 0.0
+
+
+def _written_since(path, when: float) -> bool:
+    try:
+        return path.stat().st_mtime >= when
+    except OSError:
+        return True
 
 
 def metas_state(layout: Layout, names: Sequence[str]) -> str:

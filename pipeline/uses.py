@@ -10,15 +10,15 @@ is a hundred rows, not a hundred times its uses.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from loci.kernel.config import Layout
 from loci.kernel.atomic import write_with
+from loci.kernel.config import Layout
 from pipeline.paths import path_kind
 from pipeline.dependencies import declared
 from pipeline.references import normalise, provided
@@ -101,12 +101,14 @@ def read_refs(layout: Layout, scope: str) -> list[Ref]:
     return [Ref(*row) for row in zip(cols["name"], cols["role"], cols["how"], cols["path"], cols["line"])]
 
 
-def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None) -> dict[str, list[Ref]]:
+def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None,
+                 unless_same: bool = False) -> dict[str, list[Ref]] | None:
     """Every scope's ``provides`` rows and the ``uses`` rows that name something provided.
 
     ``refs.sqlite`` caches all scopes' refs; with ``changed`` (a pull) only those scopes
     (and new or departed ones) are re-read from Parquet, so merging one pulled bundle into
-    a thousand-scope home does not open a thousand files."""
+    a thousand-scope home does not open a thousand files. With ``unless_same``, None when
+    no scope came or went and the re-read ones hold the rows they held (nothing to merge)."""
     import sqlite3
 
     path = layout.refs_db
@@ -118,14 +120,23 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
                                              path TEXT, line INTEGER);
             CREATE INDEX IF NOT EXISTS refs_scope ON refs (scope);
             CREATE INDEX IF NOT EXISTS refs_role_norm ON refs (role, norm);
+            CREATE TABLE IF NOT EXISTS merged (scope TEXT PRIMARY KEY);
         """)
+        merged = {s for (s,) in con.execute("SELECT scope FROM merged")}   # the scopes of the last merge
         present = {s for (s,) in con.execute("SELECT DISTINCT scope FROM refs")}
         fresh = wanted if changed is None else (set(changed) & wanted) | (wanted - present)
         stale = sorted((present - wanted) | (fresh & present))
+        new = {s: sorted((r.name, r.role, r.how, r.path, int(r.line)) for r in read_refs(layout, s))
+               for s in sorted(fresh)}
+        if unless_same and merged == wanted and all(
+                new[s] == sorted(con.execute("SELECT name, role, how, path, line FROM refs WHERE scope = ?", (s,)))
+                for s in fresh):
+            return None
         con.executemany("DELETE FROM refs WHERE scope = ?", [(s,) for s in stale])
         con.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)", (
-            (s, r.name, normalise(r.name), r.role, r.how, r.path, int(r.line))
-            for s in sorted(fresh) for r in read_refs(layout, s)))
+            (s, name, normalise(name), role, how, path, line)
+            for s, rows in new.items() for name, role, how, path, line in rows))
+        con.execute("DELETE FROM merged")   # until uses.parquet is written (``_merged``)
         con.commit()
         rows = con.execute("SELECT scope, name, role, how, path, line FROM refs WHERE role = 'provides' "
                            "OR (role = 'uses' AND norm IN (SELECT norm FROM refs WHERE role = 'provides'))")
@@ -140,9 +151,29 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
 def merge_uses(layout: Layout, scopes: Sequence[str], changed: Iterable[str] | None = None) -> int:
     """Write ``uses.parquet`` from every indexed scope's refs; returns its number of rows.
 
-    With ``changed``, only those scopes' refs are read again (``_cached_refs``)."""
-    rows = linked_refs(_cached_refs(layout, scopes, changed))
+    With ``changed``, only those scopes' refs are read again (``_cached_refs``), and when they
+    hold what they held (a bundle whose code moved but not its imports) nothing is rewritten:
+    the merge then costs what changed, not the corpus (returns -1)."""
+    refs = _cached_refs(layout, scopes, changed, unless_same=changed is not None and layout.uses.is_file())
+    if refs is None:
+        return -1
+    rows = linked_refs(refs)
     columns = list(zip(*rows)) if rows else [[] for _ in USES_SCHEMA.names]
     table = pa.table({name: list(col) for name, col in zip(USES_SCHEMA.names, columns)}, schema=USES_SCHEMA)
     write_with(layout.uses, lambda tmp: pq.write_table(table, tmp))
+    _merged(layout, scopes)
     return len(rows)
+
+
+def _merged(layout: Layout, scopes: Sequence[str]) -> None:
+    """Record the scopes ``uses.parquet`` was just written from (a merge killed before the
+    write leaves none recorded, so the next one writes it whatever the references hold)."""
+    import sqlite3
+
+    con = sqlite3.connect(layout.refs_db)
+    try:
+        con.execute("DELETE FROM merged")
+        con.executemany("INSERT INTO merged VALUES (?)", [(s,) for s in sorted(set(scopes))])
+        con.commit()
+    finally:
+        con.close()

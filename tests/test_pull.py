@@ -88,13 +88,13 @@ def published(corpus, tmp_path, loci_home):
 @pytest.fixture
 def pulled(published, corpus):
     """The home has pulled v1; the store now holds v2 (only webby changed)."""
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     swap(published, corpus.v2)
     return published
 
 
 def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus):
-    res = cli("pull", str(published))
+    res = cli("pull", str(published), "--all")
     assert "pulled 2 scope(s)" in res.stdout
     out = ask_json("--fast", GIZMO_Q)
     assert out["scopes"] == ["gizmo"]
@@ -112,7 +112,7 @@ def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, 
 
     monkeypatch.setattr(pipeline.share.stage, "PARALLEL_FROM", 1)
     monkeypatch.setattr(pipeline.runner, "default_jobs", lambda: 2)
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
@@ -140,7 +140,7 @@ def test_the_files_of_one_changed_bundle_are_fetched_together_in_a_bounded_pool(
                 now[0] -= 1
 
     monkeypatch.setattr(Store, "copy", slow_copy)
-    assert json.loads(cli("pull", str(pulled), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert json.loads(cli("pull", str(pulled), "--all", "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
     assert most[0] == 3      # webby's files came three at a time, not one after the other
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
@@ -148,7 +148,7 @@ def test_the_files_of_one_changed_bundle_are_fetched_together_in_a_bounded_pool(
 def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published, loci_home, monkeypatch):
     import loci.query.semantic
 
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     assert json.loads((loci_home / "embed.json").read_text())["model_id"] == "fake-model"
     from loci.query.semantic import load_summary
 
@@ -167,7 +167,7 @@ def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published,
 
 
 def test_a_pulled_scope_has_no_working_tree_to_route_from(published, corpus):
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     out = json.loads(cli("route", "--json", "--fast", "--cwd", str(corpus.code / "gizmo"),
                          "how do I install it?").stdout)
     assert out["outcome"] == "abstained"
@@ -176,17 +176,17 @@ def test_a_pulled_scope_has_no_working_tree_to_route_from(published, corpus):
 def test_pulling_again_moves_only_the_changed_bundle(pulled):
     lay = layout()
     kept = {p: p.stat().st_mtime_ns for p in (lay.chunks("gizmo"), lay.query_db("gizmo"), lay.meta("gizmo"))}
-    out = json.loads(cli("pull", str(pulled), "--json").stdout)
+    out = json.loads(cli("pull", str(pulled), "--all", "--json").stdout)
     assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"]
     assert {p: p.stat().st_mtime_ns for p in kept} == kept
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
-    again = json.loads(cli("pull", str(pulled), "--json").stdout)
+    again = json.loads(cli("pull", str(pulled), "--all", "--json").stdout)
     assert again["imported"] == [] and sorted(again["unchanged"]) == ["gizmo", "webby"]
 
 
 def test_a_manifest_rewritten_within_the_same_second_and_size_is_still_noticed(published):
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     path = published / "webby" / "manifest.json"
     stat = path.stat()
     manifest = json.loads(path.read_text())
@@ -194,12 +194,12 @@ def test_a_manifest_rewritten_within_the_same_second_and_size_is_still_noticed(p
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert path.stat().st_size == stat.st_size
-    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == ["webby"]
+    assert json.loads(cli("pull", str(published), "--all", "--json").stdout)["imported"] == ["webby"]
 
 
 def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_path):
     setup_home(tmp_path / "mine", {"gizmo": {"README.md": "# gizmo\n\nMy own gizmo: widgets and doohickeys.\n"}})
-    out = json.loads(cli("pull", str(published), "--json").stdout)
+    out = json.loads(cli("pull", str(published), "--all", "--json").stdout)
     assert out["renamed"] == {"gizmo": "gizmo@store"}
     names = {s["name"]: s for s in json.loads(cli("scopes", "--json").stdout)}
     assert Path(names["gizmo"]["path"]) == tmp_path / "mine" / "gizmo"
@@ -230,14 +230,14 @@ def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch)
 
 
 def test_doctor_says_where_a_pulled_scope_came_from(published):
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     out = cli("doctor", code=1).stdout  # 1: no semantic floors (the fake model cannot be loaded to fit them)
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
 
 def test_a_rescan_keeps_pulled_scopes_and_does_not_call_them_missing(published, tmp_path):
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     setup_home(tmp_path / "mine", {"solo": {"README.md": "# solo\n\nA lonely project.\n"}})
     res = cli("scan", str(tmp_path / "mine"))
     assert "missing on disk" not in res.stdout
@@ -255,7 +255,7 @@ def _fitted(home: Path) -> dict:
 
 
 def test_a_pulled_home_is_calibrated_as_calibrate_would_fit_it(published, loci_home):
-    out = json.loads(cli("pull", str(published), "--json").stdout)
+    out = json.loads(cli("pull", str(published), "--all", "--json").stdout)
     assert out["calibrated"] is True
     pulled = _fitted(loci_home)
     (loci_home / "calibration.json").unlink()
@@ -267,10 +267,10 @@ def test_a_pulled_home_is_calibrated_as_calibrate_would_fit_it(published, loci_h
 
 def test_a_pull_calibrates_again_only_when_it_merged_something(pulled, loci_home):
     stamp = (loci_home / "calibration.json").stat().st_mtime_ns
-    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True   # webby moved
+    assert json.loads(cli("pull", str(pulled), "--all", "--json").stdout)["calibrated"] is True   # webby moved
     assert (loci_home / "calibration.json").stat().st_mtime_ns != stamp
     stamp = (loci_home / "calibration.json").stat().st_mtime_ns
-    out = json.loads(cli("pull", str(pulled), "--json").stdout)
+    out = json.loads(cli("pull", str(pulled), "--all", "--json").stdout)
     assert out["imported"] == [] and out["calibrated"] is False
     assert (loci_home / "calibration.json").stat().st_mtime_ns == stamp
 
@@ -281,7 +281,7 @@ def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypat
     merged = []
     full = pipeline.tasks.routing_action
     monkeypatch.setattr(pipeline.tasks, "routing_action", lambda ctx: merged.append(1) or full(ctx))
-    assert json.loads(cli("pull", str(pulled), "--json").stdout)["calibrated"] is True
+    assert json.loads(cli("pull", str(pulled), "--all", "--json").stdout)["calibrated"] is True
     assert merged == []          # the pull merged its changed scope: the routing step is up to date
     from pipeline import build
     from pipeline.tasks import home_context
@@ -292,7 +292,7 @@ def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypat
 
 
 def test_pull_no_calibrate_keeps_the_shipped_thresholds(published, loci_home):
-    res = cli("pull", str(published), "--no-calibrate")
+    res = cli("pull", str(published), "--all", "--no-calibrate")
     assert "calibrated" not in res.stdout and not (loci_home / "calibration.json").exists()
 
 
@@ -440,7 +440,7 @@ def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(pulled, l
     before = snapshot(loci_home)
     damage, words = BAD[kind]
     damage(pulled / "webby")
-    res = cli("pull", str(pulled), code=1)
+    res = cli("pull", str(pulled), "--all", code=1)
     refusal = res.stderr.strip().splitlines()
     assert len(refusal) == 1 and words in refusal[0] and "'webby'" in refusal[0]
     assert "Traceback" not in res.output
@@ -449,20 +449,20 @@ def test_a_bad_bundle_is_refused_in_one_line_and_the_home_is_untouched(pulled, l
 
 def test_a_pull_takes_the_good_bundles_and_refuses_the_bad_one_by_name(published, loci_home):
     _flip_byte(published / "webby")
-    res = cli("pull", str(published), code=1)
+    res = cli("pull", str(published), "--all", code=1)
     assert "pulled 1 scope(s)" in res.stdout and "gizmo" in res.stdout
     refusal = res.stderr.strip().splitlines()
     assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
     assert "webby" not in {s["name"] for s in json.loads(cli("scopes", "--json").stdout)}
-    assert json.loads(cli("pull", str(published), "--json", code=1).stdout)["refused"].keys() == {"webby"}
+    assert json.loads(cli("pull", str(published), "--all", "--json", code=1).stdout)["refused"].keys() == {"webby"}
 
 
 def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_home):
     _flip_byte(published / "webby")
-    cli("pull", str(published), "--quiet", code=1)
+    cli("pull", str(published), "--all", "--quiet", code=1)
     swap(published, corpus.v1)
-    out = json.loads(cli("pull", str(published), "--json").stdout)
+    out = json.loads(cli("pull", str(published), "--all", "--json").stdout)
     assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"] and out["refused"] == {}
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
@@ -472,23 +472,23 @@ def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_h
 def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_of_it_behind(published, loci_home, kind):
     setup = {"alias shadows a scope": lambda f: _edit_manifest(f, lambda m: m.update(aliases=["gizmo"]))}
     setup.get(kind, BAD[kind][0])(published / "webby")
-    res = cli("pull", str(published), code=1)
+    res = cli("pull", str(published), "--all", code=1)
     assert len(res.stderr.strip().splitlines()) == 1 and "Traceback" not in res.output
     assert not [path for path in snapshot(loci_home) if "webby" in path]   # gizmo, sound, landed
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
 
 def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
-    res = cli("pull", str(tmp_path / "nowhere"), code=1)
+    res = cli("pull", str(tmp_path / "nowhere"), "--all", code=1)
     assert "not a folder" in res.output and len(res.output.strip().splitlines()) == 1
 
 
 def test_vectors_of_another_model_come_in_with_no_vectors(published, loci_home):
     loci_home.mkdir(parents=True)
     (loci_home / "embed.json").write_text(json.dumps({"model": "static", "model_id": "another-model"}))
-    res = cli("pull", str(published), code=1)
+    res = cli("pull", str(published), "--all", code=1)
     assert "--no-vectors" in res.output
-    cli("pull", str(published), "--no-vectors", "--quiet")
+    cli("pull", str(published), "--all", "--no-vectors", "--quiet")
     assert not (loci_home / "vectors").exists()
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
@@ -503,12 +503,12 @@ def test_vectors_of_another_model_come_in_with_no_vectors(published, loci_home):
 ])
 def test_a_pull_killed_midway_leaves_the_previous_state_answering(pulled, loci_home, stage):
     env = {**os.environ, "LOCI_HOME": str(loci_home), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(pulled)], env=env, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(pulled), "--all"], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
-    out = json.loads(cli("pull", str(pulled), "--json").stdout)
+    out = json.loads(cli("pull", str(pulled), "--all", "--json").stdout)
     assert out["imported"] == ["webby"]
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
@@ -599,14 +599,14 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
 def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
     import pipeline.share.pull
 
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     layout().query_db("gizmo").write_bytes(b"not a query file from this loci")
     assert "query file is missing or from another version" in cli("doctor", code=1).stdout
     monkeypatch.setattr(pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
-    out = json.loads(cli("pull", str(published), "--json").stdout)
+    out = json.loads(cli("pull", str(published), "--all", "--json").stdout)
     assert sorted(out["imported"]) == ["gizmo", "webby"]
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
-    assert json.loads(cli("pull", str(published), "--json").stdout)["imported"] == []
+    assert json.loads(cli("pull", str(published), "--all", "--json").stdout)["imported"] == []
 
 
 def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus):
@@ -614,7 +614,7 @@ def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus)
 
     local = _json.loads((corpus.home_a / "meta" / "gizmo.json").read_text())
     assert local.get("facts"), "the local build records facts (language at least)"
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     from loci.kernel.config import layout
 
     pulled = _json.loads(layout().meta("gizmo").read_text())
@@ -624,10 +624,10 @@ def test_a_pulled_scope_keeps_the_facts_its_enumerations_cite(published, corpus)
 @pytest.mark.parametrize("stage", ["registered", pytest.param("merged", marks=pytest.mark.slow)])
 def test_a_pull_killed_after_registering_then_pulled_again_registers_each_scope_once(published, loci_home, stage):
     env = {**os.environ, "LOCI_HOME": str(loci_home), "LOCI_TEST_KILL_AT": stage, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(published)], env=env, cwd=ROOT,
+    proc = subprocess.run([sys.executable, "-m", "loci", "pull", str(published), "--all"], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == -9, proc.stderr
-    cli("pull", str(published), "--quiet")
+    cli("pull", str(published), "--all", "--quiet")
     names = sorted(s["name"] for s in json.loads(cli("scopes", "--json").stdout))
     assert names == ["gizmo", "webby"]
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
@@ -644,7 +644,7 @@ def slow(*args):
     return build(*args)
 stage._build = slow
 from loci.front.cli import app
-sys.argv = ["loci", "pull", sys.argv[1]]
+sys.argv = ["loci", "pull", sys.argv[1], "--all"]
 app()
 """
 

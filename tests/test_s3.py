@@ -85,10 +85,12 @@ def test_a_pull_takes_sizes_from_the_listing_and_reads_each_file_once(requests, 
 
     monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
     cli("push", "s3://corpus/bundles", "--quiet")
-    files = sorted(str(p.relative_to(corpus.v1)) for p in corpus.v1.rglob("*") if p.is_file())
+    # a full copy builds its own query file and summary: the publisher's are not fetched
+    files = sorted(str(p.relative_to(corpus.v1)) for p in corpus.v1.rglob("*")
+                   if p.is_file() and p.name not in ("query.sqlite", "summary.npy"))
     monkeypatch.setenv("LOCI_HOME", str(loci_home))
     requests.clear()
-    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    cli("pull", "s3://corpus/bundles", "--all", "--quiet", "--no-calibrate")
     assert sum(r.startswith("GET corpus?list-type=2") for r in requests) == 1
     gets = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("GET corpus/"))
     heads = Counter(r.split(" ", 1)[1] for r in requests if r.startswith("HEAD "))
@@ -112,7 +114,7 @@ def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus,
     monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
     assert "pushed 2 bundle(s)" in cli("push", "s3://corpus/bundles").stdout
     monkeypatch.setenv("LOCI_HOME", str(loci_home))
-    out = json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)
+    out = json.loads(cli("pull", "s3://corpus/bundles", "--all", "--json").stdout)
     assert sorted(out["imported"]) == ["gizmo", "webby"]
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
@@ -124,9 +126,29 @@ def test_push_then_pull_through_s3_and_only_the_changed_bundle_moves(s3, corpus,
     monkeypatch.setenv("LOCI_HOME", str(loci_home))
     after = _etags(s3)
     assert {k.split("/")[1] for k in after if before.get(k) != after[k]} == {"webby"}
-    out = json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)
+    out = json.loads(cli("pull", "s3://corpus/bundles", "--all", "--json").stdout)
     assert out["imported"] == ["webby"] and out["unchanged"] == ["gizmo"]
     assert ask_json("--fast", "In webby, how do I rotate keys on a schedule?")["scopes"] == ["webby"]
+
+
+def test_a_question_fetches_a_mapped_scope_from_s3_file_by_file(requests, corpus, loci_home, monkeypatch):
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    got = {r.split(" ", 1)[1].rsplit("/", 1)[1] for r in requests if r.startswith("GET corpus/bundles/gizmo/")}
+    assert "query.sqlite" not in got and "chunks.parquet" not in got and "vocab.parquet" in got
+    requests.clear()
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    assert ask_json(GIZMO_Q)["scopes"] == ["gizmo"]
+    gets = sorted(r.split(" ", 1)[1] for r in requests if r.startswith("GET "))
+    stores = sorted(p.name for p in (corpus.v1 / "gizmo").iterdir() if p.name == "query.sqlite"
+                    or p.name.endswith("vectors.parquet"))
+    assert "vectors.parquet" in stores
+    assert [g for g in gets if "/gizmo/" in g] == [f"corpus/bundles/gizmo/{f}" for f in stores]
+    requests.clear()
+    assert ask_json(GIZMO_Q)["scopes"] == ["gizmo"]
+    assert not [r for r in requests if "/gizmo/" in r]     # cached: the store is not asked again
 
 
 def _flip(client, key: str) -> None:
@@ -139,7 +161,7 @@ def test_a_damaged_remote_bundle_is_skipped_by_pull_and_replaced_by_one_push(s3,
     cli("push", "s3://corpus/bundles", "--quiet")
     _flip(s3, "bundles/webby/chunks.parquet")   # same size, same manifest: only a checksum tells
     monkeypatch.setenv("LOCI_HOME", str(loci_home))
-    res = cli("pull", "s3://corpus/bundles", code=1)
+    res = cli("pull", "s3://corpus/bundles", "--all", code=1)
     assert "pulled 1 scope(s)" in res.stdout
     refusal = res.stderr.strip().splitlines()
     assert len(refusal) == 1 and "'webby'" in refusal[0] and "sha256" in refusal[0]
@@ -150,7 +172,7 @@ def test_a_damaged_remote_bundle_is_skipped_by_pull_and_replaced_by_one_push(s3,
     assert "pushed 1 bundle(s)" in out and "1 unchanged" in out and "webby  (the published copy was damaged" in out
     assert "pushed 0 bundle(s)" in cli("push", "s3://corpus/bundles").stdout   # repaired: nothing left to do
     monkeypatch.setenv("LOCI_HOME", str(loci_home))
-    assert json.loads(cli("pull", "s3://corpus/bundles", "--json").stdout)["imported"] == ["webby"]
+    assert json.loads(cli("pull", "s3://corpus/bundles", "--all", "--json").stdout)["imported"] == ["webby"]
 
 
 def test_a_file_missing_from_the_store_is_put_back_and_force_uploads_everything(s3, corpus, monkeypatch):
@@ -164,11 +186,11 @@ def test_a_file_missing_from_the_store_is_put_back_and_force_uploads_everything(
 
 def test_a_damaged_object_is_refused_and_the_home_is_untouched(s3, corpus, loci_home):
     _upload(s3, corpus.v1)
-    cli("pull", "s3://corpus/bundles", "--quiet")
+    cli("pull", "s3://corpus/bundles", "--all", "--quiet")
     before = snapshot(loci_home)
     _upload(s3, corpus.v2)  # webby's manifest moved, so the pull fetches it again
     _flip(s3, "bundles/webby/chunks.parquet")
-    res = cli("pull", "s3://corpus/bundles", code=1)
+    res = cli("pull", "s3://corpus/bundles", "--all", code=1)
     assert "sha256" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert snapshot(loci_home) == before
 
@@ -181,14 +203,14 @@ def test_an_unreachable_endpoint_is_one_line(loci_home, monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
-    res = cli("pull", "s3://corpus/bundles", code=1)
+    res = cli("pull", "s3://corpus/bundles", "--all", code=1)
     assert "cannot list s3://corpus/bundles" in res.output and len(res.output.strip().splitlines()) == 1
     assert f"127.0.0.1:{port}" in res.output   # the store's own words, whole: they name the host
     assert not (loci_home / "manifest.json").exists()
 
 
 def test_a_missing_bucket_is_one_line(s3, loci_home):
-    res = cli("pull", "s3://no-such-bucket/x", code=1)
+    res = cli("pull", "s3://no-such-bucket/x", "--all", code=1)
     assert "s3://no-such-bucket/x" in res.output and len(res.output.strip().splitlines()) == 1
 
 
@@ -196,6 +218,6 @@ def test_unauthorised_credentials_are_one_line(s3, loci_home, monkeypatch):
     import moto.settings
 
     monkeypatch.setattr(moto.settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # from now on, keys must exist
-    res = cli("pull", "s3://corpus/bundles", code=1)
+    res = cli("pull", "s3://corpus/bundles", "--all", code=1)
     assert "credentials" in res.output and len(res.output.strip().splitlines()) == 1
     assert not (loci_home / "manifest.json").exists()

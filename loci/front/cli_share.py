@@ -49,13 +49,18 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
                                          "re-embeds them here)."),
          no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the thresholds as they are "
                                            "(`loci calibrate` fits them to the scopes pulled)."),
+         everything: bool = typer.Option(False, "--all", help="Copy every store now (for offline use), "
+                                         "not only what routing reads."),
          quiet: bool = quiet_flag(),
          as_json: bool = json_flag()):
     """Fetch the bundles that changed, verify every checksum, merge them into this home, and fit
-    the calibration again when what was merged moved it."""
+    the calibration again when what was merged moved it. Without --all a scope's stores (its
+    query file, its vectors) stay in the store until a question needs them; then they are
+    fetched, verified and cached (at most LOCI_CACHE_MB megabytes, least recently used out)."""
     from loci.front.render import dump_json
 
-    pulled = pull_calibrated(_writable_home(), source, no_vectors=no_vectors, calibrate=not no_calibrate)
+    pulled = pull_calibrated(_writable_home(), source, no_vectors=no_vectors, calibrate=not no_calibrate,
+                             full=everything)
     report = pulled.bundles
     if as_json:
         dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
@@ -66,13 +71,14 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
     raise typer.Exit(show_refused(report) or show_uncalibrated(pulled))
 
 
-def pull_calibrated(layout, source: str, *, no_vectors: bool = False, calibrate: bool = True):
+def pull_calibrated(layout, source: str, *, no_vectors: bool = False, calibrate: bool = True,
+                    full: bool = False):
     """The build API's pull: the bundles, then the calibrate step (nothing rescanned or re-embedded)."""
     from pipeline import build
     from pipeline.tasks import home_context
 
     ctx = home_context(layout, scan=False, graphs=False, embed=False, calibrate=calibrate)
-    return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate)
+    return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate, full=full)
 
 
 def calibrate_lines(pulled) -> list[str]:
@@ -120,13 +126,13 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
 def pull_again(quiet: bool) -> int:
     """Pull every source this home has pulled from (for `loci update`); returns an exit code."""
     from pipeline.share.bundle import BundleError
-    from pipeline.share.pull import pulled_sources
+    from pipeline.share.pull import pulled_sources, pulled_whole
 
     layout = make_layout()
     code = 0
     for source in pulled_sources(layout):
         try:
-            pulled = pull_calibrated(layout, source)
+            pulled = pull_calibrated(layout, source, full=pulled_whole(layout, source))
         except BundleError as exc:
             _err(f"{exc} (the scopes pulled from it before are kept)")
             code = 1

@@ -239,18 +239,29 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
 
 
 def _pulled(layout: Layout, scope, meta: dict | None) -> list[Finding]:
-    """A pulled scope has no working tree: say where it came from, and that a pull refreshes it."""
+    """A pulled scope has no working tree: say where it came from, and that a pull refreshes it;
+    pulled as a map, whether its stores are still remote or cached here."""
+    from loci.kernel import territory
     from loci.query.lexical import load_lexical
 
     source = scope.path.rsplit("/", 1)[0]
     if meta is None:
         return [Finding(scope.name, "not_indexed", f"pulled from {scope.path} but not merged",
                         f"loci pull {source}")]
+    origin = meta.get("origin") or {}
+    at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
+    kept = territory.state(layout, scope.name)
+    if kept == "mapped":
+        return [Finding(scope.name, "pulled_mapped", f"pulled from {scope.path}{at} as a map: its stores "
+                        "are fetched when a question first needs them", None, NOTE)]
     if load_lexical(layout.query_db(scope.name)) is None:
         return [Finding(scope.name, "query_file_stale", "its query file is missing or from another "
                         "version of loci: a pull builds it again from the bundle", "loci update")]
-    origin = meta.get("origin") or {}
-    at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
+    if kept == "cached":
+        mb = territory.cached_bytes(layout, scope.name) / (1 << 20)
+        return [Finding(scope.name, "pulled_cached", f"pulled from {scope.path}{at} as a map; its stores "
+                        f"are cached here ({mb:.1f} MB, least recently used out beyond LOCI_CACHE_MB)",
+                        None, NOTE)]
     return [Finding(scope.name, "pulled", f"pulled from {scope.path}{at}; `loci update` pulls it again",
                     None, NOTE)]
 

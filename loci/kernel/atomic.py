@@ -54,8 +54,14 @@ def write_bytes(target: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
 
 
-def write_json(target: Path, obj: Any) -> None:
-    write_bytes(target, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+def write_json(target: Path, obj: Any, *, compact: bool = False) -> None:
+    """``obj`` as JSON, indented; ``compact`` for a file that grows with the corpus (one line:
+    json's C encoder writes it, about ten times faster than the indenting one)."""
+    if compact:
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"))
+    else:
+        text = json.dumps(obj, indent=2, sort_keys=True)
+    write_bytes(target, (text + "\n").encode())
 
 
 def write_with(target: Path, writer: Callable[[Path], None]) -> None:

@@ -146,6 +146,23 @@ class Layout:
         return self.home / "pulled.json"
 
     @property
+    def map_dir(self) -> Path:
+        """Scopes pulled as a map, their stores left remote (``loci.kernel.territory``)."""
+        return self.home / "map"
+
+    def map_record(self, scope: str) -> Path:
+        """Where a mapped scope's stores are published, with their checksums."""
+        return self.map_dir / f"{safe_name(scope)}.json"
+
+    def map_vocab(self, scope: str) -> Path:
+        """A mapped scope's routing vocabulary (a ``vocab`` table, what routing merges)."""
+        return self.map_dir / f"{safe_name(scope)}.sqlite"
+
+    def map_used(self, scope: str) -> Path:
+        """Touched when a session opens a fetched scope: the cache's least-recently-used order."""
+        return self.map_dir / f"{safe_name(scope)}.used"
+
+    @property
     def bundles(self) -> Path:
         """Where `python -m loci.dodo bundle:NAME` writes NAME's bundle."""
         return self.home / "bundles"

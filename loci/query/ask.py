@@ -15,6 +15,7 @@ from typing import Any
 from loci.kernel.errors import UsageError
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
+from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
 from loci.query.question import Plan, Question
 from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion
@@ -78,7 +79,8 @@ class Session:
         """For a long-lived process: load the encoder now rather than on the first question."""
         side = self.semantic()
         if side is not None:  # the encoder and every scope's matrix the second opinion reads
-            side.affinities("warm up", self.indexed(), self.params.semantic_route_k)
+            # not the stores of scopes pulled as a map: a question fetches those it needs
+            side.affinities("warm up", local_scopes(self.layout, self.indexed()), self.params.semantic_route_k)
 
     def semantic(self):
         """The semantic side, or None (no embeddings built, or the embed extra missing: noted
@@ -159,7 +161,7 @@ class Session:
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         def load():
-            lex = load_lexical(self.layout.query_db(scope))
+            lex = load_lexical(open_scope(self.layout, scope, self.notes))
             if lex is not None and self.keep_full_index:   # a long-lived session: compact gram terms,
                 lex.packed = True                          # and a small page cache (the OS caches the file)
                 lex.con.execute(f"PRAGMA cache_size = -{LONG_LIVED_PAGE_CACHE_KB}")

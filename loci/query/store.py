@@ -57,6 +57,26 @@ def read_manifest(layout: Layout) -> dict:
     return data
 
 
+def open_scope(layout: Layout, scope: str, notes: list[str]):
+    """The scope's query file, its stores fetched first when the scope was pulled as a map
+    (``loci.kernel.territory``: the vectors come with it); when they cannot be, a note in
+    ``notes`` and the scope reads as having no store (answered without it)."""
+    from loci.kernel.territory import ensure
+
+    note = ensure(layout, scope)
+    if note:
+        notes.append(note)
+    return layout.query_db(scope)
+
+
+def local_scopes(layout: Layout, names: Iterable[str]) -> list[str]:
+    """``names`` but the scopes pulled as a map whose stores are not fetched yet: what a warm-up
+    may read without fetching a thousand scopes' stores that no question asked for."""
+    from loci.kernel.territory import state
+
+    return [n for n in names if state(layout, n) != "mapped"]
+
+
 def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
                  manifest: dict | None = None) -> RoutingIndex:
     """Load the routing index (only ``tokens`` when given)."""

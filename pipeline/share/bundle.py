@@ -24,8 +24,13 @@ from loci.kernel.config import DEFAULT_PARAMS, SCHEMA_VERSION, Layout, read_embe
 BUNDLE_SCHEMA = 1
 MANIFEST = "manifest.json"
 REQUIRED_ROLES = ("chunks", "vocab")
-ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors")
+ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors", "query", "summary")
 VECTOR_ROLES = ("vectors", "label_vectors")
+# what a pull without --all takes (the map: routing, cross-scope references, the vector summary);
+# "query" (the publisher's query file, usable where the manifest's ``derived`` is this loci's)
+# and the vectors stay remote until a question needs them (loci.kernel.territory)
+MAP_ROLES = ("vocab", "refs", "summary")
+RAW_ROLES = ("query", "summary")    # carried as the home's own files, not Parquet tables
 META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats", "facts")
 # what a manifest from another machine may hold at most
 MANIFEST_DEPTH = 32          # nesting of JSON objects and lists
@@ -68,6 +73,9 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
            "calls": layout.calls(name), "refs": layout.refs(name)}
     from loci.query.semantic import has_vectors
 
+    from loci.kernel.vectorstore import scope_summary_path
+
+    out["query"] = layout.query_db(name)
     found = {role: path for role, path in out.items() if path.is_file()}
     cfg = read_embed_config(layout)
     if cfg is not None:  # a vector store is a matrix and its manifest (loci.query.semantic)
@@ -75,6 +83,9 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
                            ("label_vectors", label_vectors_path(layout, cfg["model_id"], name))):
             if has_vectors(path):
                 found[role] = path
+        summary = scope_summary_path(layout, cfg["model_id"], name)
+        if "vectors" in found and summary.is_file():
+            found["summary"] = summary
     return found
 
 
@@ -85,6 +96,21 @@ def _role_bytes(role: str, path: Path) -> bytes:
 
         return store_as_parquet(path, "hash" if role == "vectors" else "label")
     return path.read_bytes()
+
+
+def file_name(role: str) -> str:
+    """A role's file in a bundle: a Parquet table, or the home's own file for a raw role."""
+    return {"query": "query.sqlite", "summary": "summary.npy"}.get(role, f"{role}.parquet")
+
+
+def derived_signature(params) -> str:
+    """What a scope's derived files (its query file) are built with: a pull uses a bundle's
+    query file only where its manifest names this loci's, and builds its own otherwise (another
+    value in a pulled scope's record, a newer loci or other parameters, makes the next pull
+    build them again)."""
+    from loci.kernel.config import QUERY_SCHEMA
+
+    return f"query{QUERY_SCHEMA}:{params.index_signature()}:{tokens.signature()}"
 
 
 def bundle_state(layout: Layout, name: str) -> str:
@@ -160,6 +186,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "commit_date": _git(repo, "log", "-1", "--format=%cI") or None,
         "fingerprint": meta.get("fingerprint", ""),
         "params": DEFAULT_PARAMS.signature(),
+        **({"derived": derived_signature(DEFAULT_PARAMS)} if any(f.role == "query" for f in files) else {}),
         "tokenizer": tokens.signature(),
         "embedding": embedding,
         "meta": {k: meta[k] for k in META_FIELDS if k in meta},
@@ -197,7 +224,7 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
     scope = load_registry(layout).get(name)
     sources = role_sources(layout, name)
     if no_vectors:
-        sources = {r: p for r, p in sources.items() if r not in VECTOR_ROLES}
+        sources = {r: p for r, p in sources.items() if r not in (*VECTOR_ROLES, "summary")}
     if not all(r in sources for r in REQUIRED_ROLES) or not layout.meta(name).is_file():
         raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it")
     needles = [str(layout.home.resolve())]
@@ -205,11 +232,12 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
         needles.append(str(Path(scope.path)))
     datas = {role: _role_bytes(role, path) for role, path in sources.items()}
     for role, path in sources.items():
-        found = _leaked(datas[role], needles)
+        found = (next((n for n in needles if n.encode() in datas[role]), None) if role in RAW_ROLES
+                 else _leaked(datas[role], needles))
         if found is not None:
             raise BundleError(f"{path} holds the machine path {found}; nothing was exported "
                               f"(an absolute --glob? re-index {name} without it)")
-    files = [(BundleFile(role, f"{role}.parquet", hashlib.sha256(data).hexdigest(), len(data)), data)
+    files = [(BundleFile(role, file_name(role), hashlib.sha256(data).hexdigest(), len(data)), data)
              for role, data in sorted(datas.items())]
     manifest = manifest_bytes(build_manifest(layout, name, [f for f, _ in files]))
     found = next((n for n in needles if n.encode() in manifest), None)

@@ -9,6 +9,11 @@ each scope's files by ``os.replace`` (meta last), then the registry, routing
 (only the changed scopes' rows) and the manifest, and ``pulled.json`` last. A
 refusal, or a kill at any point, leaves the previous state answering; the next
 pull redoes what was not recorded.
+
+Without ``full`` (``loci pull`` without ``--all``) a bundle that carries its query file is
+pulled as a map: its vocabulary, references and summary only, the rest left in the store
+with a record of each file's checksum (``loci.kernel.territory``, which the query side uses
+to fetch them when a question first needs the scope).
 """
 from __future__ import annotations
 
@@ -25,7 +30,13 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
-from pipeline.share.bundle import MANIFEST, BundleError, parse_manifest
+from pipeline.share.bundle import (
+    MANIFEST,
+    VECTOR_ROLES,
+    BundleError,
+    derived_signature,
+    parse_manifest,
+)
 from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
 from pipeline.share.stage import Incoming, fetch_all, stage_all
 from pipeline.share.store import Entry, Store, open_store
@@ -52,6 +63,12 @@ def read_pulled(layout: Layout) -> dict[str, dict]:
 def pulled_sources(layout: Layout) -> list[str]:
     """Every source a scope of this home was pulled from (what `loci update` pulls again)."""
     return sorted({r["source"] for r in read_pulled(layout).values() if isinstance(r.get("source"), str)})
+
+
+def pulled_whole(layout: Layout, source: str) -> bool:
+    """Whether ``source`` was last pulled with every store (``--all``): `loci update` pulls it
+    again the same way."""
+    return not any(r.get("mapped") for r in read_pulled(layout).values() if r.get("source") == source)
 
 
 @dataclass
@@ -92,25 +109,19 @@ def _listing(entry: Entry, now: float) -> list[int] | None:
     return [entry.size, entry.mtime_ns] if now - entry.mtime_ns / 1e9 > SETTLE_SECONDS else None
 
 
-def derived_signature(params: Params) -> str:
-    """What a pulled scope's derived files (its query file) were built with: another value
-    (a newer loci, other parameters) makes the next pull build them again."""
-    from loci.kernel import tokens
-    from loci.kernel.config import QUERY_SCHEMA
-
-    return f"query{QUERY_SCHEMA}:{params.index_signature()}:{tokens.signature()}"
-
-
 def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[str, dict],
-             no_vectors: bool, derived: str, refused: dict[str, str]) -> tuple[list[Incoming], list[str]]:
+             no_vectors: bool, derived: str, refused: dict[str, str],
+             full: bool = True) -> tuple[list[Incoming], list[str]]:
     """The bundles whose manifest moved since the last pull (or whose derived files this loci
-    would build otherwise), and the local names of the rest; a bad manifest goes to ``refused``."""
+    would build otherwise, or that were pulled as a map when ``full`` asks for every store),
+    and the local names of the rest; a bad manifest goes to ``refused``."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
     incoming, unchanged, to_read = [], [], []
     for entry in entries:
         name, rec = by_folder.get((store.url, entry.folder), (None, None))
         same_mode = (rec is not None and bool(rec.get("no_vectors")) == no_vectors
-                     and rec.get("derived") == derived and layout.meta(name).is_file())
+                     and rec.get("derived") == derived and layout.meta(name).is_file()
+                     and not (full and rec.get("mapped")))
         if same_mode and rec.get("listing") is not None and rec.get("listing") == [entry.size, entry.mtime_ns]:
             unchanged.append(name)
         else:
@@ -126,8 +137,17 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
             continue
         manifest = set_aside(refused, entry.folder, _manifest, data, store, entry)
         if manifest is not None:
-            incoming.append(Incoming(entry, manifest, digest, name or ""))
+            incoming.append(Incoming(entry, manifest, digest, name or "",
+                                     mapped=not full and mappable(manifest, derived, no_vectors)))
     return incoming, unchanged
+
+
+def mappable(manifest, derived: str, no_vectors: bool) -> bool:
+    """A bundle whose stores can stay remote: it carries its query file, built as this loci
+    builds one, and (for its vectors) its summary, which the second opinion's first pass reads."""
+    roles = {f.role for f in manifest.files}
+    return ("query" in roles and manifest.raw.get("derived") == derived
+            and (no_vectors or "vectors" not in roles or "summary" in roles))
 
 
 def _manifest(data: bytes, store: Store, entry: Entry):
@@ -205,11 +225,15 @@ def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
 
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
+    from loci.kernel import territory
+    from loci.kernel.vectorstore import scope_summary_path
     from loci.query.semantic import label_vectors_path, matrix_path, meta_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
-           "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name)}
+           "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name),
+           "map_vocab": territory.vocab_db(layout, name)}
     if model is not None:
+        out["summary"] = scope_summary_path(layout, model, name)
         for role, path in (("vectors", layout.vectors(model, name)),
                            ("label_vectors", label_vectors_path(layout, model, name))):
             # the matrix before its manifest; ``role`` itself (a schema-1 Parquet store) is removed
@@ -218,9 +242,22 @@ def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Pat
 
 
 def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
-             model: str | None) -> None:
-    """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope."""
-    for key, dest in _destinations(layout, name, model).items():
+             model: str | None, no_vectors: bool) -> bool:
+    """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope.
+    Returns whether its summary moved (a map's, staged; a full copy's is written at the merge).
+    A scope pulled as a map: its record of the stores left remote first, and no stale copy
+    of them stays (the next question fetches this version)."""
+    from loci.kernel import territory
+
+    dests = _destinations(layout, name, model)
+    if inc.mapped:
+        territory.write_record(layout, name, store.url, inc.entry.folder,
+                               _remote_files(inc, dests, no_vectors), inc.manifest.embedding, model)
+    else:
+        territory.forget(layout, name)
+    same_summary = ("summary" in staged and dests.get("summary") is not None
+                    and _same_file(staged["summary"], dests["summary"]))
+    for key, dest in dests.items():
         if key in staged:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(staged[key], dest)
@@ -231,6 +268,23 @@ def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, 
     meta.update(name=name, fingerprint=raw.get("fingerprint", ""), origin=origin_of(store, inc))
     write_json(layout.meta(name), meta)
     layout.error(name).unlink(missing_ok=True)
+    return not (inc.mapped and same_summary)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    import filecmp
+
+    try:
+        return filecmp.cmp(a, b, shallow=False)
+    except OSError:
+        return False
+
+
+def _remote_files(inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
+    """The stores a map leaves remote, each with its checksum (vectors only where the home
+    has a model to keep them under)."""
+    return [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size} for f in inc.manifest.files
+            if f.role == "query" or (f.role in VECTOR_ROLES and not no_vectors and f.role in dests)]
 
 
 def origin_of(store: Store, inc: Incoming) -> dict:
@@ -270,9 +324,11 @@ def _clean_staging(layout: Layout) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS) -> PullReport:
+def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS,
+         full: bool = True) -> PullReport:
     """Pull every changed bundle from ``source`` into ``layout``'s home; refuse (BundleError,
-    home untouched) on anything that cannot be trusted."""
+    home untouched) on anything that cannot be trusted. Without ``full``, a bundle that can
+    be (``mappable``) is pulled as a map: its stores stay remote until a question needs them."""
     store = open_store(source)
     report = PullReport(store.url)
     layout.home.mkdir(parents=True, exist_ok=True)
@@ -282,13 +338,14 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         entries = store.list()
         report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
         derived = derived_signature(params)
-        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused)
+        incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused,
+                                              full)
         listed = {e.folder for e in entries} | set(report.refused)
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
         if not incoming:
             if _settle(records, report.unchanged, entries, time.time()):
-                write_json(pulled_path(layout), {"scopes": records})
+                write_json(pulled_path(layout), {"scopes": records}, compact=True)
             return report
         model = _home_model(layout, incoming, no_vectors)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
@@ -301,14 +358,16 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             if not incoming:
                 return report
             _checkpoint("staged")
+            moved = set()
             for inc in incoming:
-                _install(layout, inc.name, staged[inc.name], inc, store, model)
+                if _install(layout, inc.name, staged[inc.name], inc, store, model, no_vectors):
+                    moved.add(inc.name)
                 _checkpoint("installed-one")
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         _register(layout, store, incoming)
         _checkpoint("registered")
-        _merge(layout, [inc.name for inc in incoming], model)
+        _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped}, moved)
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
@@ -318,19 +377,22 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
                 "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
-                "no_vectors": no_vectors, "derived": derived}
+                "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
         _settle(records, report.unchanged, entries, now)
-        write_json(pulled_path(layout), {"scopes": records})
+        write_json(pulled_path(layout), {"scopes": records}, compact=True)
     report.imported = [inc.name for inc in incoming]
     report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}
     report.model = model if any(inc.manifest.embedding for inc in incoming) and not no_vectors else None
     return report
 
 
-def _merge(layout: Layout, changed: list[str], model: str | None) -> None:
+def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset(),
+           summaries_moved: set[str] | None = None) -> None:
     """The changed scopes' vector summaries and the merged summary file (what a one-shot second
-    opinion reads first), cross-scope uses, routing (only ``changed`` rewritten), the manifest last."""
+    opinion reads first; merged again only when a summary moved), cross-scope uses (rewritten
+    only when references moved), routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
+    from loci.kernel.vectorstore import merged_summary_files
     from pipeline.routing import merge_routing
     from pipeline.uses import merge_uses
 
@@ -339,7 +401,10 @@ def _merge(layout: Layout, changed: list[str], model: str | None) -> None:
         from pipeline.embed import merge_summaries, write_scope_summary
 
         for name in changed:
-            write_scope_summary(layout, model, name)
-        merge_summaries(layout, model, names)
+            if name not in mapped:   # a map's summary came with it (its vectors did not)
+                write_scope_summary(layout, model, name)
+        moved = summaries_moved is None or bool(set(changed) & summaries_moved)
+        if moved or not all(p.is_file() for p in merged_summary_files(layout, model)):
+            merge_summaries(layout, model, names)
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)

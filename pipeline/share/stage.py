@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loci.kernel.config import Params
-from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
+from pipeline.share.bundle import MAP_ROLES, RAW_ROLES, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
 from pipeline.share.store import Entry, Store
 
 
@@ -21,6 +21,15 @@ class Incoming:
     manifest: Manifest
     digest: str
     name: str = ""
+    mapped: bool = False   # pulled as a map: only MAP_ROLES fetched, the stores left remote
+
+
+def wanted(inc: Incoming, no_vectors: bool) -> list:
+    """The files of ``inc`` a pull fetches: a map's, or every table (a query file and a
+    summary are built here from them)."""
+    if inc.mapped:
+        return [f for f in inc.manifest.files if f.role in MAP_ROLES and not (no_vectors and f.role == "summary")]
+    return [f for f in inc.manifest.files if f.role not in RAW_ROLES and not (no_vectors and f.role in VECTOR_ROLES)]
 
 
 FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
@@ -51,8 +60,7 @@ def _fetch(folders: list[Path], store: Store, incoming: list[Incoming],
     """Every file of every bundle fetched and verified into its folder, several at a time
     (one bounded pool over all the files, so one changed bundle's files also come together);
     for each bundle, its staged file of each role, or the first BundleError of its files."""
-    jobs = [(folder, inc, f) for folder, inc in zip(folders, incoming) for f in inc.manifest.files
-            if not (no_vectors and f.role in VECTOR_ROLES)]
+    jobs = [(folder, inc, f) for folder, inc in zip(folders, incoming) for f in wanted(inc, no_vectors)]
     for folder in folders:
         folder.mkdir(parents=True)
     got = fetch_all(lambda job: kept(_fetch_file, job[0], store, job[1], job[2]), jobs)
@@ -68,12 +76,23 @@ def _fetch(folders: list[Path], store: Store, incoming: list[Incoming],
 
 
 def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
-           params: Params) -> dict[str, Path]:
-    """The staged files plus the derived ones built from them (runs in a worker for big pulls)."""
-    from pipeline.share.tables import check_tables
+           params: Params, mapped: bool = False) -> dict[str, Path]:
+    """The staged files plus the derived ones built from them (runs in a worker for big pulls);
+    for a map, its routing vocabulary as the SQLite table routing merges."""
+    from pipeline.share.tables import check_summary, check_tables
 
     try:
+        summary = staged.pop("summary", None)
         tables = check_tables(staged, manifest, where)
+        if mapped:
+            from pipeline.query_store import write_vocab_db
+
+            if summary is not None:
+                check_summary(summary, manifest, where)
+            out = stage / "map_vocab.sqlite"
+            vocab = tables["vocab"].to_pydict()
+            write_vocab_db(out, list(zip(vocab["token"], vocab["weight"])))
+            return {**staged, "map_vocab": out, **({"summary": summary} if summary is not None else {})}
         return {**staged, **_derived(stage, staged, manifest, params, tables)}
     except BundleError:
         raise
@@ -124,7 +143,8 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     good = [i for i, got in enumerate(fetched) if not isinstance(got, BundleError)]
     incoming, folders, fetched = [incoming[i] for i in good], [folders[i] for i in good], [fetched[i] for i in good]
     args = (folders, fetched, [inc.manifest for inc in incoming],
-            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming))
+            [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming),
+            [inc.mapped for inc in incoming])
     jobs = default_jobs()
     if len(incoming) < PARALLEL_FROM or jobs < 2:
         built = list(map(_build_kept, *args))
@@ -155,9 +175,9 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     import pyarrow.parquet as pq
 
+    from loci.kernel.vectorfiles import store_from_parquet
     from loci.query.semantic import matrix_path, meta_path
     from pipeline.chunks import Chunk
-    from pipeline.embed import store_from_parquet
     from pipeline.index import write_query_file
 
     out: dict[str, Path] = {}

@@ -1,6 +1,7 @@
 """Where bundles are kept: a directory (a path or ``file://``) or ``s3://bucket/prefix``.
 
-Both go through ``pyarrow.fs``. S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
+Both go through ``pyarrow.fs``, opened by ``loci.kernel.remote`` (shared with the query side's
+fetch of a mapped scope's stores): S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
 ``AWS_ENDPOINT_URL`` (e.g. a MinIO or moto server), its region from ``AWS_REGION`` /
 ``AWS_DEFAULT_REGION``, and its credentials from the AWS SDK's usual chain (the
 ``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY`` variables, then ``AWS_PROFILE`` and
@@ -14,13 +15,10 @@ import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import unquote, urlparse
 
+from loci.kernel.remote import BLOCK
+from loci.kernel.remote import short as _short
 from pipeline.share.bundle import MANIFEST, BundleError
-
-CONNECT_TIMEOUT = 5.0
-BLOCK = 1 << 20              # bytes read at a time while copying a bundle's file
-REQUEST_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -32,10 +30,6 @@ class Entry:
     mtime_ns: int
 
 
-def _short(exc: BaseException) -> str:
-    """The error's first line, whole (the S3 client names the host at its end)."""
-    lines = str(exc).strip().splitlines()
-    return lines[0] if lines else type(exc).__name__
 
 
 class Store:
@@ -159,23 +153,16 @@ class Store:
     def copy(self, folder: str, name: str, size: int, dest: Path) -> tuple[int, str]:
         """Copy a file to ``dest`` a block at a time, never more than ``size`` + 1 bytes;
         returns (bytes copied, their sha256). The caller compares both with the manifest."""
+        from loci.kernel.remote import copy_counted
+
         self._refuse_link(folder, name)
-        digest, copied = hashlib.sha256(), 0
         try:
-            with self.fs.open_input_stream(self._path(folder, name)) as fh, open(dest, "wb") as out:
-                while copied <= size:
-                    block = fh.read(min(BLOCK, size + 1 - copied))
-                    if not block:
-                        break
-                    digest.update(block)
-                    out.write(block)
-                    copied += len(block)
+            return copy_counted(self.fs, self._path(folder, name), size, dest)
         except FileNotFoundError:
             raise BundleError(f"{self.url}/{folder}/{name} is missing; nothing was pulled, "
                               f"re-export the bundle") from None
         except OSError as exc:
             raise self._fail("read", exc) from None
-        return copied, digest.hexdigest()
 
     def write(self, folder: str, name: str, data: bytes) -> None:
         try:
@@ -191,51 +178,12 @@ class Store:
             raise self._fail("write to", exc) from None
 
 
-def _s3(url: str, parsed) -> Store:
-    try:
-        from pyarrow import fs as pafs
-    except ImportError:  # pragma: no cover - pyarrow is a dependency
-        raise BundleError("s3:// needs pyarrow with S3 support: pip install -U pyarrow") from None
-    bucket, prefix = parsed.netloc, parsed.path.strip("/")
-    if not bucket:
-        raise BundleError(f"{url} names no bucket; write s3://bucket/prefix")
-    # a delayed open sends a file smaller than one part as a single PUT, not a three-request
-    # multipart upload; a failure then surfaces when the stream closes, still inside Store.write
-    kw: dict = {"connect_timeout": CONNECT_TIMEOUT, "request_timeout": REQUEST_TIMEOUT,
-                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2),
-                "allow_delayed_open": True}
-    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
-    if endpoint:
-        kw["endpoint_override"] = endpoint
-        if endpoint.startswith("http://"):
-            kw["scheme"] = "http"
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if region:
-        kw["region"] = region
-    try:
-        fs = pafs.S3FileSystem(**kw)
-    except (OSError, ValueError, TypeError) as exc:
-        raise BundleError(f"cannot open {url} ({_short(exc)}); check the AWS_* settings") from None
-    return Store(url, fs, posixpath.join(bucket, prefix) if prefix else bucket, bucket)
-
-
 def open_store(source: str, *, create: bool = False) -> Store:
     """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``."""
-    from pyarrow import fs as pafs
+    from loci.kernel.remote import RemoteError, open_remote
 
-    parsed = urlparse(source)
-    if parsed.scheme == "s3":
-        return _s3(source.rstrip("/"), parsed)
-    if parsed.scheme == "file":
-        path = Path(unquote(parsed.path))
-    elif parsed.scheme and len(parsed.scheme) > 1:
-        raise BundleError(f"{source}: unsupported address; give a folder, file://PATH or s3://bucket/prefix")
-    else:
-        path = Path(source).expanduser()
-    path = path.resolve()
-    if create:
-        path.mkdir(parents=True, exist_ok=True)
-    if not path.is_dir():
-        raise BundleError(f"{source} is not a folder; give a folder, file://PATH or s3://bucket/prefix "
-                          f"that holds bundles")
-    return Store(path.as_uri(), pafs.LocalFileSystem(), str(path), path.name or "local")
+    try:
+        remote = open_remote(source, create=create)
+    except RemoteError as exc:
+        raise BundleError(str(exc)) from None
+    return Store(remote.url, remote.fs, remote.base, remote.label)

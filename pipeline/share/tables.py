@@ -70,30 +70,9 @@ def _values(role: str, table) -> str | None:
 
 def _vectors(role: str, path: Path, manifest: Manifest) -> str | None:
     """A vector table as ``pipeline.embed.store_as_parquet`` writes it, of the manifest's model."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
+    from loci.kernel.vectorfiles import vector_table_problem
 
-    key = "hash" if role == "vectors" else "label"
-    table = pq.read_table(path)
-    raw = table.schema.metadata or {}
-    want = manifest.embedding or {}
-    model, dim = raw.get(b"loci.model", b"").decode("utf-8", "replace"), raw.get(b"loci.dim", b"").decode()
-    if model != want.get("model") or dim != str(want.get("dim")):
-        return f"holds vectors of {model[:60] or 'no model'} (dim {dim[:8] or '?'}), not the manifest's " \
-               f"{want.get('model')} (dim {want.get('dim')})"
-    vtype = table.schema.field("vector").type if "vector" in table.column_names else None
-    if key not in table.column_names or table.schema.field(key).type != pa.string():
-        return f"has no string column {key!r}"
-    if vtype is None or not pa.types.is_fixed_size_list(vtype) or vtype.list_size != want["dim"] \
-            or vtype.value_type != pa.float32():
-        return f"has no column 'vector' of {want['dim']} float32 values"
-    if table.column(key).null_count or table.column("vector").null_count:
-        return "has empty rows"
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    if not np.isfinite(flat).all():
-        return "holds vectors with NaN or infinite values"
-    return None
+    return vector_table_problem(path, "hash" if role == "vectors" else "label", manifest.embedding or {})
 
 
 def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dict:
@@ -118,3 +97,17 @@ def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dic
         if found:
             raise BundleError(f"{where}/{path.name} {found}; nothing was pulled, re-export the bundle")
     return tables
+
+
+def check_summary(path: Path, manifest: Manifest, where: str) -> None:
+    """A scope's summary as ``pipeline.embed.write_scope_summary`` writes it: float16 rows of the
+    manifest's dimension, finite."""
+    import numpy as np
+
+    try:
+        rows = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, EOFError) as exc:
+        raise BundleError(f"{where}/{path.name} cannot be read ({str(exc)[:80]}); re-export the bundle") from None
+    dim = (manifest.embedding or {}).get("dim")
+    if rows.dtype != np.float16 or rows.ndim != 2 or rows.shape[1] != dim or not np.isfinite(rows).all():
+        raise BundleError(f"{where}/{path.name} is not a summary of {dim}-wide float16 rows; re-export the bundle")

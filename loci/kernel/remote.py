@@ -1,0 +1,105 @@
+"""Where bundles are kept, as a filesystem: a directory (a path or ``file://``) or
+``s3://bucket/prefix``, both through ``pyarrow.fs``.
+
+The build side's pull and push (``pipeline.share.store``) and the query side's fetch of a
+pulled scope's stores (``loci.kernel.territory``) open a store through this module, so both
+read the same settings: S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
+``AWS_ENDPOINT_URL`` (e.g. a MinIO or moto server), its region from ``AWS_REGION`` /
+``AWS_DEFAULT_REGION``, and its credentials from the AWS SDK's usual chain.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+from loci.kernel.errors import LociError
+
+CONNECT_TIMEOUT = 5.0
+REQUEST_TIMEOUT = 30.0
+BLOCK = 1 << 20              # bytes read at a time while copying a file
+
+
+class RemoteError(LociError, RuntimeError):
+    """A store cannot be opened or read; the message is one line naming it and the fix."""
+
+
+@dataclass(frozen=True)
+class Remote:
+    url: str       # as the home records it (a file:// URI for a folder)
+    fs: object     # a pyarrow FileSystem
+    base: str      # the store's root inside ``fs``
+    label: str     # a short name (the folder's or the bucket's)
+
+
+def short(exc: BaseException) -> str:
+    """The error's first line, whole (the S3 client names the host at its end)."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def _s3(url: str, parsed) -> Remote:
+    from pyarrow import fs as pafs
+
+    bucket, prefix = parsed.netloc, parsed.path.strip("/")
+    if not bucket:
+        raise RemoteError(f"{url} names no bucket; write s3://bucket/prefix")
+    # a delayed open sends a file smaller than one part as a single PUT, not a three-request
+    # multipart upload; a failure then surfaces when the stream closes, still inside a write
+    kw: dict = {"connect_timeout": CONNECT_TIMEOUT, "request_timeout": REQUEST_TIMEOUT,
+                "retry_strategy": pafs.AwsStandardS3RetryStrategy(max_attempts=2),
+                "allow_delayed_open": True}
+    endpoint = os.environ.get("AWS_ENDPOINT_URL_S3") or os.environ.get("AWS_ENDPOINT_URL")
+    if endpoint:
+        kw["endpoint_override"] = endpoint
+        if endpoint.startswith("http://"):
+            kw["scheme"] = "http"
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        kw["region"] = region
+    try:
+        fs = pafs.S3FileSystem(**kw)
+    except (OSError, ValueError, TypeError) as exc:
+        raise RemoteError(f"cannot open {url} ({short(exc)}); check the AWS_* settings") from None
+    return Remote(url, fs, posixpath.join(bucket, prefix) if prefix else bucket, bucket)
+
+
+def open_remote(source: str, *, create: bool = False) -> Remote:
+    """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``."""
+    from pyarrow import fs as pafs
+
+    parsed = urlparse(source)
+    if parsed.scheme == "s3":
+        return _s3(source.rstrip("/"), parsed)
+    if parsed.scheme == "file":
+        path = Path(unquote(parsed.path))
+    elif parsed.scheme and len(parsed.scheme) > 1:
+        raise RemoteError(f"{source}: unsupported address; give a folder, file://PATH or s3://bucket/prefix")
+    else:
+        path = Path(source).expanduser()
+    path = path.resolve()
+    if create:
+        path.mkdir(parents=True, exist_ok=True)
+    if not path.is_dir():
+        raise RemoteError(f"{source} is not a folder; give a folder, file://PATH or s3://bucket/prefix "
+                          f"that holds bundles")
+    return Remote(path.as_uri(), pafs.LocalFileSystem(), str(path), path.name or "local")
+
+
+def copy_counted(fs, path: str, size: int, dest: Path) -> tuple[int, str]:
+    """Copy the file ``path`` of ``fs`` to ``dest`` a block at a time, never more than
+    ``size`` + 1 bytes; returns (bytes copied, their sha256) for the caller to compare with
+    what it expects. FileNotFoundError and OSError pass through."""
+    digest, copied = hashlib.sha256(), 0
+    with fs.open_input_stream(path) as fh, open(dest, "wb") as out:
+        while copied <= size:
+            block = fh.read(min(BLOCK, size + 1 - copied))
+            if not block:
+                break
+            digest.update(block)
+            out.write(block)
+            copied += len(block)
+    return copied, digest.hexdigest()

@@ -1,0 +1,278 @@
+"""A pulled scope's stores that stay in the remote store until a question needs them.
+
+`loci pull` (without ``--all``) brings each scope's map: what the router and the second
+opinion's first pass read (its meta, its routing vocabulary, its vector summary, its
+references). It leaves the rest (the query file, the chunk and symbol-label vectors) where
+the bundle is published, and records here where each is and its sha256 and size from the
+bundle's manifest. The first question that opens the scope fetches them (``ensure``),
+verifies each against the record, installs them (the query file last: its presence is what
+"cached" means) and evicts the least recently used cached scopes beyond the cap
+(``LOCI_CACHE_MB``, default ``CACHE_MB``). A scope that cannot be fetched is answered
+without, with a one-line note.
+
+Both sides use this module: the pull writes the records (``write_record``) and the query side
+reads them. It imports neither ``pipeline`` nor ``loci.query``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+
+from loci.kernel.config import Layout, safe_name
+
+CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
+CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
+TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote until a question needs it
+VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label"}
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def record_path(layout: Layout, scope: str) -> Path:
+    """Where a mapped scope's stores are published, with their checksums."""
+    return layout.map_record(scope)
+
+
+def vocab_db(layout: Layout, scope: str) -> Path:
+    """A mapped scope's routing vocabulary (an SQLite ``vocab`` table, what routing merges)."""
+    return layout.map_vocab(scope)
+
+
+def _used_path(layout: Layout, scope: str) -> Path:
+    return layout.map_used(scope)
+
+
+def read_record(layout: Layout, scope: str) -> dict | None:
+    try:
+        data = json.loads(record_path(layout, scope).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("files"), list) else None
+
+
+def write_record(layout: Layout, scope: str, source: str, folder: str, files: list[dict],
+                 embedding: dict | None, model: str | None) -> None:
+    """``files``: each store left remote, ``{"role", "path", "sha256", "size"}``; ``embedding``:
+    the manifest's model and dimension, which the vectors must be of; ``model``: the home's
+    model id, under which they are stored here."""
+    from loci.kernel.atomic import write_json
+
+    write_json(record_path(layout, scope), {"scope": scope, "source": source, "folder": folder,
+                                            "files": files, "embedding": embedding, "model": model})
+
+
+def _dest(layout: Layout, rec: dict, role: str) -> Path:
+    """Where a recorded store goes in the home (a vector store's name, the query file)."""
+    if role == "query":
+        return layout.query_db(rec["scope"])
+    if role == "vectors":
+        return layout.vectors(rec["model"], rec["scope"])
+    if role == "label_vectors":
+        return layout.label_vectors(rec["model"], rec["scope"])
+    raise ValueError(f"a store of role {role!r} is not fetched")
+
+
+def forget(layout: Layout, scope: str) -> None:
+    """The scope is no longer mapped (pulled whole, or gone): its record, vocabulary and stamp go."""
+    for path in (record_path(layout, scope), vocab_db(layout, scope), _used_path(layout, scope)):
+        path.unlink(missing_ok=True)
+
+
+def mapped_scopes(layout: Layout) -> list[str]:
+    """Every scope pulled as a map (its stores fetched or not), by the name its record has."""
+    folder = layout.map_dir
+    out = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            name = json.loads(path.read_text(encoding="utf-8")).get("scope")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(name, str):
+            out.append(name)
+    return out
+
+
+def is_cached(layout: Layout, scope: str) -> bool:
+    return layout.query_db(scope).is_file()
+
+
+def state(layout: Layout, scope: str) -> str | None:
+    """"mapped" (stores remote), "cached" (fetched), or None for a scope pulled whole or built here."""
+    if not record_path(layout, scope).is_file():
+        return None
+    return "cached" if is_cached(layout, scope) else "mapped"
+
+
+def _files(layout: Layout, rec: dict) -> list[Path]:
+    """Every local file the record's stores become (a vector store is a matrix and its manifest)."""
+    from loci.kernel.vectorstore import vector_files
+
+    out = []
+    for f in rec["files"]:
+        dest = _dest(layout, rec, f["role"])
+        out.extend(vector_files(dest) if f["role"] in VECTOR_KEYS else (dest,))
+    return out
+
+
+def cached_bytes(layout: Layout, scope: str) -> int:
+    rec = read_record(layout, scope)
+    return sum(p.stat().st_size for p in _files(layout, rec) if p.is_file()) if rec else 0
+
+
+def cap_bytes() -> int:
+    """The cap on fetched stores: ``LOCI_CACHE_MB`` (megabytes), else ``CACHE_MB``."""
+    raw = os.environ.get("LOCI_CACHE_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else CACHE_MB
+    except ValueError:
+        mb = CACHE_MB
+    return int(max(mb, 0) * (1 << 20))
+
+
+def _lock(scope: str) -> threading.Lock:
+    with _locks_guard:
+        return _locks.setdefault(scope, threading.Lock())
+
+
+def ensure(layout: Layout, scope: str) -> str | None:
+    """Make a mapped scope's stores local (fetched, verified, installed; nothing to do for a
+    cached scope or one pulled whole); returns None, or a one-line note when they cannot be
+    fetched (the question is then answered without this scope)."""
+    rec = read_record(layout, scope)
+    if rec is None:
+        return None
+    with _lock(scope):
+        if not is_cached(layout, scope):
+            try:
+                _fetch(layout, rec)
+            except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+                from loci.kernel.remote import short
+
+                return (f"{scope}: its stores could not be fetched from {rec.get('source')} ({short(exc)[:200]}); "
+                        f"answered without it")
+            _touch(layout, scope)   # first: what it fetched counts against the cap
+            evict(layout, keep={scope})
+        else:
+            _touch(layout, scope)
+    return None
+
+
+def _touch(layout: Layout, scope: str) -> None:
+    path = _used_path(layout, scope)
+    try:
+        path.touch()
+        os.utime(path)
+    except OSError:
+        pass   # a read-only home still answers; its cache order is left as it is
+
+
+def _fetch(layout: Layout, rec: dict) -> None:
+    """Every store of ``rec`` copied into a staging folder in the home, each checked against
+    its size and sha256 (and a vector table against its schema), then moved into place, the
+    query file last."""
+    import posixpath
+    import shutil
+    import tempfile
+    from concurrent.futures import ThreadPoolExecutor
+
+    from loci.kernel.remote import RemoteError, copy_counted, open_remote
+
+    remote = open_remote(rec["source"])
+    layout.home.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".fetch-", dir=layout.home))
+    try:
+        def one(f: dict) -> tuple[dict, Path]:
+            where = f"{remote.url}/{rec['folder']}/{f['path']}"
+            target = stage / posixpath.basename(f["path"])
+            try:
+                copied, digest = copy_counted(remote.fs, posixpath.join(remote.base, rec["folder"], f["path"]),
+                                              int(f["size"]), target)
+            except FileNotFoundError:
+                raise RemoteError(f"{where} is missing") from None
+            if copied != f["size"] or digest != f["sha256"]:
+                raise RemoteError(f"{where} does not match its sha256 in the manifest (damaged or replaced; "
+                                  f"`loci pull` takes the published version again)")
+            return f, target
+
+        with ThreadPoolExecutor(max_workers=len(rec["files"]) or 1) as pool:
+            got = list(pool.map(one, rec["files"]))
+        moves = []
+        for f, path in got:
+            dest = _dest(layout, rec, f["role"])
+            if f["role"] in VECTOR_KEYS:
+                moves.extend(_vector_moves(stage, f, path, dest, rec))
+            else:
+                _check_query_file(path, f"{remote.url}/{rec['folder']}/{f['path']}")
+                moves.append((path, dest))
+        moves.sort(key=lambda m: m[1] == layout.query_db(rec["scope"]))   # the query file last
+        for src, dest in moves:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dest)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _check_query_file(path: Path, where: str) -> None:
+    from loci.kernel.integrity import sqlite_problem
+    from loci.kernel.remote import RemoteError
+
+    found = sqlite_problem(path, thorough=True)
+    if found:
+        raise RemoteError(f"{where} is {found}")
+
+
+def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) -> list[tuple[Path, Path]]:
+    """The vector table checked and written as the home's store (matrix, then manifest)."""
+    from loci.kernel.remote import RemoteError
+    from loci.kernel.vectorfiles import store_from_parquet, vector_table_problem
+    from loci.kernel.vectorstore import matrix_path, meta_path
+
+    key = VECTOR_KEYS[f["role"]]
+    found = vector_table_problem(parquet, key, rec.get("embedding") or {})
+    if found:
+        raise RemoteError(f"{rec['source']}/{rec['folder']}/{f['path']} {found}")
+    store = stage / f"{f['role']}.store"
+    store_from_parquet(parquet, store, key)
+    return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]
+
+
+def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
+          grace: float = CACHE_GRACE_SECONDS) -> list[str]:
+    """Remove the fetched stores of the least recently used mapped scopes until what is
+    cached fits ``cap`` (``cap_bytes()``); never ``keep`` nor a scope used in the last
+    ``grace`` seconds. Returns the scopes evicted (their file names), oldest first. Reads
+    only the scopes that were used (a stamp each), not every scope of the home."""
+    import time
+
+    cap = cap_bytes() if cap is None else cap
+    now = time.time()
+    keep = {safe_name(s) for s in keep}
+    folder = layout.map_dir
+    cached = []
+    for stamp in folder.glob("*.used") if folder.is_dir() else ():
+        try:
+            rec = json.loads(stamp.with_suffix(".json").read_text(encoding="utf-8"))
+            used = stamp.stat().st_mtime
+        except (OSError, ValueError):
+            continue
+        query = layout.query_db(rec.get("scope", ""))
+        if not rec.get("scope") or not query.is_file():
+            continue
+        files = [p for p in _files(layout, rec) if p.is_file()]
+        cached.append((used, stamp.stem, query, files, sum(p.stat().st_size for p in files)))
+    total = sum(c[4] for c in cached)
+    out = []
+    for used, name, query, files, size in sorted(cached, key=lambda c: (c[0], c[1])):
+        if total <= cap:
+            break
+        if name in keep or now - used < grace:
+            continue
+        files.sort(key=lambda p: p != query)   # the query file first: then the scope reads as mapped
+        for path in files:
+            path.unlink(missing_ok=True)
+        total -= size
+        out.append(name)
+    return out

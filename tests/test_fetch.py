@@ -1,0 +1,235 @@
+"""`loci pull` without --all: the map comes, the stores stay in the store until a question needs
+them; then they are fetched, verified and cached (least recently used out beyond the cap)."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+
+import pytest
+import test_pull
+from test_pull import CHANGED_Q, GIZMO_Q, WEBBY_Q, ask_json, cli, swap
+
+from loci.kernel import territory
+from loci.kernel.config import layout
+
+corpus, published = test_pull.corpus, test_pull.published   # the fixtures: two bundles in a folder store
+
+
+def _flip(path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def _home_bytes(home) -> int:
+    return sum(p.stat().st_size for p in home.rglob("*") if p.is_file())
+
+
+def test_a_pull_without_all_leaves_the_stores_in_the_store_and_still_routes(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    for name in ("gizmo", "webby"):
+        assert territory.state(lay, name) == "mapped"
+        assert lay.meta(name).is_file() and territory.vocab_db(lay, name).is_file()
+        assert not lay.query_db(name).exists() and not lay.chunks(name).exists()
+    route = json.loads(cli("route", "--json", "--no-cwd", "--fast", GIZMO_Q).stdout)
+    assert route["scopes"] == ["gizmo"]
+    assert not lay.query_db("gizmo").exists()      # routing alone fetches nothing
+
+
+def test_a_question_routed_to_a_mapped_scope_fetches_its_stores_and_answers_as_a_full_copy(
+        published, tmp_path, monkeypatch):
+    from test_bundle import FakeEncoder
+
+    import loci.query.semantic
+
+    # with the second opinion (the fake model): its first pass reads the summaries, then vectors
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    mapped_bytes = _home_bytes(layout().home)
+    mapped = [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)]
+    lay = layout()
+    assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "cached"
+    model = json.loads(lay.embed_config.read_text())["model_id"]
+    assert lay.vectors(model, "gizmo").with_suffix(".npy").is_file()     # the vectors came too
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "full"))
+    cli("pull", str(published), "--all", "--quiet", "--no-calibrate")
+    assert [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)] == mapped
+    assert mapped_bytes < _home_bytes(tmp_path / "full")
+
+
+def test_a_damaged_remote_store_is_refused_by_name_and_the_question_still_answered(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    _flip(published / "gizmo" / "query.sqlite")
+    res = cli("ask", "--json", "--no-cwd", GIZMO_Q)
+    assert json.loads(res.stdout)["scopes"] == ["gizmo"]
+    note = next(n for n in res.stderr.splitlines() if "gizmo:" in n)
+    assert "gizmo/query.sqlite" in note and "sha256" in note and "answered without it" in note
+    assert "Traceback" not in res.output
+    assert territory.state(layout(), "gizmo") == "mapped"            # nothing half-installed
+    assert not list(layout().home.glob(".fetch-*"))
+
+
+def test_an_unreachable_store_at_question_time_is_a_note_not_a_traceback(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    shutil.rmtree(published)
+    res = cli("ask", "--json", "--no-cwd", WEBBY_Q)
+    assert json.loads(res.stdout)["scopes"] == ["webby"]
+    assert any("webby:" in n and "could not be fetched" in n for n in res.stderr.splitlines())
+    assert "Traceback" not in res.output
+
+
+def test_the_cache_evicts_the_least_recently_used_scope_beyond_the_cap(published, monkeypatch):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    ask_json(GIZMO_Q)
+    one = territory.cached_bytes(lay, "gizmo")
+    assert one > 0
+    old = time.time() - 3600
+    os.utime(lay.map_used("gizmo"), (old, old))
+    monkeypatch.setenv("LOCI_CACHE_MB", str(one * 1.5 / (1 << 20)))   # room for one scope
+    ask_json(WEBBY_Q)
+    assert territory.state(lay, "webby") == "cached"
+    assert territory.state(lay, "gizmo") == "mapped"                  # least recently used: out
+    assert ask_json(GIZMO_Q)["scopes"] == ["gizmo"]                    # and fetched again when asked
+
+
+def test_a_scope_used_within_the_grace_period_is_not_evicted(published, monkeypatch):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    ask_json(GIZMO_Q)
+    monkeypatch.setenv("LOCI_CACHE_MB", "0")
+    ask_json(WEBBY_Q)
+    assert territory.state(lay, "gizmo") == "cached"   # another question may be reading it
+
+
+def test_a_changed_bundle_drops_the_cached_stores_and_the_next_question_fetches_the_new_ones(published, corpus):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    ask_json(WEBBY_Q)
+    swap(published, corpus.v2)
+    out = json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)
+    assert out["imported"] == ["webby"]
+    assert territory.state(layout(), "webby") == "mapped"
+    answer = ask_json("--fast", CHANGED_Q)
+    assert answer["scopes"] == ["webby"]
+    assert any("rotate certificates" in e["text"] for b in answer["blocks"] for e in b["episodes"])
+
+
+def test_pull_all_after_a_map_copies_every_store(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    out = json.loads(cli("pull", str(published), "--all", "--json", "--no-calibrate").stdout)
+    assert sorted(out["imported"]) == ["gizmo", "webby"]
+    lay = layout()
+    assert territory.state(lay, "gizmo") is None and lay.chunks("gizmo").is_file()
+
+
+def test_doctor_tells_mapped_scopes_from_cached_ones(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    ask_json(GIZMO_Q)
+    found = {f["scope"]: f["problem"] for f in json.loads(cli("doctor", "--json", code=1).stdout)
+             if f["scope"] in ("gizmo", "webby")}
+    assert found == {"gizmo": "pulled_cached", "webby": "pulled_mapped"}
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _routing_rows(path) -> set:
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        names = dict(con.execute("SELECT id, name FROM scopes"))
+        return {(t, names[s], w) for t, s, w in con.execute("SELECT token, scope, weight FROM routing")}
+    finally:
+        con.close()
+
+
+def _bump_commit(store, folder: str) -> None:
+    """The bundle's manifest moves (another commit) while its files stay: as a push of a scope
+    whose code moved but not its words, imports or vectors."""
+    path = store / folder / "manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["commit"] = "1" * 40
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    past = time.time() - 3600
+    os.utime(path, (past, past))
+
+
+def test_an_incremental_pull_rewrites_only_what_the_changed_bundle_moved(published, corpus):
+    from loci.kernel.vectorstore import merged_summary_files
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    model = json.loads(lay.embed_config.read_text())["model_id"]
+    kept = {p: p.stat().st_mtime_ns for p in (lay.uses, *merged_summary_files(lay, model))}
+    inode = lay.routing_db.stat().st_ino
+    _bump_commit(published, "webby")
+    assert json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert {p: p.stat().st_mtime_ns for p in kept} == kept          # same references, same summary
+    assert lay.routing_db.stat().st_ino == inode                     # routing updated in place
+
+
+def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, corpus, tmp_path):
+    from pipeline.routing import merge_routing
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    swap(published, corpus.v2)
+    cli("pull", str(published), "--quiet", "--no-calibrate")   # webby's words moved
+    lay = layout()
+    incremental = _routing_rows(lay.routing_db)
+    metas = json.loads(lay.manifest.read_text())["scopes"]     # webby's read again, gizmo's kept
+    lay.routing_db.unlink()
+    merge_routing(lay, ["gizmo", "webby"])                     # written whole, every meta read
+    assert _routing_rows(lay.routing_db) == incremental
+    assert json.loads(lay.manifest.read_text())["scopes"] == metas
+    assert any(t == "certificate" and s == "webby" for t, s, _ in incremental)
+
+
+def test_update_pulls_a_mapped_source_again_as_a_map(published, corpus):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    swap(published, corpus.v2)
+    cli("update", "--quiet", "--no-graphs")
+    lay = layout()
+    assert territory.state(lay, "webby") == territory.state(lay, "gizmo") == "mapped"
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
+
+
+def test_warming_a_long_lived_session_fetches_no_mapped_scope(published, monkeypatch):
+    from test_bundle import FakeEncoder
+
+    import loci.query.semantic
+    from loci.query.ask import open_session
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    open_session(keep_full_index=True).warm()
+    lay = layout()
+    assert territory.state(lay, "gizmo") == territory.state(lay, "webby") == "mapped"
+
+
+def test_a_bundle_carries_its_query_file_summary_and_what_built_them(corpus):
+    from loci.kernel.config import DEFAULT_PARAMS
+    from pipeline.share.bundle import derived_signature
+
+    manifest = json.loads((corpus.v1 / "gizmo" / "manifest.json").read_text())
+    assert {"query", "summary"} <= {f["role"] for f in manifest["files"]}
+    assert manifest["derived"] == derived_signature(DEFAULT_PARAMS)
+    assert (corpus.v1 / "gizmo" / "query.sqlite").read_bytes().startswith(b"SQLite format 3")
+
+
+def test_a_bundle_without_a_query_file_is_pulled_whole_by_a_map_pull(published):
+    path = published / "gizmo" / "manifest.json"
+    manifest = json.loads(path.read_text())           # as a publisher before maps wrote it
+    manifest["files"] = [f for f in manifest["files"] if f["role"] not in ("query", "summary")]
+    manifest.pop("derived")
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    assert territory.state(lay, "gizmo") is None and lay.query_db("gizmo").is_file()
+    assert territory.state(lay, "webby") == "mapped"
+    assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
