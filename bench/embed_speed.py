@@ -42,7 +42,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from bench import inputs  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
 from loci.query.semantic import TRANSFORMER_ID, TransformerEncoder, packaged_model_path  # noqa: E402
-from pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
+from loci_pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
 
 
 def sample_texts(home: Path, n: int, seed: int = 13) -> list[str]:
@@ -176,8 +176,8 @@ def reencode(scopes: list[str], setting: EncodeSetting | None) -> int:
     ``setting`` (None: the plain path this change replaced, sentence-transformers at 256)."""
     from loci.kernel.config import layout as home_layout
     from loci.query.semantic import label_vectors_path, vector_files
-    from pipeline.build_encoder import load_build_encoder
-    from pipeline.embed import embed_scope, merge_summaries, open_encoder
+    from loci_pipeline.build_encoder import load_build_encoder
+    from loci_pipeline.embed import embed_scope, merge_summaries, open_encoder
 
     lay = home_layout()
     names = scopes or sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet"))

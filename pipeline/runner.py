@@ -18,8 +18,8 @@ from typing import Sequence
 
 from doit.reporter import ConsoleReporter
 
-from pipeline import buildlock
-from pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
+from loci_pipeline import buildlock
+from loci_pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
 
 
 @dataclass
@@ -204,7 +204,7 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
             report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
                                      f"(exit {report.code}; its message is above)")
         if report.scopes("index", "failed") and "routing" in report.blocked:
-            from pipeline.tasks import routing_action
+            from loci_pipeline.tasks import routing_action
 
             routing_action(ctx)  # a scope failed: route to what the other scopes built
             report.executed.append("routing")

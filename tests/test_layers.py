@@ -13,22 +13,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("loci", "pipeline")
+# import package -> its folder: the build side installs as loci_pipeline from pipeline/
+FOLDERS = {"loci": "loci", "loci_pipeline": "pipeline"}
+PACKAGES = tuple(FOLDERS)
 
 # (importer prefix, forbidden prefixes): an arrow back up the layers
 FORBIDDEN = (
-    ("loci.kernel", ("pipeline", "loci.front", "loci.query")),
-    ("loci.query", ("pipeline", "loci.front")),
-    ("pipeline", ("loci.front",)),
+    ("loci.kernel", ("loci_pipeline", "loci.front", "loci.query")),
+    ("loci.query", ("loci_pipeline", "loci.front")),
+    ("loci_pipeline", ("loci.front",)),
 )
 
 
 def modules(root: Path) -> dict[str, tuple[Path, bool]]:
     """Dotted module name -> (file, is a package) for every module of PACKAGES under ``root``."""
     out = {}
-    for base in PACKAGES:
-        for path in sorted((root / base).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
+    for base, folder in FOLDERS.items():
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = [base, *path.relative_to(root / folder).with_suffix("").parts]
             if "examples" in parts:                   # the demo's sample projects, not loci's code
                 continue
             package = parts[-1] == "__init__"
@@ -148,7 +150,7 @@ def test_no_arrow_points_back_up_the_layers(graph):
     assert upward(graph) == []
 
 
-# what only the build runs: bulk encoding (torch, pipeline.torch_bert) stays out of the read side
+# what only the build runs: bulk encoding (torch, loci_pipeline.torch_bert) stays out of the read side
 BUILD_ONLY = ("torch",)
 
 
@@ -167,7 +169,7 @@ def test_no_query_module_is_there_for_the_build_alone(graph):
         for t in targets:
             importers.setdefault(t, set()).add(name)
     build_only = sorted(m for m in graph if m.startswith("loci.query.") and importers.get(m)
-                        and all(i.startswith("pipeline") for i in importers[m]))
+                        and all(i.startswith("loci_pipeline") for i in importers[m]))
     assert build_only == []
 
 
@@ -199,7 +201,7 @@ def build_only_names(root: Path) -> dict[str, list[str]]:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_") \
                     and node.name not in used_here:
                 by = users.get((m, node.name), set()) - {m}
-                if by and all(u.startswith("pipeline") for u in by):
+                if by and all(u.startswith("loci_pipeline") for u in by):
                     out[f"{m}.{node.name}"] = sorted(by)
     return out
 
@@ -238,12 +240,12 @@ def test_the_build_only_check_finds_a_name_only_the_build_imports(tmp_path):
         "pipeline/embed.py": "from loci.query.enc import for_the_build, shared\nimport loci.query.enc as e\n"
                              "e.used_here()\n",
     })
-    assert build_only_names(root) == {"loci.query.enc.for_the_build": ["pipeline.embed"]}
+    assert build_only_names(root) == {"loci.query.enc.for_the_build": ["loci_pipeline.embed"]}
 
 
 def test_the_graph_holds_every_layer_and_the_imports_inside_functions(graph):
-    assert {"loci.kernel.config", "loci.query.router", "loci.front.cli_app", "pipeline.build"} <= set(graph)
-    assert "pipeline.build" in graph["loci.front.cli_build"]          # imported inside a command function
+    assert {"loci.kernel.config", "loci.query.router", "loci.front.cli_app", "loci_pipeline.build"} <= set(graph)
+    assert "loci_pipeline.build" in graph["loci.front.cli_build"]          # imported inside a command function
     assert "loci.kernel.config" in graph["loci.query.ask"]
 
 
@@ -260,11 +262,11 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def test_a_cycle_hidden_inside_functions_is_found(tmp_path):
     root = write_tree(tmp_path, {
         "pipeline/__init__.py": "", "loci/__init__.py": "",
-        "pipeline/a.py": "def f():\n    from pipeline.b import g\n",
-        "pipeline/b.py": "def g():\n    from pipeline import a\n",
+        "pipeline/a.py": "def f():\n    from loci_pipeline.b import g\n",
+        "pipeline/b.py": "def g():\n    from loci_pipeline import a\n",
         "pipeline/c.py": "from . import a\n",
     })
-    assert cycles(import_graph(root)) == [["pipeline.a", "pipeline.b"]]
+    assert cycles(import_graph(root)) == [["loci_pipeline.a", "loci_pipeline.b"]]
 
 
 def test_an_arrow_up_the_layers_is_named_and_type_checking_imports_do_not_count(tmp_path):
@@ -272,8 +274,8 @@ def test_an_arrow_up_the_layers_is_named_and_type_checking_imports_do_not_count(
         "pipeline/__init__.py": "", "pipeline/build.py": "",
         "loci/__init__.py": "", "loci/kernel/__init__.py": "", "loci/query/__init__.py": "",
         "loci/front/__init__.py": "", "loci/front/cli.py": "",
-        "loci/query/x.py": "import importlib\ndef f():\n    return importlib.import_module('pipeline.build')\n",
+        "loci/query/x.py": "import importlib\ndef f():\n    return importlib.import_module('loci_pipeline.build')\n",
         "loci/kernel/y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from loci.query import x\n"
                             "from ..front import cli\n",
     })
-    assert upward(import_graph(root)) == ["loci.kernel.y imports loci.front.cli", "loci.query.x imports pipeline.build"]
+    assert upward(import_graph(root)) == ["loci.kernel.y imports loci.front.cli", "loci.query.x imports loci_pipeline.build"]
