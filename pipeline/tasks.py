@@ -594,11 +594,18 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
         yield from vector_tasks()
         yield from multilingual_tasks()
 
+    def task_indexed():
+        """Every scope's index step has run, whether it succeeded or failed (routing waits here)."""
+        # doit runs a task's `setup` tasks before it and, unlike a `task_dep`, runs the task even
+        # when one of them failed: a task with no action and no up-to-date check always runs, so
+        # its setup (every index:S) always does, and routing then merges what those steps left.
+        return {"actions": None, "setup": ["index"]}
+
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
         return {
             "actions": [(routing_action, [ctx])],
-            "task_dep": ["index"],
+            "task_dep": ["indexed"],
             "uptodate": [routing_current(layout, ctx.scope_names),
                          lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
@@ -696,7 +703,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
 
     if delayed:
         task_scopes = create_after(executed="scan", creates=list(PER_SCOPE))(task_scopes)
-    return {f.__name__: f for f in (task_scan, task_scopes, task_routing, task_multilingual_model,
+    return {f.__name__: f for f in (task_scan, task_scopes, task_indexed, task_routing, task_multilingual_model,
                                     task_embed, task_calibrate, task_bundle, task_update)}
 
 

@@ -211,11 +211,13 @@ def test_a_failing_scope_fails_its_task_only_and_the_others_still_build(three, b
     assert layout().error("beta").exists()
 
 
-def test_plain_doit_reports_the_failed_scope_and_holds_routing_back(three, beta_breaks):
+def test_plain_doit_reports_the_failed_scope_and_still_merges_the_others_routing(three, beta_breaks):
+    edit(three / "alpha", "flywheels")
     edit(three / "beta", "websockets")
     report = doit(home(layout()))
-    assert report.code != 0 and "index:beta" in report.failed
-    assert report.scopes("index", "uptodate") == ["alpha", "gamma"]
+    assert report.code != 0 and list(report.failed) == ["index:beta"]
+    assert report.scopes("index") == ["alpha"] and report.scopes("index", "uptodate") == ["gamma"]
+    assert "routing" in report.executed and "flywheel" in routed_tokens(layout())
 
 
 def test_loci_index_names_the_failed_scope_and_its_fix(three, beta_breaks):

@@ -1,0 +1,109 @@
+"""pipeline.runner: one doit run per update, the routing merge inside it even when a scope fails."""
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import make_repo
+from loci.kernel.config import layout
+from pipeline import build
+from pipeline.runner import run
+from pipeline.tasks import BuildContext, home_context
+
+ROOT = Path(__file__).resolve().parent.parent
+REPOS = {
+    "alpha": {"README.md": "# alpha\n\nSprocket calibration toolkit.\n"},
+    "beta": {"README.md": "# beta\n\nCookie sessions over HTTP.\n"},
+}
+
+
+@pytest.fixture
+def two(tmp_path, loci_home):
+    """Two scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
+    code = tmp_path / "code"
+    for name, files in REPOS.items():
+        make_repo(code / name, files)
+    ctx = BuildContext(layout())
+    build.scan(ctx, [code])
+    assert build.update(ctx).code == 0
+    return code
+
+
+def edit(repo: Path, word: str) -> None:
+    (repo / "README.md").write_text((repo / "README.md").read_text() + f"\nNow with {word}.\n")
+
+
+def routed_tokens() -> set[str]:
+    con = sqlite3.connect(layout().routing_db)
+    try:
+        return {t for (t,) in con.execute("SELECT token FROM routing")}
+    finally:
+        con.close()
+
+
+def break_beta_index() -> None:
+    """beta's index cannot be written: its chunk file's place is taken by a folder."""
+    chunks = layout().chunks("beta")
+    chunks.unlink()
+    (chunks / "in-the-way").mkdir(parents=True)
+
+
+def test_one_scope_s_failed_index_still_merges_the_other_s_routing_in_the_same_doit_run(two, monkeypatch):
+    import pipeline.runner
+
+    runs = []
+    real = pipeline.runner.doit_main
+    monkeypatch.setattr(pipeline.runner, "doit_main", lambda *a, **k: runs.append(a) or real(*a, **k))
+    edit(two / "alpha", "flywheels")
+    edit(two / "beta", "websockets")
+    break_beta_index()
+    report = run(home_context(layout(), graphs=False), ["update"])
+    assert len(runs) == 1
+    assert list(report.failed) == ["index:beta"] and report.code != 0
+    assert report.scopes("index") == ["alpha"]
+    assert "routing" in report.values  # doit ran the merge as a task (its values were saved)
+    assert "flywheel" in routed_tokens() and "websocket" not in routed_tokens()
+
+
+def test_python_m_loci_dodo_merges_the_routing_of_the_scopes_that_built_and_fails(two):
+    edit(two / "alpha", "flywheels")
+    edit(two / "beta", "websockets")
+    break_beta_index()
+    out = subprocess.run([sys.executable, "-m", "loci.dodo"], capture_output=True, text=True, cwd=ROOT,
+                         env={**os.environ, "LOCI_HOME": str(layout().home)}, timeout=300)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "beta" in out.stdout + out.stderr and "Traceback" not in out.stderr
+    assert "flywheel" in routed_tokens()
+
+
+def test_the_next_run_after_the_failure_is_fixed_builds_the_failed_scope_and_merges_it(two):
+    edit(two / "beta", "websockets")
+    break_beta_index()
+    assert run(home_context(layout(), graphs=False), ["update"]).failed
+    shutil.rmtree(layout().chunks("beta"))
+    report = run(home_context(layout(), graphs=False), ["update"])
+    assert report.code == 0, report.failed
+    assert report.scopes("index") == ["beta"] and "routing" in report.executed
+    assert "websocket" in routed_tokens()
+
+
+def test_routing_waits_for_every_index_step_before_it_merges(two, monkeypatch):
+    import pipeline.tasks
+
+    order = []
+    real_index, real_routing = pipeline.tasks.index_action, pipeline.tasks.routing_action
+    monkeypatch.setattr(pipeline.tasks, "index_action",
+                        lambda ctx, name: order.append(f"index:{name}") or real_index(ctx, name))
+    monkeypatch.setattr(pipeline.tasks, "routing_action",
+                        lambda ctx: order.append("routing") or real_routing(ctx))
+    edit(two / "alpha", "flywheels")
+    edit(two / "beta", "websockets")
+    report = run(home_context(layout(), graphs=False), ["update"], jobs=4)
+    assert report.code == 0, report.failed
+    assert sorted(order[:2]) == ["index:alpha", "index:beta"] and order[2:] == ["routing"]
