@@ -359,7 +359,9 @@ def index_action(ctx: BuildContext, name: str):
 
 
 def routing_state(layout: Layout, names: list[str]) -> str:
-    """The metas' stats: routing is up to date while none of them moved."""
+    """The metas' stats: routing is up to date while none of them moved. Not a ``file_dep``: the
+    metas are index:S's targets, and doit makes a task that reads another's target depend on it,
+    so one failed index would hold the merge back (``task_indexed``)."""
     from pipeline.routing import metas_state
 
     return metas_state(layout, names)
@@ -514,7 +516,13 @@ QUIET = {"verbosity": 0, "io": {"capture": False}}
 
 
 def _saved(key: str, current: Callable[[], str]) -> Callable:
-    """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
+    """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``.
+
+    For what doit's ``file_dep`` cannot say (a ``file_dep`` must exist when the task is checked,
+    and is fixed when the task is made): the model and encode setting; the symbol table, which
+    a scope without a code graph does not have (``vectors_state``); every vector file under the
+    home, whichever model wrote it and whenever (``calibration_state``); a bundle's sources, some
+    optional (``bundle_state``). Files that always exist are ``file_dep`` and ``targets``."""
     return lambda task, values: values.get(key) == current()
 
 
@@ -545,7 +553,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 **QUIET}
 
     def graph_tasks():
-        from pipeline.graphs import graph_intact, graphify_available, read_record
+        from pipeline.graphs import fingerprint_path, graph_intact, graph_path, graphify_available, read_record
 
         yield {"basename": "graphs", "name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
@@ -557,11 +565,15 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
                 return (ctx.graph_fresh(name) and not unpacked
                         and (read_record(name, layout).get("status") == "unsupported" or graph_intact(name, layout)))
+            # the record is written by every run that looked at the code; the graph only when there was code
+            built = read_record(name, layout).get("status") != "unsupported"
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
-                   "uptodate": [lambda task, values, current=current: current()], **QUIET}
+                   "uptodate": [lambda task, values, current=current: current()],
+                   "targets": [str(fingerprint_path(name, layout))] + ([str(graph_path(name, layout))] if built else []),
+                   **QUIET}
 
     def index_tasks():
-        from pipeline.graphs import graphify_available
+        from pipeline.graphs import graph_source, graphify_available
 
         yield {"basename": "index", "name": None,
                "doc": "collect, redact and write each scope whose fingerprint moved"}
@@ -580,7 +592,10 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 "task_dep": [f"graphs:{name}"] if wait_for_graph else [],
                 "uptodate": [lambda task, values, current=current: current()],
                 "targets": [str(layout.chunks(name)), str(layout.vocab(name)), str(layout.query_db(name)),
-                            str(layout.refs(name)), str(layout.meta(name))],
+                            str(layout.refs(name)), str(layout.meta(name))]
+                # the structure tables exist while the scope has a code graph (_structure)
+                + ([str(layout.symbols(name)), str(layout.calls(name))]
+                   if graph_source(name, Path(scope.path), layout) is not None else []),
                 **QUIET,
             }
 

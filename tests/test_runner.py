@@ -107,3 +107,45 @@ def test_routing_waits_for_every_index_step_before_it_merges(two, monkeypatch):
     report = run(home_context(layout(), graphs=False), ["update"], jobs=4)
     assert report.code == 0, report.failed
     assert sorted(order[:2]) == ["index:alpha", "index:beta"] and order[2:] == ["routing"]
+
+
+@pytest.fixture
+def graphed(tmp_path, loci_home):
+    """Two scopes set up with code graphs (graphify), no vectors."""
+    pytest.importorskip("graphify")
+    from conftest import GIZMO, WEBBY, setup_home
+
+    return setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY}, "--no-embed", "--no-calibrate")
+
+
+def made_steps(ctx: BuildContext) -> dict[str, dict]:
+    """The per-scope task dicts the creator makes, by name (``graphs:S`` ...)."""
+    from pipeline.tasks import make_tasks
+
+    made = make_tasks(ctx, delayed=False)["task_scopes"]()
+    return {f"{t['basename']}:{t['name']}": t for t in made if t.get("name")}
+
+
+def test_every_file_a_scope_s_graph_and_index_steps_write_is_a_target(graphed):
+    from pipeline.graphs import fingerprint_path, graph_path
+
+    lay = layout()
+    steps = made_steps(home_context(lay))
+    assert {str(graph_path("gizmo", lay)), str(fingerprint_path("gizmo", lay))} <= set(steps["graphs:gizmo"]["targets"])
+    assert {str(lay.symbols("gizmo")), str(lay.calls("gizmo")), str(lay.chunks("gizmo")),
+            str(lay.meta("gizmo"))} <= set(steps["index:gizmo"]["targets"])
+
+
+def test_a_scope_without_a_graph_names_no_structure_tables(two):
+    lay = layout()
+    targets = set(made_steps(home_context(lay, graphs=False))["index:alpha"]["targets"])
+    assert str(lay.chunks("alpha")) in targets and str(lay.symbols("alpha")) not in targets
+
+
+def test_a_deleted_structure_table_is_written_again_by_the_next_update(graphed):
+    lay = layout()
+    lay.calls("gizmo").unlink()
+    report = run(home_context(lay), ["update"])
+    assert report.code == 0, report.failed
+    assert report.scopes("index") == ["gizmo"]
+    assert lay.calls("gizmo").is_file()
