@@ -3,18 +3,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import make_repo
 from loci.kernel.config import layout
-from pipeline import build
 from pipeline.runner import run
 from pipeline.tasks import BuildContext, home_context
+from test_tasks import built, edit, routed_tokens
 
 ROOT = Path(__file__).resolve().parent.parent
 REPOS = {
@@ -26,25 +24,7 @@ REPOS = {
 @pytest.fixture
 def two(tmp_path, loci_home):
     """Two scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
-    code = tmp_path / "code"
-    for name, files in REPOS.items():
-        make_repo(code / name, files)
-    ctx = BuildContext(layout())
-    build.scan(ctx, [code])
-    assert build.update(ctx).code == 0
-    return code
-
-
-def edit(repo: Path, word: str) -> None:
-    (repo / "README.md").write_text((repo / "README.md").read_text() + f"\nNow with {word}.\n")
-
-
-def routed_tokens() -> set[str]:
-    con = sqlite3.connect(layout().routing_db)
-    try:
-        return {t for (t,) in con.execute("SELECT token FROM routing")}
-    finally:
-        con.close()
+    return built(tmp_path / "code", REPOS)
 
 
 def break_beta_index() -> None:
@@ -68,7 +48,7 @@ def test_one_scope_s_failed_index_still_merges_the_other_s_routing_in_the_same_d
     assert list(report.failed) == ["index:beta"] and report.code != 0
     assert report.scopes("index") == ["alpha"]
     assert "routing" in report.values  # doit ran the merge as a task (its values were saved)
-    assert "flywheel" in routed_tokens() and "websocket" not in routed_tokens()
+    assert "flywheel" in routed_tokens(layout()) and "websocket" not in routed_tokens(layout())
 
 
 def test_python_m_loci_dodo_merges_the_routing_of_the_scopes_that_built_and_fails(two):
@@ -79,7 +59,7 @@ def test_python_m_loci_dodo_merges_the_routing_of_the_scopes_that_built_and_fail
                          env={**os.environ, "LOCI_HOME": str(layout().home)}, timeout=300)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "beta" in out.stdout + out.stderr and "Traceback" not in out.stderr
-    assert "flywheel" in routed_tokens()
+    assert "flywheel" in routed_tokens(layout())
 
 
 def test_the_next_run_after_the_failure_is_fixed_builds_the_failed_scope_and_merges_it(two):
@@ -90,7 +70,7 @@ def test_the_next_run_after_the_failure_is_fixed_builds_the_failed_scope_and_mer
     report = run(home_context(layout(), graphs=False), ["update"])
     assert report.code == 0, report.failed
     assert report.scopes("index") == ["beta"] and "routing" in report.executed
-    assert "websocket" in routed_tokens()
+    assert "websocket" in routed_tokens(layout())
 
 
 def test_routing_waits_for_every_index_step_before_it_merges(two, monkeypatch):

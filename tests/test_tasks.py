@@ -30,16 +30,20 @@ REPOS = {
 }
 
 
-@pytest.fixture
-def three(tmp_path, loci_home):
-    """Three scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
-    code = tmp_path / "code"
-    for name, files in REPOS.items():
+def built(code: Path, repos: dict[str, dict[str, str]]) -> Path:
+    """``repos`` made under ``code``, scanned and built once (no graphs, no vectors)."""
+    for name, files in repos.items():
         make_repo(code / name, files)
     ctx = BuildContext(layout())
     build.scan(ctx, [code])
     assert build.update(ctx).code == 0
     return code
+
+
+@pytest.fixture
+def three(tmp_path, loci_home):
+    """Three scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
+    return built(tmp_path / "code", REPOS)
 
 
 def home(lay, **overrides) -> BuildContext:
