@@ -9,7 +9,9 @@ registry once ``scan`` ran (doit's ``create_after``, one creator for the three
 per-scope steps), so a repository found by a run is built by the same run, under
 ``loci update`` and plain ``doit`` alike. ``index:S`` has ``task_dep`` on
 ``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
-on its chunk Parquet, ``calibrate`` on the manifest. Everything that is not a
+on its chunk Parquet, ``calibrate`` on the manifest. ``routing`` waits for every
+``index:S`` through ``indexed``, whose ``setup`` they are, so a failed scope does not
+hold back the merge of the others (``task_indexed``). Everything that is not a
 file enters through ``uptodate`` callables that doit calls when it checks the
 task, after its dependencies ran: the scope's fingerprint (pipeline.staleness),
 the model id, the metas' stats; they read and never write. Loading reads the
