@@ -163,15 +163,12 @@ def candidates(path: Path, workdir: Path) -> dict[str, object]:
     for dtype in ("fp32", "bf16"):
         for batch in (32, 64):
             out[f"sentence-transformers {tokens} {dtype} b{batch}"] = \
-                lambda d=dtype, b=batch: SentenceTransformersBuild(path, tokens, d, b)
-    try:
-        import onnxruntime  # noqa: F401
-        import optimum  # noqa: F401
-    except ImportError:
-        pass
-    else:
+                lambda d=dtype, b=batch, t=tokens: SentenceTransformersBuild(path, t, d, b)
+    from importlib.util import find_spec
+
+    if find_spec("onnxruntime") and find_spec("optimum"):   # its ONNX backend (not a dependency)
         out[f"sentence-transformers {tokens} onnx b32"] = \
-            lambda: SentenceTransformersBuild(path, tokens, "fp32", 32, backend="onnx")
+            lambda t=tokens: SentenceTransformersBuild(path, t, "fp32", 32, backend="onnx")
     out[f"build setting {BUILD_SETTING.tag}, {BUILD_SETTING.threads or 'default'} thread(s)"] = \
         lambda: torch_bert(path, TRANSFORMER_ID, BUILD_SETTING)
     out[f"build setting {BUILD_SETTING.tag}, default threads"] = \

@@ -68,8 +68,8 @@ def main(argv=None) -> int:
     print(stamp(f"{len(questions)} development questions"))
     runs: dict[str, list[dict]] = {"wordpiece": [], "tokenizers": []}
     for _ in range(args.rounds):
-        for kind in runs:
-            runs[kind].append(one(kind, questions))
+        for kind, got in runs.items():
+            got.append(one(kind, questions))
     wp, lib = runs["wordpiece"], runs["tokenizers"]
     same = sum(a == b for a, b in zip(wp[0]["ids"], lib[0]["ids"]))
     print(f"ids equal for {same}/{len(questions)} questions\n")
