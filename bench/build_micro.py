@@ -4,7 +4,7 @@
 
 The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python bench/prepare.py``).
 
-- char-gram fit: ``pipeline.lexical_fit.fit_chargrams`` against scikit-learn's
+- char-gram fit: ``loci_pipeline.lexical_fit.fit_chargrams`` against scikit-learn's
   ``TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True)`` on the scope's
   query texts (what ``loci index`` fits), best of three each;
 - a small embed job: the numpy BERT (no torch) against loading torch's model and encoding the
@@ -46,8 +46,8 @@ def main(argv=None) -> int:
     import pyarrow.parquet as pq
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    from pipeline.index import GRAM_TEXT_CHARS
-    from pipeline.lexical_fit import fit_chargrams
+    from loci_pipeline.index import GRAM_TEXT_CHARS
+    from loci_pipeline.lexical_fit import fit_chargrams
 
     rows = pq.read_table(Path(args.home) / "chunks" / f"{args.scope}.parquet").to_pylist()
     texts = [(r["heading"] + "\n" + r["text"])[:GRAM_TEXT_CHARS] for r in rows]
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
           f"({ours / sk:.2f}x)")
 
     from loci.query.semantic import BertEncoder, TRANSFORMER_ID, packaged_model_path
-    from pipeline.embed import BUILD_SETTING, torch_bert
+    from loci_pipeline.embed import BUILD_SETTING, torch_bert
 
     job = [r["heading"] + "\n" + r["text"] for r in rows[: args.texts]]
     start = time.perf_counter()

@@ -79,13 +79,13 @@ def synth_home(home: Path, n: int, words: list[str], p: np.ndarray, seed: int = 
     """``n`` synthetic scopes written as a built home's artifacts; returns their names."""
     from loci.kernel.atomic import write_json
     from loci.kernel.registry import Registry, Scope, save_registry
-    from pipeline.chunks import make_chunk
-    from pipeline.embed import embed_scope
-    from pipeline.index import write_table, chunk_table
-    from pipeline.uses import Ref, write_refs
+    from loci_pipeline.chunks import make_chunk
+    from loci_pipeline.embed import embed_scope
+    from loci_pipeline.index import write_table, chunk_table
+    from loci_pipeline.uses import Ref, write_refs
     import pyarrow as pa
 
-    from pipeline.index import VOCAB_SCHEMA
+    from loci_pipeline.index import VOCAB_SCHEMA
 
     lay = make_layout(home)
     rng = random.Random(seed)
@@ -118,7 +118,7 @@ def synth_home(home: Path, n: int, words: list[str], p: np.ndarray, seed: int = 
 
 
 def export_all(home: Path, names: list[str], store: Path) -> float:
-    from pipeline.share.bundle import export_scope
+    from loci_pipeline.share.bundle import export_scope
 
     start = time.perf_counter()
     for name in names:
@@ -129,7 +129,7 @@ def export_all(home: Path, names: list[str], store: Path) -> float:
 def timed_pull(home: Path, store: Path, full: bool = True) -> tuple[float, object]:
     """A pull through the build API's merge (the calibrate step is not run), every store
     copied (``full``) or the map alone (stores fetched when a question needs them)."""
-    from pipeline.share.pull import pull
+    from loci_pipeline.share.pull import pull
 
     start = time.perf_counter()
     report = pull(make_layout(home), str(store), full=full)
@@ -142,7 +142,7 @@ def real_bed(source: Path, n: int, store: Path) -> list[str]:
     each keeps its own name, so the labelled questions have their repository in the bed), the
     files hard-linked to the one export. Pessimistic: each word of a repository hits n/22 scopes."""
     from loci.kernel.registry import load_registry
-    from pipeline.share.bundle import MANIFEST, export_scope
+    from loci_pipeline.share.bundle import MANIFEST, export_scope
 
     lay = make_layout(source)
     real = sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())
@@ -232,10 +232,10 @@ def change_one(gen_home: Path, name: str, store: Path) -> None:
     """One synthetic scope gains a chunk, is re-embedded and re-exported."""
     import pyarrow.parquet as pq
 
-    from pipeline.chunks import make_chunk
-    from pipeline.embed import embed_scope
-    from pipeline.index import chunk_table, write_table
-    from pipeline.share.bundle import export_scope
+    from loci_pipeline.chunks import make_chunk
+    from loci_pipeline.embed import embed_scope
+    from loci_pipeline.index import chunk_table, write_table
+    from loci_pipeline.share.bundle import export_scope
 
     lay = make_layout(gen_home)
     table = pq.read_table(lay.chunks(name)).to_pylist()
@@ -304,7 +304,7 @@ def eval_home(home: Path, out: Path, qfile: Path) -> dict:
 def accuracy(source_home: Path, work: Path, qfile: Path) -> dict:
     """The labelled questions on the source home and on a home pulled from its bundles."""
     from loci.kernel.registry import load_registry
-    from pipeline.calibrate import calibrate
+    from loci_pipeline.calibrate import calibrate
 
     store, pulled = work / "store22", work / "pulled22"
     names = [s.name for s in load_registry(make_layout(source_home)).scopes

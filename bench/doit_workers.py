@@ -1,7 +1,7 @@
 """doit's worker threads against its worker processes on a forced ``index`` of a home.
 
 Alternates the two modes (``doit run -a -n N -P MODE index`` through
-``pipeline.runner.doit_main``) and prints wall and CPU time of each; run it on a COPY
+``loci_pipeline.runner.doit_main``) and prints wall and CPU time of each; run it on a COPY
 (every scope is re-indexed):
 
     LOCI_HOME=$HOME_COPY python bench/doit_workers.py [--jobs 2] process thread process thread
@@ -28,8 +28,8 @@ def _cpu() -> float:
 
 def main(argv=None) -> int:
     from loci.kernel.config import layout
-    from pipeline.runner import RunReport, doit_main
-    from pipeline.tasks import home_context
+    from loci_pipeline.runner import RunReport, doit_main
+    from loci_pipeline.tasks import home_context
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modes", nargs="+", choices=("process", "thread"))

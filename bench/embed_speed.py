@@ -43,7 +43,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 from bench import inputs  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
 from loci.query.semantic import TRANSFORMER_ID, TransformerEncoder, packaged_model_path  # noqa: E402
-from pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
+from loci_pipeline.embed import BUILD_SETTING, BatchedBert, EncodeSetting, _encode, torch_bert  # noqa: E402
 
 
 def sample_texts(home: Path, n: int, seed: int = 13) -> list[str]:
@@ -104,7 +104,7 @@ def onnx_bert(path: Path, setting: EncodeSetting, int8: bool, workdir: Path) -> 
 
 
 class SentenceTransformersBuild:
-    """The build's chunk encoding done by sentence-transformers instead of ``pipeline.torch_bert``:
+    """The build's chunk encoding done by sentence-transformers instead of ``loci_pipeline.torch_bert``:
     the same folder, cut at ``max_tokens``, its own fixed batches (``st_batch``) sorted by length;
     ``dtype`` "bf16" loads the weights in bfloat16 (``model_kwargs``), "fp32" as stored."""
 
@@ -213,8 +213,8 @@ def reencode(scopes: list[str], setting: EncodeSetting | str | None) -> int:
     ``setting`` (None: the plain path this change replaced, sentence-transformers at 256)."""
     from loci.kernel.config import layout as home_layout
     from loci.query.semantic import label_vectors_path, vector_files
-    from pipeline.build_encoder import load_build_encoder
-    from pipeline.embed import embed_scope, merge_summaries, open_encoder
+    from loci_pipeline.build_encoder import load_build_encoder
+    from loci_pipeline.embed import embed_scope, merge_summaries, open_encoder
 
     lay = home_layout()
     names = scopes or sorted(p.stem for p in (lay.home / "chunks").glob("*.parquet"))

@@ -58,11 +58,11 @@ def throughput(home: Path, sample: int, threads: int) -> dict:
 
     from loci.kernel.config import Layout
     from loci.query.multilingual import load_encoder
-    from pipeline.embed import open_encoder
+    from loci_pipeline.embed import open_encoder
 
     from dataclasses import replace
 
-    from pipeline.encode_setting import BUILD_SETTING
+    from loci_pipeline.encode_setting import BUILD_SETTING
 
     layout = Layout(home)
     texts: dict[str, list[str]] = {}
@@ -155,8 +155,8 @@ def build(home: Path, kinds: str | None) -> None:
     from dataclasses import replace
 
     from loci.kernel.config import DEFAULT_PARAMS, Layout
-    from pipeline.runner import run
-    from pipeline.tasks import home_context
+    from loci_pipeline.runner import run
+    from loci_pipeline.tasks import home_context
 
     params = replace(DEFAULT_PARAMS, multilingual_kinds=tuple(kinds.split(","))) if kinds else DEFAULT_PARAMS
     ctx = home_context(Layout(home), params=params)

@@ -39,7 +39,7 @@ def publish(home: Path, scope: str, copies: int, store: Path, old: bool = False)
     """``copies`` bundles of ``scope`` under other names, their files hard-linked to one export;
     ``old``: without the roles a loci before maps refuses (for a baseline tree)."""
     from loci.kernel.config import layout
-    from pipeline.share.bundle import MANIFEST, export_scope
+    from loci_pipeline.share.bundle import MANIFEST, export_scope
 
     one = export_scope(layout(home), scope, store / ".one", no_vectors=True)
     manifest = json.loads((one / MANIFEST).read_text())
@@ -71,10 +71,10 @@ def child(home: Path, store: Path) -> dict:
     """One pull in this process (the tree on PYTHONPATH): its time, and that of the merges."""
     import resource
 
-    import pipeline.routing
-    import pipeline.uses
+    import loci_pipeline.routing
+    import loci_pipeline.uses
     from loci.kernel.config import layout
-    from pipeline.share.pull import pull
+    from loci_pipeline.share.pull import pull
 
     spent = {"uses": 0.0, "routing": 0.0}
 
@@ -87,8 +87,8 @@ def child(home: Path, store: Path) -> dict:
                 spent[key] += time.perf_counter() - start
         return run
 
-    pipeline.uses.merge_uses = timed("uses", pipeline.uses.merge_uses)
-    pipeline.routing.merge_routing = timed("routing", pipeline.routing.merge_routing)
+    loci_pipeline.uses.merge_uses = timed("uses", loci_pipeline.uses.merge_uses)
+    loci_pipeline.routing.merge_routing = timed("routing", loci_pipeline.routing.merge_routing)
     import inspect
 
     # --map: the pull of this tree brings the maps alone (a tree without maps pulls everything)
@@ -98,7 +98,7 @@ def child(home: Path, store: Path) -> dict:
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"pull_s": wall, "uses_s": spent["uses"], "routing_s": spent["routing"], "peak_mb": peak,
-            "imported": len(report.imported), "sources": str(Path(pipeline.uses.__file__).parents[1])}
+            "imported": len(report.imported), "sources": str(Path(loci_pipeline.uses.__file__).parents[1])}
 
 
 def run_child(tree: Path, home: Path, store: Path) -> dict:

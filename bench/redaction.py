@@ -22,9 +22,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-import pipeline.collect
+import loci_pipeline.collect
 from bench import inputs
-from pipeline.redact import redact, secrets_in
+from loci_pipeline.redact import redact, secrets_in
 
 _MARK = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 SHOWN = 70
@@ -45,12 +45,12 @@ def recording(spans: list[tuple[str, str]]):
     def redact_and_record(text: str):
         spans.extend(secrets_in(text))
         return redact(text)
-    saved = pipeline.collect.redact
-    pipeline.collect.redact = redact_and_record
+    saved = loci_pipeline.collect.redact
+    loci_pipeline.collect.redact = redact_and_record
     try:
         yield
     finally:
-        pipeline.collect.redact = saved
+        loci_pipeline.collect.redact = saved
 
 
 def measure(root: Path) -> tuple[list[tuple[str, int, int, Counter]], Counter, list[tuple[str, str, str]], float]:
@@ -62,7 +62,7 @@ def measure(root: Path) -> tuple[list[tuple[str, int, int, Counter]], Counter, l
         found: list[tuple[str, str]] = []
         with recording(found):
             start = time.perf_counter()
-            got = pipeline.collect.collect_scope(repo.name, repo)
+            got = loci_pipeline.collect.collect_scope(repo.name, repo)
             seconds += time.perf_counter() - start
         spans += [(repo.name, kind, value) for kind, value in found]
         per_kind: Counter = Counter()
@@ -86,7 +86,7 @@ def redactor_at(rev: str):
     for name in ("redact", "keyblocks"):
         src = subprocess.run(["git", "-C", str(root), "show", f"{rev}:pipeline/{name}.py"],
                              capture_output=True, text=True, check=True).stdout
-        (tmp / f"rev_{name}.py").write_text(src.replace("from pipeline.keyblocks import", "from rev_keyblocks import"))
+        (tmp / f"rev_{name}.py").write_text(src.replace("from loci_pipeline.keyblocks import", "from rev_keyblocks import"))
     sys.path.insert(0, str(tmp))
     import rev_redact
 
@@ -96,13 +96,13 @@ def redactor_at(rev: str):
 def compare(root: Path, rev: str) -> None:
     """Spans masked and seconds spent by REV's redactor and this one, over the same texts."""
     texts: list[str] = []
-    saved = pipeline.collect.redact
-    pipeline.collect.redact = lambda text: (texts.append(text), saved(text))[1]
+    saved = loci_pipeline.collect.redact
+    loci_pipeline.collect.redact = lambda text: (texts.append(text), saved(text))[1]
     try:
         for repo in repositories(root):
-            pipeline.collect.collect_scope(repo.name, repo)
+            loci_pipeline.collect.collect_scope(repo.name, repo)
     finally:
-        pipeline.collect.redact = saved
+        loci_pipeline.collect.redact = saved
     old_redact, old_spans = redactor_at(rev)
     seconds: dict[str, float] = {}
     for _round in range(ROUNDS):          # alternated, the best of each: a shared machine is noisy

@@ -25,8 +25,8 @@ UPDATE_TARGETS = ([], ["update"])
 def _namespace() -> dict:
     """For plain `doit -f`: the command doit was given decides whether the per-scope steps wait
     for the scan (``run``) or are made at once (``list``, ``info T``, ``forget T``)."""
-    from pipeline.runner import DOIT_COMMANDS, namespace
-    from pipeline.tasks import home_context
+    from loci_pipeline.runner import DOIT_COMMANDS, namespace
+    from loci_pipeline.tasks import home_context
 
     command = next((a for a in sys.argv[1:] if a in DOIT_COMMANDS), "run")
     return namespace(home_context(_layout()), command=command)
@@ -42,10 +42,10 @@ def _context(quiet: bool):
 def main(argv: Sequence[str]) -> int:
     """`python -m loci.dodo [--wait] [doit command | run options | targets]`: the update itself
     (no target, or `update`, with at most -a) goes to `loci update`, everything else to
-    pipeline.runner."""
+    loci_pipeline.runner."""
     from doit.cmdparse import CmdParseError
 
-    from pipeline import buildlock, runner
+    from loci_pipeline import buildlock, runner
 
     argv = list(argv)
     if argv and argv[0] in runner.DOIT_COMMANDS:  # nothing runs: no progress

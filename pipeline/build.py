@@ -1,7 +1,7 @@
 """The one build API: ``scan``, ``setup``, ``update``, ``graphs``, ``index``, ``embed``, ``calibrate``.
 
 Each takes a BuildContext (layout, parameters, model, progress reporter), runs
-the doit tasks of pipeline.tasks through pipeline.runner, and returns a report
+the doit tasks of loci_pipeline.tasks through loci_pipeline.runner, and returns a report
 value; the CLI, the MCP server, the demo and `python -m loci.dodo` only display
 it. Expected failures raise loci.kernel.errors.LociError subclasses (one line,
 with the fix); a scope that fails to build is a ``failed`` entry, not an
@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Sequence
 
 from loci.kernel.errors import BuildError, UsageError
-from pipeline import buildlock
-from pipeline.runner import RunReport, run, run_update
-from pipeline.tasks import BuildContext
+from loci_pipeline import buildlock
+from loci_pipeline.runner import RunReport, run, run_update
+from loci_pipeline.tasks import BuildContext
 
 
 @dataclass
@@ -145,7 +145,7 @@ def calibrate_report(ctx: BuildContext, run_report: RunReport) -> CalibrateRepor
 def scan(ctx: BuildContext, dirs: Sequence[Path], split: bool | None = None) -> ScanReport:
     """Register the git repositories under ``dirs`` (and remember the roots); scopes.json is rewritten whole."""
     from loci.kernel.registry import editing_registry
-    from pipeline.scan import scan as walk
+    from loci_pipeline.scan import scan as walk
 
     buildlock.hold(ctx.layout)
     try:  # a damaged scopes.json is read as far as it is sound and rewritten whole
@@ -189,7 +189,7 @@ def _require_index(ctx: BuildContext, step: str) -> None:
 def open_encoder_first(ctx: BuildContext) -> None:
     """Load (and on first use distil) the model before any work: a clear error, not a failed task."""
     from loci.query.semantic import EncoderUnavailable
-    from pipeline.embed import EmbedError
+    from loci_pipeline.embed import EmbedError
 
     try:
         ctx.encoder()
@@ -221,7 +221,7 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
 
 @dataclass
 class CalibratedPull:
-    bundles: object                         # pipeline.share.pull.PullReport
+    bundles: object                         # loci_pipeline.share.pull.PullReport
     calibrate: CalibrateReport | None       # None: nothing was merged, or calibration was left out
     failed: str = ""                        # why calibration failed (the pull itself landed)
 
@@ -231,7 +231,7 @@ def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate:
     """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
     what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
     with thresholds fitted to the scopes it now holds, as a home built here does."""
-    from pipeline.share.pull import pull as pull_bundles
+    from loci_pipeline.share.pull import pull as pull_bundles
 
     bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full)
     if not calibrate or not bundles.imported:
@@ -288,7 +288,7 @@ def add(ctx: BuildContext, path: Path, *, alias: Sequence[str] = (), glob: Seque
     """Register one directory as a scope, or add aliases and globs to the scope registered there
     (holding the registry's lock: a scan running meanwhile keeps the edit)."""
     from loci.kernel.registry import editing_registry
-    from pipeline.scan import add_scope
+    from loci_pipeline.scan import add_scope
 
     with editing_registry(ctx.layout) as edit:
         known = edit.registry.at_path(path) is not None
@@ -307,8 +307,8 @@ class OwnersReport:
 def infer_groups(ctx: BuildContext) -> OwnersReport:
     """Label every scope ``me`` or ``vendor:<org>`` from git provenance (scopes.json rewritten)."""
     from loci.kernel.registry import editing_registry
-    from pipeline.provenance import read_identity, unknown_owner_reason
-    from pipeline.scan import relabel
+    from loci_pipeline.provenance import read_identity, unknown_owner_reason
+    from loci_pipeline.scan import relabel
 
     identity = read_identity()
     with editing_registry(ctx.layout) as edit:

@@ -5,8 +5,8 @@ import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.paths import path_kind as classify
-from pipeline.redact import redact
+from loci_pipeline.paths import path_kind as classify
+from loci_pipeline.redact import redact
 
 CHUNK_KINDS = ("readme", "doc", "docstring", "comment", "commit", "note")
 
@@ -19,7 +19,7 @@ class Chunk:
     line: int          # 1-based line of the chunk's start (0 for commits)
     heading: str
     text: str          # verbatim, already redacted
-    path_kind: str     # one of pipeline.paths.PATH_KINDS
+    path_kind: str     # one of loci_pipeline.paths.PATH_KINDS
     hash: str          # sha1 of the text: the key vectors are stored under
     author: str = ""
     date: str = ""     # ISO date for commits, "" otherwise

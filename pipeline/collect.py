@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
-from pipeline import comments, references
-from pipeline.chunks import Chunk, make_chunk
-from pipeline.definitions import language
-from pipeline.gitread import git_out
-from pipeline.paths import path_kind
-from pipeline.prose import sections
-from pipeline.redact import is_secret_file, redact
+from loci_pipeline import comments, references
+from loci_pipeline.chunks import Chunk, make_chunk
+from loci_pipeline.definitions import language
+from loci_pipeline.gitread import git_out
+from loci_pipeline.paths import path_kind
+from loci_pipeline.prose import sections
+from loci_pipeline.redact import is_secret_file, redact
 
 
 COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move

@@ -2,7 +2,7 @@
 
 Every function here takes text and returns tuples; nothing reads the disk. An episode
 is ``(chunk kind, line, heading, text)`` with a 1-based start line; a definition is
-``(name, kind, line)`` (see pipeline.definitions).
+``(name, kind, line)`` (see loci_pipeline.definitions).
 """
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import ast
 import re
 import warnings
 
-from pipeline.definitions import LANGUAGES, Definition, attach_map, module_name, regex_definitions
-from pipeline.prose import sections, split_long
+from loci_pipeline.definitions import LANGUAGES, Definition, attach_map, module_name, regex_definitions
+from loci_pipeline.prose import sections, split_long
 
 Episode = tuple[str, int, str, str]
 

@@ -2,7 +2,7 @@
 
 A definition is ``(name, kind, line)`` with a 1-based line. ``LANGUAGES`` maps a file
 extension to its definition family and its comment syntax; Python files are read
-through ``ast`` in pipeline.comments and reach the regexes here only when they do not parse.
+through ``ast`` in loci_pipeline.comments and reach the regexes here only when they do not parse.
 """
 from __future__ import annotations
 

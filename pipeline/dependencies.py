@@ -1,6 +1,6 @@
 """Which dependencies a scope's top-level manifests declare, and on which line.
 
-``pipeline.facts`` (a scope's facts) and ``pipeline.references`` (what it uses of other
+``loci_pipeline.facts`` (a scope's facts) and ``loci_pipeline.references`` (what it uses of other
 scopes) both read them; this module is what they share, so neither imports the other.
 """
 from __future__ import annotations

@@ -29,11 +29,11 @@ from loci.query.semantic import (
     as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
-from pipeline.build_encoder import DeferredEncoder, load_build_encoder
+from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
 from loci.kernel.atomic import write_json, write_with
 from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
 from loci.kernel.vectorstore import summary_problem
-from pipeline.encode_setting import BUILD_SETTING, EncodeSetting
+from loci_pipeline.encode_setting import BUILD_SETTING, EncodeSetting
 
 Progress = Callable[[int, int], None]
 
@@ -225,13 +225,13 @@ def _quantised(model, mode: str):
 
 def torch_bert(path: Path, model_id: str, setting: EncodeSetting = BUILD_SETTING) -> BatchedBert:
     """The BERT model at ``path`` in torch under ``setting`` (int8: Linear layers quantised dynamically),
-    built by ``pipeline.torch_bert`` without importing transformers."""
+    built by ``loci_pipeline.torch_bert`` without importing transformers."""
     force_offline()
     try:
         import torch
         from tokenizers import Tokenizer
 
-        from pipeline.torch_bert import load
+        from loci_pipeline.torch_bert import load
     except ImportError:
         raise EncoderUnavailable(f"semantic search needs the embed extra: {EMBED_HINT}") from None
     path = Path(path)
@@ -491,7 +491,7 @@ def distill_static(source: Path, out: Path, *, pca_dims: int = 256, sif: float =
         from safetensors.numpy import save_file
         from tokenizers import Tokenizer
 
-        from pipeline.torch_bert import load
+        from loci_pipeline.torch_bert import load
     except ImportError:
         raise EncoderUnavailable(f"distilling the static model needs the embed extra: {EMBED_HINT}") from None
     source, out = Path(source), Path(out)

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
-from pipeline.dependencies import declared, dependencies, read_head as _head, runtime_dependencies
+from loci_pipeline.dependencies import declared, dependencies, read_head as _head, runtime_dependencies
 
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".rs": "rust", ".js": "javascript", ".mjs": "javascript",

@@ -2,10 +2,10 @@
 
 Git HEAD, the working tree (an edited tracked file counts, by mtime and size),
 every file below the scope's added globs (by mtime and size), the code
-graph (pipeline.staleness.graph_identity), the tokenizer's and parameters' signatures and the schema version. One
+graph (loci_pipeline.staleness.graph_identity), the tokenizer's and parameters' signatures and the schema version. One
 ``git status`` call per scope keeps this cheap enough for a no-change rebuild
 to finish in well under a second. Git runs without the repository-locating
-variables a hook inherits (pipeline.gitenv).
+variables a hook inherits (loci_pipeline.gitenv).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from loci.kernel.config import SCHEMA_VERSION, Params
 def git_state(root: Path, status: bytes | None = None) -> str:
     """HEAD plus a digest of every changed or untracked file's path, mtime and size.
     ``status``: ``read_status(root)`` when the caller already has it."""
-    from pipeline.gitread import read_status, status_entries
+    from loci_pipeline.gitread import read_status, status_entries
 
     status = read_status(root) if status is None else status
     if status is None:
@@ -68,7 +68,7 @@ def _tree_digest(root: Path) -> str:
 
 def globs_state(root: Path, patterns: Sequence[str]) -> str:
     """A digest of every file the globs collect (a directory stands for all files below it)."""
-    from pipeline.collect import glob_files  # the very files collect reads
+    from loci_pipeline.collect import glob_files  # the very files collect reads
 
     digest = hashlib.sha1()
     for pattern in patterns:
@@ -112,7 +112,7 @@ def build_signature() -> str:
 def scope_fingerprint(root: Path, *, excludes: Sequence[str] = (), globs: Sequence[str] = (),
                       graph: str | None = None, params: Params, git: str | None = None) -> str:
     """``git``: the scope's git_state when the caller already has it (one `git status` per run);
-    ``graph``: what names the code graph (pipeline.staleness.graph_identity), None for none."""
+    ``graph``: what names the code graph (loci_pipeline.staleness.graph_identity), None for none."""
     parts = [
         f"schema={SCHEMA_VERSION}", f"tok={tokens.signature()}", f"params={params.index_signature()}",
         f"build={build_signature()}",

@@ -2,7 +2,7 @@
 
 ``--no-optional-locks`` and ``GIT_OPTIONAL_LOCKS=0`` keep ``git status`` from
 refreshing ``.git/index`` (and taking ``index.lock``) while loci only reads;
-``pipeline.gitenv`` drops the variables a hook sets, so git reads the
+``loci_pipeline.gitenv`` drops the variables a hook sets, so git reads the
 repository named and no other.
 """
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from pipeline.gitenv import git_env
+from loci_pipeline.gitenv import git_env
 
 
 def run_git(root: Path, *args: str, timeout: float = 60, text: bool = False) -> subprocess.CompletedProcess | None:

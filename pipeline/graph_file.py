@@ -1,6 +1,6 @@
 """Reading a code graph file: loci's own (gzip-compressed) or a repository's graphify-out/graph.json.
 
-Its own module so that ``pipeline.graphs`` (which extracts graphs) and ``pipeline.structure_tables``
+Its own module so that ``loci_pipeline.graphs`` (which extracts graphs) and ``loci_pipeline.structure_tables``
 (which turns one into tables) both read graphs without importing each other.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ def read_graph_json(path: Path) -> object:
     ``read_graph_bytes`` and ``json.loads``."""
     data = json.loads(read_graph_bytes(path))
     if Path(path).suffix != ".gz":
-        from pipeline.redact import redact_strings
+        from loci_pipeline.redact import redact_strings
 
         data = redact_strings(data)[0]
     return data

@@ -24,8 +24,8 @@ from typing import Sequence
 from loci.kernel.config import Layout
 from loci.kernel.atomic import write_bytes, write_json, write_with
 from loci.kernel.dist import install_hint
-from pipeline.gitenv import git_env
-from pipeline.graph_file import read_graph_bytes
+from loci_pipeline.gitenv import git_env
+from loci_pipeline.graph_file import read_graph_bytes
 
 STATUSES = ("built", "uptodate", "user_graph", "no_extra", "unsupported", "failed")
 INSTALL_HINT = install_hint("graph")
@@ -295,7 +295,7 @@ def _literal_pattern(relpath: str) -> str:
 def _mask_secrets(out: Path) -> None:
     """graphify keeps docstrings in node labels, in its graph and its cache: mask the secrets
     there before anything reads them (an unreadable cache file is removed)."""
-    from pipeline.redact import redact_strings
+    from loci_pipeline.redact import redact_strings
 
     for path in sorted(out.rglob("*.json")):
         try:
@@ -329,7 +329,7 @@ def _unsupported(name: str) -> str:
 
 
 def _symbol_count(graph: Path, root: Path) -> int:
-    from pipeline.structure_tables import graph_tables
+    from loci_pipeline.structure_tables import graph_tables
 
     kinds = graph_tables(graph, root).symbols.column("kind").to_pylist()
     return sum(k in ("class", "function", "method") for k in kinds)
@@ -338,7 +338,7 @@ def _symbol_count(graph: Path, root: Path) -> int:
 def code_fingerprint(root: Path, excludes: Sequence[str] = (), status: bytes | None = None) -> tuple[str, int]:
     """A digest of the code files' content at HEAD and in the working tree, and how many there are.
     ``status``: ``read_status(root)`` when the caller already has it (one `git status` per run)."""
-    from pipeline.gitread import read_status, status_entries
+    from loci_pipeline.gitread import read_status, status_entries
 
     digest = hashlib.sha1(_setup(excludes).encode())
     listed = _git(root, ["ls-files", "-s", "-z"])
@@ -363,7 +363,7 @@ def code_fingerprint(root: Path, excludes: Sequence[str] = (), status: bytes | N
 
 def _repository_prefix(root: Path) -> str:
     """``root`` relative to its repository's top, as git prints a prefix ("" at the top, else "a/b/")."""
-    from pipeline.fingerprint import repository_top
+    from loci_pipeline.fingerprint import repository_top
 
     here = Path(root).resolve()
     rel = here.relative_to(repository_top(here)).as_posix()
@@ -398,7 +398,7 @@ def _stat_key(path: Path) -> bytes:
 
 
 def _git(root: Path, args: list[str]) -> bytes | None:
-    from pipeline.gitread import git_out
+    from loci_pipeline.gitread import git_out
 
     return git_out(root, *args, timeout=120)
 

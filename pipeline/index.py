@@ -18,9 +18,9 @@ import pyarrow.parquet as pq
 from loci.kernel.config import Layout, Params
 from loci.kernel import tokens
 from loci.kernel.atomic import write_with
-from pipeline.chunks import Chunk
-from pipeline.lexical_fit import fit_and_write
-from pipeline.paths import path_kind
+from loci_pipeline.chunks import Chunk
+from loci_pipeline.lexical_fit import fit_and_write
+from loci_pipeline.paths import path_kind
 from loci.kernel.language import is_foreign, translation_language
 
 CHUNK_SCHEMA = pa.schema([
@@ -53,7 +53,7 @@ class ScopeMeta:
     redactions: dict
     stats: dict
     built_at: float = field(default_factory=time.time)
-    facts: list = field(default_factory=list)   # pipeline.facts.Fact.to_json(), each with its citation
+    facts: list = field(default_factory=list)   # loci_pipeline.facts.Fact.to_json(), each with its citation
 
 
 def meta_path(layout: Layout, name: str) -> Path:

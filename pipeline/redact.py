@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from loci.kernel.tokens import STOPWORDS
-from pipeline.keyblocks import HEADLESS_NEEDLES, mask_key_blocks
+from loci_pipeline.keyblocks import HEADLESS_NEEDLES, mask_key_blocks
 
 KINDS = ("aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token",
          "google-api-key", "stripe-key", "sendgrid-key", "azure-key", "twilio-key", "npm-token",

@@ -10,8 +10,8 @@ import re
 from pathlib import Path
 from typing import Iterable
 
-from pipeline.manifests import manifest_names
-from pipeline.paths import path_kind
+from loci_pipeline.manifests import manifest_names
+from loci_pipeline.paths import path_kind
 
 _PY = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_]\w*)[\w.]*[ \t]+import\b|import[ \t]+([A-Za-z_]\w*))", re.M)
 _JS = re.compile(r"""(?:\bfrom[ \t]*|\brequire\([ \t]*|\bimport\([ \t]*|^[ \t]*import[ \t]+)['"]([^'"]+)['"]""",

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 from loci.kernel import tokens
 from loci.kernel.config import SCHEMA_VERSION, Layout
 from loci.kernel.atomic import write_json
-from pipeline.query_store import update_routing_db, write_routing_db
+from loci_pipeline.query_store import update_routing_db, write_routing_db
 
 
 def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] | None = None) -> dict[str, dict]:

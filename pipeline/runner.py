@@ -18,8 +18,8 @@ from typing import Sequence
 
 from doit.reporter import ConsoleReporter
 
-from pipeline import buildlock
-from pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
+from loci_pipeline import buildlock
+from loci_pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
 
 
 @dataclass

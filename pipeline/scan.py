@@ -8,8 +8,8 @@ Decisions (tested in tests/test_scan.py):
 - It keeps walking inside a repository: a nested repository (a submodule, a
   clone kept inside another checkout) is registered as a scope of its own, and
   its parent excludes that subtree.
-- Owner and provenance group come from git (see pipeline.provenance); a
-  repository's aliases from its manifests (see pipeline.manifests).
+- Owner and provenance group come from git (see loci_pipeline.provenance); a
+  repository's aliases from its manifests (see loci_pipeline.manifests).
 - ``--split`` takes each immediate child directory carrying a package manifest,
   and the children of ``packages/ apps/ libs/ crates/`` (the usual monorepo
   layout), as sub-scopes. ``.loci.json`` is honoured on every scan. A rescan
@@ -31,8 +31,8 @@ from typing import Iterable, Sequence
 from loci.kernel.errors import LociError
 from loci.kernel.groups import provenance_group
 from loci.kernel.registry import Registry, Scope
-from pipeline.manifests import manifest_names
-from pipeline.provenance import Identity, owner_of, read_identity
+from loci_pipeline.manifests import manifest_names
+from loci_pipeline.provenance import Identity, owner_of, read_identity
 
 PRUNED_DIRS = frozenset({"node_modules", "venv", "vendor", "third_party", "build", "dist",
                          "target", "_build", "_site", "out", "__pycache__"})

@@ -20,7 +20,7 @@ from loci.kernel.config import Layout, Params
 def graph_identity(layout: Layout, scope) -> str | None:
     """What an index was built against: ``sha1:<digest>`` of loci's graph, the modification
     time of a user's own graph, None when there is no graph."""
-    from pipeline.graphs import graph_path, graph_source, read_record
+    from loci_pipeline.graphs import graph_path, graph_source, read_record
 
     try:
         src = graph_source(scope.name, Path(scope.path), layout)
@@ -37,7 +37,7 @@ def graph_identity(layout: Layout, scope) -> str | None:
 def index_fingerprint(layout: Layout, scope, params: Params, git: str | None = None) -> str:
     """The fingerprint the scope's index would be built with now (``git``: its git state when
     the caller observed it already, one `git status` per run)."""
-    from pipeline.fingerprint import scope_fingerprint
+    from loci_pipeline.fingerprint import scope_fingerprint
 
     return scope_fingerprint(Path(scope.path), excludes=scope.excludes, globs=scope.globs,
                              graph=graph_identity(layout, scope), params=params, git=git)
@@ -53,7 +53,7 @@ def graph_fresh(layout: Layout, scope, git: str | None = None,
     """The scope's graph was built from its code as it is now; None when no graph was ever
     built. ``git``: the observed git state (a match with the record's skips the code
     fingerprint); ``code``: how to fingerprint the code (default: read it now)."""
-    from pipeline.graphs import code_fingerprint, read_record, same_setup
+    from loci_pipeline.graphs import code_fingerprint, read_record, same_setup
 
     record = read_record(scope.name, layout)
     if not record.get("fingerprint"):

@@ -20,8 +20,8 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.query.structure import bare_name, name_parts
 from loci.kernel.tokens import tokenize
 from loci.kernel.atomic import write_with
-from pipeline.graph_file import read_graph_json
-from pipeline.paths import path_kind
+from loci_pipeline.graph_file import read_graph_json
+from loci_pipeline.paths import path_kind
 
 MAX_GRAPH_BYTES = 200_000_000
 

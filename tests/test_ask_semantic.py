@@ -40,9 +40,9 @@ class ConceptEncoder:
 @pytest.fixture
 def pets(tmp_path, loci_home, monkeypatch):
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: ConceptEncoder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: ConceptEncoder())
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout: ConceptEncoder())
     make_repo(tmp_path / "code" / "pets", {
         "README.md": "# pets\n\n## Feline care\n\nCats need food twice a day.\n\n"
@@ -109,9 +109,9 @@ class WordyConceptEncoder(ConceptEncoder):
 def garage(tmp_path, loci_home, monkeypatch):
     """Three projects; the question's words point one way, its meaning another."""
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: WordyConceptEncoder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: WordyConceptEncoder())
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: WordyConceptEncoder())
     make_repo(tmp_path / "code" / "motors", {
         "README.md": "# motors\n\n## Oil\n\nThe engine needs fresh oil every spring.\n\n"

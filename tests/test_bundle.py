@@ -1,4 +1,4 @@
-"""pipeline.share.bundle: one scope's Parquet artifacts plus a deterministic manifest."""
+"""loci_pipeline.share.bundle: one scope's Parquet artifacts plus a deterministic manifest."""
 from __future__ import annotations
 
 import hashlib
@@ -12,7 +12,7 @@ import pytest
 
 from conftest import GIZMO, WEBBY, git, setup_home
 from loci.kernel.config import layout
-from pipeline.share.bundle import BUNDLE_SCHEMA, BundleError, export_scope, parse_manifest
+from loci_pipeline.share.bundle import BUNDLE_SCHEMA, BundleError, export_scope, parse_manifest
 
 
 class FakeEncoder:
@@ -36,11 +36,11 @@ def embed_home(monkeypatch, encoder=None) -> None:
     from typer.testing import CliRunner
 
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
     from loci.front.cli import app
 
     encoder = encoder or FakeEncoder()
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: encoder)
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: encoder)
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: encoder)
     res = CliRunner().invoke(app, ["embed", "--quiet"])
     assert res.exit_code == 0, res.output
@@ -176,11 +176,11 @@ def test_the_bundle_templates_install_example_is_a_requirement_naming_this_distr
 
 
 def test_the_doit_bundle_task_writes_what_export_writes_and_then_rests(built, tmp_path, monkeypatch):
-    import pipeline.embed
-    from pipeline.runner import run
-    from pipeline.tasks import home_context
+    import loci_pipeline.embed
+    from loci_pipeline.runner import run
+    from loci_pipeline.tasks import home_context
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
     lay = layout()
     report = run(home_context(lay, scan=False), ["bundle:gizmo"])
     assert "bundle:gizmo" in report.executed, report.failed

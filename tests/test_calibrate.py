@@ -12,7 +12,7 @@ from loci.query.ask import open_session
 from loci.query.calibration import calibrated_params, read_calibration, semantic_floors
 from loci.front.cli import app
 from loci.kernel.config import DEFAULT_PARAMS, Params, layout
-from pipeline.calibrate import CLAMP, MIN_GAIN, NULL_TOP, Sample, fit_threshold, measure, near_top, render
+from loci_pipeline.calibrate import CLAMP, MIN_GAIN, NULL_TOP, Sample, fit_threshold, measure, near_top, render
 
 runner = CliRunner()
 
@@ -181,8 +181,8 @@ class FakeEncoder:
 
 
 def test_semantic_floor_is_fitted_per_scope_from_stored_vectors(corpus, loci_home):
-    from pipeline.calibrate import calibrate
-    from pipeline.embed import embed_scope
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
 
     enc = FakeEncoder()
     for scope in ("gizmo", "webby"):
@@ -198,8 +198,8 @@ def test_the_second_opinion_floors_sit_above_nearly_every_off_topic_questions_be
     from loci.query.calibration import route_floors
     from loci.query.evalgen import UNANSWERABLE_QUESTIONS
     from loci.query.semantic import affinity, load_vectors, semantic_scores
-    from pipeline.calibrate import calibrate
-    from pipeline.embed import embed_scope
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
 
     enc = FakeEncoder()
     for scope in ("gizmo", "webby"):
@@ -219,8 +219,8 @@ def test_the_second_opinion_floors_sit_above_nearly_every_off_topic_questions_be
 
 
 def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corpus, loci_home):
-    from pipeline.calibrate import calibrate
-    from pipeline.embed import embed_scope
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
 
     embed_scope("gizmo", layout(), FakeEncoder())
 
@@ -232,7 +232,7 @@ def test_semantic_floor_is_skipped_with_a_reason_when_the_model_cannot_load(corp
 
 
 def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typical_one():
-    from pipeline.calibrate import ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, route_floors_from
+    from loci_pipeline.calibrate import ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, route_floors_from
 
     floors = route_floors_from([0.20, 0.25, 0.30, 0.35])
     assert floors["semantic_veto_floor"] == 0.275 == floors["null_median_affinity"]
@@ -242,7 +242,7 @@ def test_route_floors_add_above_every_off_topic_question_and_veto_below_the_typi
 
 
 def test_one_outlier_among_many_off_topic_questions_does_not_set_the_floor():
-    from pipeline.calibrate import route_floors_from
+    from loci_pipeline.calibrate import route_floors_from
 
     many = [0.2 + 0.001 * i for i in range(99)] + [0.9]
     assert near_top(many) < 0.31 and route_floors_from(many)["semantic_add_floor"] < 0.35
@@ -262,14 +262,14 @@ def test_damaged_second_opinion_floors_are_ignored_not_trusted(tmp_path):
 
 
 def test_the_background_is_each_scopes_off_topic_mean_and_spread():
-    from pipeline.calibrate import background_from
+    from loci_pipeline.calibrate import background_from
 
     bg = background_from({"a": [0.1, 0.2, 0.3], "flat": [0.2, 0.2, 0.2], "few": [0.1, 0.3]})
     assert bg == {"a": [0.2, round((2 / 300) ** 0.5, 4)]}
 
 
 def test_the_z_floor_is_what_most_off_topic_questions_do_not_reach_against_the_others():
-    from pipeline.calibrate import z_floor_from
+    from loci_pipeline.calibrate import z_floor_from
 
     # question 3 stands far out from scope a's other questions; the rest sit inside their background
     per_scope = {"a": [0.20, 0.22, 0.21, 0.60, 0.19, 0.20], "b": [0.30, 0.31, 0.29, 0.30, 0.32, 0.28]}

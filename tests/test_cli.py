@@ -150,7 +150,7 @@ def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_defa
                                                                                    monkeypatch):
     import numpy as np
 
-    import pipeline.embed
+    import loci_pipeline.embed
     from loci.query.semantic import STATIC_ID
 
     asked = []
@@ -161,7 +161,7 @@ def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_defa
         def encode(self, texts):
             return np.ones((len(texts), 4), dtype=np.float32) / 2
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, layout: asked.append(name) or Recorder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: asked.append(name) or Recorder())
     (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
     assert asked == [STATIC_ID]
@@ -321,7 +321,7 @@ def test_every_option_of_every_command_says_what_it_does_in_help():
 
 def test_the_embed_line_of_a_recheck_that_encoded_nothing_does_not_read_as_a_contradiction():
     from loci.front.cli_embed import embed_line
-    from pipeline.build import EmbedReport
+    from loci_pipeline.build import EmbedReport
 
     line = embed_line(EmbedReport(embedded=["a", "b"], unchanged=[], encoded=0, reused=9877))
     assert line == "embeddings: 2 scope(s) rechecked, no chunk needed encoding, 9877 vector(s) kept"
@@ -347,7 +347,7 @@ def test_a_new_directory_added_is_told_to_index(corpus):
 
 
 def test_graphs_with_nothing_new_does_not_tell_to_index(corpus, monkeypatch):
-    from pipeline import build
+    from loci_pipeline import build
     from loci.front import cli_build
 
     monkeypatch.setattr(cli_build, "_graphify_missing", lambda: False)
@@ -390,7 +390,7 @@ def test_shell_completion_of_a_scope_in_a_damaged_home_offers_nothing(corpus, lo
 
 
 def test_embed_extracts_no_code_graph(corpus, monkeypatch):
-    from pipeline import build
+    from loci_pipeline import build
 
     asked = []
     monkeypatch.setattr(build, "embed", lambda ctx: asked.append(ctx.graphs) or build.EmbedReport())

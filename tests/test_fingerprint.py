@@ -3,7 +3,7 @@ import re
 from dataclasses import fields, replace
 
 from loci.kernel.config import DEFAULT_PARAMS, INDEX_PARAMS
-from pipeline.fingerprint import build_sources, scope_fingerprint
+from loci_pipeline.fingerprint import build_sources, scope_fingerprint
 
 
 def fingerprint(tmp_path, params):

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from loci.kernel.config import layout
-from pipeline import graphs
-from pipeline.graphs import build_graph, code_fingerprint, graph_source
+from loci_pipeline import graphs
+from loci_pipeline.graphs import build_graph, code_fingerprint, graph_source
 
 CORE = "def clamp_value(x):\n    return max(0, x)\n\n\ndef run(x):\n    return clamp_value(x)\n"
 
@@ -40,7 +40,7 @@ def listing(root: Path) -> dict[str, int]:
 
 
 def graph_text(path) -> str:
-    from pipeline.graphs import read_graph_bytes
+    from loci_pipeline.graphs import read_graph_bytes
 
     return read_graph_bytes(path).decode()
 
@@ -277,7 +277,7 @@ def test_an_edit_after_the_cache_was_packed_still_rebuilds_the_graph(repo, home)
 
 
 def test_a_plain_graph_from_before_is_compressed_in_place_and_keeps_its_mtime(home):
-    from pipeline.graphs import graph_intact, graph_path, graph_source, migrate_graph
+    from loci_pipeline.graphs import graph_intact, graph_path, graph_source, migrate_graph
 
     plain = home.graph_dir("demo") / "graph.json"
     plain.parent.mkdir(parents=True)

@@ -125,7 +125,7 @@ def test_a_folder_that_holds_no_scope_is_refused(tmp_path, loci_home):
 
 
 def test_git_variables_from_a_hook_do_not_redirect_a_scopes_fingerprint(code, monkeypatch):
-    from pipeline.fingerprint import git_state
+    from loci_pipeline.fingerprint import git_state
 
     head = git(code / "alpha", "rev-parse", "HEAD").strip()
     own = git_state(code / "alpha")

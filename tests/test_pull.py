@@ -107,11 +107,11 @@ def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus)
 
 
 def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, monkeypatch):
-    import pipeline.runner
-    import pipeline.share.stage
+    import loci_pipeline.runner
+    import loci_pipeline.share.stage
 
-    monkeypatch.setattr(pipeline.share.stage, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(pipeline.runner, "default_jobs", lambda: 2)
+    monkeypatch.setattr(loci_pipeline.share.stage, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(loci_pipeline.runner, "default_jobs", lambda: 2)
     cli("pull", str(published), "--all", "--quiet")
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
@@ -121,10 +121,10 @@ def test_the_files_of_one_changed_bundle_are_fetched_together_in_a_bounded_pool(
     import threading
     import time
 
-    import pipeline.share.stage
-    from pipeline.share.store import Store
+    import loci_pipeline.share.stage
+    from loci_pipeline.share.store import Store
 
-    monkeypatch.setattr(pipeline.share.stage, "FETCH_THREADS", 3)
+    monkeypatch.setattr(loci_pipeline.share.stage, "FETCH_THREADS", 3)
     lock, now, most = threading.Lock(), [0], [0]
     copy = Store.copy
 
@@ -208,17 +208,17 @@ def test_a_name_taken_by_a_local_scope_is_pulled_under_an_alias(published, tmp_p
 
 
 def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
-    import pipeline.embed
+    import loci_pipeline.embed
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())  # update re-embeds
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())  # update re-embeds
     cli("update", "--quiet", "--no-graphs")
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
 def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch):
-    import pipeline.embed
+    import loci_pipeline.embed
 
-    monkeypatch.setattr(pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
     _flip_byte(pulled / "webby")
     shutil.copytree(pulled / "gizmo", pulled / "gizmo2")        # a new, sound bundle beside the damaged one
     _edit_manifest(pulled / "gizmo2", lambda m: m.update(scope="gizmo2", aliases=[]))
@@ -259,7 +259,7 @@ def test_a_pulled_home_is_calibrated_as_calibrate_would_fit_it(published, loci_h
     assert out["calibrated"] is True
     pulled = _fitted(loci_home)
     (loci_home / "calibration.json").unlink()
-    from pipeline.calibrate import calibrate
+    from loci_pipeline.calibrate import calibrate
 
     calibrate(layout())   # what the calibrate step fits, run by hand on the same home
     assert _fitted(loci_home) == pulled
@@ -276,15 +276,15 @@ def test_a_pull_calibrates_again_only_when_it_merged_something(pulled, loci_home
 
 
 def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypatch):
-    import pipeline.tasks
+    import loci_pipeline.tasks
 
     merged = []
-    full = pipeline.tasks.routing_action
-    monkeypatch.setattr(pipeline.tasks, "routing_action", lambda ctx: merged.append(1) or full(ctx))
+    full = loci_pipeline.tasks.routing_action
+    monkeypatch.setattr(loci_pipeline.tasks, "routing_action", lambda ctx: merged.append(1) or full(ctx))
     assert json.loads(cli("pull", str(pulled), "--all", "--json").stdout)["calibrated"] is True
     assert merged == []          # the pull merged its changed scope: the routing step is up to date
-    from pipeline import build
-    from pipeline.tasks import home_context
+    from loci_pipeline import build
+    from loci_pipeline.tasks import home_context
 
     os.utime(layout().meta("gizmo"), ns=(1, 1))   # a meta moved after the merge: routing runs again
     build.calibrate(home_context(layout(), scan=False, graphs=False, embed=False))
@@ -529,7 +529,7 @@ def _routing_rows(path: Path) -> list[tuple]:
 def test_an_incremental_routing_merge_equals_a_full_one(tmp_path):
     import sqlite3
 
-    from pipeline.query_store import update_routing_db, write_routing_db
+    from loci_pipeline.query_store import update_routing_db, write_routing_db
 
     def scope_db(name: str, words: list[str]) -> Path:
         path = tmp_path / f"{name}.sqlite"
@@ -573,7 +573,7 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     import pyarrow.parquet as pq
 
     from loci.query.uses import load_uses
-    from pipeline.uses import Ref, merge_uses, write_refs
+    from loci_pipeline.uses import Ref, merge_uses, write_refs
 
     def provides(name):
         return Ref(name, "provides", "manifest", "manifest", 0)
@@ -597,12 +597,12 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
 
 
 def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
-    import pipeline.share.pull
+    import loci_pipeline.share.pull
 
     cli("pull", str(published), "--all", "--quiet")
     layout().query_db("gizmo").write_bytes(b"not a query file from this loci")
     assert "query file is missing or from another version" in cli("doctor", code=1).stdout
-    monkeypatch.setattr(pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
+    monkeypatch.setattr(loci_pipeline.share.pull, "derived_signature", lambda params: "a newer query schema")
     out = json.loads(cli("pull", str(published), "--all", "--json").stdout)
     assert sorted(out["imported"]) == ["gizmo", "webby"]
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
@@ -635,9 +635,9 @@ def test_a_pull_killed_after_registering_then_pulled_again_registers_each_scope_
 
 _SLOW_PULL = """
 import sys, time
-import pipeline.runner, pipeline.share.stage as stage
+import loci_pipeline.runner, loci_pipeline.share.stage as stage
 stage.PARALLEL_FROM = 1
-pipeline.runner.default_jobs = lambda: 2
+loci_pipeline.runner.default_jobs = lambda: 2
 build = stage._build
 def slow(*args):
     time.sleep(120)

@@ -131,10 +131,10 @@ def test_the_readme_parser_splits_alternatives_and_doit_targets():
 def fake_encoder(mp) -> FakeEncoder:
     """The packaged model replaced by unit vectors seeded by each text (no model, no download)."""
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
 
     encoder = FakeEncoder()
-    mp.setattr(pipeline.embed, "open_encoder", lambda name, lay: encoder)
+    mp.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: encoder)
     mp.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: encoder)
     return encoder
 
@@ -314,7 +314,7 @@ def test_scopes_lists_each_scope_with_its_path(home, code):
 @covers("loci graphs")
 def test_graphs_extracts_a_code_graph_or_names_the_missing_extra(home):
     from loci.kernel.config import layout
-    from pipeline.graphs import graphify_available
+    from loci_pipeline.graphs import graphify_available
 
     res = cli("graphs", "gizmo", code=None)
     if not graphify_available():

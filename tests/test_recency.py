@@ -4,8 +4,8 @@ import sqlite3
 from loci.query.lexical import load_lexical
 from loci.query.search import RECENCY_WEIGHT, rank
 from loci.kernel.tokens import tokenize
-from pipeline.index import recency_ranks
-from pipeline.lexical_fit import fit_and_write
+from loci_pipeline.index import recency_ranks
+from loci_pipeline.lexical_fit import fit_and_write
 
 
 def test_recency_runs_from_the_oldest_commit_to_the_newest_and_leaves_undated_chunks_at_zero():

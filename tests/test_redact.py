@@ -29,8 +29,8 @@ from collections import Counter
 
 import pytest
 
-from pipeline.chunks import make_chunk
-from pipeline.redact import KINDS, is_secret_file, redact, secrets_in
+from loci_pipeline.chunks import make_chunk
+from loci_pipeline.redact import KINDS, is_secret_file, redact, secrets_in
 
 
 @contextlib.contextmanager
@@ -697,7 +697,7 @@ def test_each_vendor_token_is_masked(token):
 
 
 def test_redact_strings_masks_every_string_of_a_json_document():
-    from pipeline.redact import redact_strings
+    from loci_pipeline.redact import redact_strings
 
     doc = {"nodes": [{"id": "a", "label": f"Settings. token: {PW}"}, {"id": "b", "n": 3}],
            f"key {GH}": [None, True, 1.5]}
@@ -708,7 +708,7 @@ def test_redact_strings_masks_every_string_of_a_json_document():
 
 
 def test_redact_strings_returns_a_clean_document_itself():
-    from pipeline.redact import redact_strings
+    from loci_pipeline.redact import redact_strings
 
     doc = {"nodes": [{"id": "a", "label": "def main(): nothing secret"}]}
     assert redact_strings(doc) == (doc, Counter())

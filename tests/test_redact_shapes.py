@@ -12,7 +12,7 @@ from collections import Counter
 
 import pytest
 
-from pipeline.redact import redact
+from loci_pipeline.redact import redact
 
 HEX64 = "9f8e7d6c5b4a39281706f5e4d3c2b1a0" * 2
 HEX40 = "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"
@@ -107,7 +107,7 @@ def test_ordinary_values_from_real_repositories_are_kept(text):
 
 def test_a_repositorys_own_graph_has_its_labels_masked(tmp_path):
     """graphify-out/graph.json is the repository's: its node labels are redacted when read."""
-    from pipeline.structure_tables import graph_tables
+    from loci_pipeline.structure_tables import graph_tables
 
     repo = tmp_path / "repo"
     (repo / "graphify-out").mkdir(parents=True)

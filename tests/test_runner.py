@@ -1,4 +1,4 @@
-"""pipeline.runner: one doit run per update, the routing merge inside it even when a scope fails."""
+"""loci_pipeline.runner: one doit run per update, the routing merge inside it even when a scope fails."""
 from __future__ import annotations
 
 import os
@@ -11,8 +11,8 @@ import pytest
 from test_tasks import built, edit, routed_tokens
 
 from loci.kernel.config import layout
-from pipeline.runner import run
-from pipeline.tasks import BuildContext, home_context
+from loci_pipeline.runner import run
+from loci_pipeline.tasks import BuildContext, home_context
 
 ROOT = Path(__file__).resolve().parent.parent
 REPOS = {
@@ -35,11 +35,11 @@ def break_beta_index() -> None:
 
 
 def test_one_scope_s_failed_index_still_merges_the_other_s_routing_in_the_same_doit_run(two, monkeypatch):
-    import pipeline.runner
+    import loci_pipeline.runner
 
     runs = []
-    real = pipeline.runner.doit_main
-    monkeypatch.setattr(pipeline.runner, "doit_main", lambda *a, **k: runs.append(a) or real(*a, **k))
+    real = loci_pipeline.runner.doit_main
+    monkeypatch.setattr(loci_pipeline.runner, "doit_main", lambda *a, **k: runs.append(a) or real(*a, **k))
     edit(two / "alpha", "flywheels")
     edit(two / "beta", "websockets")
     break_beta_index()
@@ -74,13 +74,13 @@ def test_the_next_run_after_the_failure_is_fixed_builds_the_failed_scope_and_mer
 
 
 def test_routing_waits_for_every_index_step_before_it_merges(two, monkeypatch):
-    import pipeline.tasks
+    import loci_pipeline.tasks
 
     order = []
-    real_index, real_routing = pipeline.tasks.index_action, pipeline.tasks.routing_action
-    monkeypatch.setattr(pipeline.tasks, "index_action",
+    real_index, real_routing = loci_pipeline.tasks.index_action, loci_pipeline.tasks.routing_action
+    monkeypatch.setattr(loci_pipeline.tasks, "index_action",
                         lambda ctx, name: order.append(f"index:{name}") or real_index(ctx, name))
-    monkeypatch.setattr(pipeline.tasks, "routing_action",
+    monkeypatch.setattr(loci_pipeline.tasks, "routing_action",
                         lambda ctx: order.append("routing") or real_routing(ctx))
     edit(two / "alpha", "flywheels")
     edit(two / "beta", "websockets")
@@ -100,14 +100,14 @@ def graphed(tmp_path, loci_home):
 
 def made_steps(ctx: BuildContext) -> dict[str, dict]:
     """The per-scope task dicts the creator makes, by name (``graphs:S`` ...)."""
-    from pipeline.tasks import make_tasks
+    from loci_pipeline.tasks import make_tasks
 
     made = make_tasks(ctx, delayed=False)["task_scopes"]()
     return {f"{t['basename']}:{t['name']}": t for t in made if t.get("name")}
 
 
 def test_every_file_a_scope_s_graph_and_index_steps_write_is_a_target(graphed):
-    from pipeline.graphs import fingerprint_path, graph_path
+    from loci_pipeline.graphs import fingerprint_path, graph_path
 
     lay = layout()
     steps = made_steps(home_context(lay))

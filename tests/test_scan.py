@@ -1,4 +1,4 @@
-"""pipeline.scan, with pipeline.provenance and pipeline.manifests: discovery, provenance,
+"""loci_pipeline.scan, with loci_pipeline.provenance and loci_pipeline.manifests: discovery, provenance,
 sub-scopes, manifest aliases, and what a rescan keeps."""
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from loci.kernel.config import layout
 from loci.kernel.registry import Registry, Scope, load_registry, save_registry
-from pipeline import provenance
-from pipeline.manifests import manifest_names
-from pipeline.provenance import Identity, classify_owner, remote_org
-from pipeline.scan import ScanError, add_scope, relabel, scan
+from loci_pipeline import provenance
+from loci_pipeline.manifests import manifest_names
+from loci_pipeline.provenance import Identity, classify_owner, remote_org
+from loci_pipeline.scan import ScanError, add_scope, relabel, scan
 
 ME = Identity(email="me@example.com", name="Me Myself")
 OTHER = ("Someone Else", "else@example.com")

@@ -156,7 +156,7 @@ def test_load_vectors_returns_the_stored_hashes_and_matrix(lay):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline.embed import embed_scope
+    from loci_pipeline.embed import embed_scope
 
     texts = ["walk directory", "http redirect", "cookie session"]
     n = len(texts)

@@ -8,8 +8,8 @@ from loci.front.doctor import diagnose
 from loci.kernel.config import layout
 from loci.kernel.registry import load_registry
 from loci.kernel.state import read_meta
-from pipeline import staleness
-from pipeline.tasks import home_context
+from loci_pipeline import staleness
+from loci_pipeline.tasks import home_context
 
 
 def stale_for_doctor(lay) -> set[str]:

@@ -16,8 +16,8 @@ import pytest
 from loci.kernel.config import Layout, layout
 from loci.query.grammar import question_shape
 from loci.query.structure import StructureStore, bare_name, load_structure, name_parts, query, structure_problem
-from pipeline.query_store import write_scope_db
-from pipeline.structure_tables import StructureTables, graph_tables, symbol_vocabulary, write_structure
+from loci_pipeline.query_store import write_scope_db
+from loci_pipeline.structure_tables import StructureTables, graph_tables, symbol_vocabulary, write_structure
 
 # --- a hand-written graph in graphify's format -------------------------------------------
 
@@ -540,7 +540,7 @@ def make_repo(root: Path, files: dict[str, str]) -> Path:
 @pytest.fixture(scope="module")
 def bed(tmp_path_factory) -> dict[str, StructureStore]:
     pytest.importorskip("graphify")
-    from pipeline.graphs import build_graph
+    from loci_pipeline.graphs import build_graph
 
     base = tmp_path_factory.mktemp("bed")
     lay = layout(base / "home")

@@ -14,9 +14,9 @@ import pytest
 
 from conftest import make_repo
 from loci.kernel.config import layout
-from pipeline import build
-from pipeline.runner import RunReport, doit_main, run, run_scopes
-from pipeline.tasks import BuildContext, home_context
+from loci_pipeline import build
+from loci_pipeline.runner import RunReport, doit_main, run, run_scopes
+from loci_pipeline.tasks import BuildContext, home_context
 from test_embed import FakeEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,7 +98,7 @@ def test_a_hook_run_rebuilds_its_scope_and_the_routing_it_feeds_only(three):
 
 def test_an_edit_below_a_glob_directory_rebuilds_its_scope(three, tmp_path):
     from loci.kernel.registry import load_registry, save_registry
-    from pipeline.scan import add_scope
+    from loci_pipeline.scan import add_scope
 
     notes = tmp_path / "notes" / "deep" / "er"
     notes.mkdir(parents=True)
@@ -193,15 +193,15 @@ def test_doit_graphs_index_indexes_against_the_new_graph(three):
 
 @pytest.fixture
 def beta_breaks(monkeypatch):
-    import pipeline.collect
+    import loci_pipeline.collect
 
-    real = pipeline.collect.collect_scope
+    real = loci_pipeline.collect.collect_scope
 
     def collect(name, *args, **kwargs):
         if name == "beta":
             raise RuntimeError("beta's README cannot be read")
         return real(name, *args, **kwargs)
-    monkeypatch.setattr(pipeline.collect, "collect_scope", collect)
+    monkeypatch.setattr(loci_pipeline.collect, "collect_scope", collect)
 
 
 def test_a_failing_scope_fails_its_task_only_and_the_others_still_build(three, beta_breaks):
@@ -293,15 +293,15 @@ def test_a_multi_scope_build_runs_its_scopes_side_by_side_without_forking_worker
     driver.write_text(textwrap.dedent(f"""
         import sys, time
         from pathlib import Path
-        import pipeline.tasks
+        import loci_pipeline.tasks
         from loci.kernel.config import layout
-        from pipeline.runner import run
+        from loci_pipeline.runner import run
 
         def slow(layout, name, *a, **k):   # a scope that takes its time
             (Path({str(started)!r}) / name).touch()
             time.sleep(120)
-        pipeline.tasks.index_scope = slow
-        run(pipeline.tasks.BuildContext(layout()), ["index"], jobs=2)
+        loci_pipeline.tasks.index_scope = slow
+        run(loci_pipeline.tasks.BuildContext(layout()), ["index"], jobs=2)
     """))
     main = subprocess.Popen([sys.executable, str(driver)], cwd=ROOT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})  # this checkout's code
@@ -343,7 +343,7 @@ def test_the_read_side_never_imports_the_build_side(layer, forbidden):
 def _graph_record_for_the_code_as_it_is(lay, name: str, repo: Path) -> None:
     """What graphs:S leaves behind, without running graphify: a record of the current code."""
     from loci.kernel.atomic import write_json
-    from pipeline.graphs import _setup, code_fingerprint, fingerprint_path
+    from loci_pipeline.graphs import _setup, code_fingerprint, fingerprint_path
 
     fingerprint_path(name, lay).parent.mkdir(parents=True, exist_ok=True)
     write_json(fingerprint_path(name, lay), {"fingerprint": code_fingerprint(repo)[0], "status": "built",
@@ -351,20 +351,20 @@ def _graph_record_for_the_code_as_it_is(lay, name: str, repo: Path) -> None:
 
 
 def test_a_graph_checked_at_an_unchanged_repository_state_is_not_fingerprinted_again(three, monkeypatch):
-    import pipeline.graphs
+    import loci_pipeline.graphs
 
     lay = layout()
     _graph_record_for_the_code_as_it_is(lay, "alpha", three / "alpha")
-    record = pipeline.graphs.fingerprint_path("alpha", lay)
+    record = loci_pipeline.graphs.fingerprint_path("alpha", lay)
     written = record.read_bytes()
     assert home(lay).graph_fresh("alpha")  # by its code fingerprint
     assert record.read_bytes() == written   # an up-to-date check writes nothing
     home(lay).remember_graph_state("alpha")  # what index:alpha does once it ran: the record learns the state
-    real = pipeline.graphs.code_fingerprint
-    monkeypatch.setattr(pipeline.graphs, "code_fingerprint", lambda *a, **k: pytest.fail("fingerprinted"))
+    real = loci_pipeline.graphs.code_fingerprint
+    monkeypatch.setattr(loci_pipeline.graphs, "code_fingerprint", lambda *a, **k: pytest.fail("fingerprinted"))
     assert home(lay).graph_fresh("alpha")
     edit(three / "alpha", "docs")  # a prose edit moves the git state, not the code
-    monkeypatch.setattr(pipeline.graphs, "code_fingerprint", real)
+    monkeypatch.setattr(loci_pipeline.graphs, "code_fingerprint", real)
     assert home(lay).graph_fresh("alpha")
     (three / "alpha" / "alpha" / "core.py").write_text("def calibrate_sprocket():\n    return 1\n")
     assert not home(lay).graph_fresh("alpha")
@@ -443,11 +443,11 @@ def test_python_m_loci_dodo_dash_a_is_loci_update_force(three):
 
 
 def test_an_update_with_every_step_is_one_doit_run(three, monkeypatch):
-    import pipeline.runner
+    import loci_pipeline.runner
 
     runs = []
-    real = pipeline.runner.doit_main
-    monkeypatch.setattr(pipeline.runner, "doit_main", lambda *a, **k: runs.append(a) or real(*a, **k))
+    real = loci_pipeline.runner.doit_main
+    monkeypatch.setattr(loci_pipeline.runner, "doit_main", lambda *a, **k: runs.append(a) or real(*a, **k))
     ctx = home(layout(), embed=True, calibrate=True, open_encoder=lambda name, lay: FakeEncoder())
     edit(three / "beta", "websockets")
     report = build.update(ctx)

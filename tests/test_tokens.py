@@ -36,7 +36,7 @@ def test_surface_forms_show_the_question_word_for_a_folded_token():
 
 
 def test_a_redaction_mask_yields_no_tokens():
-    from pipeline.redact import MARKER
+    from loci_pipeline.redact import MARKER
 
     masked = f"connect with password {MARKER.format('secret-assignment')} to the server"
     assert tokenize(masked) == tokenize("connect with password to the server")

@@ -28,8 +28,8 @@ def _batch(path, texts):
 @pytest.mark.parametrize("int8", ["", "inner"])
 def test_hidden_states_equal_transformers_bert_model(packaged, int8):
     transformers = pytest.importorskip("transformers")
-    from pipeline.embed import _quantised
-    from pipeline.torch_bert import load
+    from loci_pipeline.embed import _quantised
+    from loci_pipeline.torch_bert import load
 
     ours = load(packaged)
     theirs = transformers.AutoModel.from_pretrained(str(packaged), local_files_only=True).eval()
@@ -44,7 +44,7 @@ def test_hidden_states_equal_transformers_bert_model(packaged, int8):
 
 
 def test_a_folder_that_is_not_a_bert_model_is_refused_in_one_line(tmp_path):
-    from pipeline.torch_bert import load
+    from loci_pipeline.torch_bert import load
 
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "roberta", "hidden_act": "gelu"}))
     with pytest.raises(ValueError, match="not an absolute-position BERT"):
@@ -54,8 +54,8 @@ def test_a_folder_that_is_not_a_bert_model_is_refused_in_one_line(tmp_path):
 def test_bf16_on_a_cpu_that_has_it_gives_the_float32_vectors(packaged):
     from dataclasses import replace
 
-    from pipeline.embed import BUILD_SETTING, torch_bert
-    from pipeline.encode_setting import native_bf16
+    from loci_pipeline.embed import BUILD_SETTING, torch_bert
+    from loci_pipeline.encode_setting import native_bf16
 
     if not native_bf16():
         pytest.skip("this CPU has no native bfloat16")
@@ -71,8 +71,8 @@ def test_the_bf16_encoder_gives_float32_s_vectors_to_within_a_rounding(packaged)
     import numpy as np
 
     from loci.query.semantic import TRANSFORMER_ID
-    from pipeline.embed import torch_bert
-    from pipeline.encode_setting import EncodeSetting
+    from loci_pipeline.embed import torch_bert
+    from loci_pipeline.encode_setting import EncodeSetting
 
     texts = ["Flask blueprints register routes", "short", "a much longer text about retries " * 12,
              "def parse_shorts(tokens, options):", "Как убрать лишние пустые строки?"]

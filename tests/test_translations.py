@@ -81,8 +81,8 @@ ENGLISH = "Walk a directory tree recursively, following symbolic links and skipp
 
 
 def test_untagged_prose_in_another_language_is_a_copy_beside_english_prose():
-    from pipeline.chunks import make_chunk
-    from pipeline.index import routing_prose
+    from loci_pipeline.chunks import make_chunk
+    from loci_pipeline.index import routing_prose
 
     chunks = [make_chunk("s", "readme", "README.md", 1, ENGLISH * 3), make_chunk("s", "doc", "docs/fr/intro.md", 1, FRENCH),
               make_chunk("s", "readme", "README.fr.md", 1, FRENCH * 9)]
@@ -90,8 +90,8 @@ def test_untagged_prose_in_another_language_is_a_copy_beside_english_prose():
 
 
 def test_a_project_written_in_another_language_keeps_its_prose():
-    from pipeline.chunks import make_chunk
-    from pipeline.index import routing_prose
+    from loci_pipeline.chunks import make_chunk
+    from loci_pipeline.index import routing_prose
 
     chunks = [make_chunk("s", "readme", "README.md", 1, CHINESE * 6), make_chunk("s", "doc", "docs/usage.md", 1, ENGLISH)]
     assert [c.path for c in routing_prose(chunks)] == ["README.md", "docs/usage.md"]

@@ -1,4 +1,4 @@
-"""pipeline.build, the one build API: each step takes a BuildContext and returns a report value."""
+"""loci_pipeline.build, the one build API: each step takes a BuildContext and returns a report value."""
 from __future__ import annotations
 
 import json
@@ -11,8 +11,8 @@ from conftest import GIZMO, WEBBY, git, make_repo
 from loci.kernel.atomic import LockHeld, process_start
 from loci.kernel.config import layout
 from loci.kernel.errors import BuildError, UsageError
-from pipeline import build
-from pipeline.tasks import BuildContext
+from loci_pipeline import build
+from loci_pipeline.tasks import BuildContext
 from test_bundle import FakeEncoder
 
 

@@ -1,4 +1,4 @@
-"""pipeline.build_encoder: `loci embed`'s encoder, sentence-transformers for a BERT, deferred until there is work."""
+"""loci_pipeline.build_encoder: `loci embed`'s encoder, sentence-transformers for a BERT, deferred until there is work."""
 from __future__ import annotations
 
 import sys
@@ -7,10 +7,10 @@ import types
 import numpy as np
 import pytest
 
-import pipeline.build_encoder
+import loci_pipeline.build_encoder
 from loci.kernel.config import layout
 from loci.query.semantic import BertEncoder
-from pipeline.build_encoder import DeferredEncoder, load_build_encoder
+from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
 
 
 @pytest.fixture
@@ -31,13 +31,13 @@ def test_the_build_side_encodes_with_sentence_transformers_when_it_is_installed(
             return 384
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", types.SimpleNamespace(SentenceTransformer=FakeST))
-    monkeypatch.setattr(pipeline.build_encoder, "has_sentence_transformers", lambda: True)
+    monkeypatch.setattr(loci_pipeline.build_encoder, "has_sentence_transformers", lambda: True)
     enc = load_build_encoder(None, lay)
     assert isinstance(enc, DeferredEncoder) and enc.dim == 384 and loaded == {}  # nothing loaded yet
     with pytest.raises(AttributeError):  # the fake has no encode: proves the real load happened
         enc.encode(["x"])
     assert loaded["name"].endswith("model")
-    monkeypatch.setattr(pipeline.build_encoder, "has_sentence_transformers", lambda: False)
+    monkeypatch.setattr(loci_pipeline.build_encoder, "has_sentence_transformers", lambda: False)
     assert isinstance(load_build_encoder(None, lay), BertEncoder)
 
 

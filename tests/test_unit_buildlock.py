@@ -1,4 +1,4 @@
-"""pipeline.buildlock: the runner's counted hold on the home's build lock."""
+"""loci_pipeline.buildlock: the runner's counted hold on the home's build lock."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import pytest
 
 from loci.kernel.atomic import LockHeld, process_start, read_lock
 from loci.kernel.config import layout
-from pipeline import buildlock
+from loci_pipeline import buildlock
 from test_unit_atomic import dead_pid
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def test_holds_are_counted_the_lock_goes_with_the_last_release(lay):
 
 def test_two_holders_the_second_process_is_refused(lay):
     buildlock.hold(lay)
-    code = ("from pipeline import buildlock\nfrom loci.kernel.config import layout\n"
+    code = ("from loci_pipeline import buildlock\nfrom loci.kernel.config import layout\n"
             "from loci.kernel.atomic import LockHeld\n"
             f"try:\n    buildlock.hold(layout({str(lay.home)!r}))\n    print('held')\n"
             "except LockHeld as e:\n    print('refused', e)\n")

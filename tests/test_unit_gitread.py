@@ -1,9 +1,9 @@
-"""pipeline.gitread and gitenv: git is read, never written, and a hook's variables never leak in."""
+"""loci_pipeline.gitread and gitenv: git is read, never written, and a hook's variables never leak in."""
 from __future__ import annotations
 
 from conftest import make_repo
-from pipeline.gitenv import LOCAL_VARS, git_env
-from pipeline.gitread import git_out, read_status, run_git, status_entries
+from loci_pipeline.gitenv import LOCAL_VARS, git_env
+from loci_pipeline.gitread import git_out, read_status, run_git, status_entries
 
 
 def test_git_env_drops_the_variables_that_locate_a_hooks_repository(monkeypatch):

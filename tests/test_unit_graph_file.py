@@ -1,4 +1,4 @@
-"""pipeline.graph_file: a code graph read from loci's gzip copy or a repository's own plain JSON."""
+"""loci_pipeline.graph_file: a code graph read from loci's gzip copy or a repository's own plain JSON."""
 from __future__ import annotations
 
 import gzip
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from pipeline.graph_file import read_graph_bytes, read_graph_json
+from loci_pipeline.graph_file import read_graph_bytes, read_graph_json
 
 GRAPH = {"nodes": [{"id": "a", "label": "connect", "note": "password = 'hunter2-Xy9$Qz!long'"}], "edges": []}
 

@@ -1,7 +1,7 @@
-"""pipeline.paths: a repository-relative path is classified by the kind of code it holds."""
+"""loci_pipeline.paths: a repository-relative path is classified by the kind of code it holds."""
 import pytest
 
-from pipeline.paths import PATH_KINDS, path_kind
+from loci_pipeline.paths import PATH_KINDS, path_kind
 
 
 @pytest.mark.parametrize("path, kind", [

@@ -6,9 +6,9 @@ from typer.testing import CliRunner
 
 from conftest import setup_home
 from loci.front.cli import app
-from pipeline.dependencies import declared
-from pipeline.references import imports, normalise, provided
-from pipeline.uses import Ref, find_uses
+from loci_pipeline.dependencies import declared
+from loci_pipeline.references import imports, normalise, provided
+from loci_pipeline.uses import Ref, find_uses
 
 runner = CliRunner()
 
@@ -101,7 +101,7 @@ def _forks(n: int, uses_each: int) -> dict[str, list[Ref]]:
 
 
 def test_a_name_many_scopes_provide_is_stored_as_rows_not_as_edges():
-    from pipeline.uses import linked_refs
+    from loci_pipeline.uses import linked_refs
 
     rows = linked_refs(_forks(40, 5))
     assert len(rows) == 40 + 40 * 5 + 1          # provides, the forks' uses, the app's one use
@@ -110,7 +110,7 @@ def test_a_name_many_scopes_provide_is_stored_as_rows_not_as_edges():
 
 def test_the_uses_of_one_scope_are_the_full_listing_filtered():
     from loci.query.uses import edges
-    from pipeline.uses import linked_refs
+    from loci_pipeline.uses import linked_refs
 
     rows = linked_refs(_forks(6, 2))
     everything = edges(rows)

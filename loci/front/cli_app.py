@@ -145,8 +145,8 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 @handled
 def groups_infer():
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from pipeline import build
-    from pipeline.tasks import BuildContext
+    from loci_pipeline import build
+    from loci_pipeline.tasks import BuildContext
 
     report = build.infer_groups(BuildContext(_writable_home()))
     for name, owner in sorted(report.owners.items()):

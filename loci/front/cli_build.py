@@ -1,6 +1,6 @@
 """Build-side commands: scan, add, graphs, index, setup, update, demo, dodo-path.
 
-Each calls one function of pipeline.build and displays its report."""
+Each calls one function of loci_pipeline.build and displays its report."""
 from __future__ import annotations
 
 import importlib.util
@@ -30,7 +30,7 @@ def show_scan(report, dirs, quiet: bool) -> None:
     for owner, names in sorted(by_owner.items()):
         label = owner
         if owner == "unknown":
-            from pipeline.provenance import read_identity, unknown_owner_reason
+            from loci_pipeline.provenance import read_identity, unknown_owner_reason
 
             label = f"owner unknown ({unknown_owner_reason(read_identity())})"
         typer.echo(f"  {label}: {', '.join(names)}")
@@ -44,7 +44,7 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
          split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
          quiet: bool = quiet_flag()):
     """Find git repositories under DIRS and register each as a scope (scopes.json is rewritten whole)."""
-    from pipeline import build
+    from loci_pipeline import build
 
     report = build.scan(build_context(writable_home(), quiet=True), dirs, split=split)
     show_scan(report, dirs, quiet)
@@ -58,8 +58,8 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
         glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
-    from pipeline import build
-    from pipeline.tasks import BuildContext
+    from loci_pipeline import build
+    from loci_pipeline.tasks import BuildContext
 
     report = build.add(BuildContext(writable_home()), path, alias=alias, glob=glob)
     if report.registered or not report.indexed:
@@ -82,7 +82,7 @@ def show_graphs(report, quiet: bool) -> int:
 
 
 def _graphify_missing() -> bool:
-    from pipeline.graphs import INSTALL_HINT, graphify_available
+    from loci_pipeline.graphs import INSTALL_HINT, graphify_available
 
     if graphify_available():
         return False
@@ -97,7 +97,7 @@ def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (defaul
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
            quiet: bool = quiet_flag()):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
-    from pipeline import build
+    from loci_pipeline import build
 
     if _graphify_missing():
         raise typer.Exit(1)
@@ -123,7 +123,7 @@ def show_index(report, quiet: bool) -> int:
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
           quiet: bool = quiet_flag()):
     """Build the episode store and routing index for every scope whose fingerprint moved."""
-    from pipeline import build
+    from loci_pipeline import build
 
     ctx = build_context(writable_home(), quiet=quiet, label="indexing", graphs=False)
     raise typer.Exit(show_index(build.index(ctx, force=force), quiet))
@@ -150,7 +150,7 @@ def _embed_estimate() -> str:
 
 
 def show_update(report, quiet: bool) -> int:
-    """Display a pipeline.build.UpdateReport (setup and update); returns the exit code."""
+    """Display a loci_pipeline.build.UpdateReport (setup and update); returns the exit code."""
     from loci.front.cli_embed import show_embed
 
     if not quiet and report.graphs.results:
@@ -182,8 +182,8 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 
     Prompts only on a terminal (-y takes every default); each step can be skipped."""
     from loci.front.cli_diag import print_doctor
-    from pipeline import build
-    from pipeline.graphs import graphify_available
+    from loci_pipeline import build
+    from loci_pipeline.graphs import graphify_available
 
     ask = interactive() and not yes
     if not dirs:
@@ -226,7 +226,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
 
     Embeddings and calibration are refreshed when the home already has them."""
     from loci.front.cli_share import pull_again
-    from pipeline import build
+    from loci_pipeline import build
 
     overrides = {"scan": not no_scan}
     if no_graphs:

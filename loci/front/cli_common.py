@@ -93,8 +93,8 @@ def interactive() -> bool:
 
 
 def build_context(layout: Layout, *, quiet: bool = False, label: str = "building", **overrides):
-    """The home's build context (pipeline.tasks.home_context) with a progress display on a terminal."""
-    from pipeline.tasks import home_context
+    """The home's build context (loci_pipeline.tasks.home_context) with a progress display on a terminal."""
+    from loci_pipeline.tasks import home_context
 
     ctx = home_context(layout, **overrides)
     if not quiet:  # bars on a terminal, a line at least every 10 s anywhere else (a CI log)
@@ -108,7 +108,7 @@ def bar_progress(label: str):
     """A rich progress display: one bar over the per-scope tasks, one per scope being encoded."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.tasks import Progress as BuildProgress
+    from loci_pipeline.tasks import Progress as BuildProgress
 
     class Bars(BuildProgress):
         def __init__(self) -> None:
@@ -142,7 +142,7 @@ def bar_progress(label: str):
 
 
 def index_lines(report) -> tuple[list[str], list[str]]:
-    """What `loci index` prints for a pipeline.build.IndexReport: (stdout lines, stderr lines)."""
+    """What `loci index` prints for a loci_pipeline.build.IndexReport: (stdout lines, stderr lines)."""
     out = [f"indexed {len(report.rebuilt)} scope(s), {len(report.unchanged)} unchanged"]
     for name in report.rebuilt:
         meta = report.metas.get(name)

@@ -22,7 +22,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
     from loci.query.calibration import read_calibration
     from loci.kernel.config import layout as make_layout
     from loci.front.render import dump_json
-    from pipeline.calibrate import render
+    from loci_pipeline.calibrate import render
 
     if show:
         layout = make_layout()
@@ -31,7 +31,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
             typer.echo("not calibrated yet: the shipped thresholds are in use (run `loci calibrate`)")
             return
     else:
-        from pipeline import build
+        from loci_pipeline import build
 
         layout = writable_home()
         report = build.calibrate(build_context(layout, quiet=True, graphs=False))
@@ -120,7 +120,7 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
     from loci.query.uses import load_uses, use_lines
 
     if refresh:
-        from pipeline import build
+        from loci_pipeline import build
 
         report = build.index(build_context(writable_home(), quiet=True, graphs=False))
         for line in index_lines(report)[1]:

@@ -11,7 +11,7 @@ commands = Commands()
 
 
 def embed_line(report) -> str:
-    """A pipeline.build.EmbedReport in one line: scopes rechecked (chunks encoded, vectors kept)
+    """A loci_pipeline.build.EmbedReport in one line: scopes rechecked (chunks encoded, vectors kept)
     apart from scopes skipped as up to date, so "0 encoded, 9877 kept" never reads as nothing done."""
     parts = []
     if report.embedded:
@@ -24,7 +24,7 @@ def embed_line(report) -> str:
 
 
 def show_embed(report, quiet: bool) -> int:
-    """Display a pipeline.build.EmbedReport; returns the exit code."""
+    """Display a loci_pipeline.build.EmbedReport; returns the exit code."""
     for name, msg in report.failed.items():
         err(f"{name}: {msg}")
     if not quiet:
@@ -43,7 +43,7 @@ def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer
           quiet: bool = quiet_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""
     from loci.query.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
-    from pipeline import build
+    from loci_pipeline import build
 
     layout = writable_home()
     # like `loci index`: no code graph is extracted here (setup and update do that)

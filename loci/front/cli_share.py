@@ -22,8 +22,8 @@ def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (defa
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
            quiet: bool = quiet_flag()):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
-    from pipeline.share.bundle import export_scope
-    from pipeline.share.push import scopes_to_publish
+    from loci_pipeline.share.bundle import export_scope
+    from loci_pipeline.share.push import scopes_to_publish
 
     layout = make_layout()
     for name in scopes_to_publish(layout, scopes):
@@ -74,8 +74,8 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
 def pull_calibrated(layout, source: str, *, no_vectors: bool = False, calibrate: bool = True,
                     full: bool = False):
     """The build API's pull: the bundles, then the calibrate step (nothing rescanned or re-embedded)."""
-    from pipeline import build
-    from pipeline.tasks import home_context
+    from loci_pipeline import build
+    from loci_pipeline.tasks import home_context
 
     ctx = home_context(layout, scan=False, graphs=False, embed=False, calibrate=calibrate)
     return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate, full=full)
@@ -113,7 +113,7 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
          quiet: bool = quiet_flag()):
     """Publish every local scope's bundle; only bundles whose manifest changed, or whose published
     copy no longer matches its checksums, are uploaded."""
-    from pipeline.share.push import push as run_push
+    from loci_pipeline.share.push import push as run_push
 
     report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors, force=force)
     if not quiet:
@@ -125,8 +125,8 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
 
 def pull_again(quiet: bool) -> int:
     """Pull every source this home has pulled from (for `loci update`); returns an exit code."""
-    from pipeline.share.bundle import BundleError
-    from pipeline.share.pull import pulled_sources, pulled_whole
+    from loci_pipeline.share.bundle import BundleError
+    from loci_pipeline.share.pull import pulled_sources, pulled_whole
 
     layout = make_layout()
     code = 0

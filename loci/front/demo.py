@@ -23,7 +23,7 @@ _ENV = {"GIT_AUTHOR_NAME": "loci demo", "GIT_AUTHOR_EMAIL": "demo@example.invali
 class DemoResult:
     projects: Path
     home: Path
-    index: object                      # pipeline.build.IndexReport
+    index: object                      # loci_pipeline.build.IndexReport
     answers: list[tuple[str, object]]  # (question, loci.query.ask result)
 
 
@@ -45,8 +45,8 @@ def run_demo(dest: Path | None = None) -> DemoResult:
     """Lay out the projects, build them in ``dest/loci-home`` (never the user's home) and ask QUESTIONS."""
     from loci.kernel.config import layout
     from loci.query.ask import ask, open_session
-    from pipeline import build
-    from pipeline.tasks import BuildContext
+    from loci_pipeline import build
+    from loci_pipeline.tasks import BuildContext
 
     dest = Path(dest) if dest is not None else Path(tempfile.mkdtemp(prefix="loci-demo-"))
     projects = make_demo(dest)

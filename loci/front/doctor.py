@@ -175,7 +175,7 @@ def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
 def _multilingual_available() -> bool:
     """The build makes the multilingual store (the same test it runs)."""
     try:
-        from pipeline.multilingual import available
+        from loci_pipeline.multilingual import available
     except ImportError:
         return False
     return available()
@@ -200,7 +200,7 @@ def _engine(layout: Layout) -> list[Finding]:
 
 def _graphify_available() -> bool:
     try:
-        from pipeline.graphs import graphify_available
+        from loci_pipeline.graphs import graphify_available
     except ImportError:
         return False
     return graphify_available()
@@ -296,7 +296,7 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     if damaged:
         listed = "; ".join(f"{p.relative_to(layout.home)} is {why}" for p, why in damaged)
         return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})", fix)]
-    from pipeline.staleness import index_fresh
+    from loci_pipeline.staleness import index_fresh
 
     if not index_fresh(layout, scope, meta, DEFAULT_PARAMS):
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
@@ -304,7 +304,7 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
 
 
 def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
-    from pipeline import graphs
+    from loci_pipeline import graphs
 
     name, root = scope.name, Path(scope.path)
     src = graphs.graph_source(name, root, layout)
@@ -318,7 +318,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if src is not None and graphs.graph_problem(src) is not None:
         return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
                         "no code structure", f"loci graphs {name}")] if graphify else []
-    from pipeline.staleness import graph_fresh
+    from loci_pipeline.staleness import graph_fresh
 
     if not graphify or "fingerprint" not in record:
         return []

@@ -6,7 +6,7 @@ command returns at once), logging to ``<home>/logs/hooks.log``. A hook that
 was already there is kept beside ours (``<hook>.loci-prev``), run first, and
 its exit status is the hook's, so loci never blocks or fails a git command;
 ``uninstall`` puts it back. The build side drops the repository-locating git
-variables the hook inherits (pipeline.gitenv), so every fingerprint reads its
+variables the hook inherits (loci_pipeline.gitenv), so every fingerprint reads its
 own repository.
 """
 from __future__ import annotations
@@ -40,7 +40,7 @@ class HookState:
 
 
 def _git(repo: Path, *args: str) -> str:
-    from pipeline.gitenv import git_env
+    from loci_pipeline.gitenv import git_env
 
     proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=git_env(),
                           check=False, timeout=30)
@@ -101,7 +101,7 @@ def log_path(layout: Layout) -> Path:
 def script(layout: Layout, scopes: Sequence[str]) -> str:
     """The hook: run the previous hook, then start the build in the background and return its status."""
     import loci
-    from pipeline.gitenv import LOCAL_VARS
+    from loci_pipeline.gitenv import LOCAL_VARS
 
     q = shlex.quote
     package_parent = str(Path(loci.__file__).resolve().parent.parent)  # the code that installed it

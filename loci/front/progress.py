@@ -7,7 +7,7 @@ On a terminal the CLI draws rich bars (``cli_common.bar_progress``); anywhere el
 
 (the time since the build began, so a log read later shows where the time went).
 
-It is a ``pipeline.tasks.Progress`` (the reporter a BuildContext carries) and
+It is a ``loci_pipeline.tasks.Progress`` (the reporter a BuildContext carries) and
 prints when an event arrives and the last line is ``interval`` old, and from a
 heartbeat thread when no event arrives for that long (loading a model, one big
 graphify run), so a log is never silent for longer than the interval.
@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Callable, TextIO
 
-from pipeline.tasks import Progress
+from loci_pipeline.tasks import Progress
 
 LOG_INTERVAL = 10.0  # seconds between two lines, at most
 

@@ -15,7 +15,7 @@ from loci.kernel.home import LOGS_DIR, MANIFEST_NAME, engine_log, home_dir, run_
 
 SCHEMA_VERSION = 1
 QUERY_SCHEMA = 4
-"""The layout of query/<scope>.sqlite (pipeline.query_store writes it, loci.query.lexical reads
+"""The layout of query/<scope>.sqlite (loci_pipeline.query_store writes it, loci.query.lexical reads
 it); another value in a file means `loci index` must rebuild it. 4: char-gram arrays zlib-packed."""
 
 

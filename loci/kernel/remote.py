@@ -1,7 +1,7 @@
 """Where bundles are kept, as a filesystem: a directory (a path or ``file://``) or
 ``s3://bucket/prefix``, both through ``pyarrow.fs``.
 
-The build side's pull and push (``pipeline.share.store``) and the query side's fetch of a
+The build side's pull and push (``loci_pipeline.share.store``) and the query side's fetch of a
 pulled scope's stores (``loci.kernel.territory``) open a store through this module, so both
 read the same settings: S3 takes its endpoint from ``AWS_ENDPOINT_URL_S3`` or
 ``AWS_ENDPOINT_URL`` (e.g. a MinIO or moto server), its region from ``AWS_REGION`` /

@@ -77,7 +77,7 @@ def _emit_word(word: str, out: list[str]) -> None:
         out.append(_stem(lower))
 
 
-# what redaction leaves in place of a secret (pipeline.redact.MARKER): no evidence of any topic
+# what redaction leaves in place of a secret (loci_pipeline.redact.MARKER): no evidence of any topic
 _MASK = re.compile(r"\[REDACTED:[\w-]*\]")
 
 

@@ -161,7 +161,7 @@ def _read_json(path: Path) -> dict:
 
 
 def bert_config_supported(cfg: dict) -> bool:
-    """A ``config.json`` of the BERT this module (and ``pipeline.torch_bert``) runs: absolute
+    """A ``config.json`` of the BERT this module (and ``loci_pipeline.torch_bert``) runs: absolute
     positions, GELU."""
     return (cfg.get("model_type") == "bert" and cfg.get("hidden_act") == "gelu"
             and cfg.get("position_embedding_type", "absolute") == "absolute")

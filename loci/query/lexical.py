@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-from loci.kernel.config import QUERY_SCHEMA  # pipeline.query_store writes the same
+from loci.kernel.config import QUERY_SCHEMA  # loci_pipeline.query_store writes the same
 
 _WS = re.compile(r"\s\s+")
 

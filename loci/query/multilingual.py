@@ -26,7 +26,7 @@ Loading is cheap: the store's int8 matrix is memory-mapped, and the encoder's
 embedding table (65 MB of uint8 the package otherwise inflates from a compressed
 archive at every process start), its small weights and its tokenizer tables are
 read from ``models/use-multilingual-v3/`` (``load_encoder``), which the build
-writes (``pipeline.multilingual``) after checking that they encode exactly as the
+writes (``loci_pipeline.multilingual``) after checking that they encode exactly as the
 package does. Without that cache, or for another package or Python version, the
 package loads itself (slower, the same vectors).
 """

@@ -211,7 +211,7 @@ def load_encoder(name: str | None, layout: Layout) -> Encoder:
     """Load the encoder ``name`` names (None: the default); raise EncoderUnavailable, never write.
 
     A mean-pooled BERT model (the packaged one included) runs in numpy, with no torch; the
-    build side encodes in bulk its own way (``pipeline.build_encoder``).
+    build side encodes in bulk its own way (``loci_pipeline.build_encoder``).
     """
     from loci.query.bert_numpy import is_supported
 

@@ -1,5 +1,5 @@
 """`loci uses`: which registered projects reference which, read from ``uses.parquet``
-(the names each scope provides and the uses of them, joined here; ``pipeline.uses`` writes it)."""
+(the names each scope provides and the uses of them, joined here; ``loci_pipeline.uses`` writes it)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -23,7 +23,7 @@ class Use:
 
 
 Edge = tuple  # (from, to, target, how, path, line)
-LINKED = {"scope", "role", "norm", "target", "how", "path", "line", "rank"}   # pipeline.uses.USES_SCHEMA
+LINKED = {"scope", "role", "norm", "target", "how", "path", "line", "rank"}   # loci_pipeline.uses.USES_SCHEMA
 EDGES = {"from", "to", "target", "how", "path", "line"}                      # the file an older loci wrote
 
 

@@ -92,7 +92,7 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
 def _role_bytes(role: str, path: Path) -> bytes:
     """What a bundle carries for a role: the Parquet table as it is, or the vector store as one."""
     if role in VECTOR_ROLES:
-        from pipeline.embed import store_as_parquet
+        from loci_pipeline.embed import store_as_parquet
 
         return store_as_parquet(path, "hash" if role == "vectors" else "label")
     return path.read_bytes()
@@ -132,7 +132,7 @@ def sha256_file(path: Path) -> str:
 
 
 def _git(repo: Path, *args: str) -> str:
-    from pipeline.gitread import run_git
+    from loci_pipeline.gitread import run_git
 
     if not repo.is_dir():
         return ""

@@ -30,16 +30,16 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
-from pipeline.share.bundle import (
+from loci_pipeline.share.bundle import (
     MANIFEST,
     VECTOR_ROLES,
     BundleError,
     derived_signature,
     parse_manifest,
 )
-from pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
-from pipeline.share.stage import Incoming, fetch_all, stage_all
-from pipeline.share.store import Entry, Store, open_store
+from loci_pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
+from loci_pipeline.share.stage import Incoming, fetch_all, stage_all
+from loci_pipeline.share.store import Entry, Store, open_store
 
 MANIFEST_LIMIT = 4 << 20
 STAGING_PREFIX = ".pull-"
@@ -393,12 +393,12 @@ def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[st
     only when references moved), routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
     from loci.kernel.vectorstore import merged_summary_files
-    from pipeline.routing import merge_routing
-    from pipeline.uses import merge_uses
+    from loci_pipeline.routing import merge_routing
+    from loci_pipeline.uses import merge_uses
 
     names = load_registry(layout).names()
     if model is not None:
-        from pipeline.embed import merge_summaries, write_scope_summary
+        from loci_pipeline.embed import merge_summaries, write_scope_summary
 
         for name in changed:
             if name not in mapped:   # a map's summary came with it (its vectors did not)

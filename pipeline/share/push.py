@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from loci.kernel.config import Layout
-from pipeline.share.bundle import MANIFEST, BundleError, BundleFile
-from pipeline.share.pull import MANIFEST_LIMIT, PULLED_KIND
-from pipeline.share.stage import fetch_all
-from pipeline.share.store import Store, open_store
+from loci_pipeline.share.bundle import MANIFEST, BundleError, BundleFile
+from loci_pipeline.share.pull import MANIFEST_LIMIT, PULLED_KIND
+from loci_pipeline.share.stage import fetch_all
+from loci_pipeline.share.store import Store, open_store
 
 
 @dataclass
@@ -48,7 +48,7 @@ def _push_one(layout: Layout, store: Store, name: str, sizes: dict[str, int], no
               force: bool) -> str:
     """Publish one scope: "unchanged", "uploaded", or "repaired" (same manifest, damaged copy)."""
     from loci.kernel.config import safe_name
-    from pipeline.share.bundle import plan_bundle
+    from loci_pipeline.share.bundle import plan_bundle
 
     manifest, files = plan_bundle(layout, name, no_vectors=no_vectors)
     folder = safe_name(name)

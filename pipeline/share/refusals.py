@@ -2,9 +2,9 @@
 and a refused bundle's previous copy (if any) keeps answering."""
 from __future__ import annotations
 
-from pipeline.share.bundle import BundleError
-from pipeline.share.stage import Incoming, kept
-from pipeline.share.store import Store
+from loci_pipeline.share.bundle import BundleError
+from loci_pipeline.share.stage import Incoming, kept
+from loci_pipeline.share.store import Store
 
 
 def reason(exc: BaseException | str) -> str:

@@ -1,7 +1,7 @@
 """Staging a pull: fetch and verify each changed bundle into a folder inside the home, then
 build its derived files there (the query file, the vector stores in the home's form).
 
-Nothing here touches the home's live files; ``pipeline.share.pull`` moves what is staged.
+Nothing here touches the home's live files; ``loci_pipeline.share.pull`` moves what is staged.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loci.kernel.config import Params
-from pipeline.share.bundle import MAP_ROLES, RAW_ROLES, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
-from pipeline.share.store import Entry, Store
+from loci_pipeline.share.bundle import MAP_ROLES, RAW_ROLES, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
+from loci_pipeline.share.store import Entry, Store
 
 
 @dataclass
@@ -79,13 +79,13 @@ def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
            params: Params, mapped: bool = False) -> dict[str, Path]:
     """The staged files plus the derived ones built from them (runs in a worker for big pulls);
     for a map, its routing vocabulary as the SQLite table routing merges."""
-    from pipeline.share.tables import check_summary, check_tables
+    from loci_pipeline.share.tables import check_summary, check_tables
 
     try:
         summary = staged.pop("summary", None)
         tables = check_tables(staged, manifest, where)
         if mapped:
-            from pipeline.query_store import write_vocab_db
+            from loci_pipeline.query_store import write_vocab_db
 
             if summary is not None:
                 check_summary(summary, manifest, where)
@@ -135,7 +135,7 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     from concurrent.futures import ProcessPoolExecutor
     from multiprocessing import get_context
 
-    from pipeline.runner import default_jobs
+    from loci_pipeline.runner import default_jobs
 
     folders = [stage / f"s{i}" for i in range(len(incoming))]
     fetched = _fetch(folders, store, incoming, no_vectors)
@@ -177,8 +177,8 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     from loci.kernel.vectorfiles import store_from_parquet
     from loci.query.semantic import matrix_path, meta_path
-    from pipeline.chunks import Chunk
-    from pipeline.index import write_query_file
+    from loci_pipeline.chunks import Chunk
+    from loci_pipeline.index import write_query_file
 
     out: dict[str, Path] = {}
     cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from loci.kernel.remote import BLOCK
 from loci.kernel.remote import short as _short
-from pipeline.share.bundle import MANIFEST, BundleError
+from loci_pipeline.share.bundle import MANIFEST, BundleError
 
 
 @dataclass(frozen=True)

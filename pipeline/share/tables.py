@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest
+from loci_pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest
 
 
 def _schemas() -> dict:
-    from pipeline.index import CHUNK_SCHEMA, VOCAB_SCHEMA
-    from pipeline.structure_tables import CALL_SCHEMA, SYMBOL_SCHEMA
-    from pipeline.uses import REFS_SCHEMA
+    from loci_pipeline.index import CHUNK_SCHEMA, VOCAB_SCHEMA
+    from loci_pipeline.structure_tables import CALL_SCHEMA, SYMBOL_SCHEMA
+    from loci_pipeline.uses import REFS_SCHEMA
 
     return {"chunks": CHUNK_SCHEMA, "vocab": VOCAB_SCHEMA, "symbols": SYMBOL_SCHEMA,
             "calls": CALL_SCHEMA, "refs": REFS_SCHEMA}
@@ -25,9 +25,9 @@ _NOT_NULL = {"chunks": ("id", "kind", "path", "line", "text", "hash"), "vocab": 
 
 
 def _allowed() -> dict[tuple[str, str], frozenset]:
-    from pipeline.chunks import CHUNK_KINDS
-    from pipeline.paths import PATH_KINDS
-    from pipeline.structure_tables import SYMBOL_KINDS
+    from loci_pipeline.chunks import CHUNK_KINDS
+    from loci_pipeline.paths import PATH_KINDS
+    from loci_pipeline.structure_tables import SYMBOL_KINDS
 
     return {("chunks", "kind"): frozenset(CHUNK_KINDS), ("chunks", "path_kind"): frozenset(PATH_KINDS),
             ("symbols", "kind"): frozenset(SYMBOL_KINDS), ("symbols", "path_kind"): frozenset(PATH_KINDS)}
@@ -69,7 +69,7 @@ def _values(role: str, table) -> str | None:
 
 
 def _vectors(role: str, path: Path, manifest: Manifest) -> str | None:
-    """A vector table as ``pipeline.embed.store_as_parquet`` writes it, of the manifest's model."""
+    """A vector table as ``loci_pipeline.embed.store_as_parquet`` writes it, of the manifest's model."""
     from loci.kernel.vectorfiles import vector_table_problem
 
     return vector_table_problem(path, "hash" if role == "vectors" else "label", manifest.embedding or {})
@@ -100,7 +100,7 @@ def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dic
 
 
 def check_summary(path: Path, manifest: Manifest, where: str) -> None:
-    """A scope's summary as ``pipeline.embed.write_scope_summary`` writes it: float16 rows of the
+    """A scope's summary as ``loci_pipeline.embed.write_scope_summary`` writes it: float16 rows of the
     manifest's dimension, finite."""
     import numpy as np
 

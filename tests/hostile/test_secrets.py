@@ -165,7 +165,7 @@ def planted_files() -> dict[str, str]:
 def home(tmp_path_factory):
     """A home built from the planted repository (graphs and fake embeddings included)."""
     import loci.query.semantic
-    import pipeline.embed
+    import loci_pipeline.embed
     from conftest import GIT_ENV
 
     mp = pytest.MonkeyPatch()
@@ -174,7 +174,7 @@ def home(tmp_path_factory):
     mp.setenv("LOCI_HOME", str(home))
     for k, v in GIT_ENV.items():
         mp.setenv(k, v)
-    mp.setattr(pipeline.embed, "open_encoder", lambda name, layout: HashEncoder())
+    mp.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: HashEncoder())
     mp.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: HashEncoder())
     repo = make_repo(root / "code" / "vault-demo", planted_files(),
                      f"Add the demo service\n\nThe first deploy used {S['aws_id']} and {S['github']}.\n")
