@@ -188,8 +188,8 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
     LockHeld if busy. ``jobs``: worker threads (DOIT_CONFIG's default otherwise); ``options``:
     more of doit's run options, as given on a command line.
 
-    When a scope's index fails, doit skips routing (a dependency failed); it is then merged
-    alone, so the other scopes' new artifacts are routed to. ``single``: run only ``targets``,
+    When a scope's index fails, routing still merges what the other scopes built (a task of
+    the same run, see ``task_indexed``). ``single``: run only ``targets``,
     not their ``task_dep`` (doit's ``-s``), in the order given (one worker)."""
     report = RunReport()
     ctx.fresh()
@@ -203,11 +203,6 @@ def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs:
         if report.code and not report.failed and not report.blocked:  # doit refused before any task ran
             report.failed["doit"] = (f"doit could not run {' '.join(targets)} "
                                      f"(exit {report.code}; its message is above)")
-        if report.scopes("index", "failed") and "routing" in report.blocked:
-            from loci_pipeline.tasks import routing_action
-
-            routing_action(ctx)  # a scope failed: route to what the other scopes built
-            report.executed.append("routing")
     finally:
         buildlock.release(ctx.layout)
     return report

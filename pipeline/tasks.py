@@ -9,7 +9,9 @@ registry once ``scan`` ran (doit's ``create_after``, one creator for the three
 per-scope steps), so a repository found by a run is built by the same run, under
 ``loci update`` and plain ``doit`` alike. ``index:S`` has ``task_dep`` on
 ``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
-on its chunk Parquet, ``calibrate`` on the manifest. Everything that is not a
+on its chunk Parquet, ``calibrate`` on the manifest. ``routing`` waits for every
+``index:S`` through ``indexed``, whose ``setup`` they are, so a failed scope does not
+hold back the merge of the others (``task_indexed``). Everything that is not a
 file enters through ``uptodate`` callables that doit calls when it checks the
 task, after its dependencies ran: the scope's fingerprint (loci_pipeline.staleness),
 the model id, the metas' stats; they read and never write. Loading reads the
@@ -359,7 +361,9 @@ def index_action(ctx: BuildContext, name: str):
 
 
 def routing_state(layout: Layout, names: list[str]) -> str:
-    """The metas' stats: routing is up to date while none of them moved."""
+    """The metas' stats: routing is up to date while none of them moved. Not a ``file_dep``: the
+    metas are index:S's targets, and doit makes a task that reads another's target depend on it,
+    so one failed index would hold the merge back (``task_indexed``)."""
     from loci_pipeline.routing import metas_state
 
     return metas_state(layout, names)
@@ -514,7 +518,13 @@ QUIET = {"verbosity": 0, "io": {"capture": False}}
 
 
 def _saved(key: str, current: Callable[[], str]) -> Callable:
-    """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``."""
+    """An uptodate callable: the value the last successful run saved under ``key`` is ``current()``.
+
+    For what doit's ``file_dep`` cannot say (a ``file_dep`` must exist when the task is checked,
+    and is fixed when the task is made): the model and encode setting; the symbol table, which
+    a scope without a code graph does not have (``vectors_state``); every vector file under the
+    home, whichever model wrote it and whenever (``calibration_state``); a bundle's sources, some
+    optional (``bundle_state``). Files that always exist are ``file_dep`` and ``targets``."""
     return lambda task, values: values.get(key) == current()
 
 
@@ -545,7 +555,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 **QUIET}
 
     def graph_tasks():
-        from loci_pipeline.graphs import graph_intact, graphify_available, read_record
+        from loci_pipeline.graphs import fingerprint_path, graph_intact, graph_path, graphify_available, read_record
 
         yield {"basename": "graphs", "name": None, "doc": "graphify's AST extraction, one subtask per scope"}
         if not graphify_available():
@@ -557,11 +567,15 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 unpacked = (layout.graph_dir(name) / "work").is_dir()  # graphify's cache from before it was packed
                 return (ctx.graph_fresh(name) and not unpacked
                         and (read_record(name, layout).get("status") == "unsupported" or graph_intact(name, layout)))
+            # the record is written by every run that looked at the code; the graph only when there was code
+            built = read_record(name, layout).get("status") != "unsupported"
             yield {"basename": "graphs", "name": name, "doc": scope.path, "actions": [(graphs_action, [ctx, name])],
-                   "uptodate": [lambda task, values, current=current: current()], **QUIET}
+                   "uptodate": [lambda task, values, current=current: current()],
+                   "targets": [str(fingerprint_path(name, layout))] + ([str(graph_path(name, layout))] if built else []),
+                   **QUIET}
 
     def index_tasks():
-        from loci_pipeline.graphs import graphify_available
+        from loci_pipeline.graphs import graph_source, graphify_available
 
         yield {"basename": "index", "name": None,
                "doc": "collect, redact and write each scope whose fingerprint moved"}
@@ -580,7 +594,10 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 "task_dep": [f"graphs:{name}"] if wait_for_graph else [],
                 "uptodate": [lambda task, values, current=current: current()],
                 "targets": [str(layout.chunks(name)), str(layout.vocab(name)), str(layout.query_db(name)),
-                            str(layout.refs(name)), str(layout.meta(name))],
+                            str(layout.refs(name)), str(layout.meta(name))]
+                # the structure tables exist while the scope has a code graph (_structure)
+                + ([str(layout.symbols(name)), str(layout.calls(name))]
+                   if graph_source(name, Path(scope.path), layout) is not None else []),
                 **QUIET,
             }
 
@@ -594,11 +611,18 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
         yield from vector_tasks()
         yield from multilingual_tasks()
 
+    def task_indexed():
+        """Every scope's index step has run, whether it succeeded or failed (routing waits here)."""
+        # doit runs a task's `setup` tasks before it and, unlike a `task_dep`, runs the task even
+        # when one of them failed: a task with no action and no up-to-date check always runs, so
+        # its setup (every index:S) always does, and routing then merges what those steps left.
+        return {"actions": None, "setup": ["index"]}
+
     def task_routing():
         """Merge every scope's vocabulary into routing.sqlite; the manifest is written last."""
         return {
             "actions": [(routing_action, [ctx])],
-            "task_dep": ["index"],
+            "task_dep": ["indexed"],
             "uptodate": [routing_current(layout, ctx.scope_names),
                          lambda: not home_index_problems(layout, open_db=False)],
             "targets": [str(layout.routing_db), str(layout.uses), str(layout.manifest)],
@@ -695,7 +719,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
 
     if delayed:
         task_scopes = create_after(executed="scan", creates=list(PER_SCOPE))(task_scopes)
-    return {f.__name__: f for f in (task_scan, task_scopes, task_routing, task_multilingual_model,
+    return {f.__name__: f for f in (task_scan, task_scopes, task_indexed, task_routing, task_multilingual_model,
                                     task_embed, task_calibrate, task_bundle, task_update)}
 
 

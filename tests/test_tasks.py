@@ -30,16 +30,20 @@ REPOS = {
 }
 
 
-@pytest.fixture
-def three(tmp_path, loci_home):
-    """Three scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
-    code = tmp_path / "code"
-    for name, files in REPOS.items():
+def built(code: Path, repos: dict[str, dict[str, str]]) -> Path:
+    """``repos`` made under ``code``, scanned and built once (no graphs, no vectors)."""
+    for name, files in repos.items():
         make_repo(code / name, files)
     ctx = BuildContext(layout())
     build.scan(ctx, [code])
     assert build.update(ctx).code == 0
     return code
+
+
+@pytest.fixture
+def three(tmp_path, loci_home):
+    """Three scopes, scanned and built once (no graphs, no vectors): returns the code folder."""
+    return built(tmp_path / "code", REPOS)
 
 
 def home(lay, **overrides) -> BuildContext:
@@ -211,11 +215,13 @@ def test_a_failing_scope_fails_its_task_only_and_the_others_still_build(three, b
     assert layout().error("beta").exists()
 
 
-def test_plain_doit_reports_the_failed_scope_and_holds_routing_back(three, beta_breaks):
+def test_plain_doit_reports_the_failed_scope_and_still_merges_the_others_routing(three, beta_breaks):
+    edit(three / "alpha", "flywheels")
     edit(three / "beta", "websockets")
     report = doit(home(layout()))
-    assert report.code != 0 and "index:beta" in report.failed
-    assert report.scopes("index", "uptodate") == ["alpha", "gamma"]
+    assert report.code != 0 and list(report.failed) == ["index:beta"]
+    assert report.scopes("index") == ["alpha"] and report.scopes("index", "uptodate") == ["gamma"]
+    assert "routing" in report.executed and "flywheel" in routed_tokens(layout())
 
 
 def test_loci_index_names_the_failed_scope_and_its_fix(three, beta_breaks):
