@@ -42,6 +42,7 @@ if str(ROOT) not in sys.path:
 from bench import inputs  # noqa: E402
 from bench.oneshot import engine, plain_python, spread, warm_up  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
+from bench.measure import summed_time  # noqa: E402
 from bench.tools import OFFLINE  # noqa: E402
 
 
@@ -94,16 +95,7 @@ def engine_part(home: str, questions: list[str]) -> None:
     spent: dict[str, float] = defaultdict(float)
 
     def timed(owner, name: str, label: str):
-        original = getattr(owner, name)
-
-        def wrapper(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return original(*args, **kwargs)
-            finally:
-                spent[label] += time.perf_counter() - start
-
-        setattr(owner, name, wrapper)
+        setattr(owner, name, summed_time(getattr(owner, name), spent, label))
 
     timed(BertEncoder, "encode", "encode the question")
     timed(ask_mod, "route", "lexical route")

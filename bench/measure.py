@@ -37,6 +37,18 @@ class Measured:
         return f"exit {self.rc}"
 
 
+def summed_time(fn, spent: dict, key: str):
+    """``fn`` wrapped so that every call adds its wall time to ``spent[key]`` (a stage's share of
+    a run, however often it is called)."""
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[key] = spent.get(key, 0.0) + time.perf_counter() - start
+    return wrapper
+
+
 def _has_gnu_time() -> bool:
     return os.access(TIME_BIN, os.X_OK)
 

@@ -78,7 +78,7 @@ def child(home: Path, store: Path) -> dict:
 
     spent = {"uses": 0.0, "routing": 0.0}
 
-    def timed(key, fn):
+    def timed(key, fn):   # bench.measure.summed_time, kept here: the child imports the compared tree's bench
         def run(*args, **kw):
             start = time.perf_counter()
             try:
