@@ -137,7 +137,10 @@ def write_vocab_db(path: Path, vocab: list[tuple[str, float]]) -> None:
 
 def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict]) -> None:
     """Merge every scope's ``vocab`` table into routing(token, scope, weight), plus per-scope
-    size and recency; SQLite does the whole merge (no pyarrow in the merging process)."""
+    size and recency and each scope's meta (``loci.kernel.merged_metas``, what a question reads
+    instead of the manifest); SQLite does the whole merge (no pyarrow in the merging process)."""
+    from loci.kernel import merged_metas
+
     names = sorted(metas)
 
     def writer(tmp: Path) -> None:
@@ -153,6 +156,7 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
         con.execute("CREATE INDEX routing_token ON routing (token, scope, weight)")
         # a pull replaces one scope's rows without reading the others' (``update_routing_db``)
         con.execute(f"CREATE INDEX {ROUTING_SCOPE_INDEX} ON routing (scope)")
+        merged_metas.write(con, metas)
         con.commit()
         con.close()
 
@@ -160,12 +164,15 @@ def write_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, di
 
 
 def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, dict],
-                      changed: Iterable[str]) -> bool:
+                      changed: Iterable[str], metas_moved: Iterable[str] = ()) -> bool:
     """Apply only ``changed`` scopes (and any scope no longer in ``metas``) to the existing
     routing.sqlite, in place and in one transaction (a reader sees the old rows or the new
     ones; SQLite's journal undoes a killed write); the other scopes' rows are not touched, so
-    the cost grows with what changed, not with the corpus. Returns False, writing nothing,
-    when there is no usable file to start from (``write_routing_db`` then writes it whole)."""
+    the cost grows with what changed, not with the corpus. The metas rows rewritten are those
+    of the changed scopes and of ``metas_moved`` (metas read again since the last merge).
+    Returns False, writing nothing, when there is no usable file to start from
+    (``write_routing_db`` then writes it whole)."""
+    from loci.kernel import merged_metas
     from loci.kernel.integrity import connect
 
     names = sorted(metas)
@@ -179,8 +186,8 @@ def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, d
             indexed = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
         except sqlite3.DatabaseError:
             return False
-        if ROUTING_SCOPE_INDEX not in indexed:   # a file from before the index: written whole once
-            return False
+        if ROUTING_SCOPE_INDEX not in indexed or not merged_metas.has_tables(con):
+            return False   # a file from before the index or the metas: written whole once
         stale = (set(changed) & set(names)) | (set(old) - set(names))
         new_id = {n: i for i, n in enumerate(names)}
         fresh = {n: _vocab_rows(scope_dbs[n]) for n in sorted(n for n in names if n in stale or n not in old)}
@@ -197,6 +204,7 @@ def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, d
         con.executemany("INSERT INTO scopes VALUES (?, ?, ?, ?)", _scope_rows(names, metas))
         for name, rows in fresh.items():
             con.executemany("INSERT INTO routing VALUES (?, ?, ?)", ((t, new_id[name], w) for t, w in rows))
+        merged_metas.write(con, metas, rewrite=set(fresh) | set(metas_moved))
         con.commit()
     finally:
         con.close()

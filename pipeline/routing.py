@@ -25,11 +25,12 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
 
     old, merged_at = _merged_metas(layout) if changed is not None else ({}, 0.0)
     moved = set(changed or ())
-    metas, dbs = {}, {}
+    metas, dbs, reread = {}, {}, set()
     for name in names:
         meta = old.get(name) if name not in moved else None
         if meta is None or _written_since(layout.meta(name), merged_at):
             meta = read_meta(layout, name)
+            reread.add(name)
         if meta is None:
             continue
         # a scope pulled as a map routes by its vocabulary alone until its query file is fetched
@@ -38,7 +39,7 @@ def merge_routing(layout: Layout, names: Sequence[str], changed: Iterable[str] |
                 metas[name], dbs[name] = meta, db
                 break
     if changed is None or not layout.routing_db.is_file() or not update_routing_db(
-            layout.routing_db, dbs, metas, changed):
+            layout.routing_db, dbs, metas, changed, metas_moved=reread):
         write_routing_db(layout.routing_db, dbs, metas)
     write_json(layout.manifest, {
         "schema_version": SCHEMA_VERSION,

@@ -247,9 +247,10 @@ def test_a_second_concurrent_index_refuses_politely(corpus, loci_home):
         sleeper.wait()
 
 
-def test_a_corrupted_manifest_is_named_with_its_fix(corpus, loci_home):
+def test_a_corrupted_manifest_leaves_questions_answered_and_doctor_names_it_with_its_fix(corpus, loci_home):
     (loci_home / "manifest.json").write_text("{truncated")
-    res = runner.invoke(app, ["route", "anything"])
+    assert runner.invoke(app, ["route", "anything"]).exit_code == 0   # a question reads routing.sqlite
+    res = runner.invoke(app, ["doctor"])
     assert res.exit_code == 1 and "manifest.json" in res.output and "`loci index`" in res.output
     assert (loci_home / "manifest.json").read_text() == "{truncated"
     assert runner.invoke(app, ["index", "--quiet"]).exit_code == 0

@@ -152,10 +152,11 @@ class Case:
 CASES = [
     Case("scope groups is a number", lambda h: rewrite_json(h / "scopes.json", scope_groups_five),
          ("scopes",), "scopes.json", ("scan", "{code}")),
+    # a question reads routing.sqlite, not the manifest (loci.kernel.merged_metas): doctor names it
     Case("manifest is null", lambda h: (h / "manifest.json").write_text("null"),
-         ("ask", "--no-cwd", QUESTION), "manifest.json", ("index",)),
+         ("doctor",), "manifest.json", ("index",)),
     Case("manifest is a list", lambda h: (h / "manifest.json").write_text("[]"),
-         ("ask", "--no-cwd", QUESTION), "manifest.json", ("index",)),
+         ("doctor",), "manifest.json", ("index",)),
     Case("calibration holds a string where a table belongs",
          lambda h: rewrite_json(h / "calibration.json", calibration_with_a_string_table),
          ("calibrate", "--show"), "calibration.json", ("calibrate",)),

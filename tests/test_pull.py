@@ -556,7 +556,7 @@ def test_an_incremental_routing_merge_equals_a_full_one(tmp_path):
     from loci.query.store import load_routing
 
     for tokens in (None, ["dog", "bee"]):
-        got = [[(t, list(rows.items())) for t, rows in load_routing(_at(db), tokens, {"scopes": metas}).postings.items()]
+        got = [[(t, list(rows.items())) for t, rows in load_routing(_at(db), tokens).postings.items()]
                for db in (inc, full)]
         assert got[0] == got[1]
         assert all([i for i, _ in rows] == sorted(i for i, _ in rows) for _, rows in got[0])

@@ -20,7 +20,7 @@ from loci.kernel.registry import Registry, load_registry
 from loci.query.question import Plan, Question
 from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
-from loci.query.store import RoutingIndex, load_routing, read_manifest
+from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
@@ -64,6 +64,7 @@ class Session:
     params: Params = DEFAULT_PARAMS
     keep_full_index: bool = False
     _manifest: dict | None = None
+    _merged: Merged | None = None
     _registry: Registry | None = None
     _routing: RoutingIndex | None = None
     _lexical: Any = field(default=None, init=False, repr=False)     # scope -> LexicalIndex (a budget view)
@@ -111,9 +112,21 @@ class Session:
 
     @property
     def manifest(self) -> dict:
+        """manifest.json whole (the build side's calibration reads it; a question does not)."""
         if self._manifest is None:
             self._manifest = read_manifest(self.layout)
         return self._manifest
+
+    @property
+    def merged(self) -> Merged:
+        """The indexed scopes, from routing.sqlite (``loci.query.store.read_merged``)."""
+        if self._merged is None:
+            self._merged = read_merged(self.layout)
+        return self._merged
+
+    def metas(self, names) -> dict[str, dict]:
+        """The metas of ``names`` as the last merge recorded them (read for those scopes only)."""
+        return scope_metas(self.layout, self.merged, names)
 
     @property
     def registry(self) -> Registry:
@@ -122,7 +135,7 @@ class Session:
         return self._registry
 
     def indexed(self) -> list[str]:
-        return sorted(self.manifest.get("scopes", {}))
+        return list(self.merged.scopes)
 
     def aliases(self) -> dict[str, list[str]]:
         """Every indexed scope's names (computed once per session)."""
@@ -135,14 +148,14 @@ class Session:
     def routing_for(self, question: "Question | str") -> RoutingIndex:
         if self.keep_full_index:
             if self._routing is None:
-                self._routing = load_routing(self.layout, None, self.manifest)
+                self._routing = load_routing(self.layout, None, self.merged)
             return self._routing
         q = Question.of(question)
         toks = set(q.words)
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         toks |= set(q.pairs)   # "click option" may write `click.option` (router._api_phrase)
-        return load_routing(self.layout, toks | self.alias_tokens(), self.manifest)
+        return load_routing(self.layout, toks | self.alias_tokens(), self.merged)
 
     def alias_tokens(self) -> set[str]:
         """The first token of every scope name (computed once per session: a thousand-scope
@@ -274,7 +287,7 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     first) and its structure hits."""
     q = Question.of(question)
     text = q.text
-    origin = (session.manifest.get("scopes", {}).get(scope) or {}).get("origin")
+    origin = (session.metas([scope]).get(scope) or {}).get("origin")
     block = Block(scope, origin={k: origin.get(k) for k in ("repository", "commit")} if origin else None)
     lex = session.lexical(scope)
     if lex is None:

@@ -134,7 +134,7 @@ class Engine:
 
         try:
             session.routing_for("")
-            metas = session.manifest.get("scopes", {})
+            metas = session.metas(session.indexed())
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
             for scope in largest:
                 search_block(session, scope, "warm up", Plan(k=1))

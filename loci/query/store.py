@@ -57,6 +57,66 @@ def read_manifest(layout: Layout) -> dict:
     return data
 
 
+@dataclass
+class Merged:
+    """What a question needs of the merged index before it routes: the indexed scopes (name
+    order); each one's meta is read when asked (``scope_metas``)."""
+
+    scopes: list[str]
+    manifest: dict | None = None   # manifest.json, read only for a routing file without the metas table
+
+
+def read_merged(layout: Layout) -> Merged:
+    """The indexed scopes as routing.sqlite lists them, once its stamp says this loci's schema
+    (``loci.kernel.merged_metas``): a question does not read the whole-corpus manifest.json. A
+    routing file from before the stamp is read through the manifest, as before."""
+    from loci.kernel import merged_metas
+
+    path = layout.routing_db
+    if not path.exists():
+        read_manifest(layout)   # no index at all: say so
+        raise StoreError(f"{path} is missing; run `loci index` to rebuild it")
+    try:
+        con = connect(path)
+        try:
+            stamp = merged_metas.read_stamp(con)
+            names = [r[0] for r in con.execute("SELECT name FROM scopes")] if stamp is not None else []
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is unreadable ({exc}); run `loci index` to rebuild it") from None
+    if stamp is None:
+        manifest = read_manifest(layout)
+        return Merged(sorted(manifest.get("scopes", {})), manifest)
+    if stamp.get("schema_version") != str(SCHEMA_VERSION):
+        raise StoreError(f"{path} was written by another version of loci; rebuild it with `loci index`")
+    return Merged(sorted(names))
+
+
+def scope_metas(layout: Layout, merged: Merged, names: Iterable[str]) -> dict[str, dict]:
+    """What a question reads of the metas of ``names`` (``merged_metas.QUERY_FIELDS``; those the
+    merge recorded), one row each of routing.sqlite."""
+    from loci.kernel import merged_metas
+
+    names = list(names)
+    if merged.manifest is not None:
+        scopes = merged.manifest.get("scopes", {})
+        return {n: merged_metas.project(scopes[n]) for n in names if n in scopes}
+    out = {}
+    try:
+        con = connect(layout.routing_db)
+        try:
+            for name in names:
+                meta = merged_metas.read_meta(con, name)
+                if meta is not None:
+                    out[name] = meta
+        finally:
+            con.close()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{layout.routing_db} is unreadable ({exc}); run `loci index` to rebuild it") from None
+    return out
+
+
 def open_scope(layout: Layout, scope: str, notes: list[str]):
     """The scope's query file, its stores fetched first when the scope was pulled as a map
     (``loci.kernel.territory``: the vectors come with it); when they cannot be, a note in
@@ -78,9 +138,9 @@ def local_scopes(layout: Layout, names: Iterable[str]) -> list[str]:
 
 
 def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
-                 manifest: dict | None = None) -> RoutingIndex:
+                 merged: Merged | None = None) -> RoutingIndex:
     """Load the routing index (only ``tokens`` when given)."""
-    manifest = manifest if manifest is not None else read_manifest(layout)
+    merged = merged if merged is not None else read_merged(layout)
     path = layout.routing_db
     if not path.exists():
         raise StoreError(f"{path} is missing; run `loci index` to rebuild it")
@@ -107,8 +167,9 @@ def load_routing(layout: Layout, tokens: Iterable[str] | None = None,
             con.close()
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path} is unreadable ({exc}); run `loci index` to rebuild it") from None
-    known = set(manifest.get("scopes", {}))
-    if [r[1] for r in rows] != sorted(known):
+    if [r[1] for r in rows] != merged.scopes:
+        if merged.manifest is None:
+            raise StoreError(f"{path} changed while it was read (a pull or an index ran); ask again")
         raise StoreError(f"{path} does not match {layout.manifest}; run `loci index` to rebuild it")
     return RoutingIndex([r[1] for r in rows], [r[2] for r in rows], [r[3] for r in rows], postings,
                         complete=tokens is None)

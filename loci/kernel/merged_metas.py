@@ -1,0 +1,87 @@
+"""What a question reads of each indexed scope's meta, and the merge's stamp, kept in
+routing.sqlite beside the routing rows.
+
+``manifest.json`` lists every scope's meta (4.6 MB at 1,000 pulled scopes); a one-shot question
+that read and checked it whole paid for the corpus, not for the scopes it reached. The merge
+(``loci_pipeline.routing``) therefore also writes, into the routing file it already writes:
+
+- ``merge(key, value)``: the schema version and tokenizer the routing rows were made with
+  (what the query side checks of ``manifest.json`` before trusting the index);
+- ``metas(name, meta)``: of each indexed scope's meta (as the manifest lists it) the fields a
+  question reads (``QUERY_FIELDS``: a pulled scope's origin, the chunk count a long-lived
+  engine warms by), as JSON, one row a scope; so a pull rewrites the rows of the scopes it
+  changed and a question reads the rows of the scopes it answers from. Not the build time
+  nor the facts: the routing file stays the same bytes whoever merged the same scopes.
+
+One file, one transaction: the rows a question reads agree with the routing rows it routed by.
+A routing file without these tables (written before them) is read through ``manifest.json``,
+as before; the next merge writes it whole. Imported by both sides; imports neither.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Iterable
+
+from loci.kernel.config import SCHEMA_VERSION
+
+STAMP_TABLE = "merge"
+METAS_TABLE = "metas"
+QUERY_FIELDS = ("chunks", "origin")
+TABLES = (f"CREATE TABLE IF NOT EXISTS {STAMP_TABLE} (key TEXT PRIMARY KEY, value TEXT)",
+          f"CREATE TABLE IF NOT EXISTS {METAS_TABLE} (name TEXT PRIMARY KEY, meta TEXT)")
+
+
+def stamp() -> dict[str, str]:
+    """What this loci writes in the ``merge`` table."""
+    from loci.kernel import tokens
+
+    return {"schema_version": str(SCHEMA_VERSION), "tokenizer": tokens.signature()}
+
+
+def project(meta: dict) -> dict:
+    """The fields of a scope's meta a question reads."""
+    return {k: meta[k] for k in QUERY_FIELDS if k in meta}
+
+
+def has_tables(con: sqlite3.Connection) -> bool:
+    names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return STAMP_TABLE in names and METAS_TABLE in names
+
+
+def write(con: sqlite3.Connection, metas: dict[str, dict], rewrite: Iterable[str] | None = None) -> None:
+    """The stamp, and the metas rows: every scope of ``metas`` (``rewrite`` None), or only the
+    ``rewrite`` ones plus the removal of rows no longer in ``metas`` (inside the caller's transaction)."""
+    for ddl in TABLES:
+        con.execute(ddl)
+    con.executemany(f"INSERT OR REPLACE INTO {STAMP_TABLE} VALUES (?, ?)", sorted(stamp().items()))
+    if rewrite is None:
+        con.execute(f"DELETE FROM {METAS_TABLE}")
+        names = sorted(metas)
+    else:
+        kept = set(metas)
+        gone = [n for (n,) in con.execute(f"SELECT name FROM {METAS_TABLE}") if n not in kept]
+        con.executemany(f"DELETE FROM {METAS_TABLE} WHERE name = ?", [(n,) for n in gone])
+        names = sorted(set(rewrite) & kept)
+    con.executemany(f"INSERT OR REPLACE INTO {METAS_TABLE} VALUES (?, ?)",
+                    [(n, json.dumps(project(metas[n]), sort_keys=True, separators=(",", ":"))) for n in names])
+
+
+def read_stamp(con: sqlite3.Connection) -> dict[str, str] | None:
+    """The ``merge`` table; None for a routing file written before it."""
+    if not has_tables(con):
+        return None
+    return dict(con.execute(f"SELECT key, value FROM {STAMP_TABLE}").fetchall())
+
+
+def read_meta(con: sqlite3.Connection, name: str) -> dict | None:
+    """What the merge recorded of one scope's meta (``project``); None when it has none (or its
+    row is damaged)."""
+    row = con.execute(f"SELECT meta FROM {METAS_TABLE} WHERE name = ?", (name,)).fetchone()
+    if row is None:
+        return None
+    try:
+        meta = json.loads(row[0])
+    except (TypeError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None

@@ -1,0 +1,132 @@
+"""A question reads the metas of the scopes it reaches from routing.sqlite, never the
+whole-corpus manifest.json; every merge (an index, a pull, an incremental pull) keeps them
+equal to the manifest's."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+import test_pull
+from test_pull import GIZMO_Q, WEBBY_Q, ask_json, cli, swap
+
+from loci.kernel import merged_metas
+from loci.kernel.config import layout
+
+corpus, published, pulled = test_pull.corpus, test_pull.published, test_pull.pulled
+
+
+@pytest.fixture(autouse=True)
+def _no_network(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def _table_metas(path) -> dict:
+    con = sqlite3.connect(path)
+    try:
+        return {n: json.loads(m) for n, m in con.execute(f"SELECT name, meta FROM {merged_metas.METAS_TABLE}")}
+    finally:
+        con.close()
+
+
+def _manifest_metas(lay=None) -> dict:
+    """What the table should hold: the manifest's metas, the fields a question reads."""
+    metas = json.loads((lay or layout()).manifest.read_text())["scopes"]
+    return {n: merged_metas.project(m) for n, m in metas.items()}
+
+
+def _no_manifest_reads(monkeypatch):
+    """Reading manifest.json from the query side now fails the test."""
+    import loci.query.store
+
+    def refuse(lay):
+        raise AssertionError("a question read manifest.json")
+
+    monkeypatch.setattr(loci.query.store, "read_manifest", refuse)
+
+
+def test_a_question_on_a_pulled_map_answers_the_same_without_reading_the_manifest(published, monkeypatch):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    want = [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)]
+    assert any(b.get("origin") for b in want[0]["blocks"])   # a pulled scope's origin comes from its meta
+    _no_manifest_reads(monkeypatch)
+    layout().manifest.rename(layout().manifest.with_suffix(".away"))
+    assert [ask_json(q) for q in (GIZMO_Q, WEBBY_Q)] == want
+
+
+def test_a_built_home_keeps_every_scopes_meta_in_routing(corpus):
+    lay = layout(corpus.home_a)
+    assert _table_metas(lay.routing_db) == _manifest_metas(lay)
+    assert all("chunks" in m for m in _table_metas(lay.routing_db).values())
+
+
+def test_an_incremental_pull_rewrites_the_changed_scopes_meta_and_keeps_the_others(pulled, corpus, monkeypatch):
+    before = _table_metas(layout().routing_db)
+    out = json.loads(cli("pull", str(pulled), "--json", "--no-calibrate").stdout)
+    assert out["imported"] == ["webby"]
+    after = _table_metas(layout().routing_db)
+    assert after == _manifest_metas()
+    assert after["gizmo"] == before["gizmo"] and after["webby"]["origin"] != before["webby"]["origin"]
+    _no_manifest_reads(monkeypatch)
+    webby = next(b for b in ask_json(WEBBY_Q)["blocks"] if b["scope"] == "webby")
+    assert webby["origin"]["commit"] == after["webby"]["origin"]["commit"]
+
+
+def test_a_scope_gone_from_the_store_leaves_the_metas_with_its_routing(published, corpus):
+    import shutil
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    shutil.rmtree(published / "gizmo")
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    assert set(_table_metas(layout().routing_db)) == set(_manifest_metas())
+
+
+def test_a_routing_file_from_before_the_metas_is_read_through_the_manifest_until_the_next_merge(
+        published, corpus):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    want = ask_json(GIZMO_Q)
+    con = sqlite3.connect(layout().routing_db)
+    con.execute(f"DROP TABLE {merged_metas.METAS_TABLE}")
+    con.execute(f"DROP TABLE {merged_metas.STAMP_TABLE}")
+    con.commit()
+    con.close()
+    assert ask_json(GIZMO_Q) == want
+    swap(published, corpus.v2)
+    assert json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
+    assert _table_metas(layout().routing_db) == _manifest_metas()   # written whole once
+
+
+def test_a_routing_file_of_another_schema_is_one_line_naming_the_fix(published):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    con = sqlite3.connect(layout().routing_db)
+    con.execute(f"UPDATE {merged_metas.STAMP_TABLE} SET value = '99' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    res = cli("ask", "--no-cwd", GIZMO_Q, code=1)
+    assert "another version of loci" in res.output and "loci index" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_an_incremental_routing_update_writes_the_metas_a_full_write_does(tmp_path):
+    from loci_pipeline.query_store import update_routing_db, write_routing_db
+
+    def scope_db(name: str, words: list[str]):
+        path = tmp_path / f"{name}.sqlite"
+        con = sqlite3.connect(path)
+        con.execute("CREATE TABLE vocab (token TEXT, weight REAL)")
+        con.executemany("INSERT INTO vocab VALUES (?, ?)", [(w, 1.0) for w in words])
+        con.commit()
+        con.close()
+        return path
+
+    dbs = {n: scope_db(n, [n]) for n in ("b", "d", "e")}
+    metas = {n: {"chunks": 1, "fingerprint": n} for n in dbs}
+    inc = tmp_path / "inc.sqlite"
+    write_routing_db(inc, dbs, metas)
+    dbs["a"] = scope_db("a", ["ant"])
+    del dbs["e"]
+    metas = {n: {"chunks": 2, "fingerprint": n + "2"} for n in dbs}   # a, b changed; d's meta read again
+    assert update_routing_db(inc, dbs, metas, changed=["a", "b"], metas_moved=["d"])
+    full = tmp_path / "full.sqlite"
+    write_routing_db(full, dbs, metas)
+    assert _table_metas(inc) == _table_metas(full) == {n: {"chunks": 2} for n in metas}
