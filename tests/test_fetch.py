@@ -233,3 +233,72 @@ def test_a_bundle_without_a_query_file_is_pulled_whole_by_a_map_pull(published):
     assert territory.state(lay, "gizmo") is None and lay.query_db("gizmo").is_file()
     assert territory.state(lay, "webby") == "mapped"
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
+
+
+def _fake_records(lay, names):
+    for name in names:
+        territory.write_record(lay, name, "file:///nowhere", name, [], None, None)
+
+
+def test_several_mapped_scopes_are_fetched_together_in_a_bounded_pool(loci_home, monkeypatch):
+    import threading
+
+    lay = layout()
+    names = [f"s{i}" for i in range(territory.FETCH_SCOPES + 3)]
+    _fake_records(lay, names)
+    live, most, guard = [0], [0], threading.Lock()
+
+    def fetch(lay, rec):
+        with guard:
+            live[0] += 1
+            most[0] = max(most[0], live[0])
+        time.sleep(0.05)
+        with guard:
+            live[0] -= 1
+        lay.query_db(rec["scope"]).parent.mkdir(parents=True, exist_ok=True)
+        lay.query_db(rec["scope"]).write_bytes(b"")
+
+    monkeypatch.setattr(territory, "_fetch", fetch)
+    assert territory.ensure_all(lay, names) == {}
+    assert most[0] == territory.FETCH_SCOPES
+    assert all(territory.state(lay, n) == "cached" for n in names)
+
+
+def test_a_scope_that_cannot_be_fetched_is_one_note_and_the_others_still_land(loci_home, monkeypatch):
+    from loci.kernel.remote import RemoteError
+
+    lay = layout()
+    _fake_records(lay, ["good1", "bad", "good2"])
+
+    def fetch(lay, rec):
+        if rec["scope"] == "bad":
+            raise RemoteError("file:///nowhere/bad/query.sqlite is missing")
+        lay.query_db(rec["scope"]).parent.mkdir(parents=True, exist_ok=True)
+        lay.query_db(rec["scope"]).write_bytes(b"")
+
+    monkeypatch.setattr(territory, "_fetch", fetch)
+    notes = territory.ensure_all(lay, ["good1", "bad", "good2"])
+    assert list(notes) == ["bad"] and "\n" not in notes["bad"] and "answered without it" in notes["bad"]
+    assert territory.state(lay, "good1") == territory.state(lay, "good2") == "cached"
+    assert territory.state(lay, "bad") == "mapped"
+
+
+def test_the_second_opinion_fetches_its_scopes_in_one_pass_and_a_damaged_one_once(published, monkeypatch):
+    from test_bundle import FakeEncoder
+
+    import loci.query.semantic
+    from loci.query.ask import open_session
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    _flip(published / "gizmo" / "query.sqlite")
+    passes, fetched = [], []
+    real_all, real_fetch = territory.ensure_all, territory._fetch
+    monkeypatch.setattr(territory, "ensure_all", lambda lay, scopes: passes.append(list(scopes)) or real_all(lay, scopes))
+    monkeypatch.setattr(territory, "_fetch", lambda lay, rec: fetched.append(rec["scope"]) or real_fetch(lay, rec))
+    session = open_session()
+    got = session.semantic().affinities("cookies across redirects", ["gizmo", "webby"], 3, keep=False)
+    assert passes[0] == ["gizmo", "webby"]                        # together, before any is read
+    assert sorted(fetched) == ["gizmo", "webby"]                  # the damaged one tried once
+    assert list(got) == ["webby"]                                 # the other still measured
+    assert [n for n in session.notes if n.startswith("gizmo:") and "sha256" in n and "\n" not in n]

@@ -24,6 +24,7 @@ from loci.kernel.config import Layout, safe_name
 
 CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
+FETCH_SCOPES = 4           # scopes fetched at once (``ensure_all``): each its files together, so 12 streams at most
 TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote until a question needs it
 VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label"}
 
@@ -141,11 +142,39 @@ def ensure(layout: Layout, scope: str) -> str | None:
     """Make a mapped scope's stores local (fetched, verified, installed; nothing to do for a
     cached scope or one pulled whole); returns None, or a one-line note when they cannot be
     fetched (the question is then answered without this scope)."""
-    rec = read_record(layout, scope)
-    if rec is None:
-        return None
+    return ensure_all(layout, [scope]).get(scope)
+
+
+def ensure_all(layout: Layout, scopes) -> dict[str, str]:
+    """``ensure`` for several scopes: those not cached are fetched ``FETCH_SCOPES`` at a time
+    (copying and hashing release the GIL), each verified and installed on its own, so one that
+    fails leaves the others; then one eviction pass keeps them all. Returns a one-line note for
+    each scope that could not be fetched."""
+    todo = []
+    for scope in dict.fromkeys(scopes):
+        rec = read_record(layout, scope)
+        if rec is None:
+            continue
+        if is_cached(layout, scope):
+            _touch(layout, scope)
+        else:
+            todo.append((scope, rec))
+    if not todo:
+        return {}
+    if len(todo) == 1:
+        got = [_ensure_one(layout, *todo[0])]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(FETCH_SCOPES, len(todo))) as pool:
+            got = list(pool.map(lambda item: _ensure_one(layout, *item), todo))
+    evict(layout, keep={scope for scope, _ in todo})
+    return {scope: note for (scope, _), note in zip(todo, got) if note}
+
+
+def _ensure_one(layout: Layout, scope: str, rec: dict) -> str | None:
     with _lock(scope):
-        if not is_cached(layout, scope):
+        if not is_cached(layout, scope):   # another thread of this process may have fetched it
             try:
                 _fetch(layout, rec)
             except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
@@ -153,10 +182,7 @@ def ensure(layout: Layout, scope: str) -> str | None:
 
                 return (f"{scope}: its stores could not be fetched from {rec.get('source')} ({short(exc)[:200]}); "
                         f"answered without it")
-            _touch(layout, scope)   # first: what it fetched counts against the cap
-            evict(layout, keep={scope})
-        else:
-            _touch(layout, scope)
+        _touch(layout, scope)   # before the eviction pass: what it fetched counts against the cap
     return None
 
 

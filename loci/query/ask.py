@@ -91,7 +91,8 @@ class Session:
             from loci.query.semantic_search import SemanticSide
 
             try:
-                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical, budget=self.budget) or False
+                self._semantic = SemanticSide.open(self.layout, lexical=self.lexical, budget=self.budget,
+                                                   prefetch=self.prefetch) or False
             except EncoderUnavailable as exc:
                 self._unavailable = f"{exc} (answering lexically)"
                 self._semantic = False
@@ -171,6 +172,16 @@ class Session:
 
         self.budget = ByteBudget(self.params.engine_cache_bytes)
         self._lexical, self._structure = self.budget.view(), self.budget.view()
+
+    def prefetch(self, scopes) -> None:
+        """The stores of ``scopes`` pulled as a map and not here yet, fetched together
+        (``territory.ensure_all``); one that cannot be is noted and reads as having no store,
+        as ``lexical`` reads it after a failed fetch (not tried again for this session's view)."""
+        from loci.kernel.territory import ensure_all
+
+        for scope, note in ensure_all(self.layout, [s for s in scopes if s not in self._lexical]).items():
+            self.notes.append(note)
+            self._lexical[scope] = None
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         def load():

@@ -32,11 +32,13 @@ class SemanticSide:
     _summary: Any = None
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
     budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
+    prefetch: Any = None   # scopes -> None: the session's fetch of mapped scopes' stores, several at once
 
     @classmethod
-    def open(cls, layout, lexical=None, budget=None) -> "SemanticSide | None":
+    def open(cls, layout, lexical=None, budget=None, prefetch=None) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read.
-        ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once."""
+        ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once;
+        ``prefetch``: the session's fetch of several scopes' stores at once."""
         from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(layout)
@@ -46,7 +48,7 @@ class SemanticSide:
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
-        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget)
+        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget, prefetch=prefetch)
         # "default" means the default of the loci that built the vectors: load what built them
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
@@ -117,6 +119,8 @@ class SemanticSide:
         scopes = list(scopes)
         if shortlist is not None and len(scopes) > shortlist:
             scopes = self._shortlist(question, scopes, shortlist, include)
+        if self.prefetch is not None:   # a pulled map's shortlisted stores come together, not one by one
+            self.prefetch(scopes)
         out = {}
         for scope in scopes:
             got = self._affinity(question, scope, k, keep=keep)
