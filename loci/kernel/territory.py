@@ -253,15 +253,13 @@ def _check_query_file(path: Path, where: str) -> None:
 def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) -> list[tuple[Path, Path]]:
     """The vector table checked and written as the home's store (matrix, then manifest)."""
     from loci.kernel.remote import RemoteError
-    from loci.kernel.vectorfiles import store_from_parquet, vector_table_problem
+    from loci.kernel.vectorfiles import store_from_checked_parquet
     from loci.kernel.vectorstore import matrix_path, meta_path
 
-    key = VECTOR_KEYS[f["role"]]
-    found = vector_table_problem(parquet, key, rec.get("embedding") or {})
+    store = stage / f"{f['role']}.store"
+    found = store_from_checked_parquet(parquet, store, VECTOR_KEYS[f["role"]], rec.get("embedding") or {})
     if found:
         raise RemoteError(f"{rec['source']}/{rec['folder']}/{f['path']} {found}")
-    store = stage / f"{f['role']}.store"
-    store_from_parquet(parquet, store, key)
     return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]
 
 

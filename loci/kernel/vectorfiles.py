@@ -50,11 +50,33 @@ def store_from_parquet(parquet: Path, path: Path, key_column: str) -> dict[str, 
     raw = pf.schema_arrow.metadata or {}
     model, dim = raw[b"loci.model"].decode(), int(raw[b"loci.dim"])
     table = pf.read(columns=[key_column, "vector"])
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    matrix = np.asarray(flat, dtype=np.float32).reshape(len(table), dim)
+    _write_table(table, path, key_column, model, dim, raw)
+    return {"model": model, "dim": dim}
+
+
+def store_from_checked_parquet(parquet: Path, path: Path, key: str, want: dict) -> str | None:
+    """``vector_table_problem`` and ``store_from_parquet`` from one read of the table: how it
+    differs from what the manifest's ``want`` names (nothing written), or None (the store
+    written). What a question's fetch of a pulled scope's vectors runs."""
+    table, found = _checked_table(parquet, key, want)
+    if found is None:
+        raw = table.schema.metadata or {}
+        _write_table(table, path, key, raw[b"loci.model"].decode(), int(raw[b"loci.dim"]), raw)
+    return found
+
+
+def _write_table(table, path: Path, key_column: str, model: str, dim: int, raw: dict) -> None:
+    matrix = np.asarray(flat_vectors(table.column("vector")), dtype=np.float32).reshape(len(table), dim)
     write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim,
                   encoding=raw.get(b"loci.encoding", b"").decode())
-    return {"model": model, "dim": dim}
+
+
+def flat_vectors(column) -> np.ndarray:
+    """A fixed-size-list column's values, row after row (``flatten()`` would import
+    pyarrow.compute, 30 ms of a question that fetches a scope); its rows have no nulls."""
+    arr = column.combine_chunks()
+    size = arr.type.list_size
+    return arr.values.slice(arr.offset * size, len(arr) * size).to_numpy(zero_copy_only=False)
 
 
 def save_npy(path: Path, array: np.ndarray) -> None:
@@ -65,24 +87,32 @@ def save_npy(path: Path, array: np.ndarray) -> None:
 def vector_table_problem(path: Path, key: str, want: dict) -> str | None:
     """How the Parquet vector table ``path`` differs from what ``store_as_parquet`` writes for
     the model and dimension ``want`` names (``{"model", "dim"}``), or None."""
+    return _checked_table(path, key, want)[1]
+
+
+def _checked_table(path: Path, key: str, want: dict):
+    """(the table's key and vector columns, None), or (None, how it differs from ``want``): its
+    schema checked before any row is read, then the rows (no empty row, every value finite)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pq.ParquetFile(path).read()   # not read_table: that imports pyarrow.dataset (0.15 s)
-    raw = table.schema.metadata or {}
+    pf = pq.ParquetFile(path)
+    schema = pf.schema_arrow
+    raw = schema.metadata or {}
     model, dim = raw.get(b"loci.model", b"").decode("utf-8", "replace"), raw.get(b"loci.dim", b"").decode()
     if model != want.get("model") or dim != str(want.get("dim")):
-        return f"holds vectors of {model[:60] or 'no model'} (dim {dim[:8] or '?'}), not the manifest's " \
-               f"{want.get('model')} (dim {want.get('dim')})"
-    vtype = table.schema.field("vector").type if "vector" in table.column_names else None
-    if key not in table.column_names or table.schema.field(key).type != pa.string():
-        return f"has no string column {key!r}"
+        return None, (f"holds vectors of {model[:60] or 'no model'} (dim {dim[:8] or '?'}), not the manifest's "
+                      f"{want.get('model')} (dim {want.get('dim')})")
+    names = schema.names
+    vtype = schema.field("vector").type if "vector" in names else None
+    if key not in names or schema.field(key).type != pa.string():
+        return None, f"has no string column {key!r}"
     if vtype is None or not pa.types.is_fixed_size_list(vtype) or vtype.list_size != want["dim"] \
             or vtype.value_type != pa.float32():
-        return f"has no column 'vector' of {want['dim']} float32 values"
+        return None, f"has no column 'vector' of {want['dim']} float32 values"
+    table = pf.read(columns=[key, "vector"])   # not read_table: that imports pyarrow.dataset (0.15 s)
     if table.column(key).null_count or table.column("vector").null_count:
-        return "has empty rows"
-    flat = table.column("vector").combine_chunks().flatten().to_numpy(zero_copy_only=False)
-    if not np.isfinite(flat).all():
-        return "holds vectors with NaN or infinite values"
-    return None
+        return None, "has empty rows"
+    if not np.isfinite(flat_vectors(table.column("vector"))).all():
+        return None, "holds vectors with NaN or infinite values"
+    return table, None
