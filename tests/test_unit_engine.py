@@ -32,3 +32,25 @@ def test_an_unknown_operation_is_refused(tmp_path):
 
     with pytest.raises(ValueError, match="unknown operation 'drop'"):
         answer(Session(), "drop", {"question": "q"}, as_json=True)
+
+
+def _many_scores(n: int = 40):
+    from loci.query.router import RouteResult, ScopeScore
+
+    details = [ScopeScore(f"s{i:02d}", evidence=float(n - i), matched={"word": 1.0}) for i in range(n)]
+    chosen = ["s30", "s02"]   # the first named scope far down the score order (as the vectors may lead)
+    return RouteResult("routed", chosen, None, [], {d.scope: d.total for d in details}, gate="semantic",
+                       details=details, tokens=["word"])
+
+
+@pytest.mark.parametrize("explain", [False, True])
+def test_the_text_view_of_a_route_over_many_scopes_carries_only_what_is_shown_and_prints_the_same(explain):
+    from loci.front.render import View, ask_lines, route_lines
+    from loci.query.ask import AskResult, Block
+
+    route = _many_scores()
+    shown = route.for_text()
+    assert len(shown.details) < len(route.details) and "s30" in {d.scope for d in shown.details}
+    assert route_lines(View(plain(shown)), explain) == route_lines(View(plain(route)), explain)
+    answer = AskResult(route, [Block("s30"), Block("s02")])
+    assert ask_lines(View(plain(answer.for_text()))) == ask_lines(View(plain(answer)))

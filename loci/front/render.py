@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import sys
 
+from loci.query.router import DETAILS_SHOWN
+
 
 def dump_json(obj: object, write=None) -> None:
     """``obj`` as indented JSON and a newline, to stdout (or through ``write``)."""
@@ -119,7 +121,7 @@ def route_lines(result, explain: bool = False) -> list[str]:
         if result.excluded:
             lines.append(f"  excluded by the question: {', '.join(result.excluded)}")
         lines.append(f"  {'scope':<24} {'total':>7} {'evid':>7} {'name':>5} {'cwd':>5} {'rec':>5}  matched")
-        for d in result.details[:12]:
+        for d in result.details[:DETAILS_SHOWN]:
             matched = ", ".join(f"{t}={v:.2f}" for t, v in sorted(d.matched.items(), key=lambda kv: -kv[1])[:6])
             flag = " (demoted)" if d.demoted else ""
             lines.append(f"  {d.scope:<24} {d.total:7.3f} {d.evidence:7.3f} {d.alias:5.1f} {d.cwd:5.1f} "

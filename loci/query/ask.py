@@ -55,6 +55,10 @@ class AskResult:
         out["blocks"] = [b.to_json() for b in self.blocks]
         return out
 
+    def for_text(self) -> "AskResult":
+        """What the text view reads (``RouteResult.for_text``)."""
+        return AskResult(self.route.for_text(), self.blocks)
+
 
 @dataclass
 class Session:

@@ -54,7 +54,7 @@ def answer(session, op: str, args: dict, as_json: bool) -> dict:
     if as_json:
         out["json"] = result.to_json(explain=True) if args.get("explain") else result.to_json()
     else:
-        out["view"] = plain(result)
+        out["view"] = plain(result.for_text())
     return out
 
 

@@ -46,6 +46,9 @@ class ScopeScore:
         return self.evidence + self.alias + self.cwd + self.recency
 
 
+DETAILS_SHOWN = 12   # the scopes' score details `route --explain` lists, best first
+
+
 @dataclass
 class RouteResult:
     outcome: str                       # routed | abstained | enumerated
@@ -72,6 +75,16 @@ class RouteResult:
         if explain:
             out["explain"] = self.explanation()
         return out
+
+    def for_text(self) -> "RouteResult":
+        """This result with what the text view reads of the per-scope scores: the first
+        ``DETAILS_SHOWN`` details (``route --explain``) and the chosen scopes'. At 1,000 scopes
+        turning every scope's details into plain data cost a one-shot question more than its
+        search; ``--json`` is made from the whole result."""
+        chosen = set(self.scopes)
+        details = [d for i, d in enumerate(self.details) if i < DETAILS_SHOWN or d.scope in chosen]
+        kept = {d.scope for d in details} | chosen
+        return replace(self, details=details, scores={s: v for s, v in self.scores.items() if s in kept})
 
     def explanation(self) -> dict:
         """What `route --explain` shows: the deciding gate, the question's tokens and every
