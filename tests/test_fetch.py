@@ -302,3 +302,15 @@ def test_the_second_opinion_fetches_its_scopes_in_one_pass_and_a_damaged_one_onc
     assert sorted(fetched) == ["gizmo", "webby"]                  # the damaged one tried once
     assert list(got) == ["webby"]                                 # the other still measured
     assert [n for n in session.notes if n.startswith("gizmo:") and "sha256" in n and "\n" not in n]
+
+
+def test_a_vector_columns_values_are_taken_row_after_row_from_a_sliced_chunked_column():
+    import numpy as np
+    import pyarrow as pa
+
+    from loci.kernel.vectorfiles import flat_vectors
+
+    rows = np.arange(24, dtype=np.float32).reshape(6, 4)
+    arr = pa.FixedSizeListArray.from_arrays(pa.array(rows.ravel()), 4)
+    column = pa.chunked_array([arr.slice(1, 2), arr.slice(4, 2)])
+    assert flat_vectors(column).tolist() == rows[[1, 2, 4, 5]].ravel().tolist()
