@@ -6,19 +6,14 @@ from __future__ import annotations
 import json
 import sqlite3
 
-import pytest
 import test_pull
+from test_fetch import _no_network  # noqa: F401  (autouse: no model download)
 from test_pull import GIZMO_Q, WEBBY_Q, ask_json, cli, swap
 
 from loci.kernel import merged_metas
 from loci.kernel.config import layout
 
 corpus, published, pulled = test_pull.corpus, test_pull.published, test_pull.pulled
-
-
-@pytest.fixture(autouse=True)
-def _no_network(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
 
 
 def _table_metas(path) -> dict:
