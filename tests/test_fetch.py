@@ -248,7 +248,7 @@ def test_several_mapped_scopes_are_fetched_together_in_a_bounded_pool(loci_home,
     _fake_records(lay, names)
     live, most, guard = [0], [0], threading.Lock()
 
-    def fetch(lay, rec):
+    def fetch(lay, rec, roles=None):
         with guard:
             live[0] += 1
             most[0] = max(most[0], live[0])
@@ -270,7 +270,7 @@ def test_a_scope_that_cannot_be_fetched_is_one_note_and_the_others_still_land(lo
     lay = layout()
     _fake_records(lay, ["good1", "bad", "good2"])
 
-    def fetch(lay, rec):
+    def fetch(lay, rec, roles=None):
         if rec["scope"] == "bad":
             raise RemoteError("file:///nowhere/bad/query.sqlite is missing")
         lay.query_db(rec["scope"]).parent.mkdir(parents=True, exist_ok=True)
@@ -295,7 +295,7 @@ def test_the_second_opinion_fetches_its_scopes_in_one_pass_and_a_damaged_one_onc
     passes, fetched = [], []
     real_all, real_fetch = territory.ensure_all, territory._fetch
     monkeypatch.setattr(territory, "ensure_all", lambda lay, scopes: passes.append(list(scopes)) or real_all(lay, scopes))
-    monkeypatch.setattr(territory, "_fetch", lambda lay, rec: fetched.append(rec["scope"]) or real_fetch(lay, rec))
+    monkeypatch.setattr(territory, "_fetch", lambda lay, rec, roles=territory.TERRITORY_ROLES: fetched.append(rec["scope"]) or real_fetch(lay, rec, roles))
     session = open_session()
     got = session.semantic().affinities("cookies across redirects", ["gizmo", "webby"], 3, keep=False)
     assert passes[0] == ["gizmo", "webby"]                        # together, before any is read
@@ -314,3 +314,71 @@ def test_a_vector_columns_values_are_taken_row_after_row_from_a_sliced_chunked_c
     arr = pa.FixedSizeListArray.from_arrays(pa.array(rows.ravel()), 4)
     column = pa.chunked_array([arr.slice(1, 2), arr.slice(4, 2)])
     assert flat_vectors(column).tolist() == rows[[1, 2, 4, 5]].ravel().tolist()
+
+
+def _labelled_scope(lay, tmp_path, name: str = "sc"):
+    """A cached mapped scope whose symbol labels are still in a folder store; returns the Parquet."""
+    import hashlib
+
+    import numpy as np
+
+    from loci.kernel.vectorfiles import write_vectors
+    from loci_pipeline.embed import store_as_parquet
+
+    made = tmp_path / "made" / "labels.json"
+    made.parent.mkdir(parents=True)
+    write_vectors(made, ["open_file", "close_file"], np.eye(2, 4, dtype=np.float32), "fake", 4)
+    parquet = tmp_path / "store" / name / "label_vectors.parquet"
+    parquet.parent.mkdir(parents=True)
+    parquet.write_bytes(store_as_parquet(made, "label"))
+    data = parquet.read_bytes()
+    files = [{"role": "label_vectors", "path": "label_vectors.parquet", "sha256": hashlib.sha256(data).hexdigest(),
+              "size": len(data)}]
+    territory.write_record(lay, name, (tmp_path / "store").as_uri(), name, files, {"model": "fake", "dim": 4}, "fake")
+    lay.query_db(name).parent.mkdir(parents=True, exist_ok=True)
+    lay.query_db(name).write_bytes(b"")   # cached: its query file is here
+    return parquet
+
+
+def test_a_scopes_fetch_leaves_its_symbol_labels_in_the_store(loci_home, monkeypatch):
+    lay = layout()
+    territory.write_record(lay, "sc", "file:///nowhere", "sc", [
+        {"role": r, "path": f"{r}.x", "sha256": "", "size": 0} for r in territory.TERRITORY_ROLES], None, "m")
+    asked = []
+    monkeypatch.setattr(territory, "_fetch", lambda lay, rec, roles=None: asked.append(tuple(roles)) or
+                        lay.query_db("sc").parent.mkdir(parents=True, exist_ok=True) or lay.query_db("sc").write_bytes(b""))
+    assert territory.ensure_all(lay, ["sc"]) == {}
+    assert asked == [territory.EAGER_ROLES] and "label_vectors" not in territory.EAGER_ROLES
+
+
+def test_symbol_labels_are_fetched_and_verified_when_first_read_and_only_then(loci_home, tmp_path, monkeypatch):
+    from loci.kernel.vectorstore import meta_path
+    from loci.query.semantic import load_label_vectors
+
+    lay = layout()
+    _labelled_scope(lay, tmp_path)
+    assert territory.ensure_role(lay, "sc", "label_vectors") is None
+    assert load_label_vectors(lay, "fake", "sc")[0] == ["open_file", "close_file"]
+    assert meta_path(lay.label_vectors("fake", "sc")).is_file()
+    monkeypatch.setattr(territory, "_fetch", lambda *a, **k: pytest.fail("fetched again"))
+    assert territory.ensure_role(lay, "sc", "label_vectors") is None
+
+
+def test_damaged_symbol_labels_are_one_note_and_nothing_is_installed(loci_home, tmp_path):
+    from loci.kernel.vectorstore import meta_path
+
+    lay = layout()
+    _flip(_labelled_scope(lay, tmp_path))
+    note = territory.ensure_role(lay, "sc", "label_vectors")
+    assert note.startswith("sc: its label vectors could not be fetched") and "sha256" in note and "\n" not in note
+    assert not meta_path(lay.label_vectors("fake", "sc")).exists() and not list(lay.home.glob(".fetch-*"))
+    assert territory.state(lay, "sc") == "cached"   # the scope still answers, without its labels
+
+
+def test_the_second_opinion_asks_for_a_scopes_labels_before_it_reads_them(loci_home):
+    from loci.query.semantic_search import SemanticSide
+
+    asked = []
+    side = SemanticSide(layout(), "default", "fake", fetch_store=lambda scope, role: asked.append((scope, role)))
+    assert side.expansion("sc", "open a file") == []
+    assert asked == [("sc", "label_vectors")]

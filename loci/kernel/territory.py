@@ -26,6 +26,9 @@ CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes 
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
 FETCH_SCOPES = 4           # scopes fetched at once (``ensure_all``): each its files together, so 12 streams at most
 TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote until a question needs it
+# what a scope's fetch brings (``ensure``): what the second opinion measures a shortlisted scope by;
+# the symbol labels only a scope answered from reads come when it first does (``ensure_role``)
+EAGER_ROLES = ("query", "vectors")
 VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label"}
 
 _locks: dict[str, threading.Lock] = {}
@@ -109,13 +112,15 @@ def state(layout: Layout, scope: str) -> str | None:
 
 def _files(layout: Layout, rec: dict) -> list[Path]:
     """Every local file the record's stores become (a vector store is a matrix and its manifest)."""
+    return [p for f in rec["files"] for p in _dest_files(layout, rec, f["role"])]
+
+
+def _dest_files(layout: Layout, rec: dict, role: str) -> tuple[Path, ...]:
+    """The local files a store of ``role`` becomes, the one written last last."""
     from loci.kernel.vectorstore import vector_files
 
-    out = []
-    for f in rec["files"]:
-        dest = _dest(layout, rec, f["role"])
-        out.extend(vector_files(dest) if f["role"] in VECTOR_KEYS else (dest,))
-    return out
+    dest = _dest(layout, rec, role)
+    return vector_files(dest) if role in VECTOR_KEYS else (dest,)
 
 
 def cached_bytes(layout: Layout, scope: str) -> int:
@@ -175,14 +180,37 @@ def ensure_all(layout: Layout, scopes) -> dict[str, str]:
 def _ensure_one(layout: Layout, scope: str, rec: dict) -> str | None:
     with _lock(scope):
         if not is_cached(layout, scope):   # another thread of this process may have fetched it
-            try:
-                _fetch(layout, rec)
-            except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
-                from loci.kernel.remote import short
-
-                return (f"{scope}: its stores could not be fetched from {rec.get('source')} ({short(exc)[:200]}); "
-                        f"answered without it")
+            note = _fetched(layout, scope, rec, EAGER_ROLES, "its stores", "answered without it")
+            if note:
+                return note
         _touch(layout, scope)   # before the eviction pass: what it fetched counts against the cap
+    return None
+
+
+def ensure_role(layout: Layout, scope: str, role: str) -> str | None:
+    """A cached mapped scope's store of ``role`` that its fetch left remote (``EAGER_ROLES``:
+    the symbol labels), fetched the first time a question reads it; None, or a one-line note
+    when it cannot be (the scope then answers without it). Nothing for any other scope."""
+    rec = read_record(layout, scope)
+    if rec is None or not any(f["role"] == role for f in rec["files"]):
+        return None
+    with _lock(scope):
+        if not is_cached(layout, scope) or _dest_files(layout, rec, role)[-1].is_file():
+            return None
+        note = _fetched(layout, scope, rec, (role,), f"its {role.replace('_', ' ')}", "answered without them")
+    if note is None:
+        evict(layout, keep={scope})
+    return note
+
+
+def _fetched(layout: Layout, scope: str, rec: dict, roles, what: str, without: str) -> str | None:
+    """``_fetch`` of ``roles``; a one-line note naming ``what`` when it fails."""
+    try:
+        _fetch(layout, rec, roles)
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
+        from loci.kernel.remote import short
+
+        return f"{scope}: {what} could not be fetched from {rec.get('source')} ({short(exc)[:200]}); {without}"
     return None
 
 
@@ -195,10 +223,10 @@ def _touch(layout: Layout, scope: str) -> None:
         pass   # a read-only home still answers; its cache order is left as it is
 
 
-def _fetch(layout: Layout, rec: dict) -> None:
-    """Every store of ``rec`` copied into a staging folder in the home, each checked against
-    its size and sha256 (and a vector table against its schema), then moved into place, the
-    query file last."""
+def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
+    """The stores of ``rec`` of ``roles`` copied into a staging folder in the home, each checked
+    against its size and sha256 (and a vector table against its schema), then moved into
+    place, the query file last."""
     import posixpath
     import shutil
     import tempfile
@@ -223,8 +251,9 @@ def _fetch(layout: Layout, rec: dict) -> None:
                                   f"`loci pull` takes the published version again)")
             return f, target
 
-        with ThreadPoolExecutor(max_workers=len(rec["files"]) or 1) as pool:
-            got = list(pool.map(one, rec["files"]))
+        files = [f for f in rec["files"] if f["role"] in roles]
+        with ThreadPoolExecutor(max_workers=len(files) or 1) as pool:
+            got = list(pool.map(one, files))
         moves = []
         for f, path in got:
             dest = _dest(layout, rec, f["role"])

@@ -96,7 +96,7 @@ class Session:
 
             try:
                 self._semantic = SemanticSide.open(self.layout, lexical=self.lexical, budget=self.budget,
-                                                   prefetch=self.prefetch) or False
+                                                   prefetch=self.prefetch, fetch_store=self.fetch_store) or False
             except EncoderUnavailable as exc:
                 self._unavailable = f"{exc} (answering lexically)"
                 self._semantic = False
@@ -186,6 +186,15 @@ class Session:
         for scope, note in ensure_all(self.layout, [s for s in scopes if s not in self._lexical]).items():
             self.notes.append(note)
             self._lexical[scope] = None
+
+    def fetch_store(self, scope: str, role: str) -> None:
+        """A store of ``role`` the fetch of a mapped scope left remote, fetched when first read
+        (``territory.ensure_role``); when it cannot be, a note, and the scope answers without it."""
+        from loci.kernel.territory import ensure_role
+
+        note = ensure_role(self.layout, scope, role)
+        if note:
+            self.notes.append(note)
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         def load():

@@ -33,12 +33,14 @@ class SemanticSide:
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
     budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
     prefetch: Any = None   # scopes -> None: the session's fetch of mapped scopes' stores, several at once
+    fetch_store: Any = None   # (scope, role) -> None: the session's fetch of a store a scope's fetch left remote
 
     @classmethod
-    def open(cls, layout, lexical=None, budget=None, prefetch=None) -> "SemanticSide | None":
+    def open(cls, layout, lexical=None, budget=None, prefetch=None, fetch_store=None) -> "SemanticSide | None":
         """None when no embeddings were built; raises EncoderUnavailable when they cannot be read.
         ``lexical``: the session's scope -> LexicalIndex, so a scope's query file is opened once;
-        ``prefetch``: the session's fetch of several scopes' stores at once."""
+        ``prefetch``: the session's fetch of several scopes' stores at once; ``fetch_store``: of
+        one store a scope's fetch left remote (its symbol labels)."""
         from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(layout)
@@ -48,7 +50,8 @@ class SemanticSide:
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
-        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget, prefetch=prefetch)
+        side = cls(layout, model, cfg["model_id"], lexical=lexical, budget=budget, prefetch=prefetch,
+                   fetch_store=fetch_store)
         # "default" means the default of the loci that built the vectors: load what built them
         side.encoder = load_encoder(cfg["model_id"] if model == "default" else model, layout)
         side.floors = semantic_floors(layout, side.model_id) or {}
@@ -157,7 +160,12 @@ class SemanticSide:
         """The scope's symbol labels nearest the question (to widen lexical search)."""
         from loci.query.semantic import load_label_vectors, nearest_labels
 
-        labels, vectors = self._labels.fetch(scope, lambda: load_label_vectors(self.layout, self.model_id, scope))
+        def read():
+            if self.fetch_store is not None:   # a pulled map's labels come when first read
+                self.fetch_store(scope, "label_vectors")
+            return load_label_vectors(self.layout, self.model_id, scope)
+
+        labels, vectors = self._labels.fetch(scope, read)
         if not labels:
             return []
         return [lab for lab, cos in nearest_labels(self.qvec(question), vectors, labels, LABELS_FOR_EXPANSION)
