@@ -4,11 +4,13 @@
 opinion's first pass read (its meta, its routing vocabulary, its vector summary, its
 references). It leaves the rest (the query file, the chunk and symbol-label vectors) where
 the bundle is published, and records here where each is and its sha256 and size from the
-bundle's manifest. The first question that opens the scope fetches them (``ensure``),
+bundle's manifest. The first question that opens the scope fetches its query file and chunk
+vectors (``ensure``; the second opinion's shortlist several at once, ``ensure_all``),
 verifies each against the record, installs them (the query file last: its presence is what
 "cached" means) and evicts the least recently used cached scopes beyond the cap
-(``LOCI_CACHE_MB``, default ``CACHE_MB``). A scope that cannot be fetched is answered
-without, with a one-line note.
+(``LOCI_CACHE_MB``, default ``CACHE_MB``); its symbol-label vectors come the first time a
+question reads them (``ensure_role``). A scope that cannot be fetched is answered without,
+with a one-line note.
 
 Both sides use this module: the pull writes the records (``write_record``) and the query side
 reads them. It imports neither ``pipeline`` nor ``loci.query``.
@@ -188,9 +190,10 @@ def _ensure_one(layout: Layout, scope: str, rec: dict) -> str | None:
 
 
 def ensure_role(layout: Layout, scope: str, role: str) -> str | None:
-    """A cached mapped scope's store of ``role`` that its fetch left remote (``EAGER_ROLES``:
-    the symbol labels), fetched the first time a question reads it; None, or a one-line note
-    when it cannot be (the scope then answers without it). Nothing for any other scope."""
+    """A cached mapped scope's store of ``role`` that its fetch left remote (a role not in
+    ``EAGER_ROLES``: the symbol labels), fetched the first time a question reads it; None, or
+    a one-line note when it cannot be (the scope then answers without it). Nothing for any
+    other scope."""
     rec = read_record(layout, scope)
     if rec is None or not any(f["role"] == role for f in rec["files"]):
         return None
