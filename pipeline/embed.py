@@ -34,6 +34,7 @@ from loci.kernel.atomic import write_json, write_with
 from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
 from loci.kernel.vectorstore import summary_problem
 from loci_pipeline.encode_setting import BUILD_SETTING, EncodeSetting
+from loci_pipeline.windows import WordPieces, chunk_windows
 
 Progress = Callable[[int, int], None]
 
@@ -292,13 +293,20 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder))
 
 
-def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:
-    """Bring the scope's chunk (and symbol-label) vectors up to date under ``encoder``; atomic per file."""
+def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None,
+                overlap: int = DEFAULT_PARAMS.embed_window_overlap) -> EmbedResult:
+    """Bring the scope's chunk (and symbol-label) vectors up to date under ``encoder``; atomic per file.
+    An encoder with a ``reach`` (``loci_pipeline.windows.Reach``) also gets the windows of every
+    chunk longer than it reads (``overlap``: word pieces a window repeats; 0: none)."""
     chunks_path = layout.chunks(name)
     if not chunks_path.is_file():
         raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
-    chunks = _read_columns(chunks_path, ["hash", "text"], "the chunks")
-    plans = [_plan(layout.vectors(encoder.model_id, name), dict(zip(chunks["hash"], chunks["text"])), None, encoder)]
+    chunks = _read_columns(chunks_path, ["hash", "text", "heading"], "the chunks")
+    wanted = dict(zip(chunks["hash"], chunks["text"]))
+    reach = getattr(encoder, "reach", None)
+    if reach is not None:   # a chunk longer than the encoder reads: its tail as windows too
+        wanted.update(chunk_windows(list(zip(chunks["hash"], chunks["text"], chunks["heading"])), reach, overlap))
+    plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder)]
     symbols_path = layout.symbols(name)
     label_path = label_vectors_path(layout, encoder.model_id, name)
     if symbols_path.is_file():
@@ -431,6 +439,7 @@ def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUIL
     encoder = DeferredEncoder(lambda: torch_bert(path, model_id, setting), model_id, encoder.dim,
                               small=lambda: NumpyBuild(path, model_id, setting))
     encoder.batch_size, encoder.encoding = BatchedBert.batch_size, setting.tag
+    encoder.reach = WordPieces(path / "tokenizer.json", setting.max_tokens)
     return encoder
 
 
