@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Sequence
 from loci.query import evalgen
 from loci.query.calibration import CALIBRATION_SCHEMA
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.kernel.vectorstore import window_owner
 from loci.query.grammar import deixis
 from loci.query.router import FACT, Context, route
 from loci.query.store import RoutingIndex
@@ -223,15 +224,16 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         from loci.query.semantic_search import affinity_matrix
 
         null = encoder.encode(list(questions))
+        chance = window_chance_from(layout, model, scopes, null)
         floors = {}
         per_question = [0.0] * len(null)   # each off-topic question's best affinity, over the scopes
         per_scope: dict[str, list[float]] = {}   # each off-topic question's affinity to the scope, as routing reads it
         k = DEFAULT_PARAMS.semantic_route_k
         for scope in scopes:
-            matrix = semantic.load_matrix(layout, model, scope)
-            if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
+            passages = scope_passages(layout, model, scope, chance)
+            if passages is None or passages.rows.shape[1] != null.shape[1]:
                 continue
-            cosines = [semantic.semantic_scores(v, matrix) for v in null]
+            cosines = [passages.scores(v) for v in null]
             closest = near_top([float(c.max()) for c in cosines])
             floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
             routed = affinity_matrix(layout, model, scope)
@@ -239,6 +241,8 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
                 per_scope[scope] = [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null]
                 per_question = [max(b, a) for b, a in zip(per_question, per_scope[scope])]
         out[model] = {"floors": floors, "null_questions": len(questions)}
+        if chance:
+            out[model]["window_chance"] = list(chance)
         if floors and per_question:
             out[model]["route"] = route_floors_from(per_question)
             background = background_from(per_scope)
@@ -252,6 +256,48 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     if not out:
         result = {"skipped": "no encoder could be loaded: " + "; ".join(problems)}
     return result
+
+
+def scope_passages(layout: Layout, model: str, scope: str, chance=()):
+    """The scope's passages as search scores them (``loci.query.semantic.Passages``: a passage is
+    its own row or its closest window less ``chance``), or None when it has no vectors."""
+    from loci.query import semantic
+
+    keys, matrix = semantic.load_vectors(layout, model, scope)
+    if not keys:
+        return None
+    return semantic.Passages([k for k in keys if window_owner(k) is None], keys, matrix, chance)
+
+
+def window_chance_from(layout: Layout, model: str, scopes: Sequence[str], null) -> tuple[float, ...]:
+    """``Params.semantic_window_chance`` fitted here: over the off-topic questions ``null`` (their
+    vectors), how much a passage's closest window beats its own row, on average, for passages of
+    1, 2, ... windows (the last entry: that many or more); empty when no passage has windows."""
+    import numpy as np
+
+    from loci.query.semantic import semantic_scores
+
+    buckets = len(DEFAULT_PARAMS.semantic_window_chance)
+    lifts: list[list[float]] = [[] for _ in range(buckets)]
+    for scope in scopes:
+        passages = scope_passages(layout, model, scope)
+        if passages is None or not len(passages.owners) or passages.rows.shape[1] != null.shape[1]:
+            continue
+        windowed = np.unique(passages.owners)
+        count = np.minimum(np.bincount(passages.owners)[windowed], buckets) - 1
+        for v in null:
+            lift = (passages.scores(v) - semantic_scores(v, passages.rows))[windowed]
+            for b in range(buckets):
+                lifts[b].extend(lift[count == b].tolist())
+    if not any(lifts):
+        return ()
+    means = [float(np.mean(x)) if x else None for x in lifts]
+    known = [m for m in means if m is not None]
+    filled, last = [], known[0]
+    for m in means:   # a bucket no passage fell in takes the one before it
+        last = m if m is not None else last
+        filled.append(round(last, 4))
+    return tuple(filled)
 
 
 def multilingual_floor(layout: Layout, scopes: Sequence[str], questions: Sequence[str],

@@ -26,7 +26,7 @@ from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
-    as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
+    as_unit, merged_summary_files, own_rows, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
 from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
@@ -93,6 +93,15 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
         raise EmbedError(f"cannot read {what} at {path} ({str(exc).splitlines()[0][:120]}): "
                          f"run `loci index` to rebuild it") from None
     return {c: table.column(c).to_pylist() for c in columns}
+
+
+def _headings(path: Path, rows: int) -> list[str]:
+    """The chunks' headings ("" each when the file has none: a store written by hand or long ago)."""
+    import pyarrow.parquet as pq
+
+    if "heading" not in pq.read_schema(path).names:
+        return [""] * rows
+    return _read_columns(path, ["heading"], "the chunks")["heading"]
 
 
 def encoding_of(encoder: Encoder) -> str:
@@ -301,11 +310,12 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
     chunks_path = layout.chunks(name)
     if not chunks_path.is_file():
         raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
-    chunks = _read_columns(chunks_path, ["hash", "text", "heading"], "the chunks")
+    chunks = _read_columns(chunks_path, ["hash", "text"], "the chunks")
     wanted = dict(zip(chunks["hash"], chunks["text"]))
     reach = getattr(encoder, "reach", None)
-    if reach is not None:   # a chunk longer than the encoder reads: its tail as windows too
-        wanted.update(chunk_windows(list(zip(chunks["hash"], chunks["text"], chunks["heading"])), reach, overlap))
+    if reach is not None and overlap > 0:   # a chunk longer than the encoder reads: its tail as windows too
+        headings = _headings(chunks_path, len(chunks["hash"]))
+        wanted.update(chunk_windows(list(zip(chunks["hash"], chunks["text"], headings)), reach, overlap))
     plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder)]
     symbols_path = layout.symbols(name)
     label_path = label_vectors_path(layout, encoder.model_id, name)
@@ -386,13 +396,13 @@ def summarise(matrix: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
 
 
 def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
-    """The scope's summary from its stored chunk vectors (no file when they are unreadable)."""
+    """The scope's summary from its chunks' own vectors, not their windows (no file when unreadable)."""
     target = scope_summary_path(layout, model_id, name)
     got = stored_vectors(layout.vectors(model_id, name))
     if got is None:
         target.unlink(missing_ok=True)
         return
-    rows = summarise(got[1], k).astype(np.float16)   # no rows for a scope with no chunks
+    rows = summarise(own_rows(*got), k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 
 

@@ -268,6 +268,9 @@ class Params:
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
     semantic_summary_k: int = 16         # centroids per scope in the summary that first pass reads
+    # what a passage's closest window beats its own row by on off-topic questions, for 1, 2, 3, 4,
+    # 5+ windows: a window pays it before it speaks for its passage (`loci calibrate` fits it per home)
+    semantic_window_chance: tuple[float, ...] = (0.019, 0.027, 0.035, 0.043, 0.05)
     # --- how `loci embed` runs the transformer (docs/decisions/embedding-model.md, bench/embed_speed.py)
     embed_max_tokens: int = 128          # word pieces a chunk is cut to
     embed_window_overlap: int = 32       # a longer chunk is also encoded as windows over its tail, each
