@@ -95,13 +95,21 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
     return {c: table.column(c).to_pylist() for c in columns}
 
 
-def _headings(path: Path, rows: int) -> list[str]:
-    """The chunks' headings ("" each when the file has none: a store written by hand or long ago)."""
+def _windowed(path: Path, chunks: dict[str, list]) -> list[tuple[str, str, str]]:
+    """(hash, text, heading) of the chunks that may get windows: all but translated copies, which
+    the English encoder reads as noise (the multilingual store reads them). A chunks file without
+    kinds, paths or headings (written by hand or long ago) gives every chunk, with no heading."""
     import pyarrow.parquet as pq
 
-    if "heading" not in pq.read_schema(path).names:
-        return [""] * rows
-    return _read_columns(path, ["heading"], "the chunks")["heading"]
+    from loci.kernel.language import is_translated_copy
+
+    rows = len(chunks["hash"])
+    names = set(pq.read_schema(path).names)
+    extra = _read_columns(path, [c for c in ("heading", "kind", "path") if c in names], "the chunks")
+    headings = extra.get("heading") or [""] * rows
+    kinds, paths = extra.get("kind") or [""] * rows, extra.get("path") or [""] * rows
+    return [(h, t, hd) for h, t, hd, k, p in zip(chunks["hash"], chunks["text"], headings, kinds, paths)
+            if not is_translated_copy(k, p)]
 
 
 def encoding_of(encoder: Encoder) -> str:
@@ -314,8 +322,7 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
     wanted = dict(zip(chunks["hash"], chunks["text"]))
     reach = getattr(encoder, "reach", None)
     if reach is not None and overlap > 0:   # a chunk longer than the encoder reads: its tail as windows too
-        headings = _headings(chunks_path, len(chunks["hash"]))
-        wanted.update(chunk_windows(list(zip(chunks["hash"], chunks["text"], headings)), reach, overlap))
+        wanted.update(chunk_windows(_windowed(chunks_path, chunks), reach, overlap))
     plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder)]
     symbols_path = layout.symbols(name)
     label_path = label_vectors_path(layout, encoder.model_id, name)

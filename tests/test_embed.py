@@ -544,3 +544,20 @@ def test_a_store_without_windows_gains_them_without_encoding_its_chunks_again(la
     assert result.reused == 2 and result.dropped == 0
     again = ReachingEncoder()
     assert embed_scope("alpha", lay, again, overlap=2).encoded == 0 and again.calls == []
+
+
+def test_a_translated_copy_gets_no_windows(lay):
+    from loci.kernel.vectorstore import window_owner
+
+    texts = [LONG, LONG + " rho"]
+    n = len(texts)
+    table = pa.table({
+        "id": pa.array(range(n), pa.int32()), "scope": ["alpha"] * n, "kind": ["readme"] * n,
+        "path": ["README.md", "README.es.md"], "line": pa.array([1] * n, pa.int32()), "heading": [""] * n,
+        "text": texts, "path_kind": ["docs"] * n, "hash": [sha(t) for t in texts], "author": [""] * n, "date": [""] * n,
+    })
+    lay.chunks("alpha").parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, lay.chunks("alpha"))
+    embed_scope("alpha", lay, ReachingEncoder(), overlap=2)
+    owners = {window_owner(k) for k in load_vectors(lay, "fake", "alpha")[0]} - {None}
+    assert owners == {sha(LONG)}
