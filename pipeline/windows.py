@@ -2,7 +2,7 @@
 
 The build encodes a chunk cut to ``Params.embed_max_tokens`` word pieces; on the 22 development
 repositories 30% of the labelled evidence lines that sit in a chunk sit past that cut, where no
-vector ever saw them (docs/decisions/answer-ranking.md, section 6). A longer chunk therefore
+vector ever saw them (docs/decisions/answer-ranking.md, section 7). A longer chunk therefore
 also gets windows: each starts ``overlap`` word pieces before the last one ended (at the start
 of that line when it is near), carries the chunk's heading as context, and is stored under
 ``window_key(chunk hash, digest of its text)``; the query side scores a passage by its closest

@@ -501,7 +501,7 @@ def test_a_summary_is_the_same_for_the_same_vectors_and_needs_no_scikit_learn(mo
     assert summarise(rows[:5], 16).shape == (5, rows.shape[1])
 
 
-# --- a chunk longer than the encoder reads is also stored as windows (answer-ranking.md, 6) ----
+# --- a chunk longer than the encoder reads is also stored as windows (answer-ranking.md, 7) ----
 
 class ReachingEncoder(FakeEncoder):
     """A fake encoder that reads the first ``width`` words of a text and says so (``reach``)."""

@@ -266,7 +266,7 @@ def test_forcing_offline_reaches_a_hub_library_imported_before(monkeypatch):
     assert constants.HF_HUB_OFFLINE is True and constants.is_offline_mode()
 
 
-# --- a passage's windows (docs/decisions/answer-ranking.md, section 6) ----------------------
+# --- a passage's windows (docs/decisions/answer-ranking.md, section 7) ----------------------
 
 def _unit(*rows):
     m = np.asarray(rows, dtype=np.float32)

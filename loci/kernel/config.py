@@ -275,7 +275,7 @@ class Params:
     embed_max_tokens: int = 128          # word pieces a chunk is cut to
     embed_window_overlap: int = 32       # a longer chunk is also encoded as windows over its tail, each
     #                                      repeating this many word pieces of the last (0: no windows;
-    #                                      docs/decisions/answer-ranking.md, section 6)
+    #                                      docs/decisions/answer-ranking.md, section 7)
     embed_int8: str = "inner"            # torch dynamic int8 of the Linear layers: "", "all", "channel", "inner"
     embed_bf16: bool = True              # where the CPU multiplies bfloat16 natively: the network in bf16, not int8
     #                                      (float32's vectors, several times the old path's speed, independent of the
