@@ -322,3 +322,17 @@ def test_the_affinity_of_a_scope_reads_its_passages_own_rows_not_their_windows()
     assert own_rows(keys, matrix).tolist() == [[0, 1], [4, 5], [6, 7]]
     assert own_rows(keys, matrix, {"c"}).tolist() == [[0, 1], [4, 5]]
     assert own_rows(["a", "b"], matrix[:2]) is not None and own_rows(["a", "b"], matrix[:2]).shape == (2, 2)
+    in_order = ["a", "b", window_key("a", "w"), window_key("b", "w")]
+    assert np.shares_memory(own_rows(in_order, matrix), matrix)     # a mapped store is not copied
+    assert own_rows(in_order, matrix).tolist() == [[0, 1], [2, 3]]
+
+
+def test_windows_stored_in_order_are_read_without_a_copy_and_score_as_any():
+    from loci.kernel.vectorstore import window_key
+    from loci.query.semantic import Passages
+
+    matrix = _unit([1, 0], [0, 1], [1, 1])
+    ordered = Passages(["a", "b"], ["a", "b", window_key("a", "w")], matrix)
+    shuffled = Passages(["a", "b"], [window_key("a", "w"), "a", "b"], matrix[[2, 0, 1]])
+    q = np.array([0.6, 0.8], dtype=np.float32)
+    assert np.allclose(ordered.scores(q), shuffled.scores(q))

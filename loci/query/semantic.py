@@ -20,7 +20,7 @@ from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
     DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
-    read_manifest, read_meta, scope_summary_path, vector_files, window_owner)
+    read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
@@ -349,8 +349,19 @@ def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tup
 def own_rows(keys: list[str], matrix: np.ndarray, leave_out=frozenset()) -> np.ndarray:
     """The rows of ``matrix`` that are chunks' own vectors, not their windows, and whose chunk is
     not in ``leave_out`` (all of it, not copied, when every row is one)."""
-    keep = [i for i, k in enumerate(keys) if window_owner(k) is None and k not in leave_out]
+    own = own_count(keys)
+    if not leave_out and all(WINDOW_SEP in k for k in keys[own:]):
+        return matrix[:own] if own < len(keys) else matrix    # a view: no copy of a mapped store
+    keep = [i for i, k in enumerate(keys) if WINDOW_SEP not in k and k not in leave_out]
     return matrix if len(keep) == len(keys) else matrix[keep]
+
+
+def own_count(keys: list[str]) -> int:
+    """The rows before a store's first window (``embed_scope`` writes every chunk's own row first)."""
+    for i, k in enumerate(keys):
+        if WINDOW_SEP in k:
+            return i
+    return len(keys)
 
 
 class Passages:
@@ -368,9 +379,14 @@ class Passages:
         where: dict[str, list[int]] = {}
         for i, h in enumerate(chunk_hashes):
             where.setdefault(h, []).append(i)
-        pairs = [(row, i) for row, key in enumerate(keys) if (owner := window_owner(key)) for i in where.get(owner, ())]
-        self.windows = np.asarray(matrix[[r for r, _ in pairs]] if pairs else np.zeros((0, self.rows.shape[1])),
-                                  dtype=np.float32)
+        own = own_count(keys)
+        pairs = [(row, i) for row, key in enumerate(keys[own:], own) if (owner := window_owner(key))
+                 for i in where.get(owner, ())]
+        rows = [r for r, _ in pairs]
+        if rows and rows == list(range(own, len(keys))):   # every window once, in store order: a view
+            self.windows = np.asarray(matrix[own:], dtype=np.float32)
+        else:
+            self.windows = np.asarray(matrix[rows] if rows else np.zeros((0, self.rows.shape[1])), dtype=np.float32)
         self.owners = np.array([i for _, i in pairs], dtype=np.int64)
         self.allowance = window_allowance(self.owners, len(self.rows), chance)
         self.nbytes = int(self.rows.nbytes + self.windows.nbytes + self.owners.nbytes + self.allowance.nbytes)
