@@ -205,7 +205,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}.
     Each scope's values come from its piece (``loci_pipeline.calibration_pieces``): kept, carried
     by its bundle, or computed here when its vectors are; the questions are encoded only then."""
-    from loci_pipeline.calibration_pieces import Pieces, encoded, semantic_tag
+    from loci_pipeline.calibration_pieces import Pieces, null_vectors
 
     root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
@@ -220,14 +220,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     out: dict[str, dict] = {}
     problems: list[str] = []
     for model in models:
-        null: list = []
-        tag = semantic_tag(model)
-
-        def vectors(model=model, null=null, tag=tag):
-            if not null:
-                null.append(encoded(layout, tag, questions, lambda texts: load_encoder(model, layout).encode(texts)))
-            return null[0]
-
+        vectors, tag = null_vectors(layout, model, questions, load_encoder)
         try:
             per = pieces.semantic(model, vectors, len(questions), tag)
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name

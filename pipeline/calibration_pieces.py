@@ -89,6 +89,21 @@ def multilingual_tag(encoder=None) -> str:
     return f"{MULTILINGUAL}|{_code_digest(multilingual)}|{who}"
 
 
+def null_vectors(layout: Layout, model: str, questions: Sequence[str],
+                 load_encoder: Callable) -> tuple[Callable[[], np.ndarray], str]:
+    """(a call giving the off-topic questions encoded for ``model``, kept or encoded on first
+    use; the encoder's tag)."""
+    tag = semantic_tag(model)
+    got: list = []
+
+    def vectors() -> np.ndarray:
+        if not got:
+            got.append(encoded(layout, tag, questions, lambda texts: load_encoder(model, layout).encode(texts)))
+        return got[0]
+
+    return vectors, tag
+
+
 # --- one scope's pieces ------------------------------------------------------------------------
 
 def semantic_piece(layout: Layout, model: str, scope: str, null: np.ndarray) -> dict | None:
@@ -218,3 +233,41 @@ class Pieces:
             write_piece(self.layout, scope, self.method, {k: v for k, v in self.kept[scope].items()
                                                            if k in ("semantic", MULTILINGUAL)})
         self.dirty.clear()
+
+
+# --- what a bundle carries ---------------------------------------------------------------------
+
+def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
+    """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
+    vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
+    from loci.query import semantic
+    from loci_pipeline.calibrate import method_signature
+
+    questions = evalgen.UNANSWERABLE_QUESTIONS
+    method = method_signature()
+    pieces = Pieces(layout, [scope], method)
+    vectors, tag = null_vectors(layout, model, questions, semantic.load_encoder)
+    try:
+        got = pieces.semantic(model, vectors, len(questions), tag).get(scope)
+    except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
+        return None
+    pieces.save()
+    return None if got is None else {"method": method, "questions": questions_digest(), "model": model, **got}
+
+
+def land_pieces(layout: Layout, bundles: Sequence[tuple[str, Mapping, str]]) -> None:
+    """Keep the semantic piece each pulled bundle carries ((local name, manifest, manifest
+    digest) each), valid for that bundle only (``Pieces`` checks it against ``pulled.json``);
+    a piece fitted another way, or malformed, is left out."""
+    from loci_pipeline.calibrate import method_signature
+
+    method = method_signature()
+    for scope, manifest, digest in bundles:
+        got = manifest.get("calibration")
+        if not (isinstance(got, dict) and got.get("method") == method and got.get("questions") == questions_digest()
+                and isinstance(got.get("model"), str) and valid_semantic(got, len(evalgen.UNANSWERABLE_QUESTIONS))):
+            continue
+        kept = read_piece(layout, scope, method)
+        entry = {"floor": got["floor"], "null": got["null"], "bundle": digest}
+        write_piece(layout, scope, method, {**{k: v for k, v in kept.items() if k == MULTILINGUAL},
+                                            "semantic": {got["model"]: entry}})

@@ -175,6 +175,9 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
 
         vmeta = read_meta(role_sources(layout, name)["vectors"]) or {}
         embedding = {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
+    from loci_pipeline.calibration_pieces import bundle_piece
+
+    piece = bundle_piece(layout, name, embedding["model"]) if embedding and embedding["model"] else None
     return {
         "bundle_schema": BUNDLE_SCHEMA,
         "loci_schema": SCHEMA_VERSION,
@@ -190,6 +193,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "tokenizer": tokens.signature(),
         "embedding": embedding,
         "meta": {k: meta[k] for k in META_FIELDS if k in meta},
+        **({"calibration": piece} if piece else {}),     # what calibrating it reads (calibration_pieces)
         "files": [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size}
                   for f in sorted(files, key=lambda f: f.role)],
     }
