@@ -242,6 +242,7 @@ def semantic_from_pieces(per: Mapping[str, Mapping], n: int) -> dict:
     each scope's background and the z floor and veto."""
     floors = {scope: piece["floor"] for scope, piece in per.items()}
     per_scope = {scope: piece["null"] for scope, piece in per.items() if piece.get("null") is not None}
+    standings = {scope: per[scope]["z"] for scope in per_scope} if all("z" in per[s] for s in per_scope) else None
     per_question = [0.0] * n    # each off-topic question's best affinity, over the scopes
     for values in per_scope.values():
         per_question = [max(b, a) for b, a in zip(per_question, values)]
@@ -251,8 +252,8 @@ def semantic_from_pieces(per: Mapping[str, Mapping], n: int) -> dict:
         background = background_from(per_scope)
         if background:
             out["background"] = background
-            out["route"]["semantic_z_floor"] = z_floor_from(per_scope)
-            out["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL)
+            out["route"]["semantic_z_floor"] = z_floor_from(per_scope, standings=standings)
+            out["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL, standings)
     return out
 
 
@@ -330,20 +331,34 @@ def background_from(per_scope: Mapping[str, Sequence[float]]) -> dict[str, list[
     return out
 
 
-def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BACKGROUND_QUANTILE) -> float:
+def leave_one_out_z(values: Sequence[float], n: int | None = None) -> list[float | None]:
+    """Each of the first ``n`` off-topic questions' standing in one scope against the background
+    of the others (None where the others have no spread): a function of the scope alone, so
+    each scope's piece keeps it (``calibration_pieces``)."""
+    out: list[float | None] = []
+    for j in range(len(values) if n is None else n):
+        rest = [v for i, v in enumerate(values) if i != j]
+        z = None
+        if len(rest) >= 2:
+            mean, sd = _mean_sd(rest)
+            if sd > 0:
+                z = (values[j] - mean) / sd
+        out.append(z)
+    return out
+
+
+def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BACKGROUND_QUANTILE,
+                 standings: Mapping[str, Sequence[float | None]] | None = None) -> float:
     """How far above a scope's background a question must stand to count as on-topic: the
     ``quantile`` of the off-topic questions' own best standing, each measured against the
-    background of the others (leave one out: a question is never its own background)."""
-    best = []
+    background of the others (leave one out: a question is never its own background).
+    ``standings``: each scope's ``leave_one_out_z``, when already known."""
     n = min((len(v) for v in per_scope.values()), default=0)
+    if standings is None:
+        standings = {scope: leave_one_out_z(values, n) for scope, values in per_scope.items()}
+    best = []
     for j in range(n):
-        zs = []
-        for values in per_scope.values():
-            rest = [v for i, v in enumerate(values) if i != j]
-            if len(rest) >= 2:
-                mean, sd = _mean_sd(rest)
-                if sd > 0:
-                    zs.append((values[j] - mean) / sd)
+        zs = [z[j] for z in standings.values() if z[j] is not None]
         if zs:
             best.append(max(zs))
     if not best:

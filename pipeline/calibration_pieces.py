@@ -174,6 +174,10 @@ def valid_semantic(entry: object, n: int) -> bool:
     return null is None or (isinstance(null, list) and len(null) == n and all(_number(v) for v in null))
 
 
+def _standings_fit(z: object, n: int) -> bool:
+    return isinstance(z, list) and len(z) == n and all(v is None or _number(v) for v in z)
+
+
 def _number(value: object) -> bool:
     return type(value) in (int, float) and math.isfinite(value)
 
@@ -196,6 +200,8 @@ class Pieces:
         """{scope: {"floor", "null"}} for ``model``: a kept entry still current for the scope's
         files and the questions' encoder ``tag`` (or for its pulled bundle), else computed from
         its vectors here (``null()`` gives the encoded questions, called only then)."""
+        from loci_pipeline.calibrate import leave_one_out_z
+
         out = {}
         for scope in self.scopes:
             entries = self.kept[scope].setdefault("semantic", {})
@@ -209,8 +215,13 @@ class Pieces:
                 entry = {**(semantic_piece(self.layout, model, scope, null()) or {"floor": None}), "inputs": inputs}
                 entries[model] = entry
                 self.dirty.add(scope)
-            if entry.get("floor") is not None:    # None: no vectors of the model's width here
-                out[scope] = {"floor": entry["floor"], "null": entry.get("null")}
+            if entry.get("floor") is None:    # no vectors of the model's width here
+                continue
+            if entry.get("null") is not None and not _standings_fit(entry.get("z"), n):
+                entry["z"] = leave_one_out_z(entry["null"])     # kept beside the affinities they come from
+                self.dirty.add(scope)
+            out[scope] = {"floor": entry["floor"], "null": entry.get("null"),
+                          **({"z": entry["z"]} if entry.get("null") is not None else {})}
         return out
 
     def multilingual(self, best: Callable[[str], list[float] | None], tag: str = "") -> dict[str, list[float]]:
@@ -252,7 +263,8 @@ def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
     except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
         return None
     pieces.save()
-    return None if got is None else {"method": method, "questions": questions_digest(), "model": model, **got}
+    return None if got is None else {"method": method, "questions": questions_digest(), "model": model,
+                                     "floor": got["floor"], "null": got["null"]}
 
 
 def land_pieces(layout: Layout, bundles: Sequence[tuple[str, Mapping, str]]) -> None:

@@ -111,3 +111,16 @@ def test_damaged_encoded_questions_are_encoded_again(embedded):
     encoder = CountingEncoder()
     assert fitted(encoder) == first and encoder.calls == 1
     assert all(np.load(p).shape[0] > 0 for p in (embedded / "calibration-pieces").glob("questions-*.npy"))
+
+
+def test_each_scopes_standings_are_kept_and_give_the_z_floor_of_the_whole_computation(embedded):
+    from loci_pipeline.calibrate import BACKGROUND_TYPICAL, z_floor_from
+
+    route = fitted(FakeEncoder())["semantic"]["models"]["fake-model"]["route"]
+    nulls = {}
+    for scope in ("gizmo", "webby"):
+        piece = json.loads((embedded / "calibration-pieces" / f"{scope}.json").read_text())["semantic"]["fake-model"]
+        assert len(piece["z"]) == len(piece["null"])
+        nulls[scope] = piece["null"]
+    assert route["semantic_z_floor"] == z_floor_from(nulls)
+    assert route["semantic_z_veto"] == z_floor_from(nulls, BACKGROUND_TYPICAL)
