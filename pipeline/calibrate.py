@@ -69,7 +69,9 @@ def method_signature() -> str:
                  ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, BACKGROUND_QUANTILE, BACKGROUND_TYPICAL, APPLIED,
                  CALIBRATION_SCHEMA))):
         digest.update(text.encode() + b"\0")
-    for module in (evalgen, router, semantic_search):
+    from loci_pipeline import calibration_pieces
+
+    for module in (evalgen, router, semantic_search, calibration_pieces):
         digest.update(Path(module.__file__).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
@@ -222,7 +224,8 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     for model in models:
         vectors, tag = null_vectors(layout, model, questions, load_encoder)
         try:
-            per = pieces.semantic(model, vectors, len(questions), tag)
+            per = pieces.semantic(model, lambda scope, model=model, vectors=vectors: semantic_piece(
+                layout, model, scope, vectors()), len(questions), tag, leave_one_out_z)
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
@@ -234,6 +237,43 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     if not out:
         result = {"skipped": "no encoder could be loaded: " + "; ".join(problems)}
     return result
+
+
+def semantic_piece(layout: Layout, model: str, scope: str, null) -> dict | None:
+    """One scope's piece: its floor (just above how close the off-topic questions ``null``, encoded,
+    come to its chunks) and each one's affinity as routing reads it (None without such chunks);
+    None when the scope has no vectors of this width here."""
+    from loci.query import semantic
+    from loci.query.semantic_search import affinity_matrix
+
+    matrix = semantic.load_matrix(layout, model, scope)
+    if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
+        return None
+    closest = near_top([float(semantic.semantic_scores(v, matrix).max()) for v in null])
+    routed = affinity_matrix(layout, model, scope)
+    k = DEFAULT_PARAMS.semantic_route_k
+    return {"floor": round(min(1.0, closest + SEMANTIC_MARGIN), 4),
+            "null": [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null] if routed.size else None}
+
+
+def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
+    """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
+    vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
+    from loci.query import semantic
+    from loci_pipeline.calibration_pieces import Pieces, null_vectors, questions_digest
+
+    questions = evalgen.UNANSWERABLE_QUESTIONS
+    method = method_signature()
+    pieces = Pieces(layout, [scope], method)
+    vectors, tag = null_vectors(layout, model, questions, semantic.load_encoder)
+    try:
+        got = pieces.semantic(model, lambda s: semantic_piece(layout, model, s, vectors()), len(questions), tag,
+                              leave_one_out_z).get(scope)
+    except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
+        return None
+    pieces.save()
+    return None if got is None else {"method": method, "questions": questions_digest(), "model": model,
+                                     "floor": got["floor"], "null": got["null"]}
 
 
 def semantic_from_pieces(per: Mapping[str, Mapping], n: int) -> dict:

@@ -5,9 +5,9 @@ question lists (``evalgen.UNANSWERABLE_QUESTIONS``, ``UNANSWERABLE_FOREIGN``): p
 model, its floor and each off-topic question's affinity as routing reads it; per scope, each
 foreign off-topic question's best passage. A scope's piece is computed once for what it was
 computed from (its vector store and query file as file stats, the fitting code, the questions)
-and kept in ``calibration-pieces/<scope>.json``; the corpus-level values are merged from all
+and kept in ``calibration-pieces/<scope>.json`` (``Layout.calibration_pieces``); the corpus-level values are merged from all
 pieces by ``loci_pipeline.calibrate`` as before. A bundle carries its scope's semantic piece
-(``bundle_piece``), so a pulled scope, its stores remote or not, is calibrated from it.
+(``calibrate.bundle_piece``), so a pulled scope, its stores remote or not, is calibrated from it.
 
 The encoded questions are kept too (``encoded``): they never change for one encoder.
 """
@@ -27,13 +27,12 @@ from loci.kernel.config import Layout, safe_name
 from loci.kernel.stamps import files_state
 from loci.query import evalgen
 
-PIECES = "calibration-pieces"
 PIECE_SCHEMA = 1
 MULTILINGUAL = "multilingual"
 
 
 def pieces_dir(layout: Layout) -> Path:
-    return layout.home / PIECES
+    return layout.calibration_pieces
 
 
 def questions_digest() -> str:
@@ -106,25 +105,6 @@ def null_vectors(layout: Layout, model: str, questions: Sequence[str],
 
 # --- one scope's pieces ------------------------------------------------------------------------
 
-def semantic_piece(layout: Layout, model: str, scope: str, null: np.ndarray) -> dict | None:
-    """The scope's floor (just above how close the off-topic questions come to its chunks) and
-    each off-topic question's affinity as routing reads it (None without such chunks); None
-    when the scope has no vectors of this width here."""
-    from loci.kernel.config import DEFAULT_PARAMS
-    from loci.query import semantic
-    from loci.query.semantic_search import affinity_matrix
-    from loci_pipeline.calibrate import SEMANTIC_MARGIN, near_top
-
-    matrix = semantic.load_matrix(layout, model, scope)
-    if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
-        return None
-    closest = near_top([float(semantic.semantic_scores(v, matrix).max()) for v in null])
-    routed = affinity_matrix(layout, model, scope)
-    k = DEFAULT_PARAMS.semantic_route_k
-    return {"floor": round(min(1.0, closest + SEMANTIC_MARGIN), 4),
-            "null": [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null] if routed.size else None}
-
-
 def semantic_inputs(layout: Layout, model: str, scope: str) -> str:
     """What a scope's semantic piece is computed from, as file stats (no hashing): its vector
     store's manifest (written after its matrix) and its query file (the translated copies)."""
@@ -189,36 +169,33 @@ class Pieces:
     (and kept) when the scope's stores are here, the rest left out."""
 
     def __init__(self, layout: Layout, scopes: Sequence[str], method: str):
-        from loci_pipeline.share.pull import read_pulled
-
         self.layout, self.scopes, self.method = layout, list(scopes), method
         self.kept = {scope: read_piece(layout, scope, method) for scope in self.scopes}
-        self.bundles = {name: rec.get("manifest_sha256") for name, rec in read_pulled(layout).items()}
         self.dirty: set[str] = set()
 
-    def semantic(self, model: str, null: Callable[[], np.ndarray], n: int, tag: str = "") -> dict[str, dict]:
-        """{scope: {"floor", "null"}} for ``model``: a kept entry still current for the scope's
-        files and the questions' encoder ``tag`` (or for its pulled bundle), else computed from
-        its vectors here (``null()`` gives the encoded questions, called only then)."""
-        from loci_pipeline.calibrate import leave_one_out_z
-
+    def semantic(self, model: str, compute: Callable[[str], dict | None], n: int, tag: str,
+                 standings: Callable[[list[float]], list]) -> dict[str, dict]:
+        """{scope: {"floor", "null", "z"}} for ``model``: a kept entry still current for the
+        scope's files and the questions' encoder ``tag`` (or for the bundle it was pulled with),
+        else ``compute(scope)`` from its vectors here; ``standings(null)`` the leave-one-out
+        standings each entry keeps beside its affinities."""
         out = {}
         for scope in self.scopes:
             entries = self.kept[scope].setdefault("semantic", {})
             entry = entries.get(model)
             inputs = semantic_inputs(self.layout, model, scope) + "|" + tag
             current = isinstance(entry, dict) and (entry.get("inputs") == inputs or (
-                entry.get("bundle") is not None and entry.get("bundle") == self.bundles.get(scope)))
+                "landed" in entry and entry["landed"] == landed_state(self.layout, scope)))
             if not current or not (entry.get("floor") is None or valid_semantic(entry, n)):
                 if inputs.startswith("vectors=none"):
                     continue
-                entry = {**(semantic_piece(self.layout, model, scope, null()) or {"floor": None}), "inputs": inputs}
+                entry = {**(compute(scope) or {"floor": None}), "inputs": inputs}
                 entries[model] = entry
                 self.dirty.add(scope)
             if entry.get("floor") is None:    # no vectors of the model's width here
                 continue
             if entry.get("null") is not None and not _standings_fit(entry.get("z"), n):
-                entry["z"] = leave_one_out_z(entry["null"])     # kept beside the affinities they come from
+                entry["z"] = standings(entry["null"])     # kept beside the affinities they come from
                 self.dirty.add(scope)
             out[scope] = {"floor": entry["floor"], "null": entry.get("null"),
                           **({"z": entry["z"]} if entry.get("null") is not None else {})}
@@ -248,38 +225,22 @@ class Pieces:
 
 # --- what a bundle carries ---------------------------------------------------------------------
 
-def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
-    """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
-    vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
-    from loci.query import semantic
-    from loci_pipeline.calibrate import method_signature
-
-    questions = evalgen.UNANSWERABLE_QUESTIONS
-    method = method_signature()
-    pieces = Pieces(layout, [scope], method)
-    vectors, tag = null_vectors(layout, model, questions, semantic.load_encoder)
-    try:
-        got = pieces.semantic(model, vectors, len(questions), tag).get(scope)
-    except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
-        return None
-    pieces.save()
-    return None if got is None else {"method": method, "questions": questions_digest(), "model": model,
-                                     "floor": got["floor"], "null": got["null"]}
+def landed_state(layout: Layout, scope: str) -> str:
+    """The pulled scope's meta as a file stat: a pull writes it last for each scope it installs,
+    so a piece landed with that pull holds until the scope is pulled again."""
+    return files_state((("meta", layout.meta(scope)),))
 
 
-def land_pieces(layout: Layout, bundles: Sequence[tuple[str, Mapping, str]]) -> None:
-    """Keep the semantic piece each pulled bundle carries ((local name, manifest, manifest
-    digest) each), valid for that bundle only (``Pieces`` checks it against ``pulled.json``);
-    a piece fitted another way, or malformed, is left out."""
-    from loci_pipeline.calibrate import method_signature
-
-    method = method_signature()
-    for scope, manifest, digest in bundles:
+def land_pieces(layout: Layout, bundles: Sequence[tuple[str, Mapping]], method: str) -> None:
+    """Keep the semantic piece each pulled bundle carries ((local name, manifest) each, the
+    scope installed), valid for those installed files only (``landed_state``); a piece fitted
+    another way than ``method``, or malformed, is left out."""
+    for scope, manifest in bundles:
         got = manifest.get("calibration")
         if not (isinstance(got, dict) and got.get("method") == method and got.get("questions") == questions_digest()
                 and isinstance(got.get("model"), str) and valid_semantic(got, len(evalgen.UNANSWERABLE_QUESTIONS))):
             continue
         kept = read_piece(layout, scope, method)
-        entry = {"floor": got["floor"], "null": got["null"], "bundle": digest}
+        entry = {"floor": got["floor"], "null": got["null"], "landed": landed_state(layout, scope)}
         write_piece(layout, scope, method, {**{k: v for k, v in kept.items() if k == MULTILINGUAL},
                                             "semantic": {got["model"]: entry}})

@@ -44,10 +44,10 @@ def refuse(model, lay):
 
 def computed(monkeypatch) -> list[str]:
     """The scopes whose semantic piece is computed from here on."""
-    import loci_pipeline.calibration_pieces as pieces
+    import loci_pipeline.calibrate as calibrate
 
-    seen, real = [], pieces.semantic_piece
-    monkeypatch.setattr(pieces, "semantic_piece", lambda lay, model, scope, null: seen.append(scope)
+    seen, real = [], calibrate.semantic_piece
+    monkeypatch.setattr(calibrate, "semantic_piece", lambda lay, model, scope, null: seen.append(scope)
                         or real(lay, model, scope, null))
     return seen
 

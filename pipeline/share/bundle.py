@@ -175,7 +175,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
 
         vmeta = read_meta(role_sources(layout, name)["vectors"]) or {}
         embedding = {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
-    from loci_pipeline.calibration_pieces import bundle_piece
+    from loci_pipeline.calibrate import bundle_piece
 
     piece = bundle_piece(layout, name, embedding["model"]) if embedding and embedding["model"] else None
     return {
