@@ -2,7 +2,8 @@
 
 The manifest names the scope, where it came from (repository URL, commit and its
 date), what built it (fingerprint, parameter and tokenizer signatures, the
-embedding model and dimension) and each file's sha256 and size. It is written
+embedding model and dimension), its calibration piece (``calibrate.bundle_piece``: how close
+fixed off-topic questions come to its vectors) and each file's sha256 and size. It is written
 last, with sorted keys and no clock time, so exporting the same home twice gives
 the same bytes. Nothing from outside the scope goes in: no machine path (a file
 that holds the repository's or the home's path is refused), no secret (chunks
