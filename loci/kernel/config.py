@@ -141,6 +141,11 @@ class Layout:
         return self.home / "refs.sqlite"
 
     @property
+    def calibration_pieces(self) -> Path:
+        """Each scope's calibration piece and the encoded off-topic questions (``loci_pipeline.calibration_pieces``)."""
+        return self.home / "calibration-pieces"
+
+    @property
     def pulled(self) -> Path:
         """Which scopes came from which store (``loci pull``, ``loci update`` pulls again)."""
         return self.home / "pulled.json"
