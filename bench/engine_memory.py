@@ -39,12 +39,17 @@ def main(argv=None) -> int:
     inputs.add_shared(ap)
     ap.add_argument("--budget-mb", type=float, help="the byte budget (default: Params.engine_cache_bytes)")
     ap.add_argument("--latency", action="store_true")
+    ap.add_argument("--one-shot-heap", action="store_true",
+                    help="fix glibc's thresholds as a one-shot process does (oneshot._return_big_buffers); "
+                         "the engine's process leaves them dynamic and trims after each reply")
     args = ap.parse_args(argv)
     from loci.front.engine_server import _trim_heap
-    from loci.front.oneshot import _return_big_buffers
     from loci.query.engine import Engine
 
-    _return_big_buffers()   # as the engine's process does
+    if args.one_shot_heap:
+        from loci.front.oneshot import _return_big_buffers
+
+        _return_big_buffers()
     engine = Engine(cache_bytes=int(args.budget_mb * 2**20) if args.budget_mb else None)
     session = engine.session()
     qfile = inputs.questions_file(args.questions, args.shared)

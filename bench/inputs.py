@@ -125,7 +125,9 @@ def use_home(home: Path) -> Path:
 
 def child_env(home: Path | None = None, **extra: str) -> dict:
     """The environment of a child running this clone's loci, offline, on ``home``."""
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOCI_SERVER": "off", "PYTHONPATH": str(ROOT), **extra}
+    # this clone first; a path already given stays after it (a worktree's shim for ``loci_pipeline``)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "LOCI_SERVER": "off", "PYTHONPATH": path, **extra}
     if home is not None:
         env["LOCI_HOME"] = str(home)
     return env

@@ -61,7 +61,7 @@ def main(argv=None) -> int:
     inputs.use_home(inputs.home_dir(args.home))
     import numpy as np
 
-    from loci.query.semantic import align, load_vectors, semantic_scores
+    from loci.query.semantic import Passages, load_vectors
 
     session = open_session(keep_full_index=True)
     sem = session.semantic()
@@ -84,8 +84,8 @@ def main(argv=None) -> int:
             ranks[name] = first_rank(order, good)
         if sem is not None:
             hashes, matrix = load_vectors(session.layout, sem.model_id, scope)
-            aligned = align(lex.hashes(), hashes, matrix)[0] if hashes else None
-            full = semantic_scores(sem.qvec(q["question"]), aligned) if aligned is not None else np.zeros(0)
+            full = (Passages(lex.hashes(), hashes, matrix, sem.window_chance).scores(sem.qvec(q["question"]))
+                    if hashes else np.zeros(0))
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
         block = search_block(session, scope, q["question"], Plan(k=DEEP, prefer_project_docs=bool(q.get("cwd"))),
                              semantic=sem)

@@ -19,6 +19,7 @@ from typing import Callable, Mapping, Sequence
 from loci.query import evalgen
 from loci.query.calibration import CALIBRATION_SCHEMA
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
+from loci.kernel.vectorstore import window_owner
 from loci.query.grammar import deixis
 from loci.query.router import FACT, Context, route
 from loci.query.store import RoutingIndex
@@ -69,7 +70,9 @@ def method_signature() -> str:
                  ROUTE_ADD_MARGIN, ROUTE_RESCUE_STEP, BACKGROUND_QUANTILE, BACKGROUND_TYPICAL, APPLIED,
                  CALIBRATION_SCHEMA))):
         digest.update(text.encode() + b"\0")
-    for module in (evalgen, router, semantic_search):
+    from loci_pipeline import calibration_pieces
+
+    for module in (evalgen, router, semantic_search, calibration_pieces):
         digest.update(Path(module.__file__).read_bytes())
     digest.update(Path(__file__).read_bytes())
     return digest.hexdigest()[:16]
@@ -200,9 +203,13 @@ def fit_threshold(samples: Sequence[Sample], params: Params, name: str) -> Fit:
 # --- the semantic floor -------------------------------------------------------------------
 
 def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[str],
-                    load_encoder: Callable | None = None) -> dict:
+                    load_encoder: Callable | None = None, pieces=None) -> dict:
     """Per model with stored vectors: per scope, a cosine just above the closest any off-topic
-    question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}."""
+    question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}.
+    Each scope's values come from its piece (``loci_pipeline.calibration_pieces``): kept, carried
+    by its bundle, or computed here when its vectors are; the questions are encoded only then."""
+    from loci_pipeline.calibration_pieces import Pieces, null_vectors
+
     root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
     if not models:
@@ -212,40 +219,19 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     except ImportError:
         return {"skipped": "the semantic module is not available"}
     load_encoder = load_encoder or semantic.load_encoder
+    pieces = pieces if pieces is not None else Pieces(layout, scopes, method_signature())
     out: dict[str, dict] = {}
     problems: list[str] = []
     for model in models:
+        vectors, tag = null_vectors(layout, model, questions, load_encoder)
         try:
-            encoder = load_encoder(model, layout)
+            per = pieces.semantic(model, lambda scope, model=model, vectors=vectors: semantic_piece(
+                layout, model, scope, vectors()), len(questions), tag, leave_one_out_z)
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
-        from loci.query.semantic_search import affinity_matrix
-
-        null = encoder.encode(list(questions))
-        floors = {}
-        per_question = [0.0] * len(null)   # each off-topic question's best affinity, over the scopes
-        per_scope: dict[str, list[float]] = {}   # each off-topic question's affinity to the scope, as routing reads it
-        k = DEFAULT_PARAMS.semantic_route_k
-        for scope in scopes:
-            matrix = semantic.load_matrix(layout, model, scope)
-            if matrix.size == 0 or matrix.shape[1] != null.shape[1]:
-                continue
-            cosines = [semantic.semantic_scores(v, matrix) for v in null]
-            closest = near_top([float(c.max()) for c in cosines])
-            floors[scope] = round(min(1.0, closest + SEMANTIC_MARGIN), 4)
-            routed = affinity_matrix(layout, model, scope)
-            if routed.size:
-                per_scope[scope] = [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null]
-                per_question = [max(b, a) for b, a in zip(per_question, per_scope[scope])]
-        out[model] = {"floors": floors, "null_questions": len(questions)}
-        if floors and per_question:
-            out[model]["route"] = route_floors_from(per_question)
-            background = background_from(per_scope)
-            if background:
-                out[model]["background"] = background
-                out[model]["route"]["semantic_z_floor"] = z_floor_from(per_scope)
-                out[model]["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL)
+        out[model] = semantic_from_pieces(per, len(questions))
+    pieces.save()
     result: dict = {"models": out}
     if problems:
         result["problems"] = problems
@@ -254,22 +240,168 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     return result
 
 
+def semantic_piece(layout: Layout, model: str, scope: str, null) -> dict | None:
+    """One scope's piece: its floor (just above how close the off-topic questions ``null``, encoded,
+    come to its chunks) and each one's affinity as routing reads it (None without such chunks);
+    None when the scope has no vectors of this width here."""
+    from loci.query import semantic
+    from loci.query.semantic_search import affinity_matrix
+
+    passages = scope_passages(layout, model, scope, DEFAULT_PARAMS.semantic_window_chance)
+    if passages is None or passages.rows.shape[1] != null.shape[1]:
+        return None
+    lifts = window_lifts(passages, null)
+    closest = near_top([float(passages.scores(v).max()) for v in null])
+    routed = affinity_matrix(layout, model, scope)
+    k = DEFAULT_PARAMS.semantic_route_k
+    return {"floor": round(min(1.0, closest + SEMANTIC_MARGIN), 4),
+            "null": [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null] if routed.size else None,
+            **({"lifts": lifts} if lifts else {})}
+
+
+def scope_passages(layout: Layout, model: str, scope: str, chance=()):
+    """The scope's passages as search scores them (``loci.query.semantic.Passages``: a passage is
+    its own row or its closest window less ``chance``), or None when it has no vectors. A scope's
+    floor is fitted with ``Params.semantic_window_chance``: the fitted table needs every scope."""
+    from loci.query import semantic
+
+    keys, matrix = semantic.load_vectors(layout, model, scope)
+    if not keys:
+        return None
+    return semantic.Passages([k for k in keys if window_owner(k) is None], keys, matrix, chance)
+
+
+def window_lifts(passages, null) -> list[list[float]]:
+    """Per number of windows (1, 2, ..., the last: that many or more), the sum and count of how
+    much a passage's closest window beats its own row on the off-topic questions ``null`` (their
+    vectors); empty when no passage has windows."""
+    import numpy as np
+
+    from loci.query.semantic import semantic_scores
+
+    if not len(passages.owners):
+        return []
+    buckets = len(DEFAULT_PARAMS.semantic_window_chance)
+    windowed = np.unique(passages.owners)
+    count = np.minimum(np.bincount(passages.owners)[windowed], buckets) - 1
+    sums = np.zeros(buckets)
+    for v in null:
+        own = semantic_scores(v, passages.rows)
+        best = own.copy()
+        np.maximum.at(best, passages.owners, semantic_scores(v, passages.windows))
+        sums += np.bincount(count, weights=(best - own)[windowed], minlength=buckets)
+    n = np.bincount(count, minlength=buckets) * len(null)
+    return [[round(float(a), 6), int(b)] for a, b in zip(sums, n)]
+
+
+def window_chance_from(per: Mapping[str, Mapping]) -> tuple[float, ...]:
+    """``Params.semantic_window_chance`` fitted from the scopes' pieces: per number of windows, the
+    mean lift of a passage's closest window over its own row on off-topic questions (a count no
+    passage has takes the one before it); empty when no scope has windows."""
+    sums: list[float] = []
+    counts: list[int] = []
+    for piece in per.values():
+        for b, (total, n) in enumerate(piece.get("lifts") or ()):
+            if b >= len(sums):
+                sums.append(0.0)
+                counts.append(0)
+            sums[b] += total
+            counts[b] += n
+    if not any(counts):
+        return ()
+    filled, last = [], next(s / n for s, n in zip(sums, counts) if n)
+    for total, n in zip(sums, counts):
+        last = total / n if n else last
+        filled.append(round(last, 4))
+    return tuple(filled)
+
+
+def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
+    """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
+    vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
+    from loci.query import semantic
+    from loci_pipeline.calibration_pieces import Pieces, null_vectors, questions_digest
+
+    questions = evalgen.UNANSWERABLE_QUESTIONS
+    method = method_signature()
+    pieces = Pieces(layout, [scope], method)
+    vectors, tag = null_vectors(layout, model, questions, semantic.load_encoder)
+    try:
+        got = pieces.semantic(model, lambda s: semantic_piece(layout, model, s, vectors()), len(questions), tag,
+                              leave_one_out_z).get(scope)
+    except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
+        return None
+    pieces.save()
+    return None if got is None else {"method": method, "questions": questions_digest(), "model": model,
+                                     "floor": got["floor"], "null": got["null"]}
+
+
+def semantic_from_pieces(per: Mapping[str, Mapping], n: int) -> dict:
+    """One model's corpus-level values from its scopes' pieces ({scope: {"floor", "null"}}, in
+    the index's order): the floors, the route floors from each question's best over the scopes,
+    each scope's background and the z floor and veto."""
+    floors = {scope: piece["floor"] for scope, piece in per.items()}
+    per_scope = {scope: piece["null"] for scope, piece in per.items() if piece.get("null") is not None}
+    standings = {scope: per[scope]["z"] for scope in per_scope} if all("z" in per[s] for s in per_scope) else None
+    per_question = [0.0] * n    # each off-topic question's best affinity, over the scopes
+    for values in per_scope.values():
+        per_question = [max(b, a) for b, a in zip(per_question, values)]
+    out: dict = {"floors": floors, "null_questions": n}
+    chance = window_chance_from(per)
+    if chance:
+        out["window_chance"] = list(chance)
+    if floors and per_question:
+        out["route"] = route_floors_from(per_question)
+        background = background_from(per_scope)
+        if background:
+            out["background"] = background
+            out["route"]["semantic_z_floor"] = z_floor_from(per_scope, standings=standings)
+            out["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL, standings)
+    return out
+
+
 def multilingual_floor(layout: Layout, scopes: Sequence[str], questions: Sequence[str],
-                       encoder=None) -> dict:
+                       encoder=None, pieces=None) -> dict:
     """``multilingual_route_floor`` fitted on this corpus: how close the off-topic questions in other
     languages come to a scope's best passage (``near_top``), plus ``MULTILINGUAL_MARGIN``; or
-    {"skipped": reason} without a multilingual store."""
-    from loci.query.multilingual import MultilingualSide, scope_affinity
+    {"skipped": reason} without a multilingual store. Each scope's best passages are its piece."""
+    import numpy as np
+
+    from loci.query.multilingual import MultilingualSide, load_encoder, scope_affinity
+    from loci_pipeline.calibration_pieces import Pieces, encoded, multilingual_tag
 
     side = MultilingualSide.open(layout, encoder=encoder)
     if side is None:
         return {"skipped": "no multilingual store (the multilingual extra and `loci embed`); the shipped floor stays"}
-    best = [max(scope_affinity(side, q, scopes).values(), default=0.0) for q in questions]
+    real = [encoder]
+
+    def encode_each(texts):   # one at a time, as a question is encoded when asked
+        real[0] = real[0] or load_encoder(layout)
+        return np.stack([np.asarray(real[0].encode([t])[0]) for t in texts])
+
+    tag = multilingual_tag(encoder)
+    side.encoder = _Lookup(lambda: encoded(layout, tag, questions, encode_each), questions)
+    pieces = pieces if pieces is not None else Pieces(layout, scopes, method_signature())
+    per = pieces.multilingual(lambda scope: [scope_affinity(side, q, [scope]).get(scope) for q in questions], tag)
+    pieces.save()
+    best = [max((v[j] for v in per.values() if v[j] is not None), default=0.0) for j in range(len(questions))]
     if not any(best):
         return {"skipped": "no scope has multilingual vectors yet; the shipped floor stays"}
     top = near_top(best)
     return {"questions": len(best), "null_best_affinity": round(top, 4),
             "multilingual_route_floor": round(min(1.0, top + MULTILINGUAL_MARGIN), 4)}
+
+
+class _Lookup:
+    """An encoder of the fixed questions whose vectors are read (or encoded) only when asked."""
+
+    def __init__(self, vectors: Callable, questions: Sequence[str]):
+        self._vectors, self._rows, self._got = vectors, {q: i for i, q in enumerate(questions)}, None
+
+    def encode(self, texts):
+        if self._got is None:
+            self._got = self._vectors()
+        return self._got[[self._rows[t] for t in texts]]
 
 
 def route_floors_from(best: Sequence[float]) -> dict:
@@ -302,20 +434,34 @@ def background_from(per_scope: Mapping[str, Sequence[float]]) -> dict[str, list[
     return out
 
 
-def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BACKGROUND_QUANTILE) -> float:
+def leave_one_out_z(values: Sequence[float], n: int | None = None) -> list[float | None]:
+    """Each of the first ``n`` off-topic questions' standing in one scope against the background
+    of the others (None where the others have no spread): a function of the scope alone, so
+    each scope's piece keeps it (``calibration_pieces``)."""
+    out: list[float | None] = []
+    for j in range(len(values) if n is None else n):
+        rest = [v for i, v in enumerate(values) if i != j]
+        z = None
+        if len(rest) >= 2:
+            mean, sd = _mean_sd(rest)
+            if sd > 0:
+                z = (values[j] - mean) / sd
+        out.append(z)
+    return out
+
+
+def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BACKGROUND_QUANTILE,
+                 standings: Mapping[str, Sequence[float | None]] | None = None) -> float:
     """How far above a scope's background a question must stand to count as on-topic: the
     ``quantile`` of the off-topic questions' own best standing, each measured against the
-    background of the others (leave one out: a question is never its own background)."""
-    best = []
+    background of the others (leave one out: a question is never its own background).
+    ``standings``: each scope's ``leave_one_out_z``, when already known."""
     n = min((len(v) for v in per_scope.values()), default=0)
+    if standings is None:
+        standings = {scope: leave_one_out_z(values, n) for scope, values in per_scope.items()}
+    best = []
     for j in range(n):
-        zs = []
-        for values in per_scope.values():
-            rest = [v for i, v in enumerate(values) if i != j]
-            if len(rest) >= 2:
-                mean, sd = _mean_sd(rest)
-                if sd > 0:
-                    zs.append((values[j] - mean) / sd)
+        zs = [z[j] for z in standings.values() if z[j] is not None]
         if zs:
             best.append(max(zs))
     if not best:
@@ -345,7 +491,10 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     applied = {f.name: f.value for f in (floor, conc) if f.name in APPLIED}
     fitted = replace(DEFAULT_PARAMS, **applied)
     null = [q.question for q in questions if q.family == evalgen.UNANSWERABLE]
-    foreign = multilingual_floor(layout, index.scopes, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder)
+    from loci_pipeline.calibration_pieces import Pieces
+
+    pieces = Pieces(layout, index.scopes, method_signature())
+    foreign = multilingual_floor(layout, index.scopes, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
     if "multilingual_route_floor" in foreign:
         applied["multilingual_route_floor"] = foreign["multilingual_route_floor"]
     data = {
@@ -359,7 +508,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         "fits": {f.name: asdict(f) for f in (floor, conc)},
         "gate_accuracy": {"default": round(gate_accuracy(samples, DEFAULT_PARAMS), 4),
                           "fitted": round(gate_accuracy(samples, fitted), 4)},
-        "semantic": semantic_floors(layout, index.scopes, null, load_encoder),
+        "semantic": semantic_floors(layout, index.scopes, null, load_encoder, pieces),
         "multilingual": foreign,
     }
     if write:

@@ -26,7 +26,7 @@ from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
-    as_unit, merged_summary_files, packaged_model_path, read_meta, read_store, scope_summary_path,
+    as_unit, merged_summary_files, own_rows, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
 from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
@@ -34,6 +34,7 @@ from loci.kernel.atomic import write_json, write_with
 from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
 from loci.kernel.vectorstore import summary_problem
 from loci_pipeline.encode_setting import BUILD_SETTING, EncodeSetting
+from loci_pipeline.windows import WordPieces, chunk_windows
 
 Progress = Callable[[int, int], None]
 
@@ -92,6 +93,23 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
         raise EmbedError(f"cannot read {what} at {path} ({str(exc).splitlines()[0][:120]}): "
                          f"run `loci index` to rebuild it") from None
     return {c: table.column(c).to_pylist() for c in columns}
+
+
+def _windowed(path: Path, chunks: dict[str, list]) -> list[tuple[str, str, str]]:
+    """(hash, text, heading) of the chunks that may get windows: all but translated copies, which
+    the English encoder reads as noise (the multilingual store reads them). A chunks file without
+    kinds, paths or headings (written by hand or long ago) gives every chunk, with no heading."""
+    import pyarrow.parquet as pq
+
+    from loci.kernel.language import is_translated_copy
+
+    rows = len(chunks["hash"])
+    names = set(pq.read_schema(path).names)
+    extra = _read_columns(path, [c for c in ("heading", "kind", "path") if c in names], "the chunks")
+    headings = extra.get("heading") or [""] * rows
+    kinds, paths = extra.get("kind") or [""] * rows, extra.get("path") or [""] * rows
+    return [(h, t, hd) for h, t, hd, k, p in zip(chunks["hash"], chunks["text"], headings, kinds, paths)
+            if not is_translated_copy(k, p)]
 
 
 def encoding_of(encoder: Encoder) -> str:
@@ -292,13 +310,20 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder))
 
 
-def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None) -> EmbedResult:
-    """Bring the scope's chunk (and symbol-label) vectors up to date under ``encoder``; atomic per file."""
+def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None,
+                overlap: int = DEFAULT_PARAMS.embed_window_overlap) -> EmbedResult:
+    """Bring the scope's chunk (and symbol-label) vectors up to date under ``encoder``; atomic per file.
+    An encoder with a ``reach`` (``loci_pipeline.windows.Reach``) also gets the windows of every
+    chunk longer than it reads (``overlap``: word pieces a window repeats; 0: none)."""
     chunks_path = layout.chunks(name)
     if not chunks_path.is_file():
         raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
     chunks = _read_columns(chunks_path, ["hash", "text"], "the chunks")
-    plans = [_plan(layout.vectors(encoder.model_id, name), dict(zip(chunks["hash"], chunks["text"])), None, encoder)]
+    wanted = dict(zip(chunks["hash"], chunks["text"]))
+    reach = getattr(encoder, "reach", None)
+    if reach is not None and overlap > 0:   # a chunk longer than the encoder reads: its tail as windows too
+        wanted.update(chunk_windows(_windowed(chunks_path, chunks), reach, overlap))
+    plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder)]
     symbols_path = layout.symbols(name)
     label_path = label_vectors_path(layout, encoder.model_id, name)
     if symbols_path.is_file():
@@ -378,13 +403,13 @@ def summarise(matrix: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
 
 
 def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
-    """The scope's summary from its stored chunk vectors (no file when they are unreadable)."""
+    """The scope's summary from its chunks' own vectors, not their windows (no file when unreadable)."""
     target = scope_summary_path(layout, model_id, name)
     got = stored_vectors(layout.vectors(model_id, name))
     if got is None:
         target.unlink(missing_ok=True)
         return
-    rows = summarise(got[1], k).astype(np.float16)   # no rows for a scope with no chunks
+    rows = summarise(own_rows(*got), k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 
 
@@ -431,6 +456,7 @@ def open_encoder(name: str | None, layout: Layout, setting: EncodeSetting = BUIL
     encoder = DeferredEncoder(lambda: torch_bert(path, model_id, setting), model_id, encoder.dim,
                               small=lambda: NumpyBuild(path, model_id, setting))
     encoder.batch_size, encoder.encoding = BatchedBert.batch_size, setting.tag
+    encoder.reach = WordPieces(path / "tokenizer.json", setting.max_tokens)
     return encoder
 
 

@@ -400,7 +400,8 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
         symbols = "none"
     from loci_pipeline.encode_setting import EncodeSetting
 
-    return f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}"
+    windows = ctx.params.embed_window_overlap
+    return f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}" + (f"|w{windows}" if windows else "")
 
 
 def vectors_action(ctx: BuildContext, name: str) -> dict:
@@ -410,7 +411,7 @@ def vectors_action(ctx: BuildContext, name: str) -> dict:
 
     try:
         with ctx.encoding:  # the encoder uses every core already; two scopes at once would only share them
-            r = embed_scope(name, ctx.layout, ctx.encoder(),
+            r = embed_scope(name, ctx.layout, ctx.encoder(), overlap=ctx.params.embed_window_overlap,
                             progress=lambda done, total: ctx.progress.encoding(name, done, total))
     except LociError as exc:  # no model, an unreadable store: one line with its fix
         return TaskFailed(f"{name}: {exc}")

@@ -84,7 +84,10 @@ def test_the_semantic_side_returns_its_best_rows_and_the_rows_it_is_asked_about(
 
     monkeypatch.setattr(semantic_search, "TOP_SEMANTIC", 1)
     side = SemanticSide(layout=None, model="m", model_id="m")
-    side._vectors["s"] = np.array([[1, 0], [0.8, 0.6], [0.6, 0.8], [-1, 0]], dtype=np.float32)
+    from loci.query.semantic import Passages
+
+    side._vectors["s"] = Passages(list("abcd"), list("abcd"),
+                                  np.array([[1, 0], [0.8, 0.6], [0.6, 0.8], [-1, 0]], dtype=np.float32))
     side._qvec["q"] = np.array([1, 0], dtype=np.float32)
     got = side.scores("s", None, "q", also={2, 3, 7})
     assert set(got) == {0, 2}               # the best row, and the asked rows that lean its way

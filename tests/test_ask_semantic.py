@@ -336,3 +336,51 @@ def test_an_ask_over_several_scopes_reads_each_thing_about_the_question_once(gar
     assert len(result.blocks) >= 2
     assert calls and all(n == 1 for n in calls.values()), calls
     assert {"is_enumerative", "deixis", "char_wb_ngrams"} <= set(calls)
+
+
+# --- a passage's tail, past what the encoder reads, speaks through its windows ---------------
+
+class ShortSightedEncoder(WordyConceptEncoder):
+    """Reads only the first ``WIDTH`` words of a text, and says so (``reach``), as MiniLM cut to
+    128 word pieces does."""
+
+    model_id = "short-sighted"
+    WIDTH = 12
+
+    def __init__(self, reach: bool = True):
+        if reach:
+            from test_windows import Words
+
+            self.reach = Words(self.WIDTH)
+
+    def encode(self, texts):
+        return super().encode([" ".join(t.split()[: self.WIDTH]) for t in texts])
+
+
+FILLER = " ".join(f"topic{i}" for i in range(40))
+
+
+def _zoo(tmp_path, monkeypatch, reach: bool):
+    import loci.query.semantic
+    import loci_pipeline.embed
+
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: ShortSightedEncoder(reach))
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: ShortSightedEncoder(reach))
+    garage = "".join(f"## Bay {i}\n\nCars in bay {i} need engine oil.\n\n" for i in range(6))
+    make_repo(tmp_path / "code" / "zoo", {
+        "README.md": f"# zoo\n\n{garage}## Keeping\n\n{FILLER}.\n\nKittens eat food twice a day.\n"})
+    make_repo(tmp_path / "code" / "other", {"README.md": "# other\n\nSpreadsheets with formulas and charts.\n"})
+    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(runner.invoke(app, ["ask", "--json", "--scope", "zoo", "How is a feline given nutrition?"]).output)
+    return [e["text"] for b in out["blocks"] for e in b["episodes"]]
+
+
+def test_a_sentence_past_what_the_encoder_reads_is_found_by_meaning_through_its_window(tmp_path, loci_home,
+                                                                                        monkeypatch):
+    assert "Kittens eat food" in _zoo(tmp_path, monkeypatch, reach=True)[0]
+
+
+def test_without_windows_the_same_sentence_is_not_found_first(tmp_path, loci_home, monkeypatch):
+    texts = _zoo(tmp_path, monkeypatch, reach=False)
+    assert not texts or "Kittens eat food" not in texts[0]

@@ -103,3 +103,16 @@ def test_a_resident_encoder_keeps_dense_weights_c_ordered_and_reads_word_rows_ye
     assert bert._library is None                          # one question at a time: pure-Python word pieces
     assert np.array_equal(one_shot, resident)
     assert np.allclose(bert.encode(texts), one_shot, atol=1e-6)   # a padded batch: to float precision
+
+
+def test_every_layer_of_the_forward_pass_stays_in_float32(bert):
+    # a float64 scalar (np.sqrt's) once turned the activations into float64 after the first
+    # attention, and every later product converted its float32 weights (2x the time)
+    from loci.query.bert_numpy import _gelu
+
+    assert _gelu(np.ones(4, dtype=np.float32)).dtype == np.float32
+    bert.encode(["warm"])
+    bert.encode(["and mapped"])
+    h = np.random.default_rng(0).random((1, 7, bert.dim), dtype=np.float32)
+    bias = np.zeros((1, 1, 1, 7), dtype=np.float32)
+    assert bert._layer(0, h, bias).dtype == np.float32

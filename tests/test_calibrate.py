@@ -285,3 +285,38 @@ def test_a_damaged_background_entry_is_left_out(tmp_path):
         "schema_version": CALIBRATION_SCHEMA, "params": {},
         "semantic": {"models": {"m": {"background": {"a": [0.2, 0.05], "b": [0.2, 0], "c": "x", "d": [1]}}}}}))
     assert route_background(lay, "m") == {"a": (0.2, 0.05)}
+
+
+class ReachingFakeEncoder(FakeEncoder):
+    """The bag of words, read only up to its first three words by the build (``reach``)."""
+
+    def __init__(self):
+        from test_windows import Words
+
+        self.reach = Words(3)
+
+
+def test_calibrate_fits_what_windows_win_by_chance_and_search_reads_it(corpus, loci_home):
+    from loci.query.calibration import window_chance
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
+
+    enc = ReachingFakeEncoder()
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), enc, overlap=1)
+    data = calibrate(layout(), load_encoder=lambda model, lay: enc)
+    fitted = data["semantic"]["models"]["fake-model"]["window_chance"]
+    assert len(fitted) == len(DEFAULT_PARAMS.semantic_window_chance) and all(0 <= v < 1 for v in fitted)
+    assert window_chance(layout(), "fake-model") == tuple(fitted)
+
+
+def test_a_home_without_windows_fits_no_window_chance(corpus, loci_home):
+    from loci.query.calibration import window_chance
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
+
+    enc = FakeEncoder()
+    embed_scope("gizmo", layout(), enc)
+    data = calibrate(layout(), load_encoder=lambda model, lay: enc)
+    assert "window_chance" not in data["semantic"]["models"]["fake-model"]
+    assert window_chance(layout(), "fake-model") == ()

@@ -499,3 +499,65 @@ def test_a_summary_is_the_same_for_the_same_vectors_and_needs_no_scikit_learn(mo
         monkeypatch.setitem(sys.modules, name, None)
     assert np.array_equal(summarise(rows, 16), summarise(rows.copy(), 16))
     assert summarise(rows[:5], 16).shape == (5, rows.shape[1])
+
+
+# --- a chunk longer than the encoder reads is also stored as windows (answer-ranking.md, 7) ----
+
+class ReachingEncoder(FakeEncoder):
+    """A fake encoder that reads the first ``width`` words of a text and says so (``reach``)."""
+
+    def __init__(self, width: int = 6, **kw):
+        super().__init__(**kw)
+        from test_windows import Words
+
+        self.reach = Words(width)
+
+
+LONG = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron pi"
+
+
+def test_a_chunk_longer_than_the_encoder_reads_is_also_stored_as_windows_keyed_to_it(lay):
+    from loci.kernel.vectorstore import chunk_of, window_owner
+
+    write_chunks(lay, "alpha", ["short", LONG])
+    enc = ReachingEncoder()
+    result = embed_scope("alpha", lay, enc, overlap=2)
+    keys = load_vectors(lay, "fake", "alpha")[0]
+    windows = [k for k in keys if window_owner(k)]
+    assert windows and {chunk_of(k) for k in windows} == {sha(LONG)}
+    assert {sha("short"), sha(LONG)} <= set(keys) and result.encoded == len(keys)
+    assert any(t.endswith("omicron pi") for t in enc.texts)   # the tail is read by a window
+
+
+def test_no_overlap_stores_no_windows(lay):
+    write_chunks(lay, "alpha", ["short", LONG])
+    embed_scope("alpha", lay, ReachingEncoder(), overlap=0)
+    assert stored_hashes(lay, "fake", "alpha") == {sha("short"), sha(LONG)}
+
+
+def test_a_store_without_windows_gains_them_without_encoding_its_chunks_again(lay):
+    write_chunks(lay, "alpha", ["short", LONG])
+    embed_scope("alpha", lay, FakeEncoder())        # built before windows: no reach
+    enc = ReachingEncoder()
+    result = embed_scope("alpha", lay, enc, overlap=2)
+    assert "short" not in enc.texts and LONG not in enc.texts and enc.texts
+    assert result.reused == 2 and result.dropped == 0
+    again = ReachingEncoder()
+    assert embed_scope("alpha", lay, again, overlap=2).encoded == 0 and again.calls == []
+
+
+def test_a_translated_copy_gets_no_windows(lay):
+    from loci.kernel.vectorstore import window_owner
+
+    texts = [LONG, LONG + " rho"]
+    n = len(texts)
+    table = pa.table({
+        "id": pa.array(range(n), pa.int32()), "scope": ["alpha"] * n, "kind": ["readme"] * n,
+        "path": ["README.md", "README.es.md"], "line": pa.array([1] * n, pa.int32()), "heading": [""] * n,
+        "text": texts, "path_kind": ["docs"] * n, "hash": [sha(t) for t in texts], "author": [""] * n, "date": [""] * n,
+    })
+    lay.chunks("alpha").parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, lay.chunks("alpha"))
+    embed_scope("alpha", lay, ReachingEncoder(), overlap=2)
+    owners = {window_owner(k) for k in load_vectors(lay, "fake", "alpha")[0]} - {None}
+    assert owners == {sha(LONG)}

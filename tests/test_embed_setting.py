@@ -125,6 +125,19 @@ def test_the_vectors_task_state_changes_with_the_encoding(tmp_path):
     assert vectors_state(a, "alpha") != vectors_state(b, "alpha")
 
 
+def test_the_vectors_task_state_changes_with_the_window_overlap(tmp_path):
+    """A home built before windows re-runs its vectors tasks once, which adds only the windows."""
+    from dataclasses import replace
+
+    from loci.kernel.config import layout
+    from loci_pipeline.tasks import BuildContext, vectors_state
+
+    lay = layout(tmp_path / "home")
+    states = {vectors_state(BuildContext(lay, model="fake", params=replace(DEFAULT_PARAMS, embed_window_overlap=n)),
+                            "alpha") for n in (0, 16, 32)}
+    assert len(states) == 3
+
+
 def test_batches_go_shortest_first_within_the_token_budget():
     lengths = [50, 3, 10, 3, 200, 10]
     groups = _batches(lengths, batch_tokens=40)

@@ -316,6 +316,22 @@ def test_calibrate_fits_the_multilingual_floor_above_foreign_off_topic_questions
     assert calibrated_params(home, DEFAULT_PARAMS).multilingual_route_floor == want
 
 
+def test_calibrating_again_reads_each_scopes_foreign_piece_and_encodes_nothing(home):
+    from loci_pipeline.calibrate import calibrate
+
+    build(home, WordyBilingual())
+    first = WordyBilingual()
+    fitted = calibrate(home, multilingual_encoder=first, write=False)["multilingual"]
+    assert len(first.texts) == len(set(first.texts)) > 0       # each foreign question once
+    again = WordyBilingual()
+    assert calibrate(home, multilingual_encoder=again, write=False)["multilingual"] == fitted
+    assert again.texts == []
+    build(home, WordyBilingual(), names=("finder",))
+    (home.home / "calibration-pieces" / "finder.json").unlink()   # finder's piece is computed again
+    assert calibrate(home, multilingual_encoder=again, write=False)["multilingual"] == fitted
+    assert again.texts == []                                   # from the questions already encoded
+
+
 def test_without_a_multilingual_store_calibrate_keeps_the_shipped_floor(home):
     from loci.query.calibration import calibrated_params
     from loci.kernel.config import DEFAULT_PARAMS

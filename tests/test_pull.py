@@ -231,7 +231,8 @@ def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch)
 
 def test_doctor_says_where_a_pulled_scope_came_from(published):
     cli("pull", str(published), "--all", "--quiet")
-    out = cli("doctor", code=1).stdout  # 1: no semantic floors (the fake model cannot be loaded to fit them)
+    # 0: the semantic floors came with the bundles (the fake model could not be loaded to fit them here)
+    out = cli("doctor").stdout
     assert "pulled from" in out and "store" in out
     assert "no longer exists" not in out
 
@@ -294,6 +295,61 @@ def test_calibrating_after_a_pull_does_not_merge_routing_again(pulled, monkeypat
 def test_pull_no_calibrate_keeps_the_shipped_thresholds(published, loci_home):
     res = cli("pull", str(published), "--all", "--no-calibrate")
     assert "calibrated" not in res.stdout and not (loci_home / "calibration.json").exists()
+
+
+def _semantic(home: Path) -> dict:
+    return json.loads((home / "calibration.json").read_text())["semantic"]
+
+
+def _calibrated_here(home: Path, monkeypatch) -> dict:
+    """The semantic fit of ``home`` computed from its own vectors, no piece kept or pulled."""
+    import loci.query.semantic
+    from loci_pipeline.calibrate import calibrate
+    from test_bundle import FakeEncoder
+
+    shutil.rmtree(home / "calibration-pieces", ignore_errors=True)
+    (home / "pulled.json").rename(home / "pulled.json.away")     # no bundle vouches for a piece
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    try:
+        return calibrate(layout(), write=False)["semantic"]
+    finally:
+        (home / "pulled.json.away").rename(home / "pulled.json")
+
+
+def test_a_map_pulled_home_is_calibrated_from_the_bundles_pieces_without_a_store(published, loci_home,
+                                                                                 tmp_path, monkeypatch):
+    cli("pull", str(published), "--quiet")                      # the map: every store left remote
+    mapped = _semantic(loci_home)
+    assert not any((loci_home / "vectors" / "fake-model").glob("*.npy"))
+    assert set(mapped["models"]["fake-model"]["floors"]) == {"gizmo", "webby"}
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "whole"))
+    cli("pull", str(published), "--all", "--quiet")
+    assert _semantic(tmp_path / "whole") == mapped             # the same pieces landed with every store
+    assert _calibrated_here(tmp_path / "whole", monkeypatch) == mapped   # what its own vectors give
+
+
+def test_a_bundle_without_pieces_is_calibrated_from_its_vectors_when_they_are_here(published, loci_home,
+                                                                                  tmp_path, monkeypatch):
+    for folder in ("gizmo", "webby"):
+        _edit_manifest(published / folder, lambda m: m.pop("calibration"))   # as an older loci exported it
+    cli("pull", str(published), "--quiet")
+    assert _semantic(loci_home)["models"]["fake-model"]["floors"] == {}      # remote vectors: the default floor
+    import loci.query.semantic
+    from test_bundle import FakeEncoder
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "whole"))
+    cli("pull", str(published), "--all", "--quiet")
+    whole = _semantic(tmp_path / "whole")
+    assert set(whole["models"]["fake-model"]["floors"]) == {"gizmo", "webby"}
+    assert whole == _calibrated_here(tmp_path / "whole", monkeypatch)
+
+
+def test_a_piece_fitted_another_way_or_malformed_is_not_landed(published, loci_home):
+    _edit_manifest(published / "gizmo", lambda m: m["calibration"].update(method="another-loci"))
+    _edit_manifest(published / "webby", lambda m: m["calibration"].update(null=[0.5, "x"]))
+    cli("pull", str(published), "--quiet")
+    assert _semantic(loci_home)["models"]["fake-model"]["floors"] == {}
 
 
 # --- refusals: one line, nothing changed ------------------------------------------------------

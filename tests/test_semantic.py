@@ -264,3 +264,75 @@ def test_forcing_offline_reaches_a_hub_library_imported_before(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     force_offline()
     assert constants.HF_HUB_OFFLINE is True and constants.is_offline_mode()
+
+
+# --- a passage's windows (docs/decisions/answer-ranking.md, section 7) ----------------------
+
+def _unit(*rows):
+    m = np.asarray(rows, dtype=np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def test_a_passage_is_as_close_as_its_closest_window_less_what_windows_win_by_chance():
+    from loci.kernel.vectorstore import window_key
+    from loci.query.semantic import Passages
+
+    keys = ["a", "b", window_key("b", "w1"), window_key("b", "w2")]
+    matrix = _unit([1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 1])
+    passages = Passages(["a", "b", "c"], keys, matrix, chance=(0.1, 0.2))
+    got = passages.scores(np.array([0, 0, 1], dtype=np.float32))
+    assert got[0] == 0 and got[2] == 0                  # c has no vector at all
+    assert abs(got[1] - (1.0 - 0.2)) < 1e-6             # two windows: the second entry is paid
+    assert passages.scores(np.array([0, 1, 0], dtype=np.float32))[1] == pytest.approx(1.0)   # its own row
+
+
+def test_a_store_without_windows_scores_each_passage_by_its_own_row():
+    from loci.query.semantic import Passages, semantic_scores
+
+    matrix = _unit([1, 0, 0], [1, 1, 0])
+    q = np.array([1, 0, 0], dtype=np.float32)
+    passages = Passages(["a", "b"], ["a", "b"], matrix, chance=(0.1,))
+    assert np.allclose(passages.scores(q), semantic_scores(q, matrix)) and not len(passages.owners)
+
+
+def test_a_passage_with_more_windows_than_the_table_pays_its_last_entry():
+    from loci.query.semantic import window_allowance
+
+    owners = np.array([0, 1, 1, 1, 1], dtype=np.int64)
+    assert window_allowance(owners, 2, (0.1, 0.2, 0.3)).tolist() == pytest.approx([0.1, 0.3, 0.3, 0.3, 0.3])
+    assert window_allowance(owners, 2, ()).tolist() == [0.0] * 5
+
+
+def test_a_passage_repeated_at_two_places_gets_its_windows_at_both():
+    from loci.kernel.vectorstore import window_key
+    from loci.query.semantic import Passages
+
+    keys = ["a", window_key("a", "w")]
+    passages = Passages(["a", "x", "a"], keys, _unit([1, 0], [0, 1]))
+    got = passages.scores(np.array([0, 1], dtype=np.float32))
+    assert got[0] == pytest.approx(1.0) and got[2] == pytest.approx(1.0) and got[1] == 0
+
+
+def test_the_affinity_of_a_scope_reads_its_passages_own_rows_not_their_windows():
+    from loci.kernel.vectorstore import window_key
+    from loci.query.semantic import own_rows
+
+    keys = ["a", window_key("a", "w"), "b", "c"]
+    matrix = np.arange(8, dtype=np.float32).reshape(4, 2)
+    assert own_rows(keys, matrix).tolist() == [[0, 1], [4, 5], [6, 7]]
+    assert own_rows(keys, matrix, {"c"}).tolist() == [[0, 1], [4, 5]]
+    assert own_rows(["a", "b"], matrix[:2]) is not None and own_rows(["a", "b"], matrix[:2]).shape == (2, 2)
+    in_order = ["a", "b", window_key("a", "w"), window_key("b", "w")]
+    assert np.shares_memory(own_rows(in_order, matrix), matrix)     # a mapped store is not copied
+    assert own_rows(in_order, matrix).tolist() == [[0, 1], [2, 3]]
+
+
+def test_windows_stored_in_order_are_read_without_a_copy_and_score_as_any():
+    from loci.kernel.vectorstore import window_key
+    from loci.query.semantic import Passages
+
+    matrix = _unit([1, 0], [0, 1], [1, 1])
+    ordered = Passages(["a", "b"], ["a", "b", window_key("a", "w")], matrix)
+    shuffled = Passages(["a", "b"], [window_key("a", "w"), "a", "b"], matrix[[2, 0, 1]])
+    q = np.array([0.6, 0.8], dtype=np.float32)
+    assert np.allclose(ordered.scores(q), shuffled.scores(q))

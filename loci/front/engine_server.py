@@ -22,7 +22,7 @@ import time
 import traceback
 
 from loci.front import engine_client as client
-from loci.front.oneshot import _return_big_buffers, failure, printed
+from loci.front.oneshot import failure, printed
 
 LOCK_WAIT = 3.0          # seconds a starting engine waits for the lock (an old one may be leaving)
 POLL = 0.5               # seconds between checks of idleness and of the socket file
@@ -389,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     home = os.path.abspath(args[0])
     os.chdir("/")   # hold no directory of the user's
     os.umask(0o077)
-    _return_big_buffers()
+    # glibc's thresholds stay dynamic here (unlike a one-shot's ``_return_big_buffers``): fixed,
+    # every buffer of a question's encoding was mapped and faulted in again (2-2.5x slower), and
+    # ``_trim_heap`` after each reply gives the freed heap back (docs/decisions/engine.md)
     try:   # the lock first: a client that asks meanwhile sees an engine starting, and starts none
         _own_dir(client.run_dir(home))
         lock_fd = _take_lock(client.lock_path(home), LOCK_WAIT)

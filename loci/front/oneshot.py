@@ -190,17 +190,24 @@ def _err(text: str) -> None:
 
 
 def _return_big_buffers() -> None:
-    """Have glibc give every buffer of 128 KiB or more back to the system when it is freed.
+    """Have glibc give buffers of 1 MiB or more back to the system when they are freed, and the
+    heap's free top beyond 8 MiB.
 
-    Its default threshold rises to the size of the largest buffer freed so far, so a question
+    Its default thresholds rise to the size of the largest buffer freed so far, so a question
     that reads the encoder's weights one matrix at a time (2.4 MB each) kept 6 to 9 MB of freed
-    heap for the rest of the process, on top of which the vectors were read."""
+    heap for the rest of the process, on top of which the vectors were read. Lower thresholds
+    (128 KiB each) cost more than they saved: every activation of the forward pass (a question's
+    intermediate layer is ~180 KB) was mapped, faulted in and unmapped again, and a question's
+    encoding took 2-2.5x as long (docs/decisions/footprint.md). The engine's process leaves both
+    thresholds dynamic and trims its heap after each reply instead."""
     if not sys.platform.startswith("linux"):
         return
     try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6").mallopt(-3, 128 * 1024)   # M_MMAP_THRESHOLD
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-3, 1 << 20)   # M_MMAP_THRESHOLD
+        libc.mallopt(-1, 8 << 20)   # M_TRIM_THRESHOLD
     except (OSError, AttributeError):
         pass
 

@@ -141,6 +141,11 @@ class Layout:
         return self.home / "refs.sqlite"
 
     @property
+    def calibration_pieces(self) -> Path:
+        """Each scope's calibration piece and the encoded off-topic questions (``loci_pipeline.calibration_pieces``)."""
+        return self.home / "calibration-pieces"
+
+    @property
     def pulled(self) -> Path:
         """Which scopes came from which store (``loci pull``, ``loci update`` pulls again)."""
         return self.home / "pulled.json"
@@ -268,8 +273,14 @@ class Params:
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
     semantic_summary_k: int = 16         # centroids per scope in the summary that first pass reads
+    # what a passage's closest window beats its own row by on off-topic questions, for 1, 2, 3, 4,
+    # 5+ windows: a window pays it before it speaks for its passage (`loci calibrate` fits it per home)
+    semantic_window_chance: tuple[float, ...] = (0.019, 0.027, 0.035, 0.043, 0.05)
     # --- how `loci embed` runs the transformer (docs/decisions/embedding-model.md, bench/embed_speed.py)
     embed_max_tokens: int = 128          # word pieces a chunk is cut to
+    embed_window_overlap: int = 32       # a longer chunk is also encoded as windows over its tail, each
+    #                                      repeating this many word pieces of the last (0: no windows;
+    #                                      docs/decisions/answer-ranking.md, section 7)
     embed_int8: str = "inner"            # torch dynamic int8 of the Linear layers: "", "all", "channel", "inner"
     embed_bf16: bool = True              # where the CPU multiplies bfloat16 natively: the network in bf16, not int8
     #                                      (float32's vectors, several times the old path's speed, independent of the

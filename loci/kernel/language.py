@@ -120,6 +120,16 @@ _DOC_NAME = re.compile(r"(?i)^(readme|contributing|changelog|changes|code[-_]of[
 TRANSLATION_DIRS = frozenset({"i18n", "l10n", "translations", "translation", "locale", "locales", "lang"})
 
 
+TRANSLATED_KINDS = ("readme", "doc")
+"""The chunk kinds a translated copy is told apart in (``is_translated_copy``)."""
+
+
+def is_translated_copy(kind: str, relpath: str) -> bool:
+    """A chunk of a translated copy of the project's prose (``README.es.md``, ``docs/zh-CN/``): the
+    English encoder reads it as noise, so routing leaves it out and search demotes it."""
+    return kind in TRANSLATED_KINDS and translation_language(relpath) is not None
+
+
 def translation_language(relpath: str) -> str | None:
     """The language a prose file's path says it is a translation into, else None.
 

@@ -91,6 +91,29 @@ def matrix_stamp(path: Path) -> dict[str, int]:
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
+WINDOW_SEP = "/"
+"""A passage longer than the encoder reads is also stored as windows over its tail (issue 25,
+docs/decisions/answer-ranking.md): each row keyed ``<chunk hash>/<window digest>``. A reader
+that knows only chunk hashes never matches these keys, so a store with windows still serves
+it, and a store without windows (built before) serves a reader that pools them."""
+
+
+def window_key(chunk_hash: str, window_digest: str) -> str:
+    """The key a window of the chunk ``chunk_hash`` is stored under (its digest: of its text)."""
+    return f"{chunk_hash}{WINDOW_SEP}{window_digest}"
+
+
+def window_owner(key: str) -> str | None:
+    """The chunk hash a window's key names; None for a chunk's own key."""
+    head, sep, _ = key.partition(WINDOW_SEP)
+    return head if sep else None
+
+
+def chunk_of(key: str) -> str:
+    """The chunk a stored row speaks for: its own hash, or the owner a window names."""
+    return key.partition(WINDOW_SEP)[0]
+
+
 MERGED = "+all"   # '+' is never in a safe_name: no scope's summary can take this name
 
 

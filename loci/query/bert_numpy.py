@@ -29,8 +29,11 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return sign * (1.0 - poly * np.exp(-a * a))
 
 
+_SQRT2 = np.float32(np.sqrt(2.0))   # a float32 scalar: a float64 one (np.sqrt's) turns float32 arrays into float64
+
+
 def _gelu(x: np.ndarray) -> np.ndarray:
-    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + _erf(x / _SQRT2))
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:
@@ -239,7 +242,7 @@ class NumpyBert:
             return out.reshape(n, t, self.heads, hd).transpose(0, 2, 1, 3)
 
         q, k, v = proj("query"), proj("key"), proj("value")
-        scores = q @ k.transpose(0, 1, 3, 2) / np.sqrt(hd) + bias
+        scores = q @ k.transpose(0, 1, 3, 2) / np.float32(np.sqrt(hd)) + bias
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         scores /= scores.sum(-1, keepdims=True)
         ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(n * t, d)

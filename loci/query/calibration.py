@@ -104,3 +104,13 @@ def route_background(layout: Layout, model_id: str) -> dict[str, tuple[float, fl
                 and pair[1] > 0):
             out[scope] = (float(pair[0]), float(pair[1]))
     return out
+
+
+def window_chance(layout: Layout, model_id: str) -> tuple[float, ...]:
+    """What a passage's windows win by chance (``Params.semantic_window_chance``) as `loci calibrate`
+    fitted it for ``model_id``; empty when not fitted or damaged."""
+    raw = _model_entry(layout, model_id).get("window_chance")
+    if not isinstance(raw, list) or not raw or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and 0 <= v < 1 for v in raw):
+        return ()
+    return tuple(float(v) for v in raw)

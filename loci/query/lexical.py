@@ -247,10 +247,11 @@ class LexicalIndex:
 
     def translated_hashes(self) -> set[str]:
         """Content hashes of the chunks from translated copies (``README.es.md``, ``docs/zh-CN/``)."""
-        from loci.kernel.language import translation_language
+        from loci.kernel.language import TRANSLATED_KINDS, is_translated_copy
 
-        paths = [p for (p,) in self.con.execute("SELECT DISTINCT path FROM chunks WHERE kind IN ('readme', 'doc')")
-                 if translation_language(p) is not None]
+        kinds = ",".join("?" * len(TRANSLATED_KINDS))
+        paths = sorted({p for k, p in self.con.execute(f"SELECT DISTINCT kind, path FROM chunks WHERE kind IN ({kinds})",
+                                                       TRANSLATED_KINDS) if is_translated_copy(k, p)})
         out: set[str] = set()
         for i in range(0, len(paths), 900):
             batch = paths[i:i + 900]

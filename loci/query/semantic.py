@@ -20,7 +20,7 @@ from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
     DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
-    read_manifest, read_meta, scope_summary_path, vector_files)
+    read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
@@ -344,6 +344,72 @@ def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tup
     if present.any():
         out[present] = matrix[idx[present]]
     return out, present
+
+
+def own_rows(keys: list[str], matrix: np.ndarray, leave_out=frozenset()) -> np.ndarray:
+    """The rows of ``matrix`` that are chunks' own vectors, not their windows, and whose chunk is
+    not in ``leave_out`` (all of it, not copied, when every row is one)."""
+    own = own_count(keys)
+    if not leave_out and all(WINDOW_SEP in k for k in keys[own:]):
+        return matrix[:own] if own < len(keys) else matrix    # a view: no copy of a mapped store
+    keep = [i for i, k in enumerate(keys) if WINDOW_SEP not in k and k not in leave_out]
+    return matrix if len(keep) == len(keys) else matrix[keep]
+
+
+def own_count(keys: list[str]) -> int:
+    """The rows before a store's first window (``embed_scope`` writes every chunk's own row first)."""
+    for i, k in enumerate(keys):
+        if WINDOW_SEP in k:
+            return i
+    return len(keys)
+
+
+class Passages:
+    """A scope's stored vectors in the order of its chunks: each chunk's own row (zeros where it
+    has none) and the rows of its windows (``loci.kernel.vectorstore.window_key``: the tail of a
+    chunk longer than the encoder reads).
+
+    A passage is as close to a question as its own row, or as its closest window less ``chance``:
+    the best of several rows is closer than one row by chance alone, so a window's cosine first
+    pays what windows win on off-topic questions (``chance[n - 1]`` for a chunk of ``n``
+    windows, the last entry for more; fitted by `loci calibrate`, docs/decisions/answer-ranking.md)."""
+
+    def __init__(self, chunk_hashes: list[str], keys: list[str], matrix: np.ndarray, chance=()):
+        self.rows = align(chunk_hashes, keys, matrix)[0]
+        where: dict[str, list[int]] = {}
+        for i, h in enumerate(chunk_hashes):
+            where.setdefault(h, []).append(i)
+        own = own_count(keys)
+        pairs = [(row, i) for row, key in enumerate(keys[own:], own) if (owner := window_owner(key))
+                 for i in where.get(owner, ())]
+        rows = [r for r, _ in pairs]
+        if rows and rows == list(range(own, len(keys))):   # every window once, in store order: a view
+            self.windows = np.asarray(matrix[own:], dtype=np.float32)
+        else:
+            self.windows = np.asarray(matrix[rows] if rows else np.zeros((0, self.rows.shape[1])), dtype=np.float32)
+        self.owners = np.array([i for _, i in pairs], dtype=np.int64)
+        self.allowance = window_allowance(self.owners, len(self.rows), chance)
+        self.nbytes = int(self.rows.nbytes + self.windows.nbytes + self.owners.nbytes + self.allowance.nbytes)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def scores(self, query_vec: np.ndarray) -> np.ndarray:
+        """Each chunk's cosine to the question: its own row's, or its best window's less chance."""
+        cos = semantic_scores(query_vec, self.rows)
+        if len(self.owners):
+            np.maximum.at(cos, self.owners, semantic_scores(query_vec, self.windows) - self.allowance)
+        return cos
+
+
+def window_allowance(owners: np.ndarray, n_chunks: int, chance) -> np.ndarray:
+    """Per window row, what its chunk's windows win by chance: ``chance`` indexed by how many
+    windows the chunk (``owners``: each window's chunk) has, its last entry for more; 0 without."""
+    if not len(owners) or not len(chance):
+        return np.zeros(len(owners), dtype=np.float32)
+    table = np.asarray(chance, dtype=np.float32)
+    count = np.bincount(owners, minlength=n_chunks)[owners]
+    return table[np.minimum(count, len(table)) - 1]
 
 
 # --- scores --------------------------------------------------------------------------------

@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from loci.kernel.config import DEFAULT_PARAMS
+
 DEFAULT_SEMANTIC_FLOOR = 0.5    # cosine; `loci calibrate` fits one per scope
 TOP_SEMANTIC = 20               # candidate chunks taken from the vector ranker per scope
 LABELS_FOR_EXPANSION = 3
@@ -24,6 +26,7 @@ class SemanticSide:
     floors: dict[str, float] = field(default_factory=dict)
     route_floors: dict[str, float] = field(default_factory=dict)
     background: dict[str, tuple[float, float]] = field(default_factory=dict)   # per scope, off-topic (mean, sd)
+    window_chance: tuple = DEFAULT_PARAMS.semantic_window_chance   # what windows win by chance (Passages)
     # question -> vector; scope -> aligned rows, (labels, vectors), unit rows: caches of one budget
     _qvec: Any = field(default=None, init=False, repr=False)
     _vectors: Any = field(default=None, init=False, repr=False)
@@ -46,7 +49,7 @@ class SemanticSide:
         cfg = read_embed_config(layout)
         if cfg is None:
             return None
-        from loci.query.calibration import route_background, route_floors, semantic_floors
+        from loci.query.calibration import route_background, route_floors, semantic_floors, window_chance
         from loci.query.semantic import load_encoder
 
         model = cfg.get("model", "default")
@@ -57,6 +60,7 @@ class SemanticSide:
         side.floors = semantic_floors(layout, side.model_id) or {}
         side.route_floors = route_floors(layout, side.model_id)
         side.background = route_background(layout, side.model_id)
+        side.window_chance = window_chance(layout, side.model_id) or side.window_chance
         return side
 
     def __post_init__(self):
@@ -77,16 +81,16 @@ class SemanticSide:
         keeps its closeness in meaning instead of reading as unrelated when it is 21st."""
         import numpy as np
 
-        from loci.query.semantic import align, load_vectors, semantic_scores
+        from loci.query.semantic import Passages, load_vectors
 
         def read():
             hashes, matrix = load_vectors(self.layout, self.model_id, scope)
-            return align(lex.hashes(), hashes, matrix)[0] if hashes else None
+            return Passages(lex.hashes(), hashes, matrix, self.window_chance) if hashes else None
 
-        aligned = self._vectors.fetch(scope, read)
-        if aligned is None or not len(aligned):
+        passages = self._vectors.fetch(scope, read)
+        if passages is None or not len(passages):
             return None
-        cos = semantic_scores(self.qvec(question), aligned)
+        cos = passages.scores(self.qvec(question))
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         out = {int(i): float(cos[i]) for i in top if cos[i] > 0}
         rows = np.fromiter((i for i in also if i not in out), dtype=np.int64)
@@ -176,8 +180,8 @@ class SemanticSide:
 
 
 def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True, lex=None):
-    """The scope's chunk vectors a question's affinity is measured on: every chunk but translated
-    copies (float32 unit rows, or as stored with ``unit=False``).
+    """The scope's chunk vectors a question's affinity is measured on: every chunk's own row (not
+    its windows) but translated copies' (float32 unit rows, or as stored with ``unit=False``).
 
     A translation repeats its original in another language; for a question in that language
     its vectors would be closest whatever the question asks (the encoder is English), so a
@@ -186,12 +190,9 @@ def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True, lex=No
     LexicalIndex when the caller has it open (else its query file is opened here).
     """
     from loci.query.lexical import load_lexical
-    from loci.query.semantic import load_matrix, load_vectors
+    from loci.query.semantic import load_vectors, own_rows
 
     lex = lex if lex is not None else load_lexical(layout.query_db(scope))
     copies = lex.translated_hashes() if lex is not None else set()
-    if copies:
-        keys, matrix = load_vectors(layout, model_id, scope, unit)
-        keep = [i for i, h in enumerate(keys) if h not in copies]
-        return matrix[keep] if len(keep) < len(keys) else matrix
-    return load_matrix(layout, model_id, scope, unit)
+    keys, matrix = load_vectors(layout, model_id, scope, unit)
+    return own_rows(keys, matrix, copies)

@@ -2,7 +2,8 @@
 
 The manifest names the scope, where it came from (repository URL, commit and its
 date), what built it (fingerprint, parameter and tokenizer signatures, the
-embedding model and dimension) and each file's sha256 and size. It is written
+embedding model and dimension), its calibration piece (``calibrate.bundle_piece``: how close
+fixed off-topic questions come to its vectors) and each file's sha256 and size. It is written
 last, with sorted keys and no clock time, so exporting the same home twice gives
 the same bytes. Nothing from outside the scope goes in: no machine path (a file
 that holds the repository's or the home's path is refused), no secret (chunks
@@ -175,6 +176,9 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
 
         vmeta = read_meta(role_sources(layout, name)["vectors"]) or {}
         embedding = {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
+    from loci_pipeline.calibrate import bundle_piece
+
+    piece = bundle_piece(layout, name, embedding["model"]) if embedding and embedding["model"] else None
     return {
         "bundle_schema": BUNDLE_SCHEMA,
         "loci_schema": SCHEMA_VERSION,
@@ -190,6 +194,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "tokenizer": tokens.signature(),
         "embedding": embedding,
         "meta": {k: meta[k] for k in META_FIELDS if k in meta},
+        **({"calibration": piece} if piece else {}),     # what calibrating it reads (calibration_pieces)
         "files": [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size}
                   for f in sorted(files, key=lambda f: f.role)],
     }
