@@ -382,3 +382,23 @@ def test_the_second_opinion_asks_for_a_scopes_labels_before_it_reads_them(loci_h
     side = SemanticSide(layout(), "default", "fake", fetch_store=lambda scope, role: asked.append((scope, role)))
     assert side.expansion("sc", "open a file") == []
     assert asked == [("sc", "label_vectors")]
+
+
+def test_an_eviction_pass_skips_a_file_another_pass_removed_meanwhile(loci_home, monkeypatch):
+    """Concurrent passes (a question's search threads, another process) may remove a scope's
+    files between one pass listing them and measuring them: that pass goes on."""
+    lay = layout()
+    for name in ("old", "new"):
+        territory.write_record(lay, name, "file:///nowhere", name,
+                               [{"role": "query", "path": "query.sqlite", "sha256": "", "size": 0}], None, None)
+        lay.query_db(name).parent.mkdir(parents=True, exist_ok=True)
+        lay.query_db(name).write_bytes(b"x" * 1000)
+        lay.map_used(name).touch()
+    past = time.time() - 3600
+    os.utime(lay.map_used("old"), (past, past))
+    real_files = territory._files
+    monkeypatch.setattr(territory, "_files", lambda lay, rec: real_files(lay, rec) + [lay.home / "gone.npy"])
+    real_is_file = type(lay.home).is_file
+    monkeypatch.setattr(type(lay.home), "is_file", lambda p: p.name == "gone.npy" or real_is_file(p))
+    assert territory.evict(lay, keep={"new"}, cap=0, grace=0) == ["old"]
+    assert territory.state(lay, "old") == "mapped" and territory.state(lay, "new") == "cached"

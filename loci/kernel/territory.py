@@ -295,6 +295,13 @@ def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) ->
     return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]
 
 
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
+
+
 def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
           grace: float = CACHE_GRACE_SECONDS) -> list[str]:
     """Remove the fetched stores of the least recently used mapped scopes until what is
@@ -317,8 +324,9 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
         query = layout.query_db(rec.get("scope", ""))
         if not rec.get("scope") or not query.is_file():
             continue
-        files = [p for p in _files(layout, rec) if p.is_file()]
-        cached.append((used, stamp.stem, query, files, sum(p.stat().st_size for p in files)))
+        sizes = {p: _size(p) for p in _files(layout, rec) if p.is_file()}
+        files = [p for p, size in sizes.items() if size is not None]   # another pass may have removed one
+        cached.append((used, stamp.stem, query, files, sum(sizes[p] for p in files)))
     total = sum(c[4] for c in cached)
     out = []
     for used, name, query, files, size in sorted(cached, key=lambda c: (c[0], c[1])):
