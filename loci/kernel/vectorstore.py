@@ -7,6 +7,7 @@ checks a store's manifest against its matrix without importing numpy.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -124,13 +125,36 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
     return layout.summary_dir(model_id) / f"{safe_name(scope)}.npy"
 
 
+_NPY_HEADERS = threading.Lock()
+
+
+def load_npy(path, mmap_mode: str | None = None):
+    """``numpy.load`` of a ``.npy``/``.npz`` file, one thread at a time.
+
+    numpy parses a ``.npy`` header with ``ast.literal_eval``, and CPython 3.11's compiler keeps
+    its recursion depth per interpreter, not per thread: an engine's ``ask`` searching scopes
+    on several threads died once in 266 questions at 1,000 scopes with "SystemError: AST
+    constructor recursion depth mismatch" (CPython gh-106905, fixed in 3.12). Reading a header
+    takes microseconds; the data stays mapped or is read under the lock."""
+    import numpy as np
+
+    with _NPY_HEADERS:
+        return np.load(path, mmap_mode=mmap_mode, allow_pickle=False)
+
+
+def load_npz(path) -> dict:
+    """Every array of a ``.npz`` file by name, read as ``load_npy`` reads (each member has a header)."""
+    import numpy as np
+
+    with _NPY_HEADERS, np.load(path, allow_pickle=False) as z:
+        return {key: z[key] for key in z.files}
+
+
 def summary_problem(path: Path) -> str | None:
     """What is wrong with a scope's summary file (``scope_summary_path``), or None when it reads
     as a matrix (absent is no problem: the next embed writes it)."""
-    import numpy as np
-
     try:
-        rows = np.load(path, allow_pickle=False)
+        rows = load_npy(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, EOFError) as exc:

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 
 from loci.kernel import language
-from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
+from loci.kernel.vectorstore import MULTILINGUAL_ID, load_npy, load_npz, matrix_stamp, multilingual_model_dir, multilingual_vectors
 from loci.kernel.errors import EncoderUnavailable
 
 if TYPE_CHECKING:
@@ -176,17 +176,14 @@ def cached_backend(folder: Path):
         backend = object.__new__(NumpyBackend)
         backend.__dict__.update(record["scalars"])
         lists: dict[str, list] = {name: [None] * n for name, n in record["lists"].items()}
-        import numpy as np
-
-        with np.load(folder / ARRAYS_FILE, allow_pickle=False) as z:
-            for key in z.files:
-                name, _, index = key.partition(".")
-                if index:
-                    lists[name][int(index)] = z[key]
-                else:
-                    setattr(backend, name, z[key])
+        for key, values in load_npz(folder / ARRAYS_FILE).items():
+            name, _, index = key.partition(".")
+            if index:
+                lists[name][int(index)] = values
+            else:
+                setattr(backend, name, values)
         backend.__dict__.update(lists)
-        backend.table = np.load(folder / TABLE_FILE, mmap_mode="r", allow_pickle=False)
+        backend.table = load_npy(folder / TABLE_FILE, mmap_mode="r")
         backend.sp, backend._threadpool = tokenizer, None
     except Exception:  # a cache from a package whose internals moved: the package loads itself
         return None

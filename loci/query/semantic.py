@@ -20,7 +20,7 @@ from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
     DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
-    read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
+    load_npy, read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
@@ -258,7 +258,7 @@ def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tup
     try:
         if data.get("matrix") != matrix_stamp(mpath):
             return None
-        matrix = np.load(mpath, mmap_mode="r", allow_pickle=False)
+        matrix = load_npy(mpath, mmap_mode="r")
     except (OSError, ValueError, EOFError):  # EOFError: an emptied matrix
         return None
     keys = data.get("keys") if with_keys else []
@@ -309,7 +309,7 @@ def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, in
         data = json.loads(manifest.read_text())
         if data.get("matrix") != matrix_stamp(npy):
             return None
-        matrix = np.load(npy, mmap_mode="r", allow_pickle=False)
+        matrix = load_npy(npy, mmap_mode="r")
         spans = {str(s): (int(a), int(b)) for s, a, b in data["scopes"]}
     except (OSError, ValueError, KeyError, TypeError):
         return None
