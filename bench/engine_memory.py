@@ -42,10 +42,15 @@ def main(argv=None) -> int:
     ap.add_argument("--one-shot-heap", action="store_true",
                     help="fix glibc's thresholds as a one-shot process does (oneshot._return_big_buffers); "
                          "the engine's process leaves them dynamic and trims after each reply")
+    ap.add_argument("--arena-per-thread", action="store_true",
+                    help="skip the engine's allocator set-up (engine_server.one_heap): glibc's arena per "
+                         "thread and pyarrow's own pool, as before session 9")
     args = ap.parse_args(argv)
-    from loci.front.engine_server import _trim_heap
+    from loci.front.engine_server import _trim_heap, one_heap
     from loci.query.engine import Engine
 
+    if not args.arena_per_thread:
+        one_heap()   # as the engine's process does, first
     if args.one_shot_heap:
         from loci.front.oneshot import _return_big_buffers
 

@@ -317,6 +317,25 @@ def share(engine) -> EngineServer | None:
 _LIBC: list = []
 
 
+def one_heap() -> None:
+    """Set up a resident process's allocators, before its first thread: glibc's heap thresholds
+    stay dynamic (unlike a one-shot's ``_return_big_buffers``: fixed, every buffer of a question's
+    encoding was mapped and faulted in again, 2-2.5x slower), and its threads share one arena
+    (each connection and each of ``ask``'s searches runs on a thread; an arena a thread each
+    kept ~20 MB more after the 266 development questions); pyarrow, which a fetch imports,
+    allocates from the same heap rather than its own pool. ``_trim_heap`` after each reply gives
+    the freed heap back (docs/decisions/engine.md)."""
+    os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").mallopt(-8, 1)   # M_ARENA_MAX
+    except (OSError, AttributeError):
+        pass
+
+
 def _trim_heap() -> None:
     """Give the heap's free pages back to the system (glibc), after the reply has gone: stores
     pushed out of the byte budget and read again leave free holes that otherwise stay resident
@@ -389,9 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     home = os.path.abspath(args[0])
     os.chdir("/")   # hold no directory of the user's
     os.umask(0o077)
-    # glibc's thresholds stay dynamic here (unlike a one-shot's ``_return_big_buffers``): fixed,
-    # every buffer of a question's encoding was mapped and faulted in again (2-2.5x slower), and
-    # ``_trim_heap`` after each reply gives the freed heap back (docs/decisions/engine.md)
+    one_heap()
     try:   # the lock first: a client that asks meanwhile sees an engine starting, and starts none
         _own_dir(client.run_dir(home))
         lock_fd = _take_lock(client.lock_path(home), LOCK_WAIT)
