@@ -208,7 +208,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     question came to one of its chunks. Returns {"models": {...}} or {"skipped": reason}.
     Each scope's values come from its piece (``loci_pipeline.calibration_pieces``): kept, carried
     by its bundle, or computed here when its vectors are; the questions are encoded only then."""
-    from loci_pipeline.calibration_pieces import Pieces, null_vectors
+    from loci_pipeline.calibration_pieces import Pieces
 
     root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
@@ -223,10 +223,8 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     out: dict[str, dict] = {}
     problems: list[str] = []
     for model in models:
-        vectors, tag = null_vectors(layout, model, questions, load_encoder)
         try:
-            per = pieces.semantic(model, lambda scope, model=model, vectors=vectors: semantic_piece(
-                layout, model, scope, vectors()), len(questions), tag, leave_one_out_z)
+            per = model_pieces(layout, pieces, model, questions, load_encoder)
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
@@ -238,6 +236,16 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     if not out:
         result = {"skipped": "no encoder could be loaded: " + "; ".join(problems)}
     return result
+
+
+def model_pieces(layout: Layout, pieces, model: str, questions: Sequence[str], load_encoder: Callable) -> dict:
+    """Each scope's piece for ``model`` (``Pieces.semantic``): kept, landed, or computed from its
+    vectors, the off-topic ``questions`` encoded only when one must be."""
+    from loci_pipeline.calibration_pieces import null_vectors
+
+    vectors, tag = null_vectors(layout, model, questions, load_encoder)
+    return pieces.semantic(model, lambda scope: semantic_piece(layout, model, scope, vectors()), len(questions),
+                           tag, leave_one_out_z)
 
 
 def semantic_piece(layout: Layout, model: str, scope: str, null) -> dict | None:
@@ -320,15 +328,13 @@ def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
     """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
     vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
     from loci.query import semantic
-    from loci_pipeline.calibration_pieces import Pieces, null_vectors, questions_digest
+    from loci_pipeline.calibration_pieces import Pieces, questions_digest
 
     questions = evalgen.UNANSWERABLE_QUESTIONS
     method = method_signature()
     pieces = Pieces(layout, [scope], method)
-    vectors, tag = null_vectors(layout, model, questions, semantic.load_encoder)
     try:
-        got = pieces.semantic(model, lambda s: semantic_piece(layout, model, s, vectors()), len(questions), tag,
-                              leave_one_out_z).get(scope)
+        got = model_pieces(layout, pieces, model, questions, semantic.load_encoder).get(scope)
     except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
         return None
     pieces.save()
