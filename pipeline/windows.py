@@ -6,7 +6,7 @@ vector ever saw them (docs/decisions/answer-ranking.md, section 7). A longer chu
 also gets windows: each starts ``overlap`` word pieces before the last one ended (at the start
 of that line when it is near), carries the chunk's heading as context, and is stored under
 ``window_key(chunk hash, digest of its text)``; the query side scores a passage by its closest
-row (``loci.query.semantic.pool_windows``). Pure but for ``WordPieces``, which reads the
+row (``loci.query.semantic.Passages``). Pure but for ``WordPieces``, which reads the
 model's tokenizer.
 """
 from __future__ import annotations

@@ -69,6 +69,7 @@ class Session:
     keep_full_index: bool = False
     _manifest: dict | None = None
     _merged: Merged | None = None
+    _metas: dict = field(default_factory=dict, init=False, repr=False)   # scope -> its merged meta (None: none)
     _registry: Registry | None = None
     _routing: RoutingIndex | None = None
     _lexical: Any = field(default=None, init=False, repr=False)     # scope -> LexicalIndex (a budget view)
@@ -130,8 +131,13 @@ class Session:
         return self._merged
 
     def metas(self, names) -> dict[str, dict]:
-        """The metas of ``names`` as the last merge recorded them (read for those scopes only)."""
-        return scope_metas(self.layout, self.merged, names)
+        """The metas of ``names`` as the last merge recorded them (read once a session, for those
+        scopes only: a merge makes a long-lived session load anew)."""
+        missing = [n for n in names if n not in self._metas]
+        if missing:
+            got = scope_metas(self.layout, self.merged, missing)
+            self._metas.update({n: got.get(n) for n in missing})
+        return {n: self._metas[n] for n in names if self._metas[n] is not None}
 
     @property
     def registry(self) -> Registry:
