@@ -12,6 +12,9 @@ each scope's chunks.
 """
 from __future__ import annotations
 
+import bisect
+import math
+import random
 import time
 from dataclasses import asdict, dataclass, replace
 from typing import Callable, Mapping, Sequence
@@ -154,6 +157,32 @@ _VALUE: dict[str, Callable[[Sample], float]] = {
 }
 
 
+def cut_scores(samples: Sequence[Sample], params: Params, name: str, cuts: Sequence[float]) -> list[float]:
+    """``balanced_accuracy`` of ``samples`` with threshold ``name`` at each of ``cuts``, in one pass.
+
+    Without that threshold a sample's gate is already decided (pointing: never routes; another
+    gate passes: always) or it routes exactly when its value reaches the cut, so each band's
+    count at a cut is one binary search in its sorted free values (the same ratios
+    ``balanced_accuracy`` takes, for thousands of samples and cuts at 1,000 scopes)."""
+    value_of = _VALUE[name]
+    without = replace(params, **{name: math.inf})
+    bands = []
+    for label in (True, False):
+        band = [s for s in samples if s.routable is label]
+        if band:
+            always = sum(1 for s in band if routes(s, without))
+            free = sorted(value_of(s) for s in band if not s.pointing and not routes(s, without))
+            bands.append((label, len(band), always, free))
+    out = []
+    for c in cuts:
+        rates = []
+        for label, n, always, free in bands:
+            routed = always + len(free) - bisect.bisect_left(free, c)
+            rates.append((routed if label else n - routed) / n)
+        out.append(round(sum(rates) / len(rates), 9) if rates else 0.0)
+    return out
+
+
 def _candidates(values: Sequence[float], default: float) -> list[float]:
     v = sorted(set(values))
     cuts = {default, *((a + b) / 2 for a, b in zip(v, v[1:]))}
@@ -180,15 +209,15 @@ def fit_threshold(samples: Sequence[Sample], params: Params, name: str) -> Fit:
         return Fit(name, default, default, default, 0.0, len(pos), len(neg), False, lo, hi,
                    note="too few samples in one band; the shipped default is kept")
 
-    def score(c: float) -> float:
-        return balanced_accuracy(samples, replace(params, **{name: c}))
+    cuts = _candidates(pos + neg, default)
+    band = (default * CLAMP[0], default * CLAMP[1])
+    every = sorted({*cuts, *band, default})
+    score = dict(zip(every, cut_scores(samples, params, name, every))).__getitem__
 
     def best(cuts: Sequence[float]) -> float:
         return max(cuts, key=lambda c: (score(c), -abs(c - default)))
 
-    cuts = _candidates(pos + neg, default)
     free = best(cuts)
-    band = (default * CLAMP[0], default * CLAMP[1])
     value = best([c for c in cuts if band[0] <= c <= band[1]] + list(band))
     gain = score(value) - score(default)
     note = "" if value == free else f"clamped from {free:.3f} to {CLAMP[0]}-{CLAMP[1]} x the default"
@@ -480,27 +509,24 @@ def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BAC
 
 def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = None,
               write: bool = True, multilingual_encoder=None) -> dict:
-    """Fit on the current index and write ``calibration.json`` (atomically); return what was written."""
+    """Fit on the current index and write ``calibration.json`` (atomically); return what was written.
+
+    The words' fit (``fit_words``) is kept as it was while few of the scopes it was fitted on
+    moved (``lexical_fit_holds``); the semantic fits come from each scope's piece, so a pull of
+    one changed bundle among many computes that scope's piece alone."""
     from loci.query.ask import open_session
     from loci.kernel.atomic import build_lock, write_json
+    from loci_pipeline.calibration_pieces import Pieces
 
     session = open_session(layout.home, keep_full_index=True, params=DEFAULT_PARAMS)
     manifest = session.manifest
-    index = session.routing_for("")
-    aliases = session.aliases()
-    questions = evalgen.generate(index, aliases, DEFAULT_PARAMS, seed=seed)
-    routable, unroutable = evalgen.calibration_questions(questions)
-    samples = measure([*routable, *unroutable], index, aliases, DEFAULT_PARAMS)
-    floor = fit_threshold(samples, DEFAULT_PARAMS, "evidence_floor")
-    conc = fit_threshold(samples, replace(DEFAULT_PARAMS, evidence_floor=floor.value),
-                         "concentrated_min_evidence")
-    applied = {f.name: f.value for f in (floor, conc) if f.name in APPLIED}
-    fitted = replace(DEFAULT_PARAMS, **applied)
-    null = [q.question for q in questions if q.family == evalgen.UNANSWERABLE]
-    from loci_pipeline.calibration_pieces import Pieces
-
-    pieces = Pieces(layout, index.scopes, method_signature())
-    foreign = multilingual_floor(layout, index.scopes, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
+    scopes = scope_digests(manifest)
+    words = kept_words(layout, scopes, manifest) or fit_words(session, scopes, manifest, seed)
+    applied = dict(words["params"])
+    names = list(scopes)
+    pieces = Pieces(layout, names, method_signature())
+    null = list(evalgen.UNANSWERABLE_QUESTIONS)
+    foreign = multilingual_floor(layout, names, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
     if "multilingual_route_floor" in foreign:
         applied["multilingual_route_floor"] = foreign["multilingual_route_floor"]
     data = {
@@ -509,18 +535,90 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         "index_written_at": manifest.get("written_at"),
         "tokenizer": manifest.get("tokenizer"),
         "seed": seed,
-        "scopes": len(index.scopes),
+        "scopes": len(names),
         "params": applied,
-        "fits": {f.name: asdict(f) for f in (floor, conc)},
-        "gate_accuracy": {"default": round(gate_accuracy(samples, DEFAULT_PARAMS), 4),
-                          "fitted": round(gate_accuracy(samples, fitted), 4)},
-        "semantic": semantic_floors(layout, index.scopes, null, load_encoder, pieces),
+        "fits": words["fits"],
+        "gate_accuracy": words["gate_accuracy"],
+        "lexical": {**words["lexical"], "moved": moved_scopes(words["lexical"]["scopes"], scopes)},
+        "semantic": semantic_floors(layout, names, null, load_encoder, pieces),
         "multilingual": foreign,
     }
     if write:
         with build_lock(layout.lock, "calibrate"):
             write_json(layout.calibration, data)
     return data
+
+
+def scope_digests(manifest: Mapping) -> dict[str, str]:
+    """Each scope of the index and what it was built from (its content fingerprint)."""
+    return {name: str(entry.get("fingerprint") or entry.get("built_at"))
+            for name, entry in (manifest.get("scopes") or {}).items()}
+
+
+def moved_scopes(fitted: Mapping[str, str], current: Mapping[str, str]) -> int:
+    """Scopes added, changed or gone since ``fitted``."""
+    return sum(fitted.get(s) != d for s, d in current.items()) + sum(s not in current for s in fitted)
+
+
+def lexical_fit_holds(fitted: Mapping[str, str], current: Mapping[str, str], share: float) -> bool:
+    """The words' fit still stands: at most ``share`` of the scopes it was fitted on moved.
+
+    The evidence floor is one number for the whole corpus, fitted on a few questions per scope;
+    a bundle or two of a thousand cannot move it by more than the fit's own noise, while the
+    fit costs a route of every generated question through the whole index (~40 s at 1,000
+    scopes). In a small corpus one scope is a large share, and every change fits again."""
+    return bool(fitted) and moved_scopes(fitted, current) <= share * len(fitted)
+
+
+def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping) -> dict | None:
+    """The words' fit of the calibration in place, when it was fitted the same way on nearly
+    these scopes (``lexical_fit_holds``); None to fit again."""
+    from loci.query.calibration import CalibrationError, read_calibration
+
+    try:
+        previous = read_calibration(layout) or {}
+    except CalibrationError:
+        return None
+    words = previous.get("lexical")
+    if not isinstance(words, dict) or not isinstance(words.get("scopes"), dict) \
+            or words.get("method") != method_signature() or words.get("tokenizer") != manifest.get("tokenizer") \
+            or not isinstance(previous.get("fits"), dict) or not isinstance(previous.get("gate_accuracy"), dict):
+        return None
+    if not lexical_fit_holds(words["scopes"], scopes, DEFAULT_PARAMS.calibration_refit_share):
+        return None
+    return {"params": {k: v for k, v in previous["params"].items() if k in APPLIED},
+            "fits": previous["fits"], "gate_accuracy": previous["gate_accuracy"],
+            "lexical": {k: v for k, v in words.items() if k != "moved"}}
+
+
+def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int) -> dict:
+    """The evidence floor (and ``concentrated_min_evidence``, reported) fitted on questions
+    generated from the index's words, at most ``calibration_max_routable`` routable ones."""
+    index = session.routing_for("")
+    aliases = session.aliases()
+    questions = evalgen.generate(index, aliases, DEFAULT_PARAMS, seed=seed)
+    routable, unroutable = evalgen.calibration_questions(questions)
+    routable = bounded(routable, DEFAULT_PARAMS.calibration_max_routable, seed)
+    samples = measure([*routable, *unroutable], index, aliases, DEFAULT_PARAMS)
+    floor = fit_threshold(samples, DEFAULT_PARAMS, "evidence_floor")
+    conc = fit_threshold(samples, replace(DEFAULT_PARAMS, evidence_floor=floor.value),
+                         "concentrated_min_evidence")
+    applied = {f.name: f.value for f in (floor, conc) if f.name in APPLIED}
+    fitted = replace(DEFAULT_PARAMS, **applied)
+    return {"params": applied,
+            "fits": {f.name: asdict(f) for f in (floor, conc)},
+            "gate_accuracy": {"default": round(gate_accuracy(samples, DEFAULT_PARAMS), 4),
+                              "fitted": round(gate_accuracy(samples, fitted), 4)},
+            "lexical": {"scopes": dict(scopes), "method": method_signature(),
+                        "tokenizer": manifest.get("tokenizer"), "fitted_at": time.time()}}
+
+
+def bounded(items: Sequence, cap: int, seed: int = 0) -> list:
+    """At most ``cap`` of ``items``, the same ones for the same seed, in their order."""
+    if len(items) <= cap:
+        return list(items)
+    keep = set(random.Random(f"{seed}:bounded").sample(range(len(items)), cap))
+    return [x for i, x in enumerate(items) if i in keep]
 
 
 def render(data: Mapping) -> list[str]:
@@ -547,6 +645,11 @@ def render(data: Mapping) -> list[str]:
     if acc:
         lines.append(f"all gates           {100 * acc.get('default', 0):.1f}% with the defaults, "
                      f"{100 * acc.get('fitted', 0):.1f}% fitted")
+    words = data.get("lexical") or {}
+    if isinstance(words.get("scopes"), dict):
+        lines.append(f"fitted on           {len(words['scopes'])} scopes; {words.get('moved', 0)} of "
+                     f"{data.get('scopes', '?')} scopes changed since (the words' fit is done again past "
+                     f"{100 * DEFAULT_PARAMS.calibration_refit_share:.0f}% of them)")
     sem = data.get("semantic", {})
     if "skipped" in sem:
         lines.append(f"semantic floor      skipped: {sem['skipped']}")

@@ -320,3 +320,89 @@ def test_a_home_without_windows_fits_no_window_chance(corpus, loci_home):
     data = calibrate(layout(), load_encoder=lambda model, lay: enc)
     assert "window_chance" not in data["semantic"]["models"]["fake-model"]
     assert window_chance(layout(), "fake-model") == ()
+
+
+# --- a fit that scales with the corpus (issue 22: a calibrated pull of one changed bundle) -------
+
+def test_every_cut_is_scored_as_the_whole_gate_would_decide_it():
+    import random
+
+    from loci_pipeline.calibrate import balanced_accuracy, cut_scores
+
+    rng = random.Random(7)
+    pool = [Sample("q", evalgen.SIGNATURE, rng.random() < 0.6, round(rng.uniform(0, 3), 2),
+                   round(rng.uniform(0, 1.2), 2), rng.choice((0, 1, 2, 5)), rng.random() < 0.1)
+            for _ in range(300)]
+    for name in ("evidence_floor", "concentrated_min_evidence"):
+        cuts = sorted({round(rng.uniform(0, 3), 2) for _ in range(60)} | {1.0, 0.6, 0.0})
+        swept = cut_scores(pool, DEFAULT_PARAMS, name, cuts)
+        from dataclasses import replace
+
+        assert swept == [balanced_accuracy(pool, replace(DEFAULT_PARAMS, **{name: c})) for c in cuts]
+
+
+def test_a_large_corpus_measures_a_bounded_sample_of_its_routable_questions():
+    from loci_pipeline.calibrate import bounded
+
+    many = [f"q{i}" for i in range(5000)]
+    kept = bounded(many, 300, seed=0)
+    assert len(kept) == 300 and set(kept) <= set(many)
+    assert kept == sorted(kept, key=many.index)          # the generated order is kept
+    assert bounded(many, 300, seed=0) == kept            # and the same sample every time
+    assert bounded(many[:200], 300, seed=0) == many[:200]
+
+
+def test_the_lexical_fit_holds_while_few_of_its_scopes_have_moved():
+    from loci_pipeline.calibrate import lexical_fit_holds
+
+    fitted = {f"s{i}": "a" for i in range(100)}
+    assert lexical_fit_holds(fitted, dict(fitted), 0.02)
+    two_moved = {**fitted, "s1": "b", "s2": "b"}
+    assert lexical_fit_holds(fitted, two_moved, 0.02)
+    three_moved = {**two_moved, "s3": "b"}
+    assert not lexical_fit_holds(fitted, three_moved, 0.02)
+    one_gone_two_new = {**{k: v for k, v in fitted.items() if k != "s0"}, "n1": "a", "n2": "a"}
+    assert not lexical_fit_holds(fitted, one_gone_two_new, 0.02)
+    assert not lexical_fit_holds({}, fitted, 0.02)
+    # a small corpus refits on any change: one scope of 22 is not noise
+    small = {f"s{i}": "a" for i in range(22)}
+    assert not lexical_fit_holds(small, {**small, "s1": "b"}, 0.02)
+
+
+def _change_webby(corpus):
+    (corpus / "webby" / "webby" / "rotation.py").write_text(
+        "def rotate_certificates():\n    '''Rotate the handshake certificates.'''\n")
+    assert runner.invoke(app, ["index", "--quiet"]).exit_code == 0
+
+
+def test_a_refit_after_few_of_many_scopes_moved_keeps_the_lexical_fit(corpus, loci_home, monkeypatch):
+    from dataclasses import replace
+
+    import loci_pipeline.calibrate as cal
+
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    before = read_calibration(layout())
+    # two scopes stand for many: a share of one half lets one of them move
+    monkeypatch.setattr(cal, "DEFAULT_PARAMS", replace(DEFAULT_PARAMS, calibration_refit_share=0.5))
+    monkeypatch.setattr(cal, "measure", lambda *a, **k: pytest.fail("the lexical fit was measured again"))
+    _change_webby(corpus)
+    res = runner.invoke(app, ["calibrate"])
+    assert res.exit_code == 0 and "written to" in res.output, res.output
+    after = read_calibration(layout())
+    assert after["fits"] == before["fits"] and after["params"] == before["params"]
+    assert after["lexical"]["scopes"] == before["lexical"]["scopes"]      # still what it was fitted on
+    assert after["index_written_at"] != before["index_written_at"]
+    shown = runner.invoke(app, ["calibrate", "--show"]).output
+    assert "1 of 2 scopes changed since" in shown
+
+
+def test_a_refit_after_a_scope_of_a_small_corpus_moved_fits_the_words_again(corpus, loci_home, monkeypatch):
+    import loci_pipeline.calibrate as cal
+
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    before = read_calibration(layout())["lexical"]["scopes"]
+    measured, real = [], cal.measure
+    monkeypatch.setattr(cal, "measure", lambda *a, **k: measured.append(1) or real(*a, **k))
+    _change_webby(corpus)
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    assert measured and read_calibration(layout())["lexical"]["scopes"] != before

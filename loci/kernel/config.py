@@ -251,6 +251,11 @@ class Params:
     concentrated_max_scopes: int = 2
     concentrated_min_evidence: float = 0.6
     distinctive_max_share: float = 0.5
+    # the words' fit of `loci calibrate` (evidence floor) measures at most this many generated routable
+    # questions, and stands while at most this share of the scopes it was fitted on moved: one bundle
+    # of a thousand pulled again cannot move a corpus-level floor (docs/decisions/shared-corpus-transfers.md)
+    calibration_max_routable: int = 1500
+    calibration_refit_share: float = 0.02
     symbol_holder_share: float = 0.5     # a code name's holder weighs at least this share of its heaviest holder
     # --- selection
     select_ratio: float = 0.85
