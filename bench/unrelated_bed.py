@@ -2,7 +2,7 @@
 
     python bench/unrelated_bed.py fetch [--pypi 400] [--npm 100] [--cache DIR]
     python bench/unrelated_bed.py publish --unrelated-home H [--home HOME_22] [--scopes 1000] --store DIR
-    python bench/unrelated_bed.py score --store DIR [--home HOME_22] --work DIR
+    python bench/unrelated_bed.py score --store DIR [--home HOME_22] --work DIR [--homes ...]
 
 ``fetch`` takes the most downloaded PyPI projects (``rank_among_15000_most_downloaded`` of a
 registry name list, ``--names``) and npm packages (``downloads_a_month``), skips the 22
@@ -15,9 +15,13 @@ name and why it was skipped. Build them as any home builds repositories (``loci 
 
 ``publish`` exports the development home's scopes and the unrelated home's scopes into one
 folder store, then hard-links copies of the unrelated bundles under other names (forks:
-``NAME-001``...) until the store holds ``--scopes`` bundles. ``score`` pulls the store into
-an empty home with ``loci pull`` (calibrating, as a team member's pull does) and scores the
-labelled questions with bench/eval_folds.py on that home and on the development home.
+``NAME-001``...) until the store holds ``--scopes`` bundles. ``score`` pulls with ``loci pull``
+(calibrating, as a team member's pull does) into four homes and scores the labelled questions
+on each with bench/eval_folds.py: the development home (a copy), an empty home that pulled the
+development bundles alone, an empty home that pulled the whole bed, and a copy of the
+development home that pulled the unrelated bundles; then lists the questions whose score moved
+from the first to the second (the pull itself), the second to the third and the first to the
+fourth (the unrelated scopes).
 """
 from __future__ import annotations
 
@@ -30,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -304,37 +309,77 @@ def changed_questions(questions: list[dict], before: dict, after: dict) -> list[
     return out
 
 
+def subset_store(store: Path, folders: list[str], dest: Path) -> Path:
+    """A folder store of ``store``'s bundles ``folders`` alone, their files hard-linked."""
+    if not dest.is_dir():
+        tmp = dest.with_name(dest.name + ".part")
+        shutil.rmtree(tmp, ignore_errors=True)
+        for name in folders:
+            (tmp / name).mkdir(parents=True)
+            for f in (store / name).iterdir():
+                os.link(f, tmp / name / f.name)
+        tmp.rename(dest)
+    return dest
+
+
+HOMES = {
+    "22": "the development home (a copy)",
+    "pulled-22": "an empty home that pulled the development bundles alone",
+    "bed": "an empty home that pulled the whole bed",
+    "22+unrelated": "a copy of the development home that pulled the unrelated bundles",
+}
+
+
 def score(args) -> int:
-    from bench.bundles import eval_home
+    from bench.bundles import built_scopes, eval_home
     from bench.measure import run_checked
     from loci.query import scoring
 
     dev_home = inputs.home_dir(args.home)
     qfile = inputs.questions_file(args.questions, args.shared)
     work: Path = args.work
-    pulled, copy = work / "pulled", work / "home-22"
-    if not (pulled / "manifest.json").is_file():
-        run_checked([sys.executable, "-m", "loci", "pull", str(args.store), "--quiet"],
-                    env=inputs.child_env(pulled), cwd=ROOT)
-    if not copy.is_dir():
-        shutil.copytree(dev_home, copy, symlinks=True)   # the development home itself is never written
-    reports = {"22": eval_home(copy, work / "eval-22.json", qfile),
-               "bed": eval_home(pulled, work / "eval-bed.json", qfile)}
+    work.mkdir(parents=True, exist_ok=True)
+    dev = {name.replace("/", "__") for name in built_scopes(dev_home)}
+    folders = sorted(p.name for p in args.store.iterdir() if (p / "manifest.json").is_file())
+    stores = {"pulled-22": subset_store(args.store, sorted(dev), work / "store-22"), "bed": args.store,
+              "22+unrelated": subset_store(args.store, [f for f in folders if f not in dev], work / "store-unrelated")}
+    pulls = {}
+    for home in args.homes:
+        target = work / f"home-{home}"
+        if home in ("22", "22+unrelated") and not target.is_dir():
+            shutil.copytree(dev_home, target, symlinks=True)   # the development home itself is never written
+        if home != "22" and not (target / ".pulled").is_file():
+            start = time.perf_counter()
+            run_checked([sys.executable, "-m", "loci", "pull", str(stores[home]), "--quiet"],
+                        env=inputs.child_env(target), cwd=ROOT)
+            pulls[home] = round(time.perf_counter() - start, 1)
+            (target / ".pulled").write_text(f"{pulls[home]}\n")
+    reports = {home: eval_home(work / f"home-{home}", work / f"eval-{home}.json", qfile) for home in args.homes}
     cols = ("top1", "set_f1", "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
-    print("| home | fold | n | " + " | ".join(cols) + " |")
-    print("|---" * (len(cols) + 3) + "|")
+    lines = ["| home | fold | n | " + " | ".join(cols) + " |", "|---" * (len(cols) + 3) + "|"]
     for home, rep in reports.items():
         for fold in ("all", "A", "B"):
             m = rep[fold]["overall"]
-            print(f"| {home} | {fold} | {m['n']} | " + " | ".join(scoring.fmt_pct(m[k]) for k in cols) + " |")
+            lines.append(f"| {home} | {fold} | {m['n']} | " + " | ".join(scoring.fmt_pct(m[k]) for k in cols) + " |")
+    print("\n".join(lines))
+    print("pull seconds:", pulls)
     questions = scoring.load_questions(qfile)
     results = {k: json.loads((work / f"eval-{k}.json").read_text())["results"] for k in reports}
-    moved = changed_questions(questions, results["22"], results["bed"])
-    for c in moved:
-        print(f"{c['id']} [{c['family']}] fold {c['fold']}: {c['before']} -> {c['after']} (gold {c['gold']}) "
-              f"{ {k: v for k, v in c['moved'].items()} }")
-    (work / "changed.json").write_text(json.dumps(moved, indent=1) + "\n")
+    changes = {}
+    for a, b in PAIRS:
+        if a in results and b in results:
+            changes[f"{a} -> {b}"] = changed_questions(questions, results[a], results[b])
+            print(f"\n{a} -> {b}: {len(changes[f'{a} -> {b}'])} questions moved")
+            for c in changes[f"{a} -> {b}"]:
+                print(f"  {c['id']} [{c['family']}] fold {c['fold']}: {c['before']} -> {c['after']} (gold {c['gold']})")
+    (work / "changed.json").write_text(json.dumps({"table": lines, "pull_s": pulls, "changes": changes},
+                                                  indent=1) + "\n")
     return 0
+
+
+# what each comparison isolates: the pull itself, the unrelated scopes beside pulled ones,
+# the unrelated scopes beside local ones
+PAIRS = (("22", "pulled-22"), ("pulled-22", "bed"), ("22", "22+unrelated"))
 
 
 def main(argv=None) -> int:
@@ -356,7 +401,10 @@ def main(argv=None) -> int:
     inputs.add_shared(s)
     s.add_argument("--questions", help="the labelled questions (default: corpus/dev-questions.jsonl of --shared)")
     s.add_argument("--store", type=Path, required=True, help="the bed `publish` made")
-    s.add_argument("--work", type=Path, required=True, help="the pulled home, the copy of --home and the scores")
+    s.add_argument("--work", type=Path, required=True, help="the homes, the stores of subsets and the scores "
+                   "(a home already pulled there is kept)")
+    s.add_argument("--homes", nargs="+", choices=list(HOMES), default=list(HOMES),
+                   help="; ".join(f"{k}: {v}" for k, v in HOMES.items()))
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     return {"fetch": fetch, "publish": publish, "score": score}[args.command](args)
