@@ -1,9 +1,10 @@
 """What calibrating a pulled home costs: `loci pull` with and without `--no-calibrate`.
 
-    python bench/pull_calibrate.py [--home H] [--scope click] [--rounds 2] [--json OUT]
+    python bench/pull_calibrate.py [--home H | --store DIR] [--scope click] [--rounds 2] [--json OUT]
 
 Every scope of a built home (``--home``, default ``$LOCI_HOME``) is exported to a folder
-store and pulled into two fresh homes, one calibrating (the default), one with
+store (or ``--store``: a folder of bundles already published, such as the 1,000-scope bed of
+``bench/bundles.py --keep``; its ``--scope`` manifest is rewritten in place) and pulled into two fresh homes, one calibrating (the default), one with
 ``--no-calibrate``; then, ``--rounds`` times and alternating, ``--scope``'s manifest moves
 (another commit) before each home pulls again: one changed bundle. Each pull is one
 `loci pull` process; the ratio is calibrated / not calibrated in the same run.
@@ -53,14 +54,17 @@ def main(argv=None) -> int:
     ap.add_argument("--scope", default="click", help="the scope whose bundle changes (default: click)")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--store", type=Path, help="a folder of bundles to pull instead of the home's export "
+                    "(the changed scope's manifest is rewritten there)")
     args = ap.parse_args(argv)
-    home = inputs.home_dir(args.home)
-    print(stamp(f"every scope of the home pulled, then {args.scope} changed"), flush=True)
+    print(stamp(f"every scope of {'the store' if args.store else 'the home'} pulled, then {args.scope} changed"),
+          flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-pull-calibrate-") as tmp:
         work = Path(tmp)
-        store = work / "store"
-        run_checked([sys.executable, "-m", "loci", "export", "--to", str(store), "--quiet"],
-                    env=inputs.child_env(home), cwd=ROOT)
+        store = args.store.resolve() if args.store else work / "store"
+        if not args.store:
+            run_checked([sys.executable, "-m", "loci", "export", "--to", str(store), "--quiet"],
+                        env=inputs.child_env(inputs.home_dir(args.home)), cwd=ROOT)
         if not (store / args.scope / "manifest.json").is_file():
             inputs.fail(f"the home has no scope {args.scope!r} to change", "give --scope one of its scopes")
         homes = {mode: work / f"home-{i}" for i, mode in enumerate(MODES)}

@@ -210,6 +210,8 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
     _require_index(ctx, "calibrate")
     ctx.scan = False  # only `update` rescans the roots
     r = run(ctx, ["calibrate"], jobs=1)
+    if ctx.calibrate_full and "calibrate" not in r.executed and not r.failed and not r.blocked:
+        r = run(ctx, ["calibrate"], force=True, single=True)   # up to date, but asked to fit whole
     report = calibrate_report(ctx, r)
     if report is None:
         raise BuildError(f"calibration failed: {r.failure('calibrate')}")

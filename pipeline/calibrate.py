@@ -508,12 +508,13 @@ def z_floor_from(per_scope: Mapping[str, Sequence[float]], quantile: float = BAC
 # --- the whole run ------------------------------------------------------------------------
 
 def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = None,
-              write: bool = True, multilingual_encoder=None) -> dict:
+              write: bool = True, multilingual_encoder=None, full: bool = False) -> dict:
     """Fit on the current index and write ``calibration.json`` (atomically); return what was written.
 
     The words' fit (``fit_words``) is kept as it was while few of the scopes it was fitted on
     moved (``lexical_fit_holds``); the semantic fits come from each scope's piece, so a pull of
-    one changed bundle among many computes that scope's piece alone."""
+    one changed bundle among many computes that scope's piece alone. ``full`` fits the words
+    again whatever moved."""
     from loci.query.ask import open_session
     from loci.kernel.atomic import build_lock, write_json
     from loci_pipeline.calibration_pieces import Pieces
@@ -521,7 +522,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     session = open_session(layout.home, keep_full_index=True, params=DEFAULT_PARAMS)
     manifest = session.manifest
     scopes = scope_digests(manifest)
-    words = kept_words(layout, scopes, manifest) or fit_words(session, scopes, manifest, seed)
+    words = (None if full else kept_words(layout, scopes, manifest)) or fit_words(session, scopes, manifest, seed)
     applied = dict(words["params"])
     names = list(scopes)
     pieces = Pieces(layout, names, method_signature())

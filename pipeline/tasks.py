@@ -77,6 +77,7 @@ class BuildContext:
     graphs: bool = False          # index:S waits for graphs:S (a fresh code graph)
     embed: bool = False           # `update` includes vectors + embed
     calibrate: bool = False       # `update` includes calibrate
+    calibrate_full: bool = False  # the words' fit done again even while it stands (`loci calibrate --full`)
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default loci_pipeline.embed.open_encoder
     query_encoder: Callable | None = None
@@ -494,7 +495,7 @@ def calibration_sound(layout: Layout) -> bool:
 def calibrate_action(ctx: BuildContext) -> dict:
     from loci_pipeline.calibrate import calibrate
 
-    data = calibrate(ctx.layout, load_encoder=ctx.query_encoder)
+    data = calibrate(ctx.layout, load_encoder=ctx.query_encoder, full=ctx.calibrate_full)
     return {"evidence_floor": data.get("params", {}).get("evidence_floor"), "state": calibration_state(ctx)}
 
 

@@ -406,3 +406,16 @@ def test_a_refit_after_a_scope_of_a_small_corpus_moved_fits_the_words_again(corp
     _change_webby(corpus)
     assert runner.invoke(app, ["calibrate"]).exit_code == 0
     assert measured and read_calibration(layout())["lexical"]["scopes"] != before
+
+
+def test_calibrate_full_fits_the_words_again_even_when_the_fit_still_stands(corpus, loci_home, monkeypatch):
+    import loci_pipeline.calibrate as cal
+
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    measured, real = [], cal.measure
+    monkeypatch.setattr(cal, "measure", lambda *a, **k: measured.append(1) or real(*a, **k))
+    assert "already fits" in runner.invoke(app, ["calibrate"]).output and not measured
+    res = runner.invoke(app, ["calibrate", "--full"])
+    assert res.exit_code == 0 and "written to" in res.output, res.output
+    assert measured == [1]
+    assert read_calibration(layout())["lexical"]["moved"] == 0

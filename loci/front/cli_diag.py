@@ -16,6 +16,9 @@ commands = Commands()
 @commands.command()
 @handled
 def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
+              full: bool = typer.Option(False, "--full", help="Fit the evidence floor again on every scope, even "
+                                        "when few scopes moved since its fit (a pull of one bundle among "
+                                        "hundreds keeps it)."),
               as_json: bool = json_flag()):
     """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
     second-opinion floors) to your corpus; writes calibration.json."""
@@ -34,7 +37,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
         from loci_pipeline import build
 
         layout = writable_home()
-        report = build.calibrate(build_context(layout, quiet=True, graphs=False))
+        report = build.calibrate(build_context(layout, quiet=True, graphs=False, calibrate_full=full))
         data = report.data
     if as_json:
         dump_json(data)
