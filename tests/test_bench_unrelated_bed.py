@@ -65,3 +65,17 @@ def test_bed_names_pass_over_a_name_already_taken():
 
 def test_bed_names_smaller_than_the_unrelated_set_takes_the_first():
     assert bed_names(["x"], ["a", "b", "c"], 3) == [("a", "a"), ("b", "b")]
+
+
+def test_judge_checks_a_copy_on_the_package_it_was_built_from(tmp_path):
+    from bench.unrelated_judge import judge
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "uv.lock").write_text("version = 1")
+    (tmp_path / "pkg" / "PKG-INFO").write_text("Name: pkg")
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "PKG-INFO").write_text("Name: other")
+    changes = [{"id": "d2d-all-enumerative-16", "after": ["click", "pkg", "pkg-001", "other-002"]},
+               {"id": "dev-vocab-01", "after": ["other"]}]
+    assert judge(changes, tmp_path, {"click"}) == [
+        {"id": "d2d-all-enumerative-16", "right": ["pkg", "pkg-001"], "wrong": ["other-002"]}]
