@@ -19,9 +19,9 @@ folder store, then hard-links copies of the unrelated bundles under other names 
 (calibrating, as a team member's pull does) into four homes and scores the labelled questions
 on each with bench/eval_folds.py: the development home (a copy), an empty home that pulled the
 development bundles alone, an empty home that pulled the whole bed, and a copy of the
-development home that pulled the unrelated bundles; then lists the questions whose score moved
-from the first to the second (the pull itself), the second to the third and the first to the
-fourth (the unrelated scopes).
+development home that pulled the unrelated bundles (and a copy calibrated again by this loci,
+which that pull does); then lists the questions whose score moved between pairs of them
+(``PAIRS``): what the pull itself moves, what calibrating again moves, what the unrelated scopes move.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench import inputs  # noqa: E402
+from bench import inputs
 
 CACHE = inputs.CACHE / "unrelated"
 NAME_LISTS = Path("/usr/share/package-lists")
@@ -324,6 +324,7 @@ def subset_store(store: Path, folders: list[str], dest: Path) -> Path:
 
 HOMES = {
     "22": "the development home (a copy)",
+    "22-cal": "a copy of the development home calibrated again by this loci (as a pull into it calibrates)",
     "pulled-22": "an empty home that pulled the development bundles alone",
     "bed": "an empty home that pulled the whole bed",
     "22+unrelated": "a copy of the development home that pulled the unrelated bundles",
@@ -346,9 +347,12 @@ def score(args) -> int:
     pulls = {}
     for home in args.homes:
         target = work / f"home-{home}"
-        if home in ("22", "22+unrelated") and not target.is_dir():
+        if home in ("22", "22-cal", "22+unrelated") and not target.is_dir():
             shutil.copytree(dev_home, target, symlinks=True)   # the development home itself is never written
-        if home != "22" and not (target / ".pulled").is_file():
+        if home == "22-cal" and not (target / ".calibrated").is_file():
+            run_checked([sys.executable, "-m", "loci", "calibrate"], env=inputs.child_env(target), cwd=ROOT)
+            (target / ".calibrated").write_text("")
+        if home in stores and not (target / ".pulled").is_file():
             start = time.perf_counter()
             run_checked([sys.executable, "-m", "loci", "pull", str(stores[home]), "--quiet"],
                         env=inputs.child_env(target), cwd=ROOT)
@@ -379,7 +383,8 @@ def score(args) -> int:
 
 # what each comparison isolates: the pull itself, the unrelated scopes beside pulled ones,
 # the unrelated scopes beside local ones
-PAIRS = (("22", "pulled-22"), ("pulled-22", "bed"), ("22", "22+unrelated"))
+PAIRS = (("22", "pulled-22"), ("pulled-22", "bed"), ("22", "22-cal"), ("22-cal", "22+unrelated"),
+         ("22", "22+unrelated"))
 
 
 def main(argv=None) -> int:

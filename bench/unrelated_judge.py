@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from bench.unrelated_bed import CACHE  # noqa: E402
+from bench.unrelated_bed import CACHE
 
 COPY = re.compile(r"-\d{3}$")
 TEXT_SUFFIXES = {".py", ".pyi", ".md", ".rst", ".txt", ".toml", ".cfg", ".js", ".ts", ".json", ".go", ".rs", ".sh",
@@ -36,7 +36,7 @@ def files(repo: Path):
 
 
 def grep(repo: Path, pattern: str, names: str | None = None) -> bool:
-    rx, nx = re.compile(pattern, re.I), re.compile(names, re.I) if names else None
+    rx, nx = re.compile(pattern, re.IGNORECASE), re.compile(names, re.IGNORECASE) if names else None
     for p in files(repo):
         if nx and not nx.search(p.name):
             continue
@@ -49,7 +49,7 @@ def grep(repo: Path, pattern: str, names: str | None = None) -> bool:
 
 
 def has_file(repo: Path, pattern: str) -> bool:
-    rx = re.compile(pattern, re.I)
+    rx = re.compile(pattern, re.IGNORECASE)
     return any(rx.search(p.name) for p in repo.rglob("*") if ".git" not in p.parts)
 
 
@@ -66,7 +66,7 @@ def runtime_requires(repo: Path) -> list[str]:
     pkg = repo / "package.json"
     if pkg.is_file():
         try:
-            return list((json.loads(pkg.read_text()).get("dependencies") or {}))
+            return list(json.loads(pkg.read_text()).get("dependencies") or {})
         except ValueError:
             return []
     return []
@@ -77,15 +77,15 @@ def is_python(repo: Path) -> bool:
 
 
 def licence(repo: Path, pattern: str) -> bool:
-    return bool(re.search(pattern, metadata(repo), re.I)) or grep(repo, pattern, r"^(LICEN[CS]E|COPYING)")
+    return bool(re.search(pattern, metadata(repo), re.IGNORECASE)) or grep(repo, pattern, r"^(LICEN[CS]E|COPYING)")
 
 
 BSD3 = r"BSD-3-Clause|Neither the name of"
 CRITERIA = {
     "dev-enum-01": lambda r: licence(r, r"Apache"),
     "d2d-all-enumerative-01": lambda r: licence(r, r"Apache"),
-    "dev-enum-02": lambda r: any(re.match(r"Requires-Dist: click\b", x, re.I) for x in runtime_requires(r)),
-    "d2d-all-enumerative-07": lambda r: is_python(r) and any(re.match(r"Requires-Dist: click\b", x, re.I)
+    "dev-enum-02": lambda r: any(re.match(r"Requires-Dist: click\b", x, re.IGNORECASE) for x in runtime_requires(r)),
+    "d2d-all-enumerative-07": lambda r: is_python(r) and any(re.match(r"Requires-Dist: click\b", x, re.IGNORECASE)
                                                              for x in runtime_requires(r)),
     "dev-enum-03": lambda r: grep(r, r"sqlite"),
     "dev-enum-04": lambda r: grep(r, r"(bash|zsh)[^\n]{0,60}complet|complet[^\n]{0,60}(bash|zsh)"),
