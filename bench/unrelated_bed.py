@@ -8,8 +8,8 @@
 registry name list, ``--names``) and npm packages (``downloads_a_month``), skips the 22
 development projects by name and any package that carries a copy of one (a vendored
 ``requests``, ``click``...), downloads each source distribution with the registry's own client
-(``pip download --no-binary NAME``, ``npm pack``), skips those under ``MIN_TEXT`` bytes of
-text or over ``MAX_ARCHIVE`` bytes, and makes each a git repository of one commit (fixed author
+(``pip download --no-binary NAME``, ``npm pack``), skips those under ``MIN_TEXT`` or over
+``MAX_TEXT`` bytes of text or over ``MAX_ARCHIVE`` bytes of archive, and makes each a git repository of one commit (fixed author
 and date) under ``--cache`` (``bench/.cache/unrelated``); ``fetched.json`` there records every
 name and why it was skipped. Build them as any home builds repositories (``loci setup -y``).
 
@@ -48,6 +48,8 @@ CACHE = inputs.CACHE / "unrelated"
 NAME_LISTS = Path("/usr/share/package-lists")
 MIN_TEXT = 20_000          # bytes of text: smaller is no real project
 MAX_ARCHIVE = 30_000_000   # bytes of archive: larger is mostly data
+MAX_TEXT = 10_000_000      # bytes of text: about twice the largest development repository (black, 5.9 MB)
+                           # (a vendored C++ tree, a lexer per language: tens of thousands of chunks)
 DATE = "2026-01-01T00:00:00+00:00"
 # the development projects by their registry names (and what they are published as)
 DEV_NAMES = {"attrs", "awesome", "black", "chalk", "cli", "click", "commander", "commander.js", "docopt",
@@ -167,6 +169,10 @@ def make_repo(folder: Path) -> None:
         subprocess.run(argv, cwd=folder, env=env, check=True, capture_output=True)
 
 
+def too_much_or_little(text: int) -> str | None:
+    return "too little text" if text < MIN_TEXT else "too much text" if text > MAX_TEXT else None
+
+
 def fetch_one(registry: str, name: str, repos: Path, dl: Path) -> dict:
     """One package made a repository under ``repos``; a row for ``fetched.json``."""
     row = {"name": name, "registry": registry, "folder": normal(name)}
@@ -187,7 +193,7 @@ def fetch_one(registry: str, name: str, repos: Path, dl: Path) -> dict:
         shutil.rmtree(folder, ignore_errors=True)
         return {**row, "kept": False, "note": f"unpack failed: {exc}"[:200]}
     row["text_bytes"] = text_bytes(folder)
-    why = "too little text" if row["text_bytes"] < MIN_TEXT else None
+    why = too_much_or_little(row["text_bytes"])
     carried = carries_dev_project(folder)
     if carried:
         why = f"carries a development project ({carried})"
@@ -205,6 +211,11 @@ def fetch(args) -> int:
     repos, record = cache / "repos", cache / "fetched.json"
     repos.mkdir(parents=True, exist_ok=True)
     rows = {(r["registry"], r["name"]): r for r in json.loads(record.read_text())} if record.is_file() else {}
+    for row in rows.values():   # kept under limits since changed
+        why = too_much_or_little(row.get("text_bytes", MIN_TEXT)) if row["kept"] else None
+        if why:
+            shutil.rmtree(repos / row["folder"], ignore_errors=True)
+            row.update(kept=False, note=why)
     pypi = choose(ranked_pypi(args.names / "pypi.tsv"), DEV_NAMES, args.pypi)
     npm = choose(ranked_npm(args.names / "npm.tsv"), DEV_NAMES, args.npm, taken={normal(n) for n in pypi})
     wanted = [("pypi", n) for n in pypi] + [("npm", n) for n in npm]
