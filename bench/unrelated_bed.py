@@ -353,8 +353,9 @@ def score(args) -> int:
     work.mkdir(parents=True, exist_ok=True)
     dev = {name.replace("/", "__") for name in built_scopes(dev_home)}
     folders = sorted(p.name for p in args.store.iterdir() if (p / "manifest.json").is_file())
-    stores = {"pulled-22": subset_store(args.store, sorted(dev), work / "store-22"), "bed": args.store,
-              "22+unrelated": subset_store(args.store, [f for f in folders if f not in dev], work / "store-unrelated")}
+    stores = {"pulled-22": lambda: subset_store(args.store, sorted(dev), work / "store-22"), "bed": lambda: args.store,
+              "22+unrelated": lambda: subset_store(args.store, [f for f in folders if f not in dev],
+                                                   work / "store-unrelated")}
     pulls = {}
     for home in args.homes:
         target = work / f"home-{home}"
@@ -365,7 +366,7 @@ def score(args) -> int:
             (target / ".calibrated").write_text("")
         if home in stores and not (target / ".pulled").is_file():
             start = time.perf_counter()
-            run_checked([sys.executable, "-m", "loci", "pull", str(stores[home]), "--quiet"],
+            run_checked([sys.executable, "-m", "loci", "pull", str(stores[home]()), "--quiet"],
                         env=inputs.child_env(target), cwd=ROOT)
             pulls[home] = round(time.perf_counter() - start, 1)
             (target / ".pulled").write_text(f"{pulls[home]}\n")
