@@ -141,11 +141,10 @@ def real_bed(source: Path, n: int, store: Path) -> list[str]:
     vectors), then published round-robin under other names (``NAME-001``...; the first copy of
     each keeps its own name, so the labelled questions have their repository in the bed), the
     files hard-linked to the one export. Pessimistic: each word of a repository hits n/22 scopes."""
-    from loci.kernel.registry import load_registry
-    from loci_pipeline.share.bundle import MANIFEST, export_scope
+    from loci_pipeline.share.bundle import export_scope
 
     lay = make_layout(source)
-    real = sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())
+    real = built_scopes(source)
     once = store.parent / "store-once"
     for name in real:
         export_scope(lay, name, once)
@@ -154,18 +153,34 @@ def real_bed(source: Path, n: int, store: Path) -> list[str]:
         name = real[i % len(real)]
         k = i // len(real)
         local = name if k == 0 else f"{name}-{k:03d}"
-        src = once / name.replace("/", "__")
-        folder = store / local.replace("/", "__")
-        folder.mkdir(parents=True)
-        for f in src.iterdir():
-            if f.name != MANIFEST:
-                os.link(f, folder / f.name)
-        manifest = json.loads((src / MANIFEST).read_text())
-        if k:
-            manifest.update(scope=local, aliases=[])
-        (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+        link_bundle(once / name.replace("/", "__"), store, local)
         names.append(local)
     return names
+
+
+def built_scopes(home: Path) -> list[str]:
+    """The registered scopes of ``home`` that were built (they have a meta file), sorted."""
+    from loci.kernel.registry import load_registry
+
+    lay = make_layout(home)
+    return sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())
+
+
+def link_bundle(src: Path, store: Path, local: str) -> Path:
+    """The exported bundle ``src`` published in ``store`` as scope ``local``: its files
+    hard-linked, its manifest rewritten (under another name than its own: no aliases)."""
+    from loci_pipeline.share.bundle import MANIFEST
+
+    folder = store / local.replace("/", "__")
+    folder.mkdir(parents=True)
+    for f in src.iterdir():
+        if f.name != MANIFEST:
+            os.link(f, folder / f.name)
+    manifest = json.loads((src / MANIFEST).read_text())
+    if manifest.get("scope") != local:
+        manifest.update(scope=local, aliases=[])
+    (folder / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True))
+    return folder
 
 
 def touch_manifest(store: Path, folder: str, n: int) -> None:
@@ -312,12 +327,10 @@ def eval_home(home: Path, out: Path, qfile: Path) -> dict:
 
 def accuracy(source_home: Path, work: Path, qfile: Path) -> dict:
     """The labelled questions on the source home and on a home pulled from its bundles."""
-    from loci.kernel.registry import load_registry
     from loci_pipeline.calibrate import calibrate
 
     store, pulled = work / "store22", work / "pulled22"
-    names = [s.name for s in load_registry(make_layout(source_home)).scopes
-             if make_layout(source_home).meta(s.name).is_file()]
+    names = built_scopes(source_home)
     export_all(source_home, names, store)
     seconds, report = timed_pull(pulled, store)
     calibrated = (source_home / "calibration.json").is_file()
@@ -380,10 +393,7 @@ def main(argv=None) -> int:
         out["export_s"] = round(export_all(gen, names, store), 1)
         real = []
         if source is not None and args.real:
-            from loci.kernel.registry import load_registry
-
-            lay = make_layout(source)
-            real = sorted(s.name for s in load_registry(lay).scopes if lay.meta(s.name).is_file())[:args.real]
+            real = built_scopes(source)[:args.real]
             export_all(source, real, store)
         out["real"] = len(real)
         out["cold_pull_s"], report = timed_pull(home, store)
