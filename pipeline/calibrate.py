@@ -81,6 +81,30 @@ def method_signature() -> str:
     return digest.hexdigest()[:16]
 
 
+def piece_signature() -> str:
+    """A digest of how one scope's calibration piece is computed: the functions that compute it,
+    the constants they read, the query side's vector code and the off-topic questions. A piece
+    (kept in the home or carried by a bundle) is valid for this digest only. Narrower than
+    ``method_signature`` on purpose: a loci that fits the words another way still lands a
+    bundle's piece, or a map-pulled scope, whose vectors are remote, would have no background and
+    its raw closeness would outrank every local scope's lift above its own."""
+    import hashlib
+    import inspect
+    from pathlib import Path
+
+    from loci.query import multilingual, semantic, semantic_search
+    from loci_pipeline import calibration_pieces
+
+    digest = hashlib.sha256()
+    for fn in _PIECE_FUNCTIONS:
+        digest.update(inspect.getsource(fn).encode() + b"\0")
+    digest.update(repr((SEMANTIC_MARGIN, NULL_TOP, DEFAULT_PARAMS.semantic_route_k, DEFAULT_PARAMS.semantic_window_chance,
+                        evalgen.UNANSWERABLE_QUESTIONS, evalgen.UNANSWERABLE_FOREIGN, CALIBRATION_SCHEMA)).encode())
+    for module in (semantic, semantic_search, multilingual, calibration_pieces):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
+
+
 @dataclass(frozen=True)
 class Sample:
     """What the gates see for one labelled question, measured once."""
@@ -248,7 +272,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     except ImportError:
         return {"skipped": "the semantic module is not available"}
     load_encoder = load_encoder or semantic.load_encoder
-    pieces = pieces if pieces is not None else Pieces(layout, scopes, method_signature())
+    pieces = pieces if pieces is not None else Pieces(layout, scopes, piece_signature())
     out: dict[str, dict] = {}
     problems: list[str] = []
     for model in models:
@@ -360,7 +384,7 @@ def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
     from loci_pipeline.calibration_pieces import Pieces, questions_digest
 
     questions = evalgen.UNANSWERABLE_QUESTIONS
-    method = method_signature()
+    method = piece_signature()
     pieces = Pieces(layout, [scope], method)
     try:
         got = model_pieces(layout, pieces, model, questions, semantic.load_encoder).get(scope)
@@ -416,7 +440,7 @@ def multilingual_floor(layout: Layout, scopes: Sequence[str], questions: Sequenc
 
     tag = multilingual_tag(encoder)
     side.encoder = _Lookup(lambda: encoded(layout, tag, questions, encode_each), questions)
-    pieces = pieces if pieces is not None else Pieces(layout, scopes, method_signature())
+    pieces = pieces if pieces is not None else Pieces(layout, scopes, piece_signature())
     per = pieces.multilingual(lambda scope: [scope_affinity(side, q, [scope]).get(scope) for q in questions], tag)
     pieces.save()
     best = [max((v[j] for v in per.values() if v[j] is not None), default=0.0) for j in range(len(questions))]
@@ -525,7 +549,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     words = (None if full else kept_words(layout, scopes, manifest)) or fit_words(session, scopes, manifest, seed)
     applied = dict(words["params"])
     names = list(scopes)
-    pieces = Pieces(layout, names, method_signature())
+    pieces = Pieces(layout, names, piece_signature())
     null = list(evalgen.UNANSWERABLE_QUESTIONS)
     foreign = multilingual_floor(layout, names, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
     if "multilingual_route_floor" in foreign:
@@ -688,3 +712,7 @@ def render(data: Mapping) -> list[str]:
                   "  No floor can split them cleanly: your projects share vocabulary, so asking from",
                   "  inside a project (or with --scope) matters more than the floor does."]
     return lines
+
+
+# what computes a scope's piece (``piece_signature``), bound once at import
+_PIECE_FUNCTIONS = (semantic_piece, scope_passages, window_lifts, near_top, leave_one_out_z, multilingual_floor)

@@ -754,3 +754,16 @@ def test_push_and_export_of_an_empty_home_are_the_same_error_and_write_nothing(c
     res = cli(*args, code=1)
     assert "nothing to publish" in res.output and "loci setup" in res.output
     assert not dest.exists()
+
+
+def test_a_bundles_piece_still_lands_after_the_words_fit_changed(published, loci_home, monkeypatch):
+    # the exporting and the pulling loci differ only in how they fit the evidence floor: each
+    # scope's semantic piece is computed the same way, so it must land (without it a map-pulled
+    # scope has no background and its raw closeness outranks every local scope's lift)
+    import loci_pipeline.calibrate as cal
+
+    real = cal.fit_words
+    monkeypatch.setattr(cal, "fit_words", lambda *a, **k: real(*a, **k))   # another words' fit
+    monkeypatch.setattr(cal, "method_signature", lambda: "a-loci-that-fits-the-words-another-way")
+    cli("pull", str(published), "--quiet")
+    assert set(_semantic(loci_home)["models"]["fake-model"]["floors"]) == {"gizmo", "webby"}

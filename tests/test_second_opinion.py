@@ -243,3 +243,11 @@ def test_a_clearly_stronger_first_by_words_keeps_its_place_when_meaning_differs_
     affinity = {**near(), "alpha": 0.52, "beta": 0.56}
     r = second_opinion(_two_way_route(1.675, 1.2), affinity, Context(), P)
     assert r.scopes == ["alpha", "beta"] and r.semantic["action"] == "agreed"
+
+
+def test_a_scope_without_a_background_is_lifted_above_the_typical_background_not_above_zero():
+    # a pulled scope whose calibration piece did not land has no background: its raw closeness
+    # (0.40) is not 0.40 above its own off-topic level, it is about the others' typical one
+    background = {"alpha": (0.25, 0.03), "beta": (0.26, 0.03), "gamma": (0.24, 0.03)}
+    affinity = {"alpha": 0.45, "beta": 0.30, "gamma": 0.28, "pulled": 0.40}
+    assert _above_background(["pulled", "alpha", "beta", "gamma"], affinity, background)[:2] == ["alpha", "pulled"]

@@ -651,8 +651,20 @@ def stands_out(affinity: Mapping[str, float], background: Background | None, sco
     return max(zs, default=0.0)
 
 
-def _lift(affinity: Mapping[str, float], background: Background, scope: str) -> float:
-    return affinity[scope] - (background[scope][0] if scope in background else 0.0)
+def _lift(affinity: Mapping[str, float], background: Background, scope: str, typical: float = 0.0) -> float:
+    """Closeness above the scope's own off-topic background, or above ``typical`` (the scopes'
+    median background) for a scope calibration has none for (a pulled scope whose piece did not
+    land): its raw closeness is not all lift."""
+    return affinity[scope] - (background[scope][0] if scope in background else typical)
+
+
+def typical_background(background: Background) -> float:
+    """The median of the scopes' off-topic means (0 without any)."""
+    means = sorted(m for m, _sd in background.values())
+    if not means:
+        return 0.0
+    mid = len(means) // 2
+    return means[mid] if len(means) % 2 else (means[mid - 1] + means[mid]) / 2
 
 
 def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
@@ -661,7 +673,8 @@ def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
     a scope close to everything is not closer in meaning to this question for that."""
     if not background:
         return list(by_meaning)
-    return sorted(by_meaning, key=lambda s: (-_lift(affinity, background, s), s))
+    typical = typical_background(background) if any(s not in background for s in by_meaning) else 0.0
+    return sorted(by_meaning, key=lambda s: (-_lift(affinity, background, s, typical), s))
 
 
 def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], background: Background | None,
@@ -671,7 +684,8 @@ def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], backgro
     A ratio of lifts, not a difference of cosines: it reads the same on any encoder's scale."""
     if not background or len(by_lift) < 2:
         return None
-    first, second = (_lift(affinity, background, s) for s in by_lift[:2])
+    typical = typical_background(background) if any(s not in background for s in by_lift[:2]) else 0.0
+    first, second = (_lift(affinity, background, s, typical) for s in by_lift[:2])
     return by_lift[0] if first > 0 and second <= ratio * first else None
 
 

@@ -366,10 +366,10 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         finally:
             shutil.rmtree(stage, ignore_errors=True)
         if not no_vectors:   # each bundle's calibration piece, which calibrating reads
-            from loci_pipeline.calibrate import method_signature
+            from loci_pipeline.calibrate import piece_signature
             from loci_pipeline.calibration_pieces import land_pieces
 
-            land_pieces(layout, [(inc.name, inc.manifest.raw) for inc in incoming], method_signature())
+            land_pieces(layout, [(inc.name, inc.manifest.raw) for inc in incoming], piece_signature())
         _register(layout, store, incoming)
         _checkpoint("registered")
         _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped}, moved)
