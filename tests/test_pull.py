@@ -166,11 +166,16 @@ def test_a_pulled_home_asks_with_the_second_opinion_of_the_same_model(published,
     assert asked and out["blocks"][0]["episodes"]
 
 
-def test_a_pulled_scope_has_no_working_tree_to_route_from(published, corpus):
+def test_a_pulled_scope_is_found_from_a_checkout_only_by_its_repository(published, corpus):
     cli("pull", str(published), "--all", "--quiet")
-    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(corpus.code / "gizmo"),
+    # webby's bundle names no repository (its checkout has no remote): a folder cannot point at it
+    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(corpus.code / "webby"),
                          "how do I install it?").stdout)
     assert out["outcome"] == "abstained"
+    # gizmo's names its origin, which the checkout has
+    out = json.loads(cli("route", "--json", "--fast", "--cwd", str(corpus.code / "gizmo"),
+                         "how do I install it?").stdout)
+    assert out["scopes"] == ["gizmo"]
 
 
 def test_pulling_again_moves_only_the_changed_bundle(pulled):
@@ -767,3 +772,21 @@ def test_a_bundles_piece_still_lands_after_the_words_fit_changed(published, loci
     monkeypatch.setattr(cal, "method_signature", lambda: "a-loci-that-fits-the-words-another-way")
     cli("pull", str(published), "--quiet")
     assert set(_semantic(loci_home)["models"]["fake-model"]["floors"]) == {"gizmo", "webby"}
+
+
+def test_a_question_asked_inside_a_checkout_of_a_pulled_repository_is_about_that_scope(published, tmp_path):
+    # a team member pulls the corpus, then asks from their own clone of one of its repositories:
+    # the clone is not a registered scope, but its remote names the pulled one
+    cli("pull", str(published), "--quiet")
+    clone = tmp_path / "work" / "my-gizmo"
+    (clone / "src").mkdir(parents=True)
+    git(clone, "init", "-q")
+    git(clone, "remote", "add", "upstream", "git@example.invalid:team/gizmo")   # another spelling, no .git
+    ask = ["route", "--json", "--cwd", str(clone / "src"), "--", "what does this project do?"]
+    assert json.loads(cli(*ask).stdout)["scopes"] == ["gizmo"]
+    stranger = tmp_path / "work" / "stranger"
+    stranger.mkdir()
+    git(stranger, "init", "-q")
+    git(stranger, "remote", "add", "origin", "https://example.invalid/team/elsewhere.git")
+    ask[3] = str(stranger)
+    assert json.loads(cli(*ask).stdout)["outcome"] == "abstained"   # a checkout of nothing pulled

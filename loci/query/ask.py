@@ -236,6 +236,23 @@ def _clean_question(question: "Question | str") -> Question:
     return Question(q[:MAX_QUESTION_CHARS])
 
 
+def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | None:
+    """The pulled scope ``cwd`` is a checkout of: one whose bundle names a repository that is a
+    remote of the git checkout holding ``cwd`` (``loci.kernel.checkout``); None otherwise. Read
+    only for a cwd inside no registered scope, so a local scope's folder always wins."""
+    from loci.kernel.checkout import remote_keys, repository_key
+
+    keys = remote_keys(Path(cwd).expanduser().resolve())
+    if not keys:
+        return None
+    metas = session.metas(sorted(indexed))
+    for name in sorted(metas):
+        origin = metas[name].get("origin") or {}
+        if repository_key(origin.get("repository")) in keys:
+            return name
+    return None
+
+
 def context_for(session: Session, cwd: str | os.PathLike | None, group: str | None) -> Context:
     """The cwd's scope (deepest containing) and the group confinement, as a router Context."""
     from loci.kernel.groups import GroupError, confinement, effective_groups, load_policy
@@ -250,6 +267,8 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot use the cwd {str(cwd)[:200]!r} ({exc}); give a directory path") from None
         cwd_scope = hit.name if hit is not None and hit.name in indexed else None
+        if cwd_scope is None:
+            cwd_scope = pulled_checkout(session, cwd, indexed)
     policy = load_policy(session.layout)
     groups_of = effective_groups(session.registry, policy)
     try:
