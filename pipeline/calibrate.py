@@ -546,7 +546,9 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     session = open_session(layout.home, keep_full_index=True, params=DEFAULT_PARAMS)
     manifest = session.manifest
     scopes = scope_digests(manifest)
-    words = (None if full else kept_words(layout, scopes, manifest)) or fit_words(session, scopes, manifest, seed)
+    method = method_signature()
+    words = (None if full else kept_words(layout, scopes, manifest, method)) \
+        or fit_words(session, scopes, manifest, seed, method)
     applied = dict(words["params"])
     names = list(scopes)
     pieces = Pieces(layout, names, piece_signature())
@@ -595,9 +597,9 @@ def lexical_fit_holds(fitted: Mapping[str, str], current: Mapping[str, str], sha
     return bool(fitted) and moved_scopes(fitted, current) <= share * len(fitted)
 
 
-def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping) -> dict | None:
+def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping, method: str) -> dict | None:
     """The words' fit of the calibration in place, when it was fitted the same way on nearly
-    these scopes (``lexical_fit_holds``); None to fit again."""
+    these scopes (``lexical_fit_holds``) by ``method``; None to fit again."""
     from loci.query.calibration import CalibrationError, read_calibration
 
     try:
@@ -606,7 +608,7 @@ def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping) -> 
         return None
     words = previous.get("lexical")
     if not isinstance(words, dict) or not isinstance(words.get("scopes"), dict) \
-            or words.get("method") != method_signature() or words.get("tokenizer") != manifest.get("tokenizer") \
+            or words.get("method") != method or words.get("tokenizer") != manifest.get("tokenizer") \
             or not isinstance(previous.get("fits"), dict) or not isinstance(previous.get("gate_accuracy"), dict):
         return None
     if not lexical_fit_holds(words["scopes"], scopes, DEFAULT_PARAMS.calibration_refit_share):
@@ -616,7 +618,7 @@ def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping) -> 
             "lexical": {k: v for k, v in words.items() if k != "moved"}}
 
 
-def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int) -> dict:
+def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int, method: str) -> dict:
     """The evidence floor (and ``concentrated_min_evidence``, reported) fitted on questions
     generated from the index's words, at most ``calibration_max_routable`` routable ones."""
     index = session.routing_for("")
@@ -634,7 +636,7 @@ def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int) 
             "fits": {f.name: asdict(f) for f in (floor, conc)},
             "gate_accuracy": {"default": round(gate_accuracy(samples, DEFAULT_PARAMS), 4),
                               "fitted": round(gate_accuracy(samples, fitted), 4)},
-            "lexical": {"scopes": dict(scopes), "method": method_signature(),
+            "lexical": {"scopes": dict(scopes), "method": method,
                         "tokenizer": manifest.get("tokenizer"), "fitted_at": time.time()}}
 
 

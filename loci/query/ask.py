@@ -239,13 +239,17 @@ def _clean_question(question: "Question | str") -> Question:
 def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | None:
     """The pulled scope ``cwd`` is a checkout of: one whose bundle names a repository that is a
     remote of the git checkout holding ``cwd`` (``loci.kernel.checkout``); None otherwise. Read
-    only for a cwd inside no registered scope, so a local scope's folder always wins."""
+    only for a cwd inside no registered scope, so a local scope's folder always wins, and only
+    in a home that pulled something (nothing is read otherwise)."""
+    pulled = sorted(s.name for s in session.registry.scopes if s.kind == "pulled" and s.name in indexed)
+    if not pulled:
+        return None
     from loci.kernel.checkout import remote_keys, repository_key
 
     keys = remote_keys(Path(cwd).expanduser().resolve())
     if not keys:
         return None
-    metas = session.metas(sorted(indexed))
+    metas = session.metas(pulled)
     for name in sorted(metas):
         origin = metas[name].get("origin") or {}
         if repository_key(origin.get("repository")) in keys:

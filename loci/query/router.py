@@ -658,8 +658,11 @@ def _lift(affinity: Mapping[str, float], background: Background, scope: str, typ
     return affinity[scope] - (background[scope][0] if scope in background else typical)
 
 
-def typical_background(background: Background) -> float:
-    """The median of the scopes' off-topic means (0 without any)."""
+def typical_background(background: Background, scopes: Sequence[str] = ()) -> float:
+    """The median of the scopes' off-topic means (0 without any), the level ``_lift`` takes for
+    a scope without one; not computed (0) when every one of ``scopes`` has its own."""
+    if scopes and all(s in background for s in scopes):
+        return 0.0
     means = sorted(m for m, _sd in background.values())
     if not means:
         return 0.0
@@ -673,7 +676,7 @@ def _above_background(by_meaning: Sequence[str], affinity: Mapping[str, float],
     a scope close to everything is not closer in meaning to this question for that."""
     if not background:
         return list(by_meaning)
-    typical = typical_background(background) if any(s not in background for s in by_meaning) else 0.0
+    typical = typical_background(background, by_meaning)
     return sorted(by_meaning, key=lambda s: (-_lift(affinity, background, s, typical), s))
 
 
@@ -684,7 +687,7 @@ def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], backgro
     A ratio of lifts, not a difference of cosines: it reads the same on any encoder's scale."""
     if not background or len(by_lift) < 2:
         return None
-    typical = typical_background(background) if any(s not in background for s in by_lift[:2]) else 0.0
+    typical = typical_background(background, by_lift[:2])
     first, second = (_lift(affinity, background, s, typical) for s in by_lift[:2])
     return by_lift[0] if first > 0 and second <= ratio * first else None
 
