@@ -419,3 +419,12 @@ def test_calibrate_full_fits_the_words_again_even_when_the_fit_still_stands(corp
     assert res.exit_code == 0 and "written to" in res.output, res.output
     assert measured == [1]
     assert read_calibration(layout())["lexical"]["moved"] == 0
+
+
+def test_calibrate_show_and_full_together_is_refused_in_one_line(corpus, loci_home):
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    before = (loci_home / "calibration.json").read_bytes()
+    res = runner.invoke(app, ["calibrate", "--show", "--full"])
+    assert res.exit_code != 0 and "Traceback" not in res.output
+    assert "--show" in res.output and "--full" in res.output
+    assert (loci_home / "calibration.json").read_bytes() == before

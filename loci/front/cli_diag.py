@@ -27,6 +27,10 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
     from loci.front.render import dump_json
     from loci_pipeline.calibrate import render
 
+    if show and full:
+        from loci.kernel.errors import UsageError
+
+        raise UsageError("--show prints the calibration and fits nothing; --full fits it: give one of them")
     if show:
         layout = make_layout()
         data = read_calibration(layout)
