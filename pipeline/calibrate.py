@@ -136,14 +136,17 @@ class Fit:
 
 
 def measure(questions: Sequence[evalgen.GenQuestion], index: RoutingIndex,
-            aliases: Mapping[str, Sequence[str]], params: Params = DEFAULT_PARAMS) -> list[Sample]:
-    """Route each question with no cwd and record the top scope's gate inputs."""
-    cap = max(1, int(len(index.scopes) * params.distinctive_max_share))
+            aliases: Mapping[str, Sequence[str]], params: Params = DEFAULT_PARAMS,
+            context: Context = Context()) -> list[Sample]:
+    """Route each question with no cwd (``context``: the home's copies, as a question routes)
+    and record the top scope's gate inputs."""
+    skip = {index.position[s] for s in context.shadowed if s in index.position}
+    cap = max(1, int((len(index.scopes) - len(skip)) * params.distinctive_max_share))
     out = []
     for q in questions:
-        r = route(q.question, index, Context(), aliases, params)
+        r = route(q.question, index, context, aliases, params)
         top = r.details[0] if r.details else None
-        held = {t: len(set(index.get(t)) | set(index.get(FACT + t))) for t in r.tokens}
+        held = {t: len((set(index.get(t)) | set(index.get(FACT + t))) - skip) for t in r.tokens}
         conc = [ev for t, ev in (top.matched.items() if top else ())
                 if held.get(t, 0) <= params.concentrated_max_scopes]
         out.append(Sample(q.question, q.family, not q.should_abstain,
@@ -621,12 +624,15 @@ def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping, met
 def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int, method: str) -> dict:
     """The evidence floor (and ``concentrated_min_evidence``, reported) fitted on questions
     generated from the index's words, at most ``calibration_max_routable`` routable ones."""
+    from loci.query.ask import shadowed
+
     index = session.routing_for("")
     aliases = session.aliases()
-    questions = evalgen.generate(index, aliases, DEFAULT_PARAMS, seed=seed)
+    context = Context(shadowed=shadowed(session))
+    questions = evalgen.generate(index, aliases, DEFAULT_PARAMS, seed=seed, shadowed=context.shadowed)
     routable, unroutable = evalgen.calibration_questions(questions)
     routable = bounded(routable, DEFAULT_PARAMS.calibration_max_routable, seed)
-    samples = measure([*routable, *unroutable], index, aliases, DEFAULT_PARAMS)
+    samples = measure([*routable, *unroutable], index, aliases, DEFAULT_PARAMS, context)
     floor = fit_threshold(samples, DEFAULT_PARAMS, "evidence_floor")
     conc = fit_threshold(samples, replace(DEFAULT_PARAMS, evidence_floor=floor.value),
                          "concentrated_min_evidence")

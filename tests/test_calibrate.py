@@ -71,13 +71,15 @@ def fitted_floor(corpus):
     return measured, fit_threshold(measured, DEFAULT_PARAMS, "evidence_floor")
 
 
+DISTINCT = {
+    "gizmo": FILLER + "sprocket cogwheel ratchet flywheel gearbox spindle " * 6,
+    "webby": FILLER + "cookie session redirect header middleware blueprint " * 6,
+    "walker": FILLER + "tree directory symlink descend inode dirent " * 6,
+}
+
+
 def test_measured_signature_questions_outscore_unanswerable_ones_on_a_distinct_corpus():
-    corpus = {
-        "gizmo": FILLER + "sprocket cogwheel ratchet flywheel gearbox spindle " * 6,
-        "webby": FILLER + "cookie session redirect header middleware blueprint " * 6,
-        "walker": FILLER + "tree directory symlink descend inode dirent " * 6,
-    }
-    measured, fit = fitted_floor(corpus)
+    measured, fit = fitted_floor(DISTINCT)
     lowest_routable = min(s.evidence for s in measured if s.routable)
     assert lowest_routable > max(s.evidence for s in measured if not s.routable)
     assert not fit.overlap and fit.accuracy == 1.0
@@ -91,6 +93,23 @@ def test_measured_bands_overlap_when_an_unanswerable_question_uses_a_scopes_word
     }
     _measured, fit = fitted_floor(corpus)
     assert fit.overlap
+
+
+def test_copies_of_a_scope_change_neither_the_calibration_questions_nor_their_samples():
+    from loci.query.router import Context
+
+    alone, fit = fitted_floor(DISTINCT)
+    copies = {**DISTINCT, "gizmo-fork": DISTINCT["gizmo"], "gizmo-mirror": DISTINCT["gizmo"]}
+    index = build_index(copies)
+    aliases = {s: [s] for s in copies}
+    context = Context(shadowed=frozenset({"gizmo-fork", "gizmo-mirror"}))
+    routable, unroutable = evalgen.calibration_questions(
+        evalgen.generate(index, aliases, shadowed=context.shadowed))
+    measured = measure([*routable, *unroutable], index, aliases, context=context)
+    assert measured == alone
+    assert fit_threshold(measured, DEFAULT_PARAMS, "evidence_floor") == fit
+    diluted, _ = fitted_floor(copies)      # counted as three witnesses, the samples differ
+    assert diluted != alone
 
 
 # --- the command and the read side ------------------------------------------------------

@@ -124,7 +124,29 @@ def test_an_incremental_routing_update_writes_the_metas_a_full_write_does(tmp_pa
     assert update_routing_db(inc, dbs, metas, changed=["a", "b"], metas_moved=["d"])
     full = tmp_path / "full.sqlite"
     write_routing_db(full, dbs, metas)
-    assert _table_metas(inc) == _table_metas(full) == {n: {"chunks": 2} for n in metas}
+    assert _table_metas(inc) == _table_metas(full) == {n: {"chunks": 2, "fingerprint": n + "2"} for n in metas}
+
+
+def test_metas_rows_an_older_loci_wrote_with_fewer_fields_are_all_written_again_by_the_next_merge(tmp_path):
+    con = sqlite3.connect(tmp_path / "routing.sqlite")
+    metas = {n: {"chunks": 3, "fingerprint": "f" + n, "origin": None} for n in ("a", "b", "c")}
+    merged_metas.write(con, metas)
+    con.execute(f"UPDATE {merged_metas.METAS_TABLE} SET meta = '{{\"chunks\":3}}'")     # as an older loci wrote them
+    con.execute(f"UPDATE {merged_metas.STAMP_TABLE} SET value = 'chunks,origin' WHERE key = 'fields'")
+    merged_metas.write(con, metas, rewrite=["a"])         # an incremental merge of one scope
+    assert {n: merged_metas.read_meta(con, n).get("fingerprint") for n in metas} == {"a": "fa", "b": "fb", "c": "fc"}
+    con.execute(f"UPDATE {merged_metas.METAS_TABLE} SET meta = '{{\"chunks\":3}}' WHERE name = 'b'")
+    merged_metas.write(con, metas, rewrite=["a"])         # same fields now: only the changed scope's row
+    assert merged_metas.read_meta(con, "b") == {"chunks": 3}
+
+
+def test_copies_are_scopes_with_the_same_build_fingerprint_and_chunk_count(tmp_path):
+    con = sqlite3.connect(tmp_path / "routing.sqlite")
+    merged_metas.write(con, {"web": {"chunks": 9, "fingerprint": "x"}, "web-fork": {"chunks": 9, "fingerprint": "x"},
+                             "web-mirror": {"chunks": 9, "fingerprint": "x"}, "other": {"chunks": 8, "fingerprint": "x"},
+                             "lone": {"chunks": 9, "fingerprint": "y"}, "unbuilt": {"chunks": 9},
+                             "unbuilt-2": {"chunks": 9}})
+    assert merged_metas.twin_groups(con) == [("web", "web-fork", "web-mirror")]
 
 
 def test_a_complete_routing_index_holds_its_postings_packed_and_reads_as_the_per_token_one(published):

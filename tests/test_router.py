@@ -257,3 +257,39 @@ def test_a_question_about_this_project_asked_inside_it_is_answered_there_whateve
 def test_a_question_naming_another_project_asked_inside_one_goes_to_the_named_project(index):
     r = route("In click, what does this prompt option do?", index, Context(cwd_scope="delta"), ALIASES, P)
     assert r.outcome == "routed" and r.scopes[0] == "click"
+
+
+# --- identical copies (twins): one scope's content registered under several names ---
+
+TWINS = {**CORPUS, "gamma-copy": CORPUS["gamma"], "gamma-fork": CORPUS["gamma"],
+         "kappa": FILLER + "cookie session redirect header " * 5 + "request " * 4 + "jar"}
+TWIN_NAMES = {s: [s] for s in TWINS}
+SESSION_Q = "how are the session cookie and redirect header handled for a request?"
+
+
+def test_identical_copies_take_one_place_in_a_route_and_leave_the_others_to_other_scopes():
+    index = build_index(TWINS)
+    assert route(SESSION_Q, index, Context(), TWIN_NAMES, P).scopes == ["gamma", "gamma-copy", "gamma-fork"]
+    res = route(SESSION_Q, index, Context(shadowed=frozenset({"gamma-copy", "gamma-fork"})), TWIN_NAMES, P)
+    assert res.scopes == ["gamma", "kappa"]          # the copies' places go to the next scope
+
+
+def test_a_copy_named_in_the_question_or_holding_the_cwd_still_answers():
+    index = build_index(TWINS)
+    ctx = Context(shadowed=frozenset({"gamma-copy", "gamma-fork"}))
+    named = route("in gamma-fork, how are the session cookie and redirect header handled?", index, ctx,
+                  TWIN_NAMES, P)
+    assert named.scopes[0] == "gamma-fork"
+    here = route("how does this project handle the session cookie?", index,
+                 Context(cwd_scope="gamma-copy", shadowed=frozenset({"gamma-copy", "gamma-fork"})), TWIN_NAMES, P)
+    assert here.scopes[0] == "gamma-copy"
+
+
+def test_an_enumeration_lists_one_of_identical_copies():
+    index = build_index(TWINS)
+    index.postings["fact:rust"] = {index.position[s]: 1.0 for s in ("gamma", "gamma-copy", "gamma-fork", "delta")}
+    want = {"gamma", "gamma-copy", "gamma-fork", "delta"}
+    assert set(route("Which of my projects are written in Rust?", index, Context(), TWIN_NAMES, P).scopes) == want
+    ctx = Context(shadowed=frozenset({"gamma-copy", "gamma-fork"}))
+    res = route("Which of my projects are written in Rust?", index, ctx, TWIN_NAMES, P)
+    assert res.outcome == "enumerated" and set(res.scopes) == {"gamma", "delta"}

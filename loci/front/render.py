@@ -111,6 +111,8 @@ def route_lines(result, explain: bool = False) -> list[str]:
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
         lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}{_by_meaning(result)}")
+        for scope, copies in (getattr(result, "copies", None) or {}).items():
+            lines.append(f"  {scope} also answers for {', '.join(copies)} (the same content)")
     if explain:
         lines.append(f"  decided by: {result.gate}")
         sem = result.semantic

@@ -6,10 +6,12 @@ that read and checked it whole paid for the corpus, not for the scopes it reache
 (``loci_pipeline.routing``) therefore also writes, into the routing file it already writes:
 
 - ``merge(key, value)``: the schema version and tokenizer the routing rows were made with
-  (what the query side checks of ``manifest.json`` before trusting the index);
+  (what the query side checks of ``manifest.json`` before trusting the index), the metas'
+  fields, and the groups of scopes that are copies of one another (``twin_groups``);
 - ``metas(name, meta)``: of each indexed scope's meta (as the manifest lists it) the fields a
   question reads (``QUERY_FIELDS``: a pulled scope's origin, the chunk count a long-lived
-  engine warms by), as JSON, one row a scope; so a pull rewrites the rows of the scopes it
+  engine warms by, the build fingerprint that tells identical copies apart: ``twin_groups``),
+  as JSON, one row a scope; so a pull rewrites the rows of the scopes it
   changed and a question reads the rows of the scopes it answers from. Not the build time
   nor the facts: the routing file stays the same bytes whoever merged the same scopes.
 
@@ -27,7 +29,8 @@ from loci.kernel.config import SCHEMA_VERSION
 
 STAMP_TABLE = "merge"
 METAS_TABLE = "metas"
-QUERY_FIELDS = ("chunks", "origin")
+QUERY_FIELDS = ("chunks", "origin", "fingerprint")
+TWINS_KEY = "twins"        # in the merge table: the groups of identical copies (``twin_groups``)
 TABLES = (f"CREATE TABLE IF NOT EXISTS {STAMP_TABLE} (key TEXT PRIMARY KEY, value TEXT)",
           f"CREATE TABLE IF NOT EXISTS {METAS_TABLE} (name TEXT PRIMARY KEY, meta TEXT)")
 
@@ -36,7 +39,7 @@ def stamp() -> dict[str, str]:
     """What this loci writes in the ``merge`` table."""
     from loci.kernel import tokens
 
-    return {"schema_version": str(SCHEMA_VERSION), "tokenizer": tokens.signature()}
+    return {"schema_version": str(SCHEMA_VERSION), "tokenizer": tokens.signature(), "fields": ",".join(QUERY_FIELDS)}
 
 
 def project(meta: dict) -> dict:
@@ -54,6 +57,8 @@ def write(con: sqlite3.Connection, metas: dict[str, dict], rewrite: Iterable[str
     ``rewrite`` ones plus the removal of rows no longer in ``metas`` (inside the caller's transaction)."""
     for ddl in TABLES:
         con.execute(ddl)
+    if rewrite is not None and (read_stamp(con) or {}).get("fields") != stamp()["fields"]:
+        rewrite = None   # rows written with other fields (an older loci): every one again, once
     con.executemany(f"INSERT OR REPLACE INTO {STAMP_TABLE} VALUES (?, ?)", sorted(stamp().items()))
     if rewrite is None:
         con.execute(f"DELETE FROM {METAS_TABLE}")
@@ -65,6 +70,8 @@ def write(con: sqlite3.Connection, metas: dict[str, dict], rewrite: Iterable[str
         names = sorted(set(rewrite) & kept)
     con.executemany(f"INSERT OR REPLACE INTO {METAS_TABLE} VALUES (?, ?)",
                     [(n, json.dumps(project(metas[n]), sort_keys=True, separators=(",", ":"))) for n in names])
+    con.execute(f"INSERT OR REPLACE INTO {STAMP_TABLE} VALUES (?, ?)",
+                (TWINS_KEY, json.dumps(_grouped(con), separators=(",", ":"))))
 
 
 def read_stamp(con: sqlite3.Connection) -> dict[str, str] | None:
@@ -85,3 +92,38 @@ def read_meta(con: sqlite3.Connection, name: str) -> dict | None:
     except (TypeError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
+
+
+def twin_groups(con: sqlite3.Connection) -> list[tuple[str, ...]]:
+    """Scopes that are copies of one another (``twin_key``), two or more a group, names sorted:
+    what the last merge recorded (one row; a question does not read every scope's meta)."""
+    row = con.execute(f"SELECT value FROM {STAMP_TABLE} WHERE key = ?", (TWINS_KEY,)).fetchone()
+    try:
+        groups = json.loads(row[0]) if row else []
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(groups, list):
+        return []
+    return [tuple(g) for g in groups if isinstance(g, list) and len(g) > 1 and all(isinstance(n, str) for n in g)]
+
+
+def _grouped(con: sqlite3.Connection) -> list[list[str]]:
+    """The copies among the metas rows, as ``twin_groups`` reads them back."""
+    groups: dict[tuple, list[str]] = {}
+    for name, raw in con.execute(f"SELECT name, meta FROM {METAS_TABLE}"):
+        try:
+            meta = json.loads(raw)
+        except (TypeError, ValueError):
+            continue
+        key = twin_key(meta) if isinstance(meta, dict) else None
+        if key is not None:
+            groups.setdefault(key, []).append(name)
+    return sorted(sorted(g) for g in groups.values() if len(g) > 1)
+
+
+def twin_key(meta: dict) -> tuple | None:
+    """What two scopes share when one is a copy of the other (None: nothing to compare by)."""
+    fingerprint = meta.get("fingerprint")
+    if not isinstance(fingerprint, str) or not fingerprint:
+        return None
+    return fingerprint, meta.get("chunks")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,8 @@ from loci.query.lexical import LexicalIndex, load_lexical
 from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
 from loci.query.question import Plan, Question
-from loci.query.router import Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion
+from loci.query.router import (Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion,
+                               shadowed_copies)
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
@@ -280,15 +281,42 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
     except GroupError as exc:
         raise UsageError(str(exc)) from None
     return Context(cwd_scope=cwd_scope, eligible=conf.eligible, demoted=conf.demoted or frozenset(),
-                   strict=conf.strict, group=conf.group)
+                   strict=conf.strict, group=conf.group,
+                   shadowed=shadowed(session, cwd_scope, conf.eligible))
+
+
+def shadowed(session: Session, cwd_scope: str | None = None, eligible=None) -> frozenset[str]:
+    """The home's copies that take no place of their own (``router.shadowed_copies``)."""
+    if not session.merged.twins:
+        return frozenset()
+    pulled = {s.name for s in session.registry.scopes if s.kind == "pulled"}
+    return shadowed_copies(session.merged.twins, pulled, cwd_scope, eligible)
+
+
+def copies_of(session: Session, scopes) -> dict[str, list[str]]:
+    """For each of ``scopes`` that has identical copies, the copies' names (what an answer
+    from it also answers for)."""
+    out = {}
+    for group in session.merged.twins:
+        for s in scopes:
+            if s in group:
+                out[s] = [g for g in group if g != s]
+    return out
 
 
 def route_question(session: Session, question: "Question | str", *, cwd=None, group: str | None = None,
                    fast: bool = False) -> RouteResult:
-    """The lexical route, then (unless ``fast``) the vectors' second opinion where it can change it."""
+    """The lexical route, then (unless ``fast``) the vectors' second opinion where it can change it;
+    each chosen scope that has identical copies names them (``same_content``)."""
     q = _clean_question(question)
-    text = q.text
     ctx = context_for(session, cwd, group)
+    result = _route(session, q, ctx, fast)
+    copies = copies_of(session, result.scopes) if ctx.shadowed else {}
+    return replace(result, copies=copies) if copies else result
+
+
+def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResult:
+    text = q.text
     result = route(q, session.routing_for(q), ctx, session.aliases(), session.params)
     if result.members:
         from loci.query.enumeration import cite, scope_facts

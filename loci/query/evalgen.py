@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.router import FACT, token_evidence
@@ -233,33 +233,36 @@ def _usable(token: str, banned: set[str]) -> bool:
 
 
 def distinctive_tokens(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
-                       params: Params = DEFAULT_PARAMS, limit: int = SIGNATURE_POOL) -> dict[str, list[str]]:
+                       params: Params = DEFAULT_PARAMS, limit: int = SIGNATURE_POOL,
+                       shadowed: Collection[str] = ()) -> dict[str, list[str]]:
     """Per scope, its ``limit`` most distinctive tokens, best first.
 
     A token qualifies for a scope when few scopes hold it (at most the router's
     distinctive share) and it is not part of any scope's name; tokens rank by the
-    router's own per-token evidence, then by weight.
+    router's own per-token evidence, then by weight. ``shadowed`` scopes (copies of another,
+    ``router.shadowed_copies``) are counted nowhere and get none, as the router counts them.
     """
     if not index.complete:
         raise ValueError("distinctive_tokens needs the complete routing index")
     banned = _alias_tokens(aliases or {})
-    cap = max(1, int(len(index.scopes) * params.distinctive_max_share))
-    ranked: dict[int, list[tuple[float, float, str]]] = {i: [] for i in range(len(index.scopes))}
+    skip = frozenset(index.position[s] for s in shadowed if s in index.position)
+    cap = max(1, int((len(index.scopes) - len(skip)) * params.distinctive_max_share))
+    ranked: dict[int, list[tuple[float, float, str]]] = {i: [] for i in range(len(index.scopes)) if i not in skip}
     for token, rows in index.postings.items():
-        if len(rows) > cap or not _usable(token, banned):
+        if len(rows) - len(skip.intersection(rows)) > cap or not _usable(token, banned):
             continue
-        for i, ev in token_evidence(index, token, params).items():
+        for i, ev in token_evidence(index, token, params, skip).items():
             ranked[i].append((-round(ev, 6), -rows[i], token))
     return {index.scopes[i]: [t for *_k, t in sorted(rows)[:limit]] for i, rows in ranked.items()}
 
 
 def signature_questions(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
                         params: Params = DEFAULT_PARAMS, *, per_scope: int = SIGNATURE_PER_SCOPE,
-                        seed: int = 0) -> list[GenQuestion]:
+                        seed: int = 0, shadowed: Collection[str] = ()) -> list[GenQuestion]:
     """Per scope, up to ``per_scope`` questions of 2-4 of its distinctive tokens, alternately
     assigned to the calibration and the eval half."""
     out: list[GenQuestion] = []
-    for scope, pool in distinctive_tokens(index, aliases, params).items():
+    for scope, pool in distinctive_tokens(index, aliases, params, shadowed=shadowed).items():
         if len(pool) < 2:
             continue
         rng = random.Random(f"{seed}:{scope}")
@@ -279,10 +282,10 @@ def signature_questions(index: RoutingIndex, aliases: Mapping[str, Sequence[str]
 
 
 def generate(index: RoutingIndex, aliases: Mapping[str, Sequence[str]] | None = None,
-             params: Params = DEFAULT_PARAMS, *, seed: int = 0) -> list[GenQuestion]:
-    """Every family, in a fixed order."""
+             params: Params = DEFAULT_PARAMS, *, seed: int = 0, shadowed: Collection[str] = ()) -> list[GenQuestion]:
+    """Every family, in a fixed order (``shadowed``: copies asked nothing of their own)."""
     return [*deictic_questions(index.scopes), *unanswerable_questions(),
-            *signature_questions(index, aliases, params, seed=seed)]
+            *signature_questions(index, aliases, params, seed=seed, shadowed=shadowed)]
 
 
 def eval_questions(questions: Sequence[GenQuestion]) -> list[GenQuestion]:

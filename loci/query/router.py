@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field, replace
-from typing import Mapping, Sequence
+from typing import Collection, Mapping, Sequence
 
 from loci.query import grammar
 from loci.query.project_files import fact_file_patterns
@@ -29,6 +29,9 @@ class Context:
     demoted: frozenset[str] = frozenset()    # soft group reached through the cwd
     strict: bool = False                     # abstain when the best answer is outside
     group: str | None = None
+    # copies of another scope's content (same build fingerprint) answered by that scope: a copy
+    # takes no place of its own unless the question names it or is asked from inside it
+    shadowed: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -64,6 +67,8 @@ class RouteResult:
     # enumeration: why each member is in the set, [{"scope", "facts": [...], "terms": [...]}];
     # the query service replaces each fact token with its citation
     members: list[dict] = field(default_factory=list)
+    # chosen scopes that have identical copies elsewhere in the home: {scope: [copies]}
+    copies: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self, explain: bool = False) -> dict:
         out = {"outcome": self.outcome, "scopes": list(self.scopes), "reason": self.reason,
@@ -72,6 +77,8 @@ class RouteResult:
             out["members"] = [dict(m) for m in self.members]
         if self.semantic is not None:
             out["semantic"] = dict(self.semantic)
+        if self.copies:
+            out["same_content"] = {s: list(c) for s, c in self.copies.items()}
         if explain:
             out["explain"] = self.explanation()
         return out
@@ -95,6 +102,18 @@ class RouteResult:
                              "matched": dict(d.matched)} for d in self.details]}
 
 
+def shadowed_copies(groups: Sequence[Sequence[str]], pulled: Collection[str] = (), cwd_scope: str | None = None,
+                    eligible: Collection[str] | None = None) -> frozenset[str]:
+    """Of each group of identical copies, every scope but the one that answers for them: the
+    cwd's, else the first eligible one, built here before pulled, by name."""
+    out: set[str] = set()
+    for group in groups:
+        ranked = sorted(group, key=lambda s: (s != cwd_scope, eligible is not None and s not in eligible,
+                                              s in pulled, s))
+        out.update(ranked[1:])
+    return frozenset(out)
+
+
 def question_tokens(question: "Question | str", enumerative: bool) -> list[str]:
     """The question's evidence tokens (``Question.tokens``), for a caller that holds only the text
     and knows whether it is an enumeration."""
@@ -111,18 +130,21 @@ def rarity(n_scopes: int, n_holders: int) -> float:
     return math.log(1 + n_scopes / n_holders) / math.log(1 + n_scopes)
 
 
-def token_evidence(index: RoutingIndex, token: str, params: Params) -> dict[int, float]:
+def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozenset[int] = frozenset()) -> dict[int, float]:
     """Per-scope evidence of one token: log of the scope's smoothed share over the mean share.
 
     A scope that uses the token more than the average scope does earns evidence; a
     broad scope spreads its mass thin and earns little; Dirichlet smoothing keeps a
     tiny scope's share honest, and the saturating factor w / (w + k) keeps a word
     mentioned once or twice in a big scope's prose from counting as prominent there.
+    ``skip``: scopes counted nowhere (copies of another scope: one content is one witness).
     """
     rows = index.get(token)
+    if skip:
+        rows = {i: w for i, w in rows.items() if i not in skip}
     if not rows:
         return {}
-    n = len(index.scopes)
+    n = len(index.scopes) - len(skip)
     size = index.size
     mean_share = sum(w / size[i] for i, w in rows.items()) / n
     if mean_share <= 0:
@@ -291,10 +313,13 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     q = Question.of(question)
     question = q.text
     aliases = aliases or {}
-    n = len(index.scopes)
     enumerative = q.enumerative
     toks = q.tokens
     named, excluded, soft = name_hits(question, aliases, index, enumerative)
+    # a copy of another scope (not named, not the cwd's) is no second witness to any word
+    skip = frozenset(index.position[s] for s in context.shadowed
+                     if s in index.position and s not in named and s != context.cwd_scope)
+    n = len(index.scopes) - len(skip)
     recency = _recency(index)
 
     scores = [ScopeScore(s) for s in index.scopes]
@@ -304,13 +329,14 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     for tok in toks:
         rows, facts = index.get(tok), index.get(FACT + tok)
         if rows or facts:
-            holders[tok] = set(rows) | set(facts)
-        evidence = token_evidence(index, tok, params)
+            holders[tok] = (set(rows) | set(facts)) - skip
+        evidence = token_evidence(index, tok, params, skip)
         short = ABBREVIATIONS.get(tok)
         if short and short not in toks:  # "directory" also finds code's "dir"; one concept, best form
-            holders.setdefault(tok, set()).update(index.get(short))
-            for i, ev in token_evidence(index, short, params).items():
+            holders.setdefault(tok, set()).update(set(index.get(short)) - skip)
+            for i, ev in token_evidence(index, short, params, skip).items():
                 evidence[i] = max(evidence.get(i, 0.0), ev)
+        facts = {i: w for i, w in facts.items() if i not in skip}
         for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
             evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
         for i, ev in evidence.items():
@@ -334,6 +360,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
 
     def eligible(sc: ScopeScore) -> bool:
         if sc.scope in excluded:
+            return False
+        if sc.scope in context.shadowed and sc.scope not in named and sc.scope != context.cwd_scope:
             return False
         return context.eligible is None or sc.scope in context.eligible
 
@@ -515,7 +543,7 @@ def open_to_opinion(result: RouteResult) -> bool:
 
 def _by_affinity(result: RouteResult, affinity: Mapping[str, float], context: Context) -> list[tuple[float, str]]:
     """(affinity, scope) of the scopes an opinion may name (eligible, not excluded), closest first."""
-    excluded = set(result.excluded)
+    excluded = set(result.excluded) | (set(context.shadowed) - set(result.scopes))
     return sorted(((a, s) for s, a in affinity.items() if s not in excluded
                    and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
 

@@ -106,6 +106,7 @@ class Merged:
 
     scopes: list[str]
     manifest: dict | None = None   # manifest.json, read only for a routing file without the metas table
+    twins: list[tuple[str, ...]] = field(default_factory=list)   # copies of one another (merged_metas.twin_groups)
 
 
 def read_merged(layout: Layout) -> Merged:
@@ -123,6 +124,7 @@ def read_merged(layout: Layout) -> Merged:
         try:
             stamp = merged_metas.read_stamp(con)
             names = [r[0] for r in con.execute("SELECT name FROM scopes")] if stamp is not None else []
+            twins = merged_metas.twin_groups(con) if stamp is not None else []
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
@@ -132,7 +134,7 @@ def read_merged(layout: Layout) -> Merged:
         return Merged(sorted(manifest.get("scopes", {})), manifest)
     if stamp.get("schema_version") != str(SCHEMA_VERSION):
         raise StoreError(f"{path} was written by another version of loci; rebuild it with `loci index`")
-    return Merged(sorted(names))
+    return Merged(sorted(names), twins=twins)
 
 
 def scope_metas(layout: Layout, merged: Merged, names: Iterable[str]) -> dict[str, dict]:

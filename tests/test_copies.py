@@ -1,0 +1,75 @@
+"""Identical copies of one repository (two clones at one commit, a mirror pulled beside the
+original) answer once: the route names one of them and lists the others as the same content."""
+from __future__ import annotations
+
+import json
+
+from conftest import GIZMO, WEBBY, git, setup_home
+from typer.testing import CliRunner
+
+from loci.front.cli import app
+
+SPROCKET_Q = "how do I calibrate a sprocket with the cogwheel ratchet?"
+
+
+def _route(*args: str) -> dict:
+    res = CliRunner().invoke(app, ["route", "--json", "--no-cwd", *args])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.output)
+
+
+def _home_with_a_clone(tmp_path) -> None:
+    code = tmp_path / "code"
+    code.mkdir()
+    git(code, "clone", "-q", str(_source(tmp_path)), str(code / "gizmo"))
+    git(code, "clone", "-q", str(_source(tmp_path)), str(code / "gizmo-clone"))
+    setup_home(code, {"webby": WEBBY})
+
+
+def _source(tmp_path):
+    from conftest import make_repo
+
+    src = tmp_path / "src" / "gizmo"
+    return src if src.exists() else make_repo(src, GIZMO)
+
+
+def test_a_second_clone_at_the_same_commit_is_named_as_the_same_content_not_as_a_second_answer(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    out = _route(SPROCKET_Q)
+    assert out["outcome"] == "routed"
+    assert out["scopes"] == ["gizmo"]
+    assert out["same_content"] == {"gizmo": ["gizmo-clone"]}
+    evidence = {d["scope"]: d["evidence"] for d in _route("--explain", SPROCKET_Q)["explain"]["details"]}
+    assert evidence["gizmo-clone"] == 0       # a copy is no second witness of the same words
+
+
+def test_a_clone_that_moved_on_is_its_own_scope_again(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    clone = tmp_path / "code" / "gizmo-clone"
+    (clone / "NOTES.md").write_text("# notes\n\nThe sprocket calibration needs a cogwheel ratchet.\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "notes")
+    res = CliRunner().invoke(app, ["index", "--quiet"])
+    assert res.exit_code == 0, res.output
+    out = _route("--explain", SPROCKET_Q)
+    assert "same_content" not in out
+    evidence = {d["scope"]: d["evidence"] for d in out["explain"]["details"]}
+    assert evidence["gizmo-clone"] > 0 and evidence["gizmo"] > 0     # two witnesses again
+
+
+def test_asked_from_inside_the_clone_the_clone_answers(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    res = CliRunner().invoke(app, ["route", "--json", "--cwd", str(tmp_path / "code" / "gizmo-clone"),
+                                   "how does this project calibrate a sprocket?"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["scopes"][0] == "gizmo-clone"
+    assert out["same_content"] == {"gizmo-clone": ["gizmo"]}
+
+
+def test_the_text_answer_says_which_copies_it_answers_for(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    res = CliRunner().invoke(app, ["route", "--no-cwd", SPROCKET_Q])
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[:2] == ["ROUTED -> gizmo",
+                                           "  gizmo also answers for gizmo-clone (the same content)"]
