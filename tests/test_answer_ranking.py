@@ -25,6 +25,12 @@ class FakeLex:
     def chunk_kinds(self, ids):
         return {i: self._kinds[i] for i in ids if i in self._kinds}
 
+    def chunks(self, ids):      # no texts: the passages lend no words
+        return {}
+
+    def term_scales(self, terms):
+        return {}
+
 
 DOC = ("doc", "docs", 0.0)
 

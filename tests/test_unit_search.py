@@ -91,6 +91,12 @@ class FakeLex:
     def chunk_kinds(self, rows):
         return {r: self._kinds[r] for r in rows if r in self._kinds}
 
+    def chunks(self, rows):      # no texts: the passages lend no words
+        return {}
+
+    def term_scales(self, terms):
+        return {}
+
 
 def test_search_scope_ranks_what_the_lexical_rankers_found():
     lex = FakeLex({1: 4.0, 2: 1.0}, {2: 0.5}, {1: DOC, 2: DOC})
@@ -120,3 +126,39 @@ def test_a_readme_translation_is_demoted_for_a_question_in_english():
     lex = FakeLex({1: 9.0, 2: 10.0}, None, {1: DOC, 2: DOC}, prose)
     got = search_scope("how do I install the sprocket?", ["install", "sprocket"], lex)
     assert [d for d, _ in got] == [1, 2]
+
+
+class WordsLex(FakeLex):
+    """A scope whose BM25 answers per word, with passages' texts and words' rarity (``term_scales``)."""
+
+    def __init__(self, postings: dict[str, dict[int, float]], texts: dict[int, str], scales: dict[str, float]):
+        super().__init__({}, None, {d: DOC for d in texts})
+        self.postings, self.texts, self.scales = postings, texts, scales
+
+    def bm25_scores(self, tokens):
+        self.asked.append(list(tokens))
+        out: dict[int, float] = {}
+        for t in tokens:
+            for d, v in self.postings.get(t, {}).items():
+                out[d] = out.get(d, 0.0) + v
+        return out or None
+
+    def chunks(self, rows):
+        return {r: {"text": self.texts[r], "heading": ""} for r in rows if r in self.texts}
+
+    def term_scales(self, terms):
+        return {t: self.scales[t] for t in terms if t in self.scales}
+
+
+def test_the_passages_closest_in_meaning_lend_their_rarest_words_to_the_word_search():
+    from loci.query.search import borrowed_terms
+
+    texts = {7: "the ratchet pawl holds the sprocket", 8: "a ratchet spring", 9: "pawl spring ratchet details"}
+    lex = WordsLex({"ratchet": {9: 3.0, 7: 1.0, 8: 1.0}, "pawl": {9: 2.0, 7: 1.0}}, texts,
+                   {"the": 0.1, "ratchet": 2.0, "pawl": 3.0, "holds": 1.0, "sprocket": 1.5, "a": 0.1, "spring": 1.2})
+    assert borrowed_terms(lex, [7, 8], own={"sprocket"}, n=2) == ["ratchet", "pawl"]   # held by both, then rarest
+    # a paraphrase: its own words find nothing; meaning finds 7 and 8, and their words find 9, the answer
+    got = search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex,
+                       semantic=lambda cands: Meaning({7: 0.6, 8: 0.5}), semantic_floor=0.9)
+    assert [d for d, _ in got] == [7, 9]     # 9 shares no word with the question, only with 7 and 8
+    assert search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex, semantic=None) == []

@@ -170,6 +170,16 @@ class LexicalIndex:
                            self._array("gram_counts", c["gram_count"]), self._array("gram_norms", "f"))
         return self._grams
 
+    def term_scales(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each of ``terms`` the scope holds, with its BM25 scale (its idf times k1 + 1): how rare it is here."""
+        terms = list(dict.fromkeys(terms))
+        out: dict[str, float] = {}
+        for i in range(0, len(terms), 500):
+            batch = terms[i:i + 500]
+            out.update(self.con.execute(
+                f"SELECT term, scale FROM bm25 WHERE term IN ({','.join('?' * len(batch))})", batch))
+        return out
+
     def bm25_scores(self, tokens: Iterable[str]) -> dict[int, float] | None:
         """rank-bm25's Okapi score of each document holding a token: scale * tf / (tf + norm[doc])."""
         if self._bm25_norm is None:

@@ -41,6 +41,13 @@ GRAMS_GROUNDED = 0.22    # or a char-gram cosine at least this high
 
 Scores = Mapping[int, float]
 
+# the passages closest in meaning lend their words to the words' search (pseudo-relevance
+# feedback): a paraphrase shares few words with its answer, but the passages the vectors rank
+# first usually do, and so does the answer beside them (docs/decisions/answer-ranking.md, section 9)
+BORROW_PASSAGES = 3   # the first passages by meaning
+BORROW_TERMS = 10     # lend this many words: those most of them hold, the rarest in the scope first
+BORROW_WEIGHT = 1.0   # their BM25 adds to the question's own at this weight
+
 # a second encoder's ranking (the multilingual one, on prose) fused with the transformer's by
 # reciprocal rank at this constant; its first VOUCHED_TOP passages count as grounded for a
 # question not in English (docs/decisions/answer-ranking.md)
@@ -169,6 +176,8 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     grams = lex.gram_scores(q.text, q.grams(lex.lo, lex.hi))
     worded = set(bm25 or ()) | set(grams or ())
     sem = semantic(worded) if semantic is not None else None
+    if sem is not None:
+        bm25 = with_borrowed_words(lex, bm25, sem, q_tokens)
     prose = lex.prose_paths()
     prefer_project_docs = plan.prefer_project_docs
     patterns = fact_file_patterns(q.text) if prefer_project_docs else []
@@ -182,3 +191,34 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     return rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                 semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                 fact_files=facts, demoted=demoted, rationale=q.why, params=params)
+
+
+def borrowed_terms(lex, rows: Sequence[int], own: Collection[str], n: int = BORROW_TERMS) -> list[str]:
+    """The ``n`` words the passages ``rows`` lend to a search: not the question's ``own``, those
+    most of the passages hold first, then the rarest in the scope (BM25's scale: its idf)."""
+    from collections import Counter
+
+    from loci.kernel.tokens import tokenize
+
+    held: Counter = Counter()
+    for row in lex.chunks(list(rows)).values():
+        held.update(set(tokenize((row.get("heading") or "") + "\n" + row["text"])))
+    for t in own:
+        held.pop(t, None)
+    scale = lex.term_scales(list(held))
+    return sorted(scale, key=lambda t: (-held[t] * scale[t], t))[:n]
+
+
+def with_borrowed_words(lex, bm25: Scores | None, meaning: Meaning, own: Sequence[str]) -> Scores | None:
+    """``bm25`` plus, at ``BORROW_WEIGHT``, the BM25 of the words the passages first in ``meaning``
+    lend (``borrowed_terms``)."""
+    order = meaning.scores() or {}
+    first = sorted(order, key=lambda d: (-order[d], d))[:BORROW_PASSAGES]
+    terms = borrowed_terms(lex, first, set(own)) if first else []
+    extra = lex.bm25_scores(terms) if terms else None
+    if not extra:
+        return bm25
+    out = dict(bm25 or {})
+    for d, v in extra.items():
+        out[d] = out.get(d, 0.0) + BORROW_WEIGHT * v
+    return out
