@@ -73,3 +73,26 @@ def test_the_text_answer_says_which_copies_it_answers_for(tmp_path, loci_home):
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[:2] == ["ROUTED -> gizmo",
                                            "  gizmo also answers for gizmo-clone (the same content)"]
+
+
+def test_the_second_opinion_spends_no_place_of_its_shortlist_on_a_copy(tmp_path, loci_home, monkeypatch):
+    from loci.query import ask as ask_mod
+    from loci.query.ask import open_session, route_question
+
+    _home_with_a_clone(tmp_path)
+    measured: list[list[str]] = []
+
+    class Side:
+        background = None
+
+        def route_params(self, params):
+            return params
+
+        def affinities(self, text, scopes, k, *, include=(), shortlist=None, keep=True):
+            measured.append(list(scopes))
+            return {s: 0.3 for s in scopes}
+
+    session = open_session()
+    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: Side())
+    route_question(session, "how do I keep cookies across redirects?")
+    assert measured and "gizmo" in measured[0] and "gizmo-clone" not in measured[0]

@@ -324,7 +324,9 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
     if fast or not open_to_opinion(result) or not any(c.isalnum() for c in text):
         return result       # punctuation alone ("-") means nothing a vector could match
-    foreign = _foreign_affinity(session, q)
+    # a copy is measured through the scope that answers for it: no place of a shortlist goes to it
+    judged = [s for s in session.indexed() if s not in ctx.shadowed or s in result.scopes]
+    foreign = _foreign_affinity(session, q, judged)
     if foreign is not None:
         return foreign_opinion(result, foreign, ctx, session.params)
     semantic = session.semantic()
@@ -333,7 +335,7 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    affinity = semantic.affinities(text, session.indexed(), params.semantic_route_k, include=_judged(result),
+    affinity = semantic.affinities(text, judged, params.semantic_route_k, include=_judged(result),
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
@@ -344,7 +346,7 @@ def _judged(result: RouteResult) -> list[str]:
     return list(result.scopes) or [c["scope"] for c in result.candidates]
 
 
-def _foreign_affinity(session: Session, q: Question) -> dict[str, float] | None:
+def _foreign_affinity(session: Session, q: Question, scopes: list[str]) -> dict[str, float] | None:
     """For a question not in English, when the home has the multilingual store: each scope's best
     passage by that encoder (the English vectors read such a question as noise). Else None."""
     if not q.foreign:   # an English question opens nothing more
@@ -352,7 +354,7 @@ def _foreign_affinity(session: Session, q: Question) -> dict[str, float] | None:
     from loci.query.multilingual import scope_affinity
 
     side = session.multilingual()
-    return scope_affinity(side, q.text, session.indexed()) if side is not None else None
+    return scope_affinity(side, q.text, scopes) if side is not None else None
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
