@@ -5,7 +5,9 @@
 For every labelled question with one gold scope, searches only that scope (as `ask --scope`
 does, but with the question's own gate) and prints the rank of the first passage holding the
 answer under each ranker alone (words: BM25, character n-grams; meaning: the vectors' cosine
-over every passage) and under what `ask` returns. A rank of 20 or more prints as "-".
+over every passage, and the multilingual encoder's ranking of the prose when the home has it)
+and under what `ask` returns; and how many any one ranker answers, the best chosen per question
+afterwards (what the rankers reach on their own; a fusion may still find more). A rank of 20 or more prints as "-".
 It separates what ranking can still win from what no ranker sees.
 """
 from __future__ import annotations
@@ -69,8 +71,10 @@ def main(argv=None) -> int:
           if q["mode"] == "one" and len(q["gold_scopes"]) == 1
           and (args.family is None or q["family"] in args.family)]
     fmt = lambda r: "-" if r is None else str(r)  # noqa: E731
-    tally = {k: 0 for k in ("bm25", "grams", "sem", "ask")}
-    print(f"{'id':<44} fold  bm25 grams  sem  ask  (answer rows)")
+    multi = session.multilingual()
+    tally = {k: 0 for k in ("bm25", "grams", "sem", "ml", "ask")}
+    ceiling = 0
+    print(f"{'id':<44} fold  bm25 grams  sem    ml  ask  (answer rows)")
     for q in qs:
         scope = q["gold_scopes"][0]
         lex = session.lexical(scope)
@@ -87,15 +91,19 @@ def main(argv=None) -> int:
             full = (Passages(lex.hashes(), hashes, matrix, sem.window_chance).scores(sem.qvec(q["question"]))
                     if hashes else np.zeros(0))
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
+        if multi is not None:
+            ranks["ml"] = first_rank([row for row, _ in multi.passages(q["question"], scope) or ()], good)
         block = search_block(session, scope, q["question"], Plan(k=DEEP, prefer_project_docs=bool(q.get("cwd"))),
                              semantic=sem)
         rows = {(r["path"], int(r["line"])): i for i, r in lex.chunks(sorted(good)).items()}
         ranks["ask"] = next((r for r, e in enumerate(block.episodes) if (e.source, e.line) in rows), None)
         for k, r in ranks.items():
             tally[k] += r is not None and r < 5
+        ceiling += any(r is not None and r < 5 for k, r in ranks.items() if k != "ask")
         print(f"{q['id']:<44} {fold_of(q):>4} " + " ".join(f"{fmt(ranks.get(k)):>5}" for k in tally)
               + f"  ({len(good)})")
-    print(f"\nanswer in the first five, of {len(qs)}: " + ", ".join(f"{k} {v}" for k, v in tally.items()))
+    print(f"\nanswer in the first five, of {len(qs)}: " + ", ".join(f"{k} {v}" for k, v in tally.items())
+          + f"; any one ranker alone, the best chosen afterwards: {ceiling}")
     return 0
 
 
