@@ -71,10 +71,12 @@ def _written_since(path, when: float) -> bool:
 
 def metas_state(layout: Layout, names: Sequence[str]) -> str:
     """The metas' stats: what a merge of ``names`` was made from (routing is up to date while
-    none of them moved, whoever merged: the routing step, or a pull for its changed scopes)."""
+    none of them moved, whoever merged: the routing step, or a pull for its changed scopes), and
+    which of their fields the merge keeps for questions (a loci that keeps more merges once more)."""
+    from loci.kernel.merged_metas import QUERY_FIELDS
     from loci.kernel.stamps import files_state
 
-    return files_state((n, layout.meta(n)) for n in names)
+    return files_state((n, layout.meta(n)) for n in names) + "|fields:" + ",".join(QUERY_FIELDS)
 
 
 def merged_from(layout: Layout) -> str | None:

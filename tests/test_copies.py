@@ -96,3 +96,25 @@ def test_the_second_opinion_spends_no_place_of_its_shortlist_on_a_copy(tmp_path,
     monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: Side())
     route_question(session, "how do I keep cookies across redirects?")
     assert measured and "gizmo" in measured[0] and "gizmo-clone" not in measured[0]
+
+
+def test_doctor_notes_which_scopes_are_copies_and_which_one_answers_for_them(tmp_path, loci_home):
+    from loci.front.doctor import NOTE, diagnose
+    from loci.kernel.config import layout
+
+    _home_with_a_clone(tmp_path)
+    notes = [f for f in diagnose(layout()) if f.problem == "copies"]
+    assert [(f.scope, f.severity, f.fix) for f in notes] == [("gizmo-clone", NOTE, None)]
+    assert "gizmo" in notes[0].message and "same commit" in notes[0].message
+
+
+def test_a_home_merged_by_an_older_loci_learns_its_copies_at_the_next_index(tmp_path, loci_home, monkeypatch):
+    from loci.kernel import merged_metas
+
+    with monkeypatch.context() as old:       # a loci that kept fewer of the metas' fields
+        old.setattr(merged_metas, "QUERY_FIELDS", ("chunks", "origin"))
+        _home_with_a_clone(tmp_path)
+        assert "same_content" not in _route(SPROCKET_Q)
+    res = CliRunner().invoke(app, ["index", "--quiet"])          # nothing changed in any repository
+    assert res.exit_code == 0, res.output
+    assert _route(SPROCKET_Q)["same_content"] == {"gizmo": ["gizmo-clone"]}

@@ -52,6 +52,7 @@ def diagnose(layout: Layout) -> list[Finding]:
     out += _calibration(layout, manifest)
     out += _second_opinion(layout)
     out += _engine(layout)
+    out += _copies(layout, registry)
     graphify = _graphify_available()
     if not graphify:
         out.append(Finding(None, "no_graph_extra", "graphify is not installed: scopes route and answer "
@@ -196,6 +197,28 @@ def _engine(layout: Layout) -> list[Finding]:
         return [Finding(None, "engine_refused", f"{info['problem']}; questions are answered without the "
                         "warm engine", f"rm {info['socket']}")]
     return []
+
+
+def _copies(layout: Layout, registry) -> list[Finding]:
+    """A note per scope that is an identical copy of another (``merged_metas.twin_groups``): the
+    scope that answers for it, as a question without a cwd in it is answered."""
+    from loci.kernel.errors import StoreError
+    from loci.query.router import shadowed_copies
+    from loci.query.store import read_merged
+
+    try:
+        groups = read_merged(layout).twins
+    except (StoreError, OSError):
+        return []
+    pulled = {s.name for s in registry.scopes if s.kind == "pulled"}
+    shadowed = shadowed_copies(groups, pulled)
+    out = []
+    for group in groups:
+        answers = next(s for s in group if s not in shadowed)
+        out += [Finding(s, "copies", f"a copy of {answers} (the same commit, built the same way): questions are "
+                        f"answered from {answers} and name {s} as the same content, unless asked from "
+                        f"inside {s} or naming it", None, NOTE) for s in group if s in shadowed]
+    return out
 
 
 def _graphify_available() -> bool:
