@@ -293,3 +293,13 @@ def test_an_enumeration_lists_one_of_identical_copies():
     ctx = Context(shadowed=frozenset({"gamma-copy", "gamma-fork"}))
     res = route("Which of my projects are written in Rust?", index, ctx, TWIN_NAMES, P)
     assert res.outcome == "enumerated" and set(res.scopes) == {"gamma", "delta"}
+
+
+def test_a_british_spelling_in_the_question_finds_the_american_one_in_a_project_and_back():
+    index = build_index({**CORPUS, "paint": FILLER + "color palette ansi " * 4,
+                         "bars": FILLER + "colour meter loop " * 4})
+    names = {s: [s] for s in [*CORPUS, "paint", "bars"]}
+    british = route("Which of my projects colour their output?", index, Context(), names, P)
+    assert british.outcome == "enumerated" and set(british.scopes) == {"paint", "bars"}
+    american = route("Which of my projects color their output?", index, Context(), names, P)
+    assert set(american.scopes) == {"paint", "bars"}

@@ -18,6 +18,7 @@ from loci.query.question import Question
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
 from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
+from loci.query.spelling import other_spelling, spelled_words
 
 
 @dataclass(frozen=True)
@@ -320,6 +321,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     skip = frozenset(index.position[s] for s in context.shadowed
                      if s in index.position and s not in named and s != context.cwd_scope)
     n = len(index.scopes) - len(skip)
+    spelled = spelled_words(question)
     recency = _recency(index)
 
     scores = [ScopeScore(s) for s in index.scopes]
@@ -331,11 +333,12 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         if rows or facts:
             holders[tok] = (set(rows) | set(facts)) - skip
         evidence = token_evidence(index, tok, params, skip)
-        short = ABBREVIATIONS.get(tok)
-        if short and short not in toks:  # "directory" also finds code's "dir"; one concept, best form
-            holders.setdefault(tok, set()).update(set(index.get(short)) - skip)
-            for i, ev in token_evidence(index, short, params, skip).items():
-                evidence[i] = max(evidence.get(i, 0.0), ev)
+        for other in (ABBREVIATIONS.get(tok), other_spelling(tok) if tok in spelled else None):
+            # "directory" also finds code's "dir", "colour" finds "color": one word, its best form
+            if other and other not in toks:
+                holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
+                for i, ev in token_evidence(index, other, params, skip).items():
+                    evidence[i] = max(evidence.get(i, 0.0), ev)
         facts = {i: w for i, w in facts.items() if i not in skip}
         for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
             evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
