@@ -210,3 +210,19 @@ def test_a_members_cited_facts_lead_its_block_with_their_file_and_line():
     assert (out[0].source, out[0].line, out[0].text) == ("pyproject.toml", 57, "dependency: click")
     assert len(out) == 5 and out[1:] == searched[:4]
     assert _with_facts(_fact_episodes({"scope": "x", "facts": []}), searched, 5) == searched
+
+
+def test_a_project_holding_several_of_the_questions_common_words_is_a_member_one_holding_one_is_not():
+    # "parse", "command" and "argument" are every CLI project's words: none is distinctive here,
+    # but a project that uses several of them well is about the topic; one common word is not
+    many = {s: [] for s in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")}
+    idx = _index(many, {"alpha": "parse command argument option " * 6 + "docopt usage pattern " * 6,
+                        "bravo": "parse command argument flag " * 6,
+                        "charlie": "command task runner " * 6 + "parse " * 2,
+                        "delta": "command argument parse " * 2 + "grammar ",
+                        "echo": "command parse argument " * 2 + "template ",
+                        "foxtrot": "spreadsheet formula chart " * 6})
+    r = route("Which of my projects parse command-line arguments?", idx, aliases={s: [s] for s in many})
+    assert r.outcome == "enumerated"
+    assert "bravo" in r.scopes          # three of the question's words, none distinctive alone
+    assert "charlie" not in r.scopes     # one common word, however often

@@ -265,6 +265,8 @@ class Params:
     negation_hold: float = 3.0
     enum_max: int = 8
     enum_min_share: float = 0.3
+    enum_words: int = 2                  # a vocabulary member without a distinctive word holds this many
+    enum_word_evidence: float = 0.1      # of the question's words, each with at least this evidence
     # --- the semantic second opinion (cosines of the default transformer; see docs/decisions)
     semantic_route_k: int = 3            # a scope's affinity: mean cosine of its k nearest chunks
     semantic_add_floor: float = 0.40     # the vectors' favourite joins an evidence route above this

@@ -477,7 +477,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     the projects holding as many of them as any project does ("Python projects that
     depend on click" holds both; "written in Rust or Go", one), whatever their size
     or vocabulary, since a fact is held or not. Otherwise vocabulary: every scope with
-    its own distinctive evidence, not far below the best, and every scope using one of
+    its own distinctive evidence (or several of the question's words, each at
+    ``enum_word_evidence`` or more: "parse", "command" and "argument" are every CLI project's
+    words, but a project using them all is about parsing arguments), not far below the best,
+    and every scope using one of
     the question's rare words (held by at most ``concentrated_max_scopes``: "NO_COLOR",
     "dotenv") more than the average scope does, since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
@@ -493,7 +496,11 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
     else:
         rare = {t for t in toks if 0 < len(index.get(t)) <= params.concentrated_max_scopes}
-        chosen = [s for s in elig if s.evidence >= params.enum_floor and distinctive_terms(s)
+
+        def several_words(s: ScopeScore) -> bool:   # together they name the topic; one common word does not
+            return sum(1 for v in s.matched.values() if v >= params.enum_word_evidence) >= params.enum_words
+
+        chosen = [s for s in elig if s.evidence >= params.enum_floor and (distinctive_terms(s) or several_words(s))
                   and s.evidence >= params.enum_min_share * top.evidence
                   or any(s.matched.get(t, 0.0) > 0 for t in rare)]
     by_fact = bool(best)
