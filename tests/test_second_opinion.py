@@ -251,3 +251,13 @@ def test_a_scope_without_a_background_is_lifted_above_the_typical_background_not
     background = {"alpha": (0.25, 0.03), "beta": (0.26, 0.03), "gamma": (0.24, 0.03)}
     affinity = {"alpha": 0.45, "beta": 0.30, "gamma": 0.28, "pulled": 0.40}
     assert _above_background(["pulled", "alpha", "beta", "gamma"], affinity, background)[:2] == ["alpha", "pulled"]
+
+
+def test_a_fused_route_keeps_a_place_for_the_scope_closest_in_meaning():
+    # delta and alpha hold the question's words, gamma none; gamma is closest in meaning, by a hair
+    weak = replace(P, concentrated_min_evidence=5.0)
+    q = "when wiping nested folders bottom up with a walk near the sprocket"
+    lexical = route(q, INDEX, Context(), ALIASES, weak)
+    assert lexical.outcome == "abstained"
+    r = second_opinion(lexical, near(gamma=0.62, delta=0.61, alpha=0.60, click=0.59, beta=0.2), Context(), weak, q)
+    assert r.semantic["action"] == "fused" and r.scopes == ["delta", "gamma"]

@@ -612,7 +612,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     (``semantic_rescue_margin``); otherwise, when the favourite is at least as
     close as no off-topic question comes (``semantic_add_floor``), to the
     ``semantic_fused_max`` scopes that words and meaning together rank highest
-    (``_two_witnesses``). A question in another language is measured by an
+    (``_two_witnesses``), the closest in meaning among them. A question in another language is measured by an
     English encoder on a lower scale: for it the bar is what a typical off-topic
     question reaches (``semantic_veto_floor``) and up to ``select_max`` scopes answer.
 
@@ -663,9 +663,12 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
             chosen = _two_witnesses(result, by_meaning)
             if clear is not None:
                 chosen = [clear, *(s for s in chosen if s != clear)]
+            places = params.select_max if foreign else params.semantic_fused_max
+            if by_meaning and by_meaning[0] not in chosen[:places]:
+                # the scope closest in meaning keeps a place, the last: the words alone do not outvote it
+                chosen = [*chosen[:places - 1], by_meaning[0]]
             note["action"] = "fused"
-            out = replace(out, outcome="routed", scopes=chosen[: params.select_max if foreign else params.semantic_fused_max],
-                          reason=None, candidates=[], gate="semantic")
+            out = replace(out, outcome="routed", scopes=chosen[:places], reason=None, candidates=[], gate="semantic")
     if out.outcome == "abstained" and out.reason == "no_evidence" and q.reads_as_foreign_prose:
         # its words match little in English vocabulary: the scopes nearest in meaning are its shortlist
         listed = [c["scope"] for c in out.candidates]
