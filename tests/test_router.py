@@ -303,3 +303,12 @@ def test_a_british_spelling_in_the_question_finds_the_american_one_in_a_project_
     assert british.outcome == "enumerated" and set(british.scopes) == {"paint", "bars"}
     american = route("Which of my projects color their output?", index, Context(), names, P)
     assert set(american.scopes) == {"paint", "bars"}
+
+
+def test_the_spelling_pairs_are_the_tokens_the_tokenizer_makes_of_both_forms():
+    from loci.kernel.tokens import tokenize
+    from loci.query.spelling import _BRITISH_AMERICAN, OTHER_SPELLING
+
+    for british, american in _BRITISH_AMERICAN.items():
+        (b,), (a,) = tokenize(british), tokenize(american)
+        assert OTHER_SPELLING[b] == a and OTHER_SPELLING[a] == b
