@@ -43,7 +43,7 @@ def _gold_blocks(question: dict, result: dict | None) -> list[dict]:
     return [b for b in (result or {}).get("blocks") or () if b.get("scope") in gold]
 
 
-def answer_misses(session, questions: list[dict], results: dict) -> list[str]:
+def answer_misses(session, questions: list[dict], results: dict, checkouts=None) -> list[str]:
     """For each question routed to a gold scope but missing hit@5: what it wanted, the five
     answers given (kind, source, score) and where its first hit ranks when twenty are asked for."""
     from loci.query.ask import ask
@@ -56,7 +56,7 @@ def answer_misses(session, questions: list[dict], results: dict) -> list[str]:
         if s.hit5 is not False or not _gold_blocks(q, results.get(s.id)):
             continue
         need_all = q["mode"] == "one"
-        deep = ask(session, q["question"], cwd=evalgen._cwd_of(session, q.get("cwd")), k=DEEP_K).to_json()
+        deep = ask(session, q["question"], cwd=evalgen._cwd_of(session, q.get("cwd"), checkouts), k=DEEP_K).to_json()
         lines.append(f"\n## {s.id} [{s.family}] fold {fold_of(q)}: {q['question']}")
         lines.append(f"   wants {q.get('evidence')} terms {q.get('answer_terms')}")
         for block in _gold_blocks(q, deep):
@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="write the per-fold reports and results here")
     ap.add_argument("--fast", action="store_true", help="as `ask --fast`: words only, no vectors (what the "
                     "second opinion and semantic ranking are worth)")
+    ap.add_argument("--checkouts", metavar="DIR", help="a folder holding a clone of each repository under its "
+                    "scope's name: a question asked from a pulled scope is asked from its clone there, as a "
+                    "team member asks from their own (default: a pulled scope has no folder, so it abstains)")
     args = ap.parse_args(argv)
     try:
         questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
@@ -90,7 +93,7 @@ def main(argv=None) -> int:
     home = inputs.use_home(inputs.home_dir(args.home))
     print(stamp(f"home {inputs.shown(home)}"))
     session = open_session(keep_full_index=True)
-    report, results, notes = evalgen.run_labelled(session, questions, fast=args.fast)
+    report, results, notes = evalgen.run_labelled(session, questions, fast=args.fast, checkouts=args.checkouts)
     out = {}
     for fold, rep in score_folds(questions, results).items():
         out[fold] = rep.as_dict()
@@ -108,7 +111,7 @@ def main(argv=None) -> int:
             want = "abstain" if w["mode"] == "abstain" else ", ".join(w["gold"])
             print(f"  {w['id']} [{w['family']}]: {w['question']}\n      wanted {want}, got {got}")
     if args.answers:
-        for line in answer_misses(session, questions, results):
+        for line in answer_misses(session, questions, results, args.checkouts):
             print(line)
     if args.json:
         Path(args.json).write_text(json.dumps({"reports": out, "results": results}, indent=1))

@@ -35,3 +35,23 @@ def test_a_worktree_reads_the_remotes_of_its_repository(tmp_path):
     git(repo, "commit", "-q", "--allow-empty", "-m", "first")
     git(repo, "worktree", "add", "-q", str(tmp_path / "wt"))
     assert remote_keys(tmp_path / "wt") == {"example.org/team/gizmo"}
+
+
+def test_the_checked_out_commit_is_read_from_the_git_files_as_git_reads_it(tmp_path):
+    from conftest import git, make_repo
+
+    from loci.kernel.checkout import head_commit
+
+    repo = make_repo(tmp_path / "repo", {"a.txt": "a\n"})
+    (repo / "sub").mkdir()
+    assert head_commit(repo / "sub") == git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "pack-refs", "--all")                       # the branch now lives in packed-refs only
+    assert head_commit(repo) == git(repo, "rev-parse", "HEAD").strip()
+    (repo / "b.txt").write_text("b\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "second")
+    first = git(repo, "rev-parse", "HEAD~1").strip()
+    git(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "wt"), first)
+    assert head_commit(tmp_path / "wt") == first          # a worktree's own HEAD, detached
+    assert head_commit(repo) == git(repo, "rev-parse", "HEAD").strip()
+    assert head_commit(tmp_path) is None                  # outside any checkout

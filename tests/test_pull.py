@@ -790,3 +790,17 @@ def test_a_question_asked_inside_a_checkout_of_a_pulled_repository_is_about_that
     git(stranger, "remote", "add", "origin", "https://example.invalid/team/elsewhere.git")
     ask[3] = str(stranger)
     assert json.loads(cli(*ask).stdout)["outcome"] == "abstained"   # a checkout of nothing pulled
+
+
+def test_a_clone_without_the_remote_at_the_commit_a_bundle_was_built_from_asks_about_that_scope(published, corpus,
+                                                                                               tmp_path):
+    cli("pull", str(published), "--quiet")
+    mirror = tmp_path / "work" / "mirror"
+    git(tmp_path, "clone", "-q", str(corpus.code / "gizmo"), str(mirror))
+    git(mirror, "remote", "remove", "origin")                    # no remote names the repository
+    ask = ["route", "--json", "--cwd", str(mirror), "--", "what does this project do?"]
+    assert json.loads(cli(*ask).stdout)["scopes"] == ["gizmo"]   # its HEAD is the bundle's commit
+    (mirror / "NOTES.md").write_text("notes\n")
+    git(mirror, "add", "-A")
+    git(mirror, "commit", "-q", "-m", "moved on")
+    assert json.loads(cli(*ask).stdout)["outcome"] == "abstained"   # another commit, no remote: nothing known

@@ -1,9 +1,11 @@
-"""Which repository a working directory is a checkout of, read from its git config (no git process).
+"""Which repository a working directory is a checkout of, read from its git files (no git process).
 
 A pulled scope has no folder on this machine, but its bundle names the repository it was built
 from (``origin.repository``). A question asked from inside one's own clone of that repository is
 about that scope: ``remote_keys`` reads the clone's remotes and ``repository_key`` puts both
-spellings of an address (``https://host/owner/name.git``, ``git@host:owner/name``) in one form.
+spellings of an address (``https://host/owner/name.git``, ``git@host:owner/name``) in one form;
+``head_commit`` reads the commit it has checked out (a clone without that remote, a mirror, at
+the very commit a bundle was built from is a copy of that scope).
 """
 from __future__ import annotations
 
@@ -34,14 +36,15 @@ def repository_key(url: str | None) -> str | None:
     return text.lower() or None
 
 
-def git_config(start: Path) -> Path | None:
-    """The config file of the git checkout holding ``start`` (a worktree's ``.git`` file followed
-    to its common folder); None outside any checkout."""
+def git_dirs(start: Path) -> tuple[Path, Path] | None:
+    """(the git folder, its common folder) of the checkout holding ``start``: the same folder for
+    a plain clone; a worktree's ``.git`` file followed to its own folder and to the repository's
+    common one. None outside any checkout."""
     here = Path(start)
     for folder in [here, *here.parents][:MAX_DEPTH]:
         dot = folder / ".git"
         if dot.is_dir():
-            return dot / "config"
+            return dot, dot
         if dot.is_file():
             try:
                 line = dot.read_text(encoding="utf-8", errors="replace").strip()
@@ -55,7 +58,51 @@ def git_config(start: Path) -> Path | None:
                 base = (gitdir / common.read_text().strip()).resolve() if common.is_file() else gitdir
             except OSError:
                 base = gitdir
-            return base / "config"
+            return gitdir, base
+    return None
+
+
+def git_config(start: Path) -> Path | None:
+    """The config file of the git checkout holding ``start``; None outside any checkout."""
+    dirs = git_dirs(start)
+    return dirs[1] / "config" if dirs else None
+
+
+_SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
+
+
+def head_commit(start: Path) -> str | None:
+    """The commit checked out in the checkout holding ``start`` (its ``HEAD``, a branch followed
+    through its ref file or ``packed-refs``), read from the files; None when it cannot be."""
+    dirs = git_dirs(start)
+    if dirs is None:
+        return None
+    gitdir, common = dirs
+    try:
+        head = (gitdir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if _SHA.match(head):
+        return head
+    if not head.startswith("ref:"):
+        return None
+    ref = head[4:].strip()
+    if ".." in ref or not ref.startswith("refs/"):
+        return None
+    for base in (gitdir, common):
+        try:
+            value = (base / ref).read_text(encoding="utf-8", errors="replace").strip()
+        except OSError:
+            continue
+        return value if _SHA.match(value) else None
+    try:
+        packed = (common / "packed-refs").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    for line in packed.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1] == ref and _SHA.match(parts[0]):
+            return parts[0]
     return None
 
 

@@ -241,23 +241,24 @@ def _clean_question(question: "Question | str") -> Question:
 
 def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | None:
     """The pulled scope ``cwd`` is a checkout of: one whose bundle names a repository that is a
-    remote of the git checkout holding ``cwd`` (``loci.kernel.checkout``); None otherwise. Read
-    only for a cwd inside no registered scope, so a local scope's folder always wins, and only
-    in a home that pulled something (nothing is read otherwise)."""
+    remote of the git checkout holding ``cwd``, else one built from the very commit that checkout
+    has checked out (``loci.kernel.checkout``); None otherwise. Read only for a cwd inside no
+    registered scope, so a local scope's folder always wins, and only in a home that pulled
+    something (nothing is read otherwise)."""
     pulled = sorted(s.name for s in session.registry.scopes if s.kind == "pulled" and s.name in indexed)
     if not pulled:
         return None
-    from loci.kernel.checkout import remote_keys, repository_key
+    from loci.kernel.checkout import head_commit, remote_keys, repository_key
 
-    keys = remote_keys(Path(cwd).expanduser().resolve())
-    if not keys:
+    here = Path(cwd).expanduser().resolve()
+    keys = remote_keys(here)
+    head = head_commit(here)
+    if not keys and not head:
         return None
-    metas = session.metas(pulled)
-    for name in sorted(metas):
-        origin = metas[name].get("origin") or {}
-        if repository_key(origin.get("repository")) in keys:
-            return name
-    return None
+    origins = {name: session.metas(pulled)[name].get("origin") or {} for name in sorted(session.metas(pulled))}
+    by_remote = [n for n, o in origins.items() if keys and repository_key(o.get("repository")) in keys]
+    by_commit = [n for n, o in origins.items() if head and o.get("commit") == head]
+    return next(iter(by_remote or by_commit), None)
 
 
 def context_for(session: Session, cwd: str | os.PathLike | None, group: str | None) -> Context:

@@ -15,6 +15,7 @@ questions. Judging and summarising are pure too; only ``run_generated`` and
 from __future__ import annotations
 
 import random
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
@@ -401,11 +402,19 @@ def render(report: EvalReport, misses: bool = False) -> list[str]:
 
 # --- running them (reads the session's artifacts, writes nothing) -------------------------
 
-def _cwd_of(session, scope: str | None):
-    """The folder of the scope a question is asked from (None: no cwd, or an unknown scope)."""
+def _cwd_of(session, scope: str | None, checkouts=None):
+    """The folder of the scope a question is asked from (None: no cwd, or an unknown scope). A
+    scope pulled from elsewhere has no folder here; with ``checkouts`` (a folder holding a clone of
+    each repository under its scope's name) the question is asked from that clone, as a team
+    member asks from their own."""
     if not scope:
         return None
-    return next((s.path for s in session.registry.scopes if s.name == scope), None)
+    found = next((s for s in session.registry.scopes if s.name == scope), None)
+    if found is None:
+        return None
+    if found.kind == "pulled" and checkouts is not None:
+        return str(Path(checkouts) / scope)
+    return found.path
 
 
 def run_generated(session, *, seed: int = 0) -> EvalReport:
@@ -422,11 +431,12 @@ def run_generated(session, *, seed: int = 0) -> EvalReport:
     return summarise(judged, len(index.scopes))
 
 
-def run_labelled(session, questions: Sequence[Mapping],
-                 fast: bool = False) -> tuple[object, dict[str, dict | None], list[str]]:
+def run_labelled(session, questions: Sequence[Mapping], fast: bool = False,
+                 checkouts=None) -> tuple[object, dict[str, dict | None], list[str]]:
     """Ask each labelled question with `loci ask` (``cwd`` names a scope; null means none; ``fast``:
-    as `ask --fast`, words only) and score it with ``loci.query.scoring``. Returns (Report, results
-    by id, notes about questions that could not run)."""
+    as `ask --fast`, words only; ``checkouts``: where the clones of pulled scopes are, ``_cwd_of``)
+    and score it with ``loci.query.scoring``. Returns (Report, results by id, notes about questions
+    that could not run)."""
     from loci.query import scoring
     from loci.query.ask import ask
     from loci.kernel.errors import UsageError
@@ -435,7 +445,7 @@ def run_labelled(session, questions: Sequence[Mapping],
     notes = []
     for q in questions:
         cwd_name = q.get("cwd")
-        cwd = _cwd_of(session, cwd_name)
+        cwd = _cwd_of(session, cwd_name, checkouts)
         if cwd_name and cwd is None:
             notes.append(f"{q['id']}: cwd scope {cwd_name!r} is not registered; counted as a miss")
             results[q["id"]] = None
