@@ -312,3 +312,13 @@ def test_the_spelling_pairs_are_the_tokens_the_tokenizer_makes_of_both_forms():
     for british, american in _BRITISH_AMERICAN.items():
         (b,), (a,) = tokenize(british), tokenize(american)
         assert OTHER_SPELLING[b] == a and OTHER_SPELLING[a] == b
+
+
+def test_the_copy_that_answers_is_the_cwds_else_an_eligible_one_built_here_else_the_first_by_name():
+    from loci.query.router import shadowed_copies
+
+    group = [("web", "web-fork", "web@team")]
+    assert shadowed_copies(group) == {"web-fork", "web@team"}                         # by name
+    assert shadowed_copies(group, pulled={"web"}) == {"web", "web@team"}             # built here first
+    assert shadowed_copies(group, cwd_scope="web@team") == {"web", "web-fork"}       # the cwd's
+    assert shadowed_copies(group, eligible={"web@team", "other"}) == {"web", "web-fork"}   # in the group asked
