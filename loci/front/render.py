@@ -148,8 +148,43 @@ def ask_lines(result) -> list[str]:
             cite = (ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}") + at
             head = f" - {ep.heading}" if ep.heading else ""
             lines.append(f"  [{ep.kind}] {cite}{head}")
-            snippet = " ".join(ep.text.split())
-            lines.append(f"      {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+            lines.append(f"      {snippet(ep.text, result.route.tokens)}")
         for note in block.notes:
             lines.append(f"  ({note})")
     return lines
+
+
+SNIPPET_CHARS = 300
+
+
+def snippet(text: str, tokens, width: int = SNIPPET_CHARS) -> str:
+    """The passage on one line, at most ``width`` characters: its opening, or, when the question's
+    words (``tokens``, the router's) lie further in, the stretch that holds the most of them,
+    centred on them (a long section's answer is often past its first lines)."""
+    from collections import Counter
+
+    from loci.kernel.tokens import tokenize
+
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    wanted = set(tokens)
+    words, at = [], 0
+    for word in flat.split(" "):
+        words.append((at, at + len(word), wanted.intersection(tokenize(word)) if wanted else set()))
+        at += len(word) + 1
+    held, inside, j = [], Counter(), 0     # per opening word: the question's words wholly inside
+    for i, (begin, _, found) in enumerate(words):
+        j = max(j, i)                          # a word longer than the window holds no window
+        while j < len(words) and words[j][1] <= begin + width:
+            inside.update(words[j][2])
+            j += 1
+        held.append(sum(1 for n in inside.values() if n > 0))
+        if i < j:
+            inside.subtract(found)
+    most = max(held)
+    if most <= held[0]:
+        return flat[:width] + "…"
+    runs = [i for i, n in enumerate(held) if n == most]
+    begin = words[runs[len(runs) // 2]][0]
+    return "…" + flat[begin:begin + width] + ("…" if begin + width < len(flat) else "")

@@ -1,0 +1,26 @@
+"""The text answer shows the part of a long passage that holds the question's words."""
+from loci.front.render import SNIPPET_CHARS, snippet
+from loci.kernel.tokens import tokenize
+
+LONG = ("## Usage\\n\\n" + "The tool reads its settings and prints a report for every folder it visits. " * 8
+        + "To follow symbolic links while walking, pass --follow on the command line.").replace("\\\\n", "\n")
+
+
+def test_a_long_passage_is_shown_where_the_questions_words_are():
+    shown = snippet(LONG, tokenize("How do I make it follow symbolic links?"))
+    assert "follow symbolic links" in shown and shown.startswith("…") and len(shown) <= SNIPPET_CHARS + 2
+
+
+def test_a_passage_whose_opening_holds_the_words_is_shown_from_its_opening():
+    shown = snippet(LONG, tokenize("Which settings does the report use?"))
+    assert shown.startswith("## Usage") and shown.endswith("…")
+
+
+def test_a_short_passage_is_shown_whole_on_one_line():
+    assert snippet("Line one.\n\n  Line two.", tokenize("line")) == "Line one. Line two."
+
+
+def test_a_word_longer_than_the_shown_stretch_does_not_confuse_where_the_words_are():
+    text = "start " + "x" * 400 + " middle words " + "filler " * 60 + "the symlink answer here"
+    shown = snippet(text, tokenize("symlink answer"))
+    assert "symlink answer" in shown and "x" * 50 not in shown
