@@ -30,8 +30,9 @@ INSTRUCTIONS = (
     "and `cwd` set to the project directory the user is working in; it picks the "
     "repositories the question is about and returns cited passages (path:line) and code "
     "symbols. outcome 'abstained' is an answer: read `reason` and `candidates`, then "
-    "retry with `scope` set to a candidate rather than rephrasing. `scopes` lists what is "
-    "registered; `doctor` reports coverage gaps and the fix for each."
+    "retry with `scope` set to a candidate rather than rephrasing. `same_content` names "
+    "identical copies of a chosen repository (another clone at the same commit): the answer holds "
+    "for them too. `scopes` lists what is registered; `doctor` reports coverage gaps and the fix for each."
 )
 ASK_DOC = (
     "Route a question to the repositories it is about and answer from their docs, "
