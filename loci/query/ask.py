@@ -255,7 +255,8 @@ def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | 
     head = head_commit(here)
     if not keys and not head:
         return None
-    origins = {name: session.metas(pulled)[name].get("origin") or {} for name in sorted(session.metas(pulled))}
+    metas = session.metas(pulled)
+    origins = {name: metas[name].get("origin") or {} for name in sorted(metas)}
     by_remote = [n for n, o in origins.items() if keys and repository_key(o.get("repository")) in keys]
     by_commit = [n for n, o in origins.items() if head and o.get("commit") == head]
     return next(iter(by_remote or by_commit), None)
@@ -328,8 +329,8 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
     if fast or not open_to_opinion(result) or not any(c.isalnum() for c in text):
         return result       # punctuation alone ("-") means nothing a vector could match
     # a copy is measured through the scope that answers for it: no place of a shortlist goes to it
-    judged = [s for s in session.indexed() if s not in ctx.shadowed or s in result.scopes]
-    foreign = _foreign_affinity(session, q, judged)
+    measured = [s for s in session.indexed() if s not in ctx.shadowed or s in result.scopes]
+    foreign = _foreign_affinity(session, q, measured)
     if foreign is not None:
         return foreign_opinion(result, foreign, ctx, session.params)
     semantic = session.semantic()
@@ -338,7 +339,7 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    affinity = semantic.affinities(text, judged, params.semantic_route_k, include=_judged(result),
+    affinity = semantic.affinities(text, measured, params.semantic_route_k, include=_judged(result),
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
