@@ -118,3 +118,11 @@ def test_a_home_merged_by_an_older_loci_learns_its_copies_at_the_next_index(tmp_
     res = CliRunner().invoke(app, ["index", "--quiet"])          # nothing changed in any repository
     assert res.exit_code == 0, res.output
     assert _route(SPROCKET_Q)["same_content"] == {"gizmo": ["gizmo-clone"]}
+
+
+def test_scopes_lists_a_copy_with_the_scope_that_answers_for_it(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    rows = {r["name"]: r for r in json.loads(CliRunner().invoke(app, ["scopes", "--json"]).output)}
+    assert rows["gizmo-clone"]["copy_of"] == "gizmo" and "copy_of" not in rows["gizmo"]
+    text = CliRunner().invoke(app, ["scopes"]).output
+    assert [line for line in text.splitlines() if "[copy of gizmo]" in line][0].startswith("gizmo-clone")

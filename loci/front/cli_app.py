@@ -55,30 +55,21 @@ app.add_typer(group_app, name="group")
 @handled
 def scopes(group: Optional[str] = typer.Option(None, "--group", help="Only members of this group."),
            as_json: bool = json_flag()):
-    """List registered scopes with their path, owner and groups."""
-    from loci.kernel.groups import effective_groups, load_policy
-    from loci.kernel.registry import load_registry
+    """List registered scopes with their path, owner and groups (and, for an identical copy of
+    another scope, the scope that answers for it)."""
+    from loci.front.listing import scopes_listing
     from loci.front.render import dump_json
 
-    layout = make_layout()
-    reg = load_registry(layout)
-    gof = effective_groups(reg, load_policy(layout))
-    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
-    if group and not rows:
-        from loci.kernel.errors import UsageError
-
-        known = sorted({g for gs in gof.values() for g in gs})
-        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
+    rows = scopes_listing(make_layout(), group)
     if as_json:
-        dump_json([{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
-                    "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
-                    "exists": Path(s.path).is_dir()} for s in rows])
+        dump_json(rows)
         return
     if not rows:
         typer.echo("no scopes registered: run `loci setup DIR`")
     for s in rows:
-        gone = "  [pulled]" if s.kind == "pulled" else "" if Path(s.path).is_dir() else "  [missing on disk]"
-        typer.echo(f"{s.name:<28} {s.owner:<20} {', '.join(sorted(gof.get(s.name, ()))):<28} {s.path}{gone}")
+        gone = "  [pulled]" if s["kind"] == "pulled" else "" if s["exists"] else "  [missing on disk]"
+        copy = f"  [copy of {s['copy_of']}]" if "copy_of" in s else ""
+        typer.echo(f"{s['name']:<28} {s['owner']:<20} {', '.join(s['groups']):<28} {s['path']}{gone}{copy}")
 
 
 # ---------------------------------------------------------------- read side

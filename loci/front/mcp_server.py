@@ -17,7 +17,6 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable
 
-from loci.kernel.config import Layout
 from loci.kernel.dist import install_hint
 from loci.kernel.errors import LociError, UsageError
 from loci.query.engine import WARM_SCOPES, Engine, one_line
@@ -56,22 +55,6 @@ class ToolFailure(Exception):
     """A tool call failed in a way the caller can fix; the message is one line."""
 
 
-def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
-    """The rows `loci scopes --json` prints; an unknown group is a UsageError naming the known ones."""
-    from loci.kernel.groups import effective_groups, load_policy
-    from loci.kernel.registry import load_registry
-
-    reg = load_registry(layout)
-    gof = effective_groups(reg, load_policy(layout))
-    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
-    if group and not rows:
-        known = sorted({g for gs in gof.values() for g in gs})
-        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
-    return [{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
-             "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
-             "exists": Path(s.path).is_dir()} for s in rows]
-
-
 def _log(msg: str) -> None:
     """Server diagnostics go to stderr: stdout carries the protocol."""
     print(f"loci mcp: {msg}", file=sys.stderr, flush=True)
@@ -101,6 +84,8 @@ class Service:
         return self.engine.answer("ask", args, as_json=True)["json"]
 
     def scopes(self, group: str | None = None) -> list[dict]:
+        from loci.front.listing import scopes_listing
+
         return scopes_listing(self.layout, group or None)
 
     def doctor(self) -> list[dict]:

@@ -1,0 +1,46 @@
+"""The registered scopes as `loci scopes --json` prints them and the MCP ``scopes`` tool returns
+them: one function for both front ends."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from loci.kernel.config import Layout
+
+
+def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
+    """One row a registered scope (``group``: its members only; an unknown group is a UsageError
+    naming the known ones). A scope that is an identical copy of another indexed one names the
+    scope that answers for it (``copy_of``, ``router.shadowed_copies``)."""
+    from loci.kernel.errors import UsageError
+    from loci.kernel.groups import effective_groups, load_policy
+    from loci.kernel.registry import load_registry
+
+    reg = load_registry(layout)
+    gof = effective_groups(reg, load_policy(layout))
+    rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
+    if group and not rows:
+        known = sorted({g for gs in gof.values() for g in gs})
+        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
+    copy_of = _copies(layout, {s.name for s in reg.scopes if s.kind == "pulled"})
+    return [{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
+             "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
+             "exists": Path(s.path).is_dir(), **({"copy_of": copy_of[s.name]} if s.name in copy_of else {})}
+            for s in rows]
+
+
+def _copies(layout: Layout, pulled: set[str]) -> dict[str, str]:
+    """Each copy's scope that answers for it, as a question without a cwd is answered."""
+    from loci.kernel.errors import StoreError
+    from loci.query.router import shadowed_copies
+    from loci.query.store import read_merged
+
+    try:
+        groups = read_merged(layout).twins
+    except (StoreError, OSError):
+        return {}
+    shadowed = shadowed_copies(groups, pulled)
+    out = {}
+    for group in groups:
+        answers = next(s for s in group if s not in shadowed)
+        out.update({s: answers for s in group if s in shadowed})
+    return out
