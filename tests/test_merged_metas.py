@@ -142,9 +142,10 @@ def test_metas_rows_an_older_loci_wrote_with_fewer_fields_are_all_written_again_
 
 def test_copies_are_scopes_with_the_same_build_fingerprint_and_chunk_count(tmp_path):
     con = sqlite3.connect(tmp_path / "routing.sqlite")
-    merged_metas.write(con, {"web": {"chunks": 9, "fingerprint": "x"}, "web-fork": {"chunks": 9, "fingerprint": "x"},
-                             "web-mirror": {"chunks": 9, "fingerprint": "x"}, "other": {"chunks": 8, "fingerprint": "x"},
-                             "lone": {"chunks": 9, "fingerprint": "y"}, "unbuilt": {"chunks": 9},
+    same = {"chunks": 9, "fingerprint": "x", "vocab_tokens": 40, "vocab_weight": 88.5}
+    merged_metas.write(con, {"web": same, "web-fork": dict(same), "web-mirror": dict(same),
+                             "other": {**same, "chunks": 8}, "docs-a": {**same, "vocab_tokens": 41},
+                             "lone": {**same, "fingerprint": "y"}, "unbuilt": {"chunks": 9},
                              "unbuilt-2": {"chunks": 9}})
     assert merged_metas.twin_groups(con) == [("web", "web-fork", "web-mirror")]
 

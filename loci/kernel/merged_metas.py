@@ -10,7 +10,8 @@ that read and checked it whole paid for the corpus, not for the scopes it reache
   fields, and the groups of scopes that are copies of one another (``twin_groups``);
 - ``metas(name, meta)``: of each indexed scope's meta (as the manifest lists it) the fields a
   question reads (``QUERY_FIELDS``: a pulled scope's origin, the chunk count a long-lived
-  engine warms by, the build fingerprint that tells identical copies apart: ``twin_groups``),
+  engine warms by, the build fingerprint and the index's size that tell identical copies apart:
+  ``twin_groups``),
   as JSON, one row a scope; so a pull rewrites the rows of the scopes it
   changed and a question reads the rows of the scopes it answers from. Not the build time
   nor the facts: the routing file stays the same bytes whoever merged the same scopes.
@@ -29,7 +30,7 @@ from loci.kernel.config import SCHEMA_VERSION
 
 STAMP_TABLE = "merge"
 METAS_TABLE = "metas"
-QUERY_FIELDS = ("chunks", "origin", "fingerprint")
+QUERY_FIELDS = ("chunks", "origin", "fingerprint", "vocab_tokens", "vocab_weight")
 TWINS_KEY = "twins"        # in the merge table: the groups of identical copies (``twin_groups``)
 TABLES = (f"CREATE TABLE IF NOT EXISTS {STAMP_TABLE} (key TEXT PRIMARY KEY, value TEXT)",
           f"CREATE TABLE IF NOT EXISTS {METAS_TABLE} (name TEXT PRIMARY KEY, meta TEXT)")
@@ -122,8 +123,11 @@ def _grouped(con: sqlite3.Connection) -> list[list[str]]:
 
 
 def twin_key(meta: dict) -> tuple | None:
-    """What two scopes share when one is a copy of the other (None: nothing to compare by)."""
+    """What two scopes share when one is a copy of the other (None: nothing to compare by): the
+    build fingerprint (commit, clean tree, tokenizer, parameters) and what the index holds (its
+    chunks, its routing words and their weight), so two folders of one repository that happen to
+    fingerprint alike are still told apart by their content."""
     fingerprint = meta.get("fingerprint")
     if not isinstance(fingerprint, str) or not fingerprint:
         return None
-    return fingerprint, meta.get("chunks")
+    return fingerprint, meta.get("chunks"), meta.get("vocab_tokens"), meta.get("vocab_weight")
