@@ -24,7 +24,7 @@ from loci.query.calibration import CALIBRATION_SCHEMA
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.vectorstore import window_owner
 from loci.query.grammar import deixis
-from loci.query.router import FACT, Context, route
+from loci.query.router import FACT, Context, route, scope_rows
 from loci.query.store import RoutingIndex
 
 CLAMP = (0.7, 1.5)          # a fitted value stays within these factors of the shipped default
@@ -140,7 +140,7 @@ def measure(questions: Sequence[evalgen.GenQuestion], index: RoutingIndex,
             context: Context = Context()) -> list[Sample]:
     """Route each question with no cwd (``context``: the home's copies, as a question routes)
     and record the top scope's gate inputs."""
-    skip = {index.position[s] for s in context.shadowed if s in index.position}
+    skip = scope_rows(index, context.shadowed)
     cap = max(1, int((len(index.scopes) - len(skip)) * params.distinctive_max_share))
     out = []
     for q in questions:

@@ -200,25 +200,14 @@ def _engine(layout: Layout) -> list[Finding]:
 
 
 def _copies(layout: Layout, registry) -> list[Finding]:
-    """A note per scope that is an identical copy of another (``merged_metas.twin_groups``): the
-    scope that answers for it, as a question without a cwd in it is answered."""
-    from loci.kernel.errors import StoreError
-    from loci.query.router import shadowed_copies
-    from loci.query.store import read_merged
+    """A note per scope that is an identical copy of another (``listing.copy_of``): the scope that
+    answers for it, as a question without a cwd in it is answered."""
+    from loci.front.listing import copy_of
 
-    try:
-        groups = read_merged(layout).twins
-    except (StoreError, OSError):
-        return []
-    pulled = {s.name for s in registry.scopes if s.kind == "pulled"}
-    shadowed = shadowed_copies(groups, pulled)
-    out = []
-    for group in groups:
-        answers = next(s for s in group if s not in shadowed)
-        out += [Finding(s, "copies", f"a copy of {answers} (the same commit, built the same way): questions are "
-                        f"answered from {answers} and name {s} as the same content, unless asked from "
-                        f"inside {s} or naming it", None, NOTE) for s in group if s in shadowed]
-    return out
+    return [Finding(s, "copies", f"a copy of {answers} (the same commit, built the same way): questions are "
+                    f"answered from {answers} and name {s} as the same content, unless asked from "
+                    f"inside {s} or naming it", None, NOTE)
+            for s, answers in sorted(copy_of(layout, {r.name for r in registry.scopes if r.kind == "pulled"}).items())]
 
 
 def _graphify_available() -> bool:

@@ -10,7 +10,7 @@ from loci.kernel.config import Layout
 def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     """One row a registered scope (``group``: its members only; an unknown group is a UsageError
     naming the known ones). A scope that is an identical copy of another indexed one names the
-    scope that answers for it (``copy_of``, ``router.shadowed_copies``)."""
+    scope that answers for it (``copy_of``)."""
     from loci.kernel.errors import UsageError
     from loci.kernel.groups import effective_groups, load_policy
     from loci.kernel.registry import load_registry
@@ -21,26 +21,21 @@ def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     if group and not rows:
         known = sorted({g for gs in gof.values() for g in gs})
         raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
-    copy_of = _copies(layout, {s.name for s in reg.scopes if s.kind == "pulled"})
+    copies = copy_of(layout, {s.name for s in reg.scopes if s.kind == "pulled"})
     return [{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
              "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),
-             "exists": Path(s.path).is_dir(), **({"copy_of": copy_of[s.name]} if s.name in copy_of else {})}
+             "exists": Path(s.path).is_dir(), **({"copy_of": copies[s.name]} if s.name in copies else {})}
             for s in rows]
 
 
-def _copies(layout: Layout, pulled: set[str]) -> dict[str, str]:
-    """Each copy's scope that answers for it, as a question without a cwd is answered."""
+def copy_of(layout: Layout, pulled: set[str]) -> dict[str, str]:
+    """Each identical copy in the home, with the scope that answers for it as a question without a
+    cwd is answered (``router.answered_by``); empty without an index."""
     from loci.kernel.errors import StoreError
-    from loci.query.router import shadowed_copies
+    from loci.query.router import answered_by
     from loci.query.store import read_merged
 
     try:
-        groups = read_merged(layout).twins
+        return answered_by(read_merged(layout).twins, pulled)
     except (StoreError, OSError):
         return {}
-    shadowed = shadowed_copies(groups, pulled)
-    out = {}
-    for group in groups:
-        answers = next(s for s in group if s not in shadowed)
-        out.update({s: answers for s in group if s in shadowed})
-    return out

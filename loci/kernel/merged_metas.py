@@ -98,9 +98,14 @@ def read_meta(con: sqlite3.Connection, name: str) -> dict | None:
 def twin_groups(con: sqlite3.Connection) -> list[tuple[str, ...]]:
     """Scopes that are copies of one another (``twin_key``), two or more a group, names sorted:
     what the last merge recorded (one row; a question does not read every scope's meta)."""
-    row = con.execute(f"SELECT value FROM {STAMP_TABLE} WHERE key = ?", (TWINS_KEY,)).fetchone()
+    return twins_in(read_stamp(con) or {})
+
+
+def twins_in(stamp: dict[str, str]) -> list[tuple[str, ...]]:
+    """``twin_groups`` as the ``merge`` table ``stamp`` (``read_stamp``) holds them; a damaged
+    entry reads as no copies."""
     try:
-        groups = json.loads(row[0]) if row else []
+        groups = json.loads(stamp.get(TWINS_KEY) or "[]")
     except (TypeError, ValueError):
         return []
     if not isinstance(groups, list):

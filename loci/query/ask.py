@@ -23,7 +23,6 @@ from loci.query.router import (Context, RouteResult, foreign_opinion, open_to_op
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
-from loci.query.spelling import OTHER_SPELLING, spelled_words
 
 MAX_QUESTION_CHARS = 20_000   # a longer question is cut (and says so in --explain)
 LONG_LIVED_PAGE_CACHE_KB = 256   # SQLite's page cache per query file in a long-lived session (default 2 MB)
@@ -166,7 +165,7 @@ class Session:
         q = Question.of(question)
         toks = set(q.words)
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
-        toks |= {OTHER_SPELLING[t] for t in toks if t in OTHER_SPELLING}
+        toks |= set(q.other_spellings.values())
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         toks |= set(q.pairs)   # "click option" may write `click.option` (router._api_phrase)
         return load_routing(self.layout, toks | self.alias_tokens(), self.merged)
@@ -381,9 +380,8 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
         block.notes.append("no episode store for this scope: run `loci index`")
     else:
         q_tokens = list(q.tokens)
-        spelled = spelled_words(text)   # "colour" also finds "color"; a code name keeps its spelling
-        q_tokens += [OTHER_SPELLING[t] for t in q.tokens if t in spelled and t in OTHER_SPELLING
-                     and OTHER_SPELLING[t] not in q_tokens]
+        # "colour" also finds "color"; a code name keeps its spelling
+        q_tokens += [o for t, o in q.other_spellings.items() if t in q.tokens and o not in q_tokens]
 
         def meaning(candidates):
             return _meaning(session, scope, q, semantic.scores(scope, lex, text, also=candidates))

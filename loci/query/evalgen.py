@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Collection, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
-from loci.query.router import FACT, token_evidence
+from loci.query.router import FACT, scope_rows, token_evidence
 from loci.query.store import RoutingIndex
 from loci.kernel.tokens import tokenize
 
@@ -246,7 +246,7 @@ def distinctive_tokens(index: RoutingIndex, aliases: Mapping[str, Sequence[str]]
     if not index.complete:
         raise ValueError("distinctive_tokens needs the complete routing index")
     banned = _alias_tokens(aliases or {})
-    skip = frozenset(index.position[s] for s in shadowed if s in index.position)
+    skip = scope_rows(index, shadowed)
     cap = max(1, int((len(index.scopes) - len(skip)) * params.distinctive_max_share))
     ranked: dict[int, list[tuple[float, float, str]]] = {i: [] for i in range(len(index.scopes)) if i not in skip}
     for token, rows in index.postings.items():

@@ -37,6 +37,15 @@ class Question:
         return tuple(question_words(self.text))
 
     @cached_property
+    def other_spellings(self) -> dict[str, str]:
+        """Its tokens that are words it writes on their own, each with the same word spelled the
+        other way ("colour": "color"; ``loci.query.spelling``), in question order."""
+        from loci.query.spelling import OTHER_SPELLING, spelled_words
+
+        spelled = spelled_words(self.text)
+        return {t: OTHER_SPELLING[t] for t in self.words if t in spelled and t in OTHER_SPELLING}
+
+    @cached_property
     def enumerative(self) -> bool:
         """Asks for a set of projects ("which of my projects ...")."""
         return grammar.is_enumerative(self.text)

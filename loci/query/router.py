@@ -18,7 +18,6 @@ from loci.query.question import Question
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
 from loci.kernel.tokens import ABBREVIATIONS, surface_forms, tokenize
-from loci.query.spelling import other_spelling, spelled_words
 
 
 @dataclass(frozen=True)
@@ -103,16 +102,27 @@ class RouteResult:
                              "matched": dict(d.matched)} for d in self.details]}
 
 
-def shadowed_copies(groups: Sequence[Sequence[str]], pulled: Collection[str] = (), cwd_scope: str | None = None,
-                    eligible: Collection[str] | None = None) -> frozenset[str]:
-    """Of each group of identical copies, every scope but the one that answers for them: the
-    cwd's, else the first eligible one, built here before pulled, by name."""
-    out: set[str] = set()
+def answered_by(groups: Sequence[Sequence[str]], pulled: Collection[str] = (), cwd_scope: str | None = None,
+                eligible: Collection[str] | None = None) -> dict[str, str]:
+    """Of each group of identical copies, every scope but the one that answers for them, with that
+    one: the cwd's, else the first eligible one, built here before pulled, by name."""
+    out: dict[str, str] = {}
     for group in groups:
         ranked = sorted(group, key=lambda s: (s != cwd_scope, eligible is not None and s not in eligible,
                                               s in pulled, s))
-        out.update(ranked[1:])
-    return frozenset(out)
+        out.update((s, ranked[0]) for s in ranked[1:])
+    return out
+
+
+def scope_rows(index: RoutingIndex, names: Collection[str]) -> frozenset[int]:
+    """The rows of ``index`` that hold the scopes ``names`` (those it has)."""
+    return frozenset(index.position[s] for s in names if s in index.position)
+
+
+def shadowed_copies(groups: Sequence[Sequence[str]], pulled: Collection[str] = (), cwd_scope: str | None = None,
+                    eligible: Collection[str] | None = None) -> frozenset[str]:
+    """The copies that take no place of their own (``answered_by``'s keys)."""
+    return frozenset(answered_by(groups, pulled, cwd_scope, eligible))
 
 
 def question_tokens(question: "Question | str", enumerative: bool) -> list[str]:
@@ -317,11 +327,10 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     enumerative = q.enumerative
     toks = q.tokens
     named, excluded, soft = name_hits(question, aliases, index, enumerative)
-    # a copy of another scope (not named, not the cwd's) is no second witness to any word
-    skip = frozenset(index.position[s] for s in context.shadowed
-                     if s in index.position and s not in named and s != context.cwd_scope)
+    # a copy of another scope (not named, not the cwd's) takes no place and is no second witness
+    copies = {s for s in context.shadowed if s not in named and s != context.cwd_scope}
+    skip = scope_rows(index, copies)
     n = len(index.scopes) - len(skip)
-    spelled = spelled_words(question)
     recency = _recency(index)
 
     scores = [ScopeScore(s) for s in index.scopes]
@@ -333,7 +342,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         if rows or facts:
             holders[tok] = (set(rows) | set(facts)) - skip
         evidence = token_evidence(index, tok, params, skip)
-        for other in (ABBREVIATIONS.get(tok), other_spelling(tok) if tok in spelled else None):
+        for other in (ABBREVIATIONS.get(tok), q.other_spellings.get(tok)):
             # "directory" also finds code's "dir", "colour" finds "color": one word, its best form
             if other and other not in toks:
                 holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
@@ -364,7 +373,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     def eligible(sc: ScopeScore) -> bool:
         if sc.scope in excluded:
             return False
-        if sc.scope in context.shadowed and sc.scope not in named and sc.scope != context.cwd_scope:
+        if sc.scope in copies:
             return False
         return context.eligible is None or sc.scope in context.eligible
 

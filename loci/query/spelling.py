@@ -1,8 +1,8 @@
 """One word, two spellings: the British and American forms a question and a project may use apart
 ("colour" in a question, ``color`` in the code; tqdm's ``colour`` argument for a question that
-writes "color"). The router counts either form as the question's word, its best evidence once
-(as it does for an abbreviation: ``loci.kernel.tokens.ABBREVIATIONS``), and a scope's search looks
-for both. Kept out of the tokenizer: changing it would make every home build its index again."""
+writes "color"). ``Question.other_spellings`` reads them off a question once; the router counts
+either form as the question's word, its best evidence once (as it does for an abbreviation:
+``loci.kernel.tokens.ABBREVIATIONS``), and a scope's search looks for both. Kept out of the tokenizer: changing it would make every home build its index again."""
 from __future__ import annotations
 
 import re
@@ -35,11 +35,6 @@ for _british, _american in _BRITISH_AMERICAN.items():
     if _b != _a:
         OTHER_SPELLING.setdefault(_b, _a)
         OTHER_SPELLING.setdefault(_a, _b)
-
-
-def other_spelling(token: str) -> str | None:
-    """The token of the same word spelled the other way (British or American), or None."""
-    return OTHER_SPELLING.get(token)
 
 
 def spelled_words(text: str) -> set[str]:

@@ -124,7 +124,7 @@ def read_merged(layout: Layout) -> Merged:
         try:
             stamp = merged_metas.read_stamp(con)
             names = [r[0] for r in con.execute("SELECT name FROM scopes")] if stamp is not None else []
-            twins = merged_metas.twin_groups(con) if stamp is not None else []
+            twins = merged_metas.twins_in(stamp) if stamp is not None else []
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
