@@ -164,3 +164,12 @@ def test_a_complete_routing_index_holds_its_postings_packed_and_reads_as_the_per
     assert [list(full.get(t)) for t in tokens] == [list(some.get(t)) for t in tokens]   # scope order kept
     assert full.get("no-such-token") == {} and "no-such-token" not in full.postings
     assert dict(full.postings.items()) == some.postings
+
+
+def test_a_damaged_copies_entry_reads_as_no_copies_and_questions_still_route(tmp_path):
+    con = sqlite3.connect(tmp_path / "routing.sqlite")
+    merged_metas.write(con, {"web": {"chunks": 9, "fingerprint": "x"}, "web-fork": {"chunks": 9, "fingerprint": "x"}})
+    assert merged_metas.twin_groups(con) == [("web", "web-fork")]
+    for damaged in ("{not json", '{"web": 1}', '[["web"]]', '[["web", 3]]'):
+        con.execute(f"UPDATE {merged_metas.STAMP_TABLE} SET value = ? WHERE key = ?", (damaged, merged_metas.TWINS_KEY))
+        assert merged_metas.twin_groups(con) == []
