@@ -166,7 +166,7 @@ def test_a_complete_routing_index_holds_its_postings_packed_and_reads_as_the_per
     assert dict(full.postings.items()) == some.postings
 
 
-def test_a_damaged_copies_entry_reads_as_no_copies_and_questions_still_route(tmp_path):
+def test_a_damaged_copies_entry_reads_as_no_copies(tmp_path):
     con = sqlite3.connect(tmp_path / "routing.sqlite")
     merged_metas.write(con, {"web": {"chunks": 9, "fingerprint": "x"}, "web-fork": {"chunks": 9, "fingerprint": "x"}})
     assert merged_metas.twin_groups(con) == [("web", "web-fork")]
