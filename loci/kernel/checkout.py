@@ -62,12 +62,6 @@ def git_dirs(start: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def git_config(start: Path) -> Path | None:
-    """The config file of the git checkout holding ``start``; None outside any checkout."""
-    dirs = git_dirs(start)
-    return dirs[1] / "config" if dirs else None
-
-
 _SHA = re.compile(r"^[0-9a-f]{40}(?:[0-9a-f]{24})?$")
 
 
@@ -75,9 +69,10 @@ def head_commit(start: Path) -> str | None:
     """The commit checked out in the checkout holding ``start`` (its ``HEAD``, a branch followed
     through its ref file or ``packed-refs``), read from the files; None when it cannot be."""
     dirs = git_dirs(start)
-    if dirs is None:
-        return None
-    gitdir, common = dirs
+    return _head(*dirs) if dirs else None
+
+
+def _head(gitdir: Path, common: Path) -> str | None:
     try:
         head = (gitdir / "HEAD").read_text(encoding="utf-8", errors="replace").strip()
     except OSError:
@@ -108,9 +103,17 @@ def head_commit(start: Path) -> str | None:
 
 def remote_keys(start: Path) -> set[str]:
     """The ``repository_key`` of every remote of the checkout holding ``start`` (empty when none)."""
-    config = git_config(start)
-    if config is None:
-        return set()
+    dirs = git_dirs(start)
+    return _remotes(dirs[1] / "config") if dirs else set()
+
+
+def identity(start: Path) -> tuple[set[str], str | None]:
+    """``remote_keys`` and ``head_commit`` of the checkout holding ``start``, found once."""
+    dirs = git_dirs(start)
+    return (_remotes(dirs[1] / "config"), _head(*dirs)) if dirs else (set(), None)
+
+
+def _remotes(config: Path) -> set[str]:
     try:
         text = config.read_text(encoding="utf-8", errors="replace")
     except OSError:

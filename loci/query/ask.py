@@ -247,11 +247,9 @@ def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | 
     pulled = sorted(s.name for s in session.registry.scopes if s.kind == "pulled" and s.name in indexed)
     if not pulled:
         return None
-    from loci.kernel.checkout import head_commit, remote_keys, repository_key
+    from loci.kernel.checkout import identity, repository_key
 
-    here = Path(cwd).expanduser().resolve()
-    keys = remote_keys(here)
-    head = head_commit(here)
+    keys, head = identity(Path(cwd).expanduser().resolve())
     if not keys and not head:
         return None
     metas = session.metas(pulled)
