@@ -13,6 +13,7 @@ each scope's chunks.
 from __future__ import annotations
 
 import bisect
+import functools
 import math
 import random
 import time
@@ -81,6 +82,7 @@ def method_signature() -> str:
     return digest.hexdigest()[:16]
 
 
+@functools.lru_cache(maxsize=1)   # the code it digests does not change in a process: one export of 1,000 bundles asked 1,000 times
 def piece_signature() -> str:
     """A digest of how one scope's calibration piece is computed: the functions that compute it,
     the constants they read, the query side's vector code and the off-topic questions. A piece
