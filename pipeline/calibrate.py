@@ -82,7 +82,7 @@ def method_signature() -> str:
     return digest.hexdigest()[:16]
 
 
-@functools.lru_cache(maxsize=1)   # the code it digests does not change in a process: one export of 1,000 bundles asked 1,000 times
+@functools.lru_cache(maxsize=1)   # the code it digests does not change in a process (an export asks once a bundle)
 def piece_signature() -> str:
     """A digest of how one scope's calibration piece is computed: the functions that compute it,
     the constants they read, the query side's vector code and the off-topic questions. A piece
