@@ -63,8 +63,6 @@ def main(argv=None) -> int:
     inputs.use_home(inputs.home_dir(args.home))
     import numpy as np
 
-    from loci.query.semantic import Passages, load_vectors
-
     session = open_session(keep_full_index=True)
     sem = session.semantic()
     qs = [q for q in questions
@@ -87,9 +85,9 @@ def main(argv=None) -> int:
             order = sorted(scores or {}, key=lambda i: -scores[i])
             ranks[name] = first_rank(order, good)
         if sem is not None:
-            hashes, matrix = load_vectors(session.layout, sem.model_id, scope)
-            full = (Passages(lex.hashes(), hashes, matrix, sem.window_chance).scores(sem.qvec(q["question"]))
-                    if hashes else np.zeros(0))
+            vectors = sem.vectors(scope, lex)
+            full = (vectors.passages(lex.hashes(), sem.window_chance).scores(sem.qvec(q["question"]))
+                    if vectors is not None else np.zeros(0))
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
         if multi is not None:
             ranks["ml"] = first_rank([row for row, _ in multi.passages(q["question"], scope) or ()], good)

@@ -311,39 +311,33 @@ def semantic_piece(layout: Layout, model: str, scope: str, null) -> dict | None:
     come to its chunks) and each one's affinity as routing reads it (None without such chunks);
     None when the scope has no vectors of this width here."""
     from loci.query import semantic
-    from loci.query.semantic_search import affinity_matrix
+    from loci.query.semantic_search import scope_vectors
 
-    passages = scope_passages(layout, model, scope, DEFAULT_PARAMS.semantic_window_chance)
-    if passages is None or passages.rows.shape[1] != null.shape[1]:
+    vectors = scope_vectors(layout, model, scope)
+    if vectors is None or vectors.stored.dim != null.shape[1]:
         return None
-    lifts = window_lifts(passages, null)
-    closest = near_top([float(passages.scores(v).max()) for v in null])
-    routed = affinity_matrix(layout, model, scope)
+    passages = scope_passages(vectors, DEFAULT_PARAMS.semantic_window_chance)
+    cosines = [vectors.stored.cosines(v) for v in null]
+    lifts = window_lifts(passages, cosines)
+    closest = near_top([float(passages.scores(None, cos).max()) for cos in cosines])
     k = DEFAULT_PARAMS.semantic_route_k
     return {"floor": round(min(1.0, closest + SEMANTIC_MARGIN), 4),
-            "null": [semantic.affinity(semantic.semantic_scores(v, routed), k) for v in null] if routed.size else None,
+            "null": [semantic.affinity(cos[vectors.affine], k) for cos in cosines] if len(vectors.affine) else None,
             **({"lifts": lifts} if lifts else {})}
 
 
-def scope_passages(layout: Layout, model: str, scope: str, chance=()):
-    """The scope's passages as search scores them (``loci.query.semantic.Passages``: a passage is
-    its own row or its closest window less ``chance``), or None when it has no vectors. A scope's
-    floor is fitted with ``Params.semantic_window_chance``: the fitted table needs every scope."""
-    from loci.query import semantic
-
-    keys, matrix = semantic.load_vectors(layout, model, scope)
-    if not keys:
-        return None
-    return semantic.Passages([k for k in keys if window_owner(k) is None], keys, matrix, chance)
+def scope_passages(vectors, chance=()):
+    """The passages of a scope's ``ScopeVectors`` as search scores them (``loci.query.semantic.Passages``:
+    a passage is its own row or its closest window less ``chance``), one per stored chunk. A
+    scope's floor is fitted with ``Params.semantic_window_chance``: the fitted table needs every scope."""
+    return vectors.passages([k for k in vectors.keys if window_owner(k) is None], chance)
 
 
 def window_lifts(passages, null) -> list[list[float]]:
     """Per number of windows (1, 2, ..., the last: that many or more), the sum and count of how
-    much a passage's closest window beats its own row on the off-topic questions ``null`` (their
-    vectors); empty when no passage has windows."""
+    much a passage's closest window beats its own row on the off-topic questions (``null``: each
+    one's cosines to every stored row); empty when no passage has windows."""
     import numpy as np
-
-    from loci.query.semantic import semantic_scores
 
     if not len(passages.owners):
         return []
@@ -351,10 +345,10 @@ def window_lifts(passages, null) -> list[list[float]]:
     windowed = np.unique(passages.owners)
     count = np.minimum(np.bincount(passages.owners)[windowed], buckets) - 1
     sums = np.zeros(buckets)
-    for v in null:
-        own = semantic_scores(v, passages.rows)
+    for cos in null:
+        own, windows = passages.parts(None, cos)
         best = own.copy()
-        np.maximum.at(best, passages.owners, semantic_scores(v, passages.windows))
+        np.maximum.at(best, passages.owners, windows)
         sums += np.bincount(count, weights=(best - own)[windowed], minlength=buckets)
     n = np.bincount(count, minlength=buckets) * len(null)
     return [[round(float(a), 6), int(b)] for a, b in zip(sums, n)]

@@ -26,7 +26,7 @@ from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
-    as_unit, merged_summary_files, own_rows, packaged_model_path, read_meta, read_store, scope_summary_path,
+    as_unit, merged_summary_files, own_row_index, packaged_model_path, read_meta, read_store, scope_summary_path,
     static_model_dir, stored_vectors, vector_files,
 )
 from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
@@ -409,7 +409,8 @@ def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAU
     if got is None:
         target.unlink(missing_ok=True)
         return
-    rows = summarise(own_rows(*got), k).astype(np.float16)   # no rows for a scope with no chunks
+    keys, matrix = got
+    rows = summarise(matrix[own_row_index(keys)], k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 
 

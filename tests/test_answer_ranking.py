@@ -90,15 +90,19 @@ def test_the_semantic_side_returns_its_best_rows_and_the_rows_it_is_asked_about(
 
     monkeypatch.setattr(semantic_search, "TOP_SEMANTIC", 1)
     side = SemanticSide(layout=None, model="m", model_id="m")
-    from loci.query.semantic import Passages
+    from types import SimpleNamespace
 
-    side._vectors["s"] = Passages(list("abcd"), list("abcd"),
-                                  np.array([[1, 0], [0.8, 0.6], [0.6, 0.8], [-1, 0]], dtype=np.float32))
+    from loci.query.semantic import StoredRows
+    from loci.query.semantic_search import ScopeVectors
+
+    side._vectors["s"] = ScopeVectors(list("abcd"), StoredRows(
+        np.array([[1, 0], [0.8, 0.6], [0.6, 0.8], [-1, 0]], dtype=np.float32)))
     side._qvec["q"] = np.array([1, 0], dtype=np.float32)
-    got = side.scores("s", None, "q", also={2, 3, 7})
+    lex = SimpleNamespace(hashes=lambda: list("abcd"))
+    got = side.scores("s", lex, "q", also={2, 3, 7})
     assert set(got) == {0, 2}               # the best row, and the asked rows that lean its way
     assert abs(got[2] - 0.6) < 1e-6
-    assert set(side.scores("s", None, "q")) == {0}
+    assert set(side.scores("s", lex, "q")) == {0}
 
 
 def test_a_passage_the_second_encoder_vouches_for_is_grounded_though_no_ranker_of_words_found_it():

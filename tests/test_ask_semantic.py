@@ -388,3 +388,24 @@ def test_without_windows_the_same_sentence_is_not_found_first(tmp_path, loci_hom
     monkeypatch.setattr(loci.query.search, "BORROW_PASSAGES", 0)
     texts = _zoo(tmp_path, monkeypatch, reach=False)
     assert not texts or "Kittens eat food" not in texts[0]
+
+
+def test_a_scope_s_vectors_are_read_once_as_stored_for_its_route_and_its_search(garage, monkeypatch):
+    """A long-lived session holds each scope's stored rows (int8 here) once, not a float32 unit copy
+    for the route and an aligned one for the search, and one question's cosines serve both."""
+    from loci.query import semantic
+    from loci.query.ask import ask, open_session
+
+    reads = []
+    real = semantic.load_vectors
+    monkeypatch.setattr(semantic, "load_vectors", lambda *a, **kw: reads.append(a[2]) or real(*a, **kw))
+    session = open_session(keep_full_index=True)
+    result = ask(session, "When is the engine belt checked?")
+    side = session.semantic()
+    held = {scope: side._vectors[scope] for scope in side._vectors}
+    assert "motors" in held and sorted(reads) == sorted(set(reads))     # each scope's store read once
+    assert held["motors"].stored.matrix.dtype == np.int8
+    assert any(b.scope == "motors" and b.episodes for b in result.blocks)
+    before = len(reads)
+    ask(session, "When is the engine belt checked?")
+    assert len(reads) == before

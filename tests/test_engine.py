@@ -531,9 +531,9 @@ def test_a_session_s_stores_and_vectors_share_one_budget_from_params(built):
                            keep_full_index=True)
     side = SemanticSide(layout=None, model="m", model_id="m", budget=session.budget)
     assert session.budget.cap == 1234
-    side._matrix["s"] = b"x" * 2000
+    side._vectors["s"] = b"x" * 2000
     lex = session.lexical("gizmo")                  # a store, measured as it is read
-    assert lex.packed and "s" not in side._matrix and list(session._lexical) == ["gizmo"]
+    assert lex.packed and "s" not in side._vectors and list(session._lexical) == ["gizmo"]
     lex.gram_scores("calibrate a sprocket")
     assert session.lexical("gizmo") is lex and session.budget.used == lex.nbytes > 4096
 

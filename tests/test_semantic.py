@@ -233,25 +233,21 @@ def test_the_shortlist_keeps_the_scopes_whose_summary_comes_closest_and_those_it
     assert shortlist(summary, unit(0, 1), ["a", "b"], 1) == ["b"]
 
 
-def test_unit_scores_made_a_block_at_a_time_equal_scores_on_the_whole_unit_matrix():
-    """With one BLAS thread, as the CLI runs (several threads split the rows their own way)."""
-    import os
-    import subprocess
-    import sys
+def test_stored_rows_give_the_cosines_of_unit_rows_without_a_float32_copy():
+    from loci.query.semantic import ROW_BLOCK, StoredRows, as_unit, semantic_scores, unit_scores
 
-    code = """
-import numpy as np
-from loci.query.semantic import ROW_BLOCK, as_unit, semantic_scores, unit_scores
-rng = np.random.default_rng(3)
-stored = (rng.standard_normal((2 * ROW_BLOCK + 77, 384)) * 40).astype(np.int8)
-stored[5] = 0
-q = rng.standard_normal(384).astype(np.float32)
-print(np.array_equal(unit_scores(q, stored), semantic_scores(q, as_unit(stored))),
-      np.array_equal(unit_scores(q, stored[:10]), semantic_scores(q, as_unit(stored[:10]))))
-"""
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
-    assert out.stdout.split() == ["True", "True"]
+    rng = np.random.default_rng(3)
+    stored = (rng.standard_normal((2 * ROW_BLOCK + 77, 384)) * 40).astype(np.int8)
+    stored[5] = 0
+    q = rng.standard_normal(384).astype(np.float32)
+    rows = StoredRows(stored)
+    got = rows.cosines(q)
+    assert got.dtype == np.float32 and got[5] == 0
+    assert np.allclose(got, semantic_scores(q, as_unit(stored)), atol=1e-6)
+    assert np.allclose(unit_scores(q, stored[:10]), got[:10], atol=1e-6)
+    assert rows.nbytes == stored.nbytes + 4 * len(stored)      # the int8 rows and one float a row
+    assert np.allclose(StoredRows(stored.astype(np.float16)).cosines(q), got, atol=2e-3)
+    assert not StoredRows(stored).cosines(np.zeros(384, np.float32)).any()
 
 
 def test_forcing_offline_reaches_a_hub_library_imported_before(monkeypatch):
@@ -315,16 +311,12 @@ def test_a_passage_repeated_at_two_places_gets_its_windows_at_both():
 
 def test_the_affinity_of_a_scope_reads_its_passages_own_rows_not_their_windows():
     from loci.kernel.vectorstore import window_key
-    from loci.query.semantic import own_rows
+    from loci.query.semantic import own_row_index
 
     keys = ["a", window_key("a", "w"), "b", "c"]
-    matrix = np.arange(8, dtype=np.float32).reshape(4, 2)
-    assert own_rows(keys, matrix).tolist() == [[0, 1], [4, 5], [6, 7]]
-    assert own_rows(keys, matrix, {"c"}).tolist() == [[0, 1], [4, 5]]
-    assert own_rows(["a", "b"], matrix[:2]) is not None and own_rows(["a", "b"], matrix[:2]).shape == (2, 2)
-    in_order = ["a", "b", window_key("a", "w"), window_key("b", "w")]
-    assert np.shares_memory(own_rows(in_order, matrix), matrix)     # a mapped store is not copied
-    assert own_rows(in_order, matrix).tolist() == [[0, 1], [2, 3]]
+    assert own_row_index(keys).tolist() == [0, 2, 3]
+    assert own_row_index(keys, {"c"}).tolist() == [0, 2]
+    assert own_row_index(["a", "b", window_key("a", "w"), window_key("b", "w")]).tolist() == [0, 1]
 
 
 def test_windows_stored_in_order_are_read_without_a_copy_and_score_as_any():

@@ -303,13 +303,14 @@ class MultilingualSide:
         return self._qvec.fetch(question, encode)
 
     def _store(self, scope: str):
-        """(chunk rows of each stored vector, mapped matrix), or None when the scope has no store."""
+        """(chunk rows of each stored vector, its mapped rows' ``StoredRows``), or None when the
+        scope has no store."""
         if scope not in self._stores:
             self._stores[scope] = self._read(scope)
         return self._stores[scope]
 
     def _read(self, scope: str):
-        from loci.query.semantic import stored_vectors
+        from loci.query.semantic import StoredRows, stored_vectors
 
         got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
         if got is None or not len(got[0]):
@@ -322,7 +323,7 @@ class MultilingualSide:
         for row, h in enumerate(lex.hashes()):
             rows_of.setdefault(h, []).append(row)
         rows = [rows_of.get(h, []) for h in keys]
-        return rows, matrix
+        return rows, StoredRows(matrix)
 
     def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
         """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
@@ -330,12 +331,10 @@ class MultilingualSide:
         store = self._store(scope)
         if store is None:
             return None
-        rows, matrix = store
+        rows, stored = store
         import numpy as np
 
-        from loci.query.semantic import unit_scores
-
-        cos = unit_scores(self.qvec(question), matrix)
+        cos = stored.cosines(self.qvec(question))
         out: list[tuple[int, float]] = []
         for i in np.argsort(-cos, kind="stable"):
             out.extend((r, float(cos[i])) for r in rows[i])

@@ -346,14 +346,10 @@ def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tup
     return out, present
 
 
-def own_rows(keys: list[str], matrix: np.ndarray, leave_out=frozenset()) -> np.ndarray:
-    """The rows of ``matrix`` that are chunks' own vectors, not their windows, and whose chunk is
-    not in ``leave_out`` (all of it, not copied, when every row is one)."""
-    own = own_count(keys)
-    if not leave_out and all(WINDOW_SEP in k for k in keys[own:]):
-        return matrix[:own] if own < len(keys) else matrix    # a view: no copy of a mapped store
-    keep = [i for i, k in enumerate(keys) if WINDOW_SEP not in k and k not in leave_out]
-    return matrix if len(keep) == len(keys) else matrix[keep]
+def own_row_index(keys: list[str], leave_out=frozenset()) -> np.ndarray:
+    """The indices of the rows that are chunks' own vectors, not their windows, and whose chunk
+    is not in ``leave_out``."""
+    return np.array([i for i, k in enumerate(keys) if WINDOW_SEP not in k and k not in leave_out], dtype=np.int64)
 
 
 def own_count(keys: list[str]) -> int:
@@ -364,42 +360,88 @@ def own_count(keys: list[str]) -> int:
     return len(keys)
 
 
+class StoredRows:
+    """One vector store's rows as stored (int8 scaled per row, float16, or float32), with each
+    row's inverse length: a question's cosine to every row without a float32 unit copy of the
+    matrix, which takes 4 bytes a value where an int8 store takes 1 (docs/decisions/engine.md,
+    "Vectors held as stored"). A mapped store stays mapped; zero rows score 0."""
+
+    def __init__(self, matrix: np.ndarray):
+        self.matrix = matrix
+        self.dim = matrix.shape[1] if matrix.ndim == 2 else 0
+        inv = np.zeros(len(matrix), dtype=np.float32)
+        for a in range(0, len(matrix), ROW_BLOCK):
+            norms = np.linalg.norm(np.asarray(matrix[a:a + ROW_BLOCK], dtype=np.float32), axis=1)
+            inv[a:a + ROW_BLOCK] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        self.inv = inv
+        self.nbytes = int(matrix.nbytes + inv.nbytes)
+
+    def __len__(self) -> int:
+        return len(self.matrix)
+
+    def cosines(self, query_vec: np.ndarray) -> np.ndarray:
+        """The query's cosine to each row (float32), a block of rows made float32 at a time."""
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
+        out = np.zeros(len(self.matrix), dtype=np.float32)
+        if not len(self.matrix) or q.size == 0:
+            return out
+        if self.dim != q.size:
+            raise ValueError(f"query has {q.size} dimensions, the stored vectors {self.dim}: run `loci embed`")
+        qn = float(np.linalg.norm(q))
+        if qn == 0:
+            return out
+        for a in range(0, len(self.matrix), ROW_BLOCK):
+            out[a:a + ROW_BLOCK] = np.asarray(self.matrix[a:a + ROW_BLOCK], dtype=np.float32) @ q
+        out *= self.inv
+        out /= np.float32(qn)
+        return out
+
+
 class Passages:
-    """A scope's stored vectors in the order of its chunks: each chunk's own row (zeros where it
-    has none) and the rows of its windows (``loci.kernel.vectorstore.window_key``: the tail of a
-    chunk longer than the encoder reads).
+    """A scope's stored vectors read as its chunks: each chunk's own row (none: 0) and the rows of
+    its windows (``loci.kernel.vectorstore.window_key``: the tail of a chunk longer than the
+    encoder reads), as indices into one ``StoredRows``.
 
     A passage is as close to a question as its own row, or as its closest window less ``chance``:
     the best of several rows is closer than one row by chance alone, so a window's cosine first
     pays what windows win on off-topic questions (``chance[n - 1]`` for a chunk of ``n``
     windows, the last entry for more; fitted by `loci calibrate`, docs/decisions/answer-ranking.md)."""
 
-    def __init__(self, chunk_hashes: list[str], keys: list[str], matrix: np.ndarray, chance=()):
-        self.rows = align(chunk_hashes, keys, matrix)[0]
+    def __init__(self, chunk_hashes: list[str], keys: list[str], matrix, chance=()):
+        self.stored = matrix if isinstance(matrix, StoredRows) else StoredRows(matrix)
+        row_of = {h: i for i, h in enumerate(keys)}
+        self.chunk_rows = np.array([row_of.get(h, -1) for h in chunk_hashes], dtype=np.int64)
         where: dict[str, list[int]] = {}
         for i, h in enumerate(chunk_hashes):
             where.setdefault(h, []).append(i)
         own = own_count(keys)
         pairs = [(row, i) for row, key in enumerate(keys[own:], own) if (owner := window_owner(key))
                  for i in where.get(owner, ())]
-        rows = [r for r, _ in pairs]
-        if rows and rows == list(range(own, len(keys))):   # every window once, in store order: a view
-            self.windows = np.asarray(matrix[own:], dtype=np.float32)
-        else:
-            self.windows = np.asarray(matrix[rows] if rows else np.zeros((0, self.rows.shape[1])), dtype=np.float32)
+        self.window_rows = np.array([r for r, _ in pairs], dtype=np.int64)
         self.owners = np.array([i for _, i in pairs], dtype=np.int64)
-        self.allowance = window_allowance(self.owners, len(self.rows), chance)
-        self.nbytes = int(self.rows.nbytes + self.windows.nbytes + self.owners.nbytes + self.allowance.nbytes)
+        self.allowance = window_allowance(self.owners, len(chunk_hashes), chance)
+        self.dim = self.stored.dim
+        self.nbytes = int(self.chunk_rows.nbytes + self.window_rows.nbytes + self.owners.nbytes
+                          + self.allowance.nbytes)
 
     def __len__(self) -> int:
-        return len(self.rows)
+        return len(self.chunk_rows)
 
-    def scores(self, query_vec: np.ndarray) -> np.ndarray:
+    def parts(self, query_vec: np.ndarray, cosines: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(each chunk's own cosine, 0 without a row; each window row's cosine), from the store's
+        ``cosines`` when the caller has them for this question."""
+        cos = self.stored.cosines(query_vec) if cosines is None else cosines
+        present = self.chunk_rows >= 0
+        own = np.zeros(len(self.chunk_rows), dtype=np.float32)
+        own[present] = cos[self.chunk_rows[present]]
+        return own, cos[self.window_rows]
+
+    def scores(self, query_vec: np.ndarray, cosines: np.ndarray | None = None) -> np.ndarray:
         """Each chunk's cosine to the question: its own row's, or its best window's less chance."""
-        cos = semantic_scores(query_vec, self.rows)
+        own, windows = self.parts(query_vec, cosines)
         if len(self.owners):
-            np.maximum.at(cos, self.owners, semantic_scores(query_vec, self.windows) - self.allowance)
-        return cos
+            np.maximum.at(own, self.owners, windows - self.allowance)
+        return own
 
 
 def window_allowance(owners: np.ndarray, n_chunks: int, chance) -> np.ndarray:
@@ -428,12 +470,9 @@ def semantic_scores(query_vec: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 
 def unit_scores(query_vec: np.ndarray, stored: np.ndarray) -> np.ndarray:
-    """``semantic_scores(query_vec, as_unit(stored))``, the same values, made unit a block of rows
-    at a time: a one-shot never holds a big scope's float32 copy (4 bytes a value against 1)."""
-    if len(stored) <= ROW_BLOCK:
-        return semantic_scores(query_vec, as_unit(stored))
-    return np.concatenate([semantic_scores(query_vec, as_unit(stored[a:a + ROW_BLOCK]))
-                           for a in range(0, len(stored), ROW_BLOCK)])
+    """The cosine of the query to each stored row (int8, float16 or float32), without a float32
+    unit copy of the matrix (``StoredRows``)."""
+    return StoredRows(stored).cosines(query_vec)
 
 
 def affinity(cosines: np.ndarray, k: int) -> float:
@@ -444,12 +483,14 @@ def affinity(cosines: np.ndarray, k: int) -> float:
     return float(np.partition(cosines, cosines.size - k)[-k:].mean())
 
 
-def nearest_labels(query_vec: np.ndarray, label_vectors: np.ndarray, labels: list[str],
+def nearest_labels(query_vec: np.ndarray, label_vectors, labels: list[str],
                    k: int) -> list[tuple[str, float]]:
-    """The ``k`` labels closest to the query, best first, as (label, cosine)."""
+    """The ``k`` labels closest to the query, best first, as (label, cosine); ``label_vectors``
+    a matrix or its ``StoredRows``."""
     if k <= 0 or not labels:
         return []
-    scores = semantic_scores(query_vec, label_vectors)
+    rows = label_vectors if isinstance(label_vectors, StoredRows) else StoredRows(label_vectors)
+    scores = rows.cosines(query_vec)
     k = min(k, len(labels))
     top = np.argpartition(-scores, k - 1)[:k]
     top = top[np.lexsort((top, -scores[top]))]

@@ -27,11 +27,12 @@ class SemanticSide:
     route_floors: dict[str, float] = field(default_factory=dict)
     background: dict[str, tuple[float, float]] = field(default_factory=dict)   # per scope, off-topic (mean, sd)
     window_chance: tuple = DEFAULT_PARAMS.semantic_window_chance   # what windows win by chance (Passages)
-    # question -> vector; scope -> aligned rows, (labels, vectors), unit rows: caches of one budget
+    # question -> vector; scope -> ScopeVectors, (labels, StoredRows); (scope, question) -> every
+    # stored row's cosine: caches of one budget
     _qvec: Any = field(default=None, init=False, repr=False)
     _vectors: Any = field(default=None, init=False, repr=False)
     _labels: Any = field(default=None, init=False, repr=False)
-    _matrix: Any = field(default=None, init=False, repr=False)
+    _cosines: Any = field(default=None, init=False, repr=False)
     _summary: Any = None
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
     budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
@@ -70,10 +71,24 @@ class SemanticSide:
 
         if self.budget is None:
             self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
-        self._qvec, self._vectors, self._labels, self._matrix = (self.budget.view() for _ in range(4))
+        self._qvec, self._vectors, self._labels, self._cosines = (self.budget.view() for _ in range(4))
 
     def qvec(self, question: str):
         return self._qvec.fetch(question, lambda: self.encoder.encode([question])[0])
+
+    def vectors(self, scope: str, lex=None) -> "ScopeVectors | None":
+        """The scope's stored chunk vectors, read once for the route and the search (None when it
+        has none); ``lex``: its LexicalIndex when the caller has it open."""
+        def read():
+            index = lex if lex is not None else (self.lexical(scope) if self.lexical is not None else None)
+            return scope_vectors(self.layout, self.model_id, scope, index)
+
+        return self._vectors.fetch(scope, read)
+
+    def cosines(self, scope: str, vectors: "ScopeVectors", question: str):
+        """The question's cosine to every stored row of the scope: the route's affinity and the
+        search of the same question read them once."""
+        return self._cosines.fetch((scope, question), lambda: vectors.stored.cosines(self.qvec(question)))
 
     def scores(self, scope: str, lex, question: str, also=()) -> dict[int, float] | None:
         """Cosine of the question against the scope's chunks: the best TOP_SEMANTIC of them, and
@@ -81,16 +96,13 @@ class SemanticSide:
         keeps its closeness in meaning instead of reading as unrelated when it is 21st."""
         import numpy as np
 
-        from loci.query.semantic import Passages, load_vectors
-
-        def read():
-            hashes, matrix = load_vectors(self.layout, self.model_id, scope)
-            return Passages(lex.hashes(), hashes, matrix, self.window_chance) if hashes else None
-
-        passages = self._vectors.fetch(scope, read)
-        if passages is None or not len(passages):
+        vectors = self.vectors(scope, lex)
+        if vectors is None:
             return None
-        cos = passages.scores(self.qvec(question))
+        passages = vectors.passages(lex.hashes(), self.window_chance)
+        if not len(passages):
+            return None
+        cos = passages.scores(None, self.cosines(scope, vectors, question))
         top = np.argsort(-cos, kind="stable")[:TOP_SEMANTIC]
         out = {int(i): float(cos[i]) for i in top if cos[i] > 0}
         rows = np.fromiter((i for i in also if i not in out), dtype=np.int64)
@@ -101,19 +113,20 @@ class SemanticSide:
 
     def _affinity(self, question: str, scope: str, k: int, keep: bool) -> float | None:
         """The question's affinity to one scope (None: no usable vectors). With ``keep`` the
-        scope's unit rows stay for the next question; a one-shot reads the stored rows once and
-        makes them unit a block at a time (``unit_scores``: the same cosines)."""
-        from loci.query.semantic import affinity, semantic_scores, unit_scores
+        scope's vectors and cosines stay for the next question and the search; a one-shot's
+        route reads them once."""
+        from loci.query.semantic import affinity
 
-        def read(unit: bool):
+        if keep:
+            vectors = self.vectors(scope)
+        else:
             lex = self.lexical(scope) if self.lexical is not None else None
-            return affinity_matrix(self.layout, self.model_id, scope, unit=unit, lex=lex)
-
-        matrix = self._matrix.fetch(scope, lambda: read(True)) if keep else read(False)
-        if matrix.size == 0 or matrix.shape[1] != self.encoder.dim:
+            vectors = scope_vectors(self.layout, self.model_id, scope, lex)
+        if vectors is None or vectors.stored.dim != self.encoder.dim:
             return None
-        score = semantic_scores if keep else unit_scores
-        return affinity(score(self.qvec(question), matrix), k)
+        cos = (self.cosines(scope, vectors, question) if keep
+               else vectors.stored.cosines(self.qvec(question)))
+        return affinity(cos[vectors.affine], k)
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None,
                    keep: bool = True) -> dict[str, float]:
@@ -162,12 +175,13 @@ class SemanticSide:
 
     def expansion(self, scope: str, question: str) -> list[str]:
         """The scope's symbol labels nearest the question (to widen lexical search)."""
-        from loci.query.semantic import load_label_vectors, nearest_labels
+        from loci.query.semantic import StoredRows, label_vectors_path, nearest_labels, read_store
 
         def read():
             if self.fetch_store is not None:   # a pulled map's labels come when first read
                 self.fetch_store(scope, "label_vectors")
-            return load_label_vectors(self.layout, self.model_id, scope)
+            labels, matrix = read_store(label_vectors_path(self.layout, self.model_id, scope), unit=False)
+            return labels, StoredRows(matrix)
 
         labels, vectors = self._labels.fetch(scope, read)
         if not labels:
@@ -179,20 +193,46 @@ class SemanticSide:
         return self.floors.get(scope, DEFAULT_SEMANTIC_FLOOR)
 
 
-def affinity_matrix(layout, model_id: str, scope: str, unit: bool = True, lex=None):
-    """The scope's chunk vectors a question's affinity is measured on: every chunk's own row (not
-    its windows) but translated copies' (float32 unit rows, or as stored with ``unit=False``).
+class ScopeVectors:
+    """One scope's stored chunk vectors (``StoredRows``, as stored), read once for both readers:
+    the route's affinity, over every chunk's own row but translated copies' (``affine``), and
+    search's passages, built at its first search.
 
     A translation repeats its original in another language; for a question in that language
     its vectors would be closest whatever the question asks (the encoder is English), so a
     project with translated READMEs would pull every foreign question (docs/decisions/generalisation.md).
-    `loci calibrate` measures the off-topic background on the same matrices. ``lex``: the scope's
-    LexicalIndex when the caller has it open (else its query file is opened here).
-    """
-    from loci.query.lexical import load_lexical
-    from loci.query.semantic import load_vectors, own_rows
+    `loci calibrate` measures the off-topic background on the same rows."""
 
+    def __init__(self, keys: list[str], stored, copies=frozenset()):
+        from loci.query.semantic import own_row_index
+
+        self.keys = keys
+        self.stored = stored
+        self.affine = own_row_index(keys, copies)
+        self._passages = None
+
+    def passages(self, chunk_hashes: list[str], chance=()):
+        """The scope's ``Passages`` (its chunks' rows and windows in this store), made once."""
+        from loci.query.semantic import Passages
+
+        if self._passages is None:
+            self._passages = Passages(chunk_hashes, self.keys, self.stored, chance)
+        return self._passages
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.stored.nbytes + self.affine.nbytes + (self._passages.nbytes if self._passages else 0))
+
+
+def scope_vectors(layout, model_id: str, scope: str, lex=None) -> ScopeVectors | None:
+    """The scope's ``ScopeVectors`` (None when it has none); ``lex``: its LexicalIndex when the
+    caller has it open (else its query file is opened here)."""
+    from loci.query.lexical import load_lexical
+    from loci.query.semantic import StoredRows, load_vectors
+
+    keys, matrix = load_vectors(layout, model_id, scope, unit=False)
+    if not keys:
+        return None
     lex = lex if lex is not None else load_lexical(layout.query_db(scope))
     copies = lex.translated_hashes() if lex is not None else set()
-    keys, matrix = load_vectors(layout, model_id, scope, unit)
-    return own_rows(keys, matrix, copies)
+    return ScopeVectors(keys, StoredRows(matrix), copies)
