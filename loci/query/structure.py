@@ -62,7 +62,7 @@ class StructureHit:
     via: str = ""   # caller_of_caller: the direct caller it reaches the symbol through
 
 
-STORE_BYTES_PER_ROW = 700
+STORE_BYTES_PER_ROW = 450
 
 
 class StructureStore:
@@ -82,7 +82,7 @@ class StructureStore:
     @property
     def nbytes(self) -> int:
         """Roughly what the store holds with its lookups built, for a long-lived session's byte
-        budget: ~700 bytes a symbol or edge (measured on the development repositories)."""
+        budget: ~450 bytes a symbol or edge (420 measured on the development repositories)."""
         return STORE_BYTES_PER_ROW * (len(self) + len(self.calls.get("src", ())))
 
     @cached_property
@@ -229,8 +229,9 @@ def _read(path: Path, name: str) -> tuple[StructureStore | None, str | None]:
     if con is None:
         return None, "missing"
     try:
-        symbols = _columns(con, "symbols", SYMBOL_COLUMNS)
-        calls = _columns(con, "calls", CALL_COLUMNS, (*CALL_RELATIONS, *NEIGHBOUR_RELATIONS))
+        pool: dict[str, str] = {}
+        symbols = _columns(con, "symbols", SYMBOL_COLUMNS, pool=pool)
+        calls = _columns(con, "calls", CALL_COLUMNS, (*CALL_RELATIONS, *NEIGHBOUR_RELATIONS), pool=pool)
     except sqlite3.DatabaseError:
         return None, "unreadable"
     finally:
@@ -241,9 +242,12 @@ def _read(path: Path, name: str) -> tuple[StructureStore | None, str | None]:
 
 
 def _columns(con: sqlite3.Connection, table: str, required: frozenset[str],
-             relations: Sequence[str] = ()) -> dict[str, list] | None:
+             relations: Sequence[str] = (), pool: dict[str, str] | None = None) -> dict[str, list] | None:
     """One table as columns in row order (only rows of ``relations`` when given); None when it
-    is absent. Lacking a required column is a DatabaseError (the file is not what loci wrote)."""
+    is absent. Lacking a required column is a DatabaseError (the file is not what loci wrote).
+
+    Equal strings are one object (``pool``, shared by a store's tables): paths, kinds, relations
+    and the ids edges name repeat row after row, and a long-lived session holds a third less."""
     found = con.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)).fetchone()
     if found is None:
         return None
@@ -252,7 +256,11 @@ def _columns(con: sqlite3.Connection, table: str, required: frozenset[str],
         raise sqlite3.DatabaseError(f"{table} lacks {sorted(required - set(names))}")
     where = f" WHERE relation IN ({', '.join('?' * len(relations))})" if relations else ""
     rows = con.execute(f"SELECT * FROM {table}{where} ORDER BY rowid", tuple(relations)).fetchall()
-    return {col: list(values) for col, values in zip(names, zip(*rows))} if rows else {col: [] for col in names}
+    if not rows:
+        return {col: [] for col in names}
+    pool = {} if pool is None else pool
+    same = pool.setdefault
+    return {col: [same(v, v) if type(v) is str else v for v in values] for col, values in zip(names, zip(*rows))}
 
 
 def query(store: StructureStore, question: "Question | str", *, k: int = 5,
