@@ -9,7 +9,7 @@ Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run th
 script as an install writes it, without the editable install's import hook: ``plain_python``) and
 the home it reads (without ``--impl``: this clone on ``$LOCI_HOME``, else ``bench/.cache/home-22``,
 which ``python bench/prepare.py`` builds); ``--ref`` is the folder of the reference's ``loci`` and its home. Measured per command: p50
-and p90 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
+p90 and p95 wall seconds and peak RSS (MB) over the dev questions asked without a working directory:
 ``route`` (with the second opinion), ``ask`` (semantic ranking), and the reference's ``route``
 and ``ask --fast``; also CPU seconds (user + system), which a loaded machine inflates less than
 wall time. Numbers are only comparable within one run.
@@ -190,8 +190,10 @@ def main(argv=None) -> int:
         out[label] = {"n": len(t), "p50_s": round(statistics.median(t), 3),
                       "cpu_p50_s": round(statistics.median(cpus[label]), 3),
                       "p90_s": round(t[min(len(t) - 1, int(0.9 * len(t)))], 3),
+                      "p95_s": round(t[min(len(t) - 1, int(0.95 * len(t)))], 3),
                       "peak_rss_mb": round(max(peaks[label]) / 1024, 1) if peaks[label] else None}
         print(f"{label:24s} p50 {out[label]['p50_s']:.3f} s  p90 {out[label]['p90_s']:.3f} s  "
+              f"p95 {out[label]['p95_s']:.3f} s  "
               f"cpu p50 {out[label]['cpu_p50_s']:.3f} s  "
               f"peak {out[label]['peak_rss_mb']} MB  (n={len(t)})")
     if args.mode != "cold":

@@ -54,3 +54,21 @@ def test_the_text_view_of_a_route_over_many_scopes_carries_only_what_is_shown_an
     assert route_lines(View(plain(shown)), explain) == route_lines(View(plain(route)), explain)
     answer = AskResult(route, [Block("s30"), Block("s02")])
     assert ask_lines(View(plain(answer.for_text()))) == ask_lines(View(plain(answer)))
+
+
+@pytest.mark.parametrize("chosen, expected", [(None, "2"), ("3", "3")])
+def test_the_engine_encodes_with_two_blas_threads_unless_the_user_chose(tmp_path, monkeypatch, chosen, expected):
+    """A one-shot question runs one BLAS thread (numpy starts faster); the engine, which encodes every
+    question, takes two on a machine that has them, or what the user set."""
+    import os
+
+    from loci.front import cli, engine_client
+
+    spawned = []
+    monkeypatch.setattr(cli, "BLAS_CHOSEN", chosen)
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(engine_client, "_locked", lambda home: False)
+    monkeypatch.setattr(engine_client, "manifest_path", lambda home: str(tmp_path))
+    monkeypatch.setattr(os, "posix_spawn", lambda path, argv, env, **kw: spawned.append(env))
+    assert engine_client.start(str(tmp_path))
+    assert spawned[0]["OPENBLAS_NUM_THREADS"] == expected

@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import sys
 
-# one-shot commands do little linear algebra; a single BLAS thread starts numpy ~2x faster
+# one-shot commands do little linear algebra; a single BLAS thread starts numpy ~2x faster. The
+# warm engine, which encodes every question, takes two unless the user chose (engine_client.start)
+BLAS_CHOSEN = os.environ.get("OPENBLAS_NUM_THREADS")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 

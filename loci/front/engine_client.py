@@ -285,10 +285,22 @@ def start(home: str, replacing: bool = False) -> bool:
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:   # its own session: no terminal's signal reaches it; the log replaces its stderr
         os.posix_spawn(sys.executable, [sys.executable, "-m", "loci.front.engine_server", home],
-                       os.environ, file_actions=null, setsid=True)
+                       engine_environment(), file_actions=null, setsid=True)
     except OSError:
         return False
     return True
+
+
+ENGINE_BLAS_THREADS = 2   # a question's encoding: 11 -> 7.7 ms p50 with two (docs/decisions/engine.md)
+
+
+def engine_environment() -> dict[str, str]:
+    """The started engine's environment: this one, with BLAS threads for encoding questions, unless
+    the user set ``OPENBLAS_NUM_THREADS`` (the entry point sets one thread for a one-shot)."""
+    cli = sys.modules.get("loci.front.cli")
+    chosen = getattr(cli, "BLAS_CHOSEN", None) if cli is not None else os.environ.get("OPENBLAS_NUM_THREADS")
+    threads = chosen or str(max(1, min(ENGINE_BLAS_THREADS, os.cpu_count() or 1)))
+    return {**os.environ, "OPENBLAS_NUM_THREADS": threads}
 
 
 def holder(home: str) -> int | None:
