@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import sqlite3
 
+import pytest
+
 import test_pull
 from test_fetch import _no_network  # noqa: F401  (autouse: no model download)
 from test_pull import GIZMO_Q, WEBBY_Q, ask_json, cli, swap
@@ -173,3 +175,26 @@ def test_a_damaged_copies_entry_reads_as_no_copies(tmp_path):
     for damaged in ("{not json", '{"web": 1}', '[["web"]]', '[["web", 3]]'):
         con.execute(f"UPDATE {merged_metas.STAMP_TABLE} SET value = ? WHERE key = ?", (damaged, merged_metas.TWINS_KEY))
         assert merged_metas.twin_groups(con) == []
+
+
+def test_packed_postings_read_as_the_dicts_they_were_in_unicode_order_and_refuse_rows_out_of_order():
+    """The rows come in SQLite's byte order of UTF-8, which is Python's order of code points."""
+    from loci.query.store import PackedPostings
+
+    rows = {"cafe": {0: 1.0}, "café": {2: 0.5, 7: 0.25}, "naïve": {1: 2.0}, "z": {3: 1.5}, "ä": {0: 0.1}}
+    packed = PackedPostings()
+    for token in sorted(t.encode("utf-8") for t in rows):
+        for scope, weight in rows[token.decode("utf-8")].items():
+            packed.add(token.decode("utf-8"), scope, weight)
+    packed.done()
+    assert dict(packed.items()) == rows and list(packed) == sorted(rows) and len(packed) == 5
+    assert "café" in packed and "caf" not in packed and "x\ny" not in packed and 3 not in packed
+    with pytest.raises(KeyError):
+        packed["caf"]
+    assert packed.nbytes < 400
+    bad = PackedPostings()
+    bad.add("b", 0, 1.0)
+    with pytest.raises(ValueError):
+        bad.add("a", 0, 1.0)
+    empty = PackedPostings().done()
+    assert len(empty) == 0 and "a" not in empty and dict(empty.items()) == {}

@@ -206,10 +206,14 @@ class ScopeVectors:
     def __init__(self, keys: list[str], stored, copies=frozenset()):
         from loci.query.semantic import own_row_index
 
-        self.keys = keys
+        self._keys = "\n".join(keys)   # one string, not a str object a key (~60 bytes more each)
         self.stored = stored
         self.affine = own_row_index(keys, copies)
         self._passages = None
+
+    @property
+    def keys(self) -> list[str]:
+        return self._keys.split("\n") if self._keys else []
 
     def passages(self, chunk_hashes: list[str], chance=()):
         """The scope's ``Passages`` (its chunks' rows and windows in this store), made once."""
@@ -221,7 +225,8 @@ class ScopeVectors:
 
     @property
     def nbytes(self) -> int:
-        return int(self.stored.nbytes + self.affine.nbytes + (self._passages.nbytes if self._passages else 0))
+        return int(self.stored.nbytes + self.affine.nbytes + len(self._keys)
+                   + (self._passages.nbytes if self._passages else 0))
 
 
 def scope_vectors(layout, model_id: str, scope: str, lex=None) -> ScopeVectors | None:
