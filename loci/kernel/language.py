@@ -130,6 +130,7 @@ def is_translated_copy(kind: str, relpath: str) -> bool:
     return kind in TRANSLATED_KINDS and translation_language(relpath) is not None
 
 
+@lru_cache(maxsize=8192)   # search asks it of every prose candidate, question after question
 def translation_language(relpath: str) -> str | None:
     """The language a prose file's path says it is a translation into, else None.
 
