@@ -349,6 +349,9 @@ def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tup
 def own_row_index(keys: list[str], leave_out=frozenset()) -> np.ndarray:
     """The indices of the rows that are chunks' own vectors, not their windows, and whose chunk
     is not in ``leave_out``."""
+    own = own_count(keys)
+    if not leave_out and all(WINDOW_SEP in k for k in keys[own:]):   # as a build writes them
+        return np.arange(own, dtype=np.int64)
     return np.array([i for i, k in enumerate(keys) if WINDOW_SEP not in k and k not in leave_out], dtype=np.int64)
 
 
@@ -369,12 +372,8 @@ class StoredRows:
     def __init__(self, matrix: np.ndarray):
         self.matrix = matrix
         self.dim = matrix.shape[1] if matrix.ndim == 2 else 0
-        inv = np.zeros(len(matrix), dtype=np.float32)
-        for a in range(0, len(matrix), ROW_BLOCK):
-            norms = np.linalg.norm(np.asarray(matrix[a:a + ROW_BLOCK], dtype=np.float32), axis=1)
-            inv[a:a + ROW_BLOCK] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
-        self.inv = inv
-        self.nbytes = int(matrix.nbytes + inv.nbytes)
+        self.inv: np.ndarray | None = None   # taken with the first cosines: one pass over the rows
+        self.nbytes = int(matrix.nbytes + 4 * len(matrix))
 
     def __len__(self) -> int:
         return len(self.matrix)
@@ -390,9 +389,17 @@ class StoredRows:
         qn = float(np.linalg.norm(q))
         if qn == 0:
             return out
+        inv = self.inv
+        if inv is None:
+            inv = np.zeros(len(self.matrix), dtype=np.float32)
         for a in range(0, len(self.matrix), ROW_BLOCK):
-            out[a:a + ROW_BLOCK] = np.asarray(self.matrix[a:a + ROW_BLOCK], dtype=np.float32) @ q
-        out *= self.inv
+            block = np.asarray(self.matrix[a:a + ROW_BLOCK], dtype=np.float32)
+            out[a:a + ROW_BLOCK] = block @ q
+            if self.inv is None:
+                norms = np.linalg.norm(block, axis=1)
+                inv[a:a + ROW_BLOCK] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+        self.inv = inv
+        out *= inv
         out /= np.float32(qn)
         return out
 
