@@ -86,7 +86,7 @@ def main(argv=None) -> int:
             ranks[name] = first_rank(order, good)
         if sem is not None:
             vectors = sem.vectors(scope, lex)
-            full = (vectors.passages(lex.hashes(), sem.window_chance).scores(sem.qvec(q["question"]))
+            full = (vectors.passages(lex.hashes, sem.window_chance).scores(sem.qvec(q["question"]))
                     if vectors is not None else np.zeros(0))
             ranks["sem"] = first_rank(list(np.argsort(-full, kind="stable")), good)
         if multi is not None:

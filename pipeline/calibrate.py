@@ -330,7 +330,7 @@ def scope_passages(vectors, chance=()):
     """The passages of a scope's ``ScopeVectors`` as search scores them (``loci.query.semantic.Passages``:
     a passage is its own row or its closest window less ``chance``), one per stored chunk. A
     scope's floor is fitted with ``Params.semantic_window_chance``: the fitted table needs every scope."""
-    return vectors.passages([k for k in vectors.keys if window_owner(k) is None], chance)
+    return vectors.passages(lambda: [k for k in vectors.keys if window_owner(k) is None], chance)
 
 
 def window_lifts(passages, null) -> list[list[float]]:

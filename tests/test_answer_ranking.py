@@ -121,3 +121,23 @@ def test_two_encoders_meaning_is_fused_by_rank_not_by_their_cosines():
     assert got[1] > got[0]              # second for both encoders beats first for one only
     assert got[2] > got[0]              # the cosines' scales never meet: 0.1 is not "far" for the other
     assert Meaning({0: 0.9}).scores() == {0: 0.9}              # one encoder: its cosines as they are
+
+
+def test_fusing_only_the_grounded_rows_gives_them_the_scores_a_full_fusion_gives():
+    """A char-gram ranker scores nearly every passage; the gate drops most, so only the rows it keeps
+    are fused, each ranker still scaled by its best row overall: the same floats, bit for bit."""
+    import random
+
+    from loci.query.search import BM25_GROUNDED, GRAMS_GROUNDED, fuse, grounded
+
+    rng = random.Random(7)
+    bm25 = {d: rng.uniform(0, 4) for d in rng.sample(range(500), 120)}
+    grams = {d: rng.uniform(0, 0.4) for d in range(500)}
+    cosines = {d: rng.uniform(-0.1, 0.6) for d in rng.sample(range(500), 40)}
+    parts = {"bm25": bm25, "grams": grams, "semantic": cosines}
+    keep = grounded(range(500), bm25, grams, cosines, 0.5, also={3})
+    assert 3 in keep and all(bm25.get(d, 0) >= BM25_GROUNDED or grams[d] >= GRAMS_GROUNDED
+                             or cosines.get(d, -1) >= 0.5 or d == 3 for d in keep)
+    assert len(keep) < 500 and grounded(range(500), bm25, grams, cosines, None) <= keep
+    full = fuse(parts)
+    assert fuse(parts, only=keep) == {d: full[d] for d in keep}

@@ -6,7 +6,7 @@ encoder are imported here and nowhere else on the query path.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from loci.kernel.config import DEFAULT_PARAMS
 
@@ -99,7 +99,7 @@ class SemanticSide:
         vectors = self.vectors(scope, lex)
         if vectors is None:
             return None
-        passages = vectors.passages(lex.hashes(), self.window_chance)
+        passages = vectors.passages(lex.hashes, self.window_chance)
         if not len(passages):
             return None
         cos = passages.scores(None, self.cosines(scope, vectors, question))
@@ -215,12 +215,13 @@ class ScopeVectors:
     def keys(self) -> list[str]:
         return self._keys.split("\n") if self._keys else []
 
-    def passages(self, chunk_hashes: list[str], chance=()):
-        """The scope's ``Passages`` (its chunks' rows and windows in this store), made once."""
+    def passages(self, chunk_hashes: Callable[[], list[str]], chance=()):
+        """The scope's ``Passages`` (its chunks' rows and windows in this store), made once: its
+        chunks' hashes (``chunk_hashes()``, a query of its index) are read only then."""
         from loci.query.semantic import Passages
 
         if self._passages is None:
-            self._passages = Passages(chunk_hashes, self.keys, self.stored, chance)
+            self._passages = Passages(chunk_hashes(), self.keys, self.stored, chance)
         return self._passages
 
     @property
