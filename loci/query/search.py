@@ -124,10 +124,12 @@ def grounded(rows: Iterable[int], bm25: Scores | None, grams: Scores | None, cos
     vouches for), and those the words ground (``BM25_GROUNDED``, ``GRAMS_GROUNDED``) or whose
     closeness in meaning reaches the scope's floor. A char-gram ranker scores nearly every
     passage a little; the rest are dropped before they are fused, weighed or read."""
-    bm25, grams = bm25 or {}, grams or {}
-    floor = semantic_floor if semantic_floor is not None else float("inf")
-    return {d for d in rows if d in also or bm25.get(d, 0.0) >= BM25_GROUNDED
-            or grams.get(d, 0.0) >= GRAMS_GROUNDED or cosines.get(d, -1.0) >= floor}
+    keep = set(also)
+    keep.update(d for d, v in (bm25 or {}).items() if v >= BM25_GROUNDED)
+    keep.update(d for d, v in (grams or {}).items() if v >= GRAMS_GROUNDED)
+    if semantic_floor is not None:
+        keep.update(d for d, v in cosines.items() if v >= semantic_floor)
+    return keep.intersection(rows)
 
 
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
