@@ -489,8 +489,37 @@ def test_the_engine_warms_its_encoder_past_the_first_call(built, monkeypatch):
     encoder = SimpleNamespace(encode=lambda texts: calls.append(list(texts)))
     side = SimpleNamespace(encoder=encoder, affinities=lambda *a, **k: calls.append("affinities") or {})
     monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: side)
+    monkeypatch.setattr(ask_mod, "search_block", lambda session, scope, q, plan=None, semantic=None:
+                        calls.append(("searched", semantic is side)))
     Engine(built / "home").session()
-    assert calls == ["affinities", ["warm up"]]
+    assert calls == [("searched", True), ("searched", True), "affinities", ["warm up"]]
+
+
+def test_the_engine_warms_the_largest_local_scopes_while_its_budget_has_room(built, monkeypatch):
+    """The byte budget holds a small home's stores whole: the warm-up reads them, largest first,
+    until the budget is three quarters full, and never fetches the stores of a scope pulled as a map."""
+    from loci.query import ask as ask_mod
+    from loci.query import engine as engine_mod
+    from loci.query.engine import Engine
+
+    searched: list[str] = []
+
+    def search(session, scope, question, plan=None, **kw):
+        searched.append(scope)
+        session.budget.used += 800      # each scope's stores take 800 bytes of a 1,000-byte budget
+
+    monkeypatch.setattr(ask_mod, "search_block", search)
+    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: None)
+    monkeypatch.setattr(engine_mod, "local_scopes", lambda layout, names: [n for n in names if n != "webby"])
+    Engine(built / "home", cache_bytes=10_000).session()
+    assert searched == ["gizmo"]                          # webby is a map: not fetched at boot
+    searched.clear()
+    monkeypatch.setattr(engine_mod, "local_scopes", lambda layout, names: list(names))
+    Engine(built / "home", cache_bytes=1_000).session()
+    assert len(searched) == 1                              # the budget was 3/4 full after one
+    searched.clear()
+    Engine(built / "home", cache_bytes=10_000).session()
+    assert sorted(searched) == ["gizmo", "webby"]
 
 
 # ---------------------------------------------------------------- memory

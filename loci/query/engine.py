@@ -16,8 +16,13 @@ from typing import Any, Callable
 
 from loci.kernel.config import Layout, layout as make_layout
 from loci.kernel.errors import LociError
+from loci.query.store import local_scopes
 
-WARM_SCOPES = 8          # the largest scopes (by chunks) whose stores are opened and searched once at boot
+# at boot, the largest local scopes' stores (by chunks) are opened and searched once, at most
+# WARM_SCOPES of them, while the byte budget is under WARM_SHARE full: a small home's stores all
+# fit (the 22 development repositories take 107 MB of 128), and its first questions read none
+WARM_SCOPES = 64
+WARM_SHARE = 0.75
 OPS = ("route", "ask")
 
 
@@ -128,16 +133,21 @@ class Engine:
             return self._session
 
     def warm(self, session) -> None:
-        """Load the full routing index and the largest scopes' stores; best effort, never raises."""
-        from loci.query.ask import search_block
+        """Load the full routing index and the largest local scopes' stores while the byte budget
+        has room (not those of scopes pulled as a map: a question fetches what it needs); best
+        effort, never raises."""
+        from loci.query import ask
         from loci.query.question import Plan
 
         try:
             session.routing_for("")
-            metas = session.metas(session.indexed())
+            metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
+            semantic = session.semantic() if largest else None   # its passages and labels too
             for scope in largest:
-                search_block(session, scope, "warm up", Plan(k=1))
+                if session.budget.used >= WARM_SHARE * session.budget.cap:
+                    break
+                ask.search_block(session, scope, "warm up", Plan(k=1), semantic=semantic)
             session.warm()   # the encoder and the matrices the second opinion reads
             side = session.semantic()
             if side is not None:   # a second encoding: the numpy BERT keeps its weights resident
