@@ -72,3 +72,12 @@ def test_the_engine_encodes_with_two_blas_threads_unless_the_user_chose(tmp_path
     monkeypatch.setattr(os, "posix_spawn", lambda path, argv, env, **kw: spawned.append(env))
     assert engine_client.start(str(tmp_path))
     assert spawned[0]["OPENBLAS_NUM_THREADS"] == expected
+
+
+def test_the_status_line_counts_one_question_in_the_singular():
+    from loci.front.cli_server import status_lines
+
+    info = {"running": True, "home": "/h", "pid": 1, "version": "0", "same_code": True, "uptime_s": 3,
+            "sessions": 1, "rss_mb": 100, "cached_mb": 9.5, "idle_exit_s": 600}
+    assert "1 question answered," in status_lines({**info, "questions": 1})[1]
+    assert "2 questions answered," in status_lines({**info, "questions": 2})[1]
