@@ -177,7 +177,7 @@ def test_a_damaged_copies_entry_reads_as_no_copies(tmp_path):
         assert merged_metas.twin_groups(con) == []
 
 
-def test_packed_postings_read_as_the_dicts_they_were_in_unicode_order_and_refuse_rows_out_of_order():
+def test_packed_postings_read_as_the_dicts_they_were_in_unicode_order_and_sort_rows_out_of_order():
     """The rows come in SQLite's byte order of UTF-8, which is Python's order of code points."""
     from loci.query.store import PackedPostings
 
@@ -192,9 +192,11 @@ def test_packed_postings_read_as_the_dicts_they_were_in_unicode_order_and_refuse
     with pytest.raises(KeyError):
         packed["caf"]
     assert packed.nbytes < 400
-    bad = PackedPostings()
-    bad.add("b", 0, 1.0)
-    with pytest.raises(ValueError):
-        bad.add("a", 0, 1.0)
+    shuffled = PackedPostings()
+    for token, scope in (("b", 0), ("a", 1), ("b", 2), ("c", 0), ("a", 3)):
+        shuffled.add(token, scope, 1.0)
+    shuffled.done()
+    assert dict(shuffled.items()) == {"a": {1: 1.0, 3: 1.0}, "b": {0: 1.0, 2: 1.0}, "c": {0: 1.0}}
+    assert list(shuffled) == ["a", "b", "c"] and "b" in shuffled
     empty = PackedPostings().done()
     assert len(empty) == 0 and "a" not in empty and dict(empty.items()) == {}

@@ -47,7 +47,8 @@ class PackedPostings(Mapping):
     once for each eligible scope: the last ``KEPT`` made are kept).
 
     ``add`` takes the rows grouped by token in sorted order (SQLite's ``ORDER BY token``: its
-    byte order of UTF-8 is Python's order of code points); ``done`` packs them."""
+    byte order of UTF-8 is Python's order of code points); ``done`` packs them, sorting and
+    merging first if they came otherwise."""
 
     KEPT = 128
 
@@ -58,11 +59,12 @@ class PackedPostings(Mapping):
         self._ids = array("I")
         self._weights = array("d")
         self._made: dict[str, dict[int, float]] = {}
+        self._sorted = True
 
     def add(self, token: str, scope: int, weight: float) -> None:
         if not self._adding or self._adding[-1] != token:
             if self._adding and token < self._adding[-1]:
-                raise ValueError(f"postings out of order: {token!r} after {self._adding[-1]!r}")
+                self._sorted = False
             self._adding.append(token)
             self._starts.append(len(self._ids))
         self._ids.append(scope)
@@ -71,10 +73,26 @@ class PackedPostings(Mapping):
     def done(self) -> "PackedPostings":
         from loci.query.lexical import PackedTerms
 
-        self._terms = PackedTerms("\n".join(self._adding).encode("utf-8"))
         self._starts.append(len(self._ids))
+        if not self._sorted:
+            self._sort()
+        self._terms = PackedTerms("\n".join(self._adding).encode("utf-8"))
         self._adding = []
         return self
+
+    def _sort(self) -> None:
+        """Rows that came out of token order: each token's runs in token order, merged."""
+        runs: dict[str, list[tuple[int, int]]] = {}
+        for i, token in enumerate(self._adding):
+            runs.setdefault(token, []).append((self._starts[i], self._starts[i + 1]))
+        ids, weights, starts = array("I"), array("d"), array("q")
+        for token in sorted(runs):
+            starts.append(len(ids))
+            for a, b in runs[token]:
+                ids.extend(self._ids[a:b])
+                weights.extend(self._weights[a:b])
+        starts.append(len(ids))
+        self._adding, self._ids, self._weights, self._starts = sorted(runs), ids, weights, starts
 
     def _index(self, token: object) -> int | None:
         if not isinstance(token, str) or "\n" in token or not len(self):
