@@ -234,7 +234,7 @@ def test_the_shortlist_keeps_the_scopes_whose_summary_comes_closest_and_those_it
 
 
 def test_stored_rows_give_the_cosines_of_unit_rows_without_a_float32_copy():
-    from loci.query.semantic import ROW_BLOCK, StoredRows, as_unit, semantic_scores, unit_scores
+    from loci.query.semantic import ROW_BLOCK, StoredRows, as_unit, semantic_scores
 
     rng = np.random.default_rng(3)
     stored = (rng.standard_normal((2 * ROW_BLOCK + 77, 384)) * 40).astype(np.int8)
@@ -244,7 +244,7 @@ def test_stored_rows_give_the_cosines_of_unit_rows_without_a_float32_copy():
     got = rows.cosines(q)
     assert got.dtype == np.float32 and got[5] == 0
     assert np.allclose(got, semantic_scores(q, as_unit(stored)), atol=1e-6)
-    assert np.allclose(unit_scores(q, stored[:10]), got[:10], atol=1e-6)
+    assert np.allclose(StoredRows(stored[:10]).cosines(q), got[:10], atol=1e-6)
     assert rows.nbytes == stored.nbytes + 4 * len(stored)      # the int8 rows and one float a row
     assert np.allclose(StoredRows(stored.astype(np.float16)).cosines(q), got, atol=2e-3)
     assert not StoredRows(stored).cosines(np.zeros(384, np.float32)).any()

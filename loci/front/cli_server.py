@@ -20,9 +20,13 @@ def status_lines(info: dict) -> list[str]:
         return lines
     code = "this loci's code" if info.get("same_code") else "other code (the next question replaces it)"
     return [f"a warm engine serves {info['home']}: pid {info.get('pid')}, loci {info.get('version')}, {code}",
-            f"  up {info.get('uptime_s')} s, {info.get('questions')} question{'' if info.get('questions') == 1 else 's'}"
-            f" answered, {info.get('sessions')} session(s) loaded, {info.get('rss_mb')} MB resident ({info.get('cached_mb')} MB of stores and "
-            f"vectors cached), exits after {info.get('idle_exit_s'):g} s idle"]
+            f"  up {info.get('uptime_s')} s, {_questions(info.get('questions'))} answered, "
+            f"{info.get('sessions')} session(s) loaded, {info.get('rss_mb')} MB resident "
+            f"({info.get('cached_mb')} MB of stores and vectors cached), exits after {info.get('idle_exit_s'):g} s idle"]
+
+
+def _questions(n) -> str:
+    return f"{n} question" if n == 1 else f"{n} questions"
 
 
 @server_app.command("status")

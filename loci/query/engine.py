@@ -143,13 +143,12 @@ class Engine:
             session.routing_for("")
             metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
-            semantic = session.semantic() if largest else None   # its passages and labels too
-            for scope in largest:
+            side = session.semantic()
+            for scope in largest:   # with their passages and labels
                 if session.budget.used >= WARM_SHARE * session.budget.cap:
                     break
-                ask.search_block(session, scope, "warm up", Plan(k=1), semantic=semantic)
+                ask.search_block(session, scope, "warm up", Plan(k=1), semantic=side)
             session.warm()   # the encoder and the matrices the second opinion reads
-            side = session.semantic()
             if side is not None:   # a second encoding: the numpy BERT keeps its weights resident
                 side.encoder.encode(["warm up"])   # from its second call, which the first question paid
         except LociError as exc:

@@ -94,13 +94,6 @@ class EpisodeHit:
                 "kind": self.kind, "score": round(self.score, 4)}
 
 
-def _scaled(x: Scores | None) -> dict[int, float] | None:
-    if not x:
-        return None
-    top = max(x.values())
-    return {d: v / top for d, v in x.items()} if top > 0 else None
-
-
 def fuse(parts: dict[str, Scores | None], weights: Mapping[str, float] = RANKER_WEIGHTS,
          only: Collection[int] | None = None) -> dict[int, float]:
     """Weighted sum of the scaled rankers that produced scores, renormalised over them; with
@@ -118,18 +111,19 @@ def fuse(parts: dict[str, Scores | None], weights: Mapping[str, float] = RANKER_
     return out
 
 
-def grounded(rows: Iterable[int], bm25: Scores | None, grams: Scores | None, cosines: Scores,
+def grounded(rows: Iterable[int] | None, bm25: Scores | None, grams: Scores | None, cosines: Scores,
              semantic_floor: float | None, also: Collection[int] = ()) -> set[int]:
-    """The rows a gated search may return: ``also`` (fact files, passages a second encoder
-    vouches for), and those the words ground (``BM25_GROUNDED``, ``GRAMS_GROUNDED``) or whose
-    closeness in meaning reaches the scope's floor. A char-gram ranker scores nearly every
-    passage a little; the rest are dropped before they are fused, weighed or read."""
+    """The rows (of ``rows``, when given) a gated search may return: ``also`` (fact files,
+    passages a second encoder vouches for), and those the words ground (``BM25_GROUNDED``,
+    ``GRAMS_GROUNDED``) or whose closeness in meaning reaches the scope's floor. A char-gram
+    ranker scores nearly every passage a little; the rest are dropped before they are fused,
+    weighed or read."""
     keep = set(also)
     keep.update(d for d, v in (bm25 or {}).items() if v >= BM25_GROUNDED)
     keep.update(d for d, v in (grams or {}).items() if v >= GRAMS_GROUNDED)
     if semantic_floor is not None:
         keep.update(d for d, v in cosines.items() if v >= semantic_floor)
-    return keep.intersection(rows)
+    return keep if rows is None else keep.intersection(rows)
 
 
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
@@ -151,8 +145,7 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
     facts, demoted = set(fact_files), set(demoted)
     only = None
     if gate:   # what the gate below drops is not fused: the same scores for the rest, ~2x faster
-        rows = set(bm25 or ()) | set(grams or ()) | set(meaning or ())
-        only = grounded(rows, bm25, grams, cosines, semantic_floor, facts | vouched)
+        only = grounded(None, bm25, grams, cosines, semantic_floor, facts | vouched)
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": meaning},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS, only)
     outside_why = {} if rationale else dict(params.outside_why)

@@ -250,7 +250,7 @@ def as_unit(matrix: np.ndarray) -> np.ndarray:
 
 def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tuple[list[str], np.ndarray] | None:
     """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None;
-    ``unit=False`` leaves the rows as stored (mapped int8 or float16: see ``unit_scores``)."""
+    ``unit=False`` leaves the rows as stored (mapped int8 or float16: see ``StoredRows``)."""
     data = read_manifest(path)
     if data is None:
         return None
@@ -294,9 +294,9 @@ def load_vectors(layout: Layout, model_id: str, scope: str, unit: bool = True) -
     return read_store(layout.vectors(model_id, scope), unit)
 
 
-def load_label_vectors(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray]:
+def load_label_vectors(layout: Layout, model_id: str, scope: str, unit: bool = True) -> tuple[list[str], np.ndarray]:
     """(symbol labels, matrix) of a scope under a model; empty if it has none."""
-    return read_store(label_vectors_path(layout, model_id, scope))
+    return read_store(label_vectors_path(layout, model_id, scope), unit)
 
 
 # --- the per-scope summaries a one-shot second opinion reads first ----------------------------
@@ -375,9 +375,6 @@ class StoredRows:
         self.inv: np.ndarray | None = None   # taken with the first cosines: one pass over the rows
         self.nbytes = int(matrix.nbytes + 4 * len(matrix))
 
-    def __len__(self) -> int:
-        return len(self.matrix)
-
     def cosines(self, query_vec: np.ndarray) -> np.ndarray:
         """The query's cosine to each row (float32), a block of rows made float32 at a time."""
         q = np.asarray(query_vec, dtype=np.float32).reshape(-1)
@@ -389,13 +386,12 @@ class StoredRows:
         qn = float(np.linalg.norm(q))
         if qn == 0:
             return out
-        inv = self.inv
-        if inv is None:
-            inv = np.zeros(len(self.matrix), dtype=np.float32)
+        first = self.inv is None
+        inv = np.zeros(len(self.matrix), dtype=np.float32) if first else self.inv
         for a in range(0, len(self.matrix), ROW_BLOCK):
             block = np.asarray(self.matrix[a:a + ROW_BLOCK], dtype=np.float32)
             out[a:a + ROW_BLOCK] = block @ q
-            if self.inv is None:
+            if first:
                 norms = np.linalg.norm(block, axis=1)
                 inv[a:a + ROW_BLOCK] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
         self.inv = inv
@@ -427,7 +423,6 @@ class Passages:
         self.window_rows = np.array([r for r, _ in pairs], dtype=np.int64)
         self.owners = np.array([i for _, i in pairs], dtype=np.int64)
         self.allowance = window_allowance(self.owners, len(chunk_hashes), chance)
-        self.dim = self.stored.dim
         self.nbytes = int(self.chunk_rows.nbytes + self.window_rows.nbytes + self.owners.nbytes
                           + self.allowance.nbytes)
 
@@ -474,12 +469,6 @@ def semantic_scores(query_vec: np.ndarray, matrix: np.ndarray) -> np.ndarray:
     norms = row_norms(matrix)
     dots = matrix @ q
     return np.where(norms > 0, dots / np.maximum(norms * qn, 1e-12), 0.0).astype(np.float32)
-
-
-def unit_scores(query_vec: np.ndarray, stored: np.ndarray) -> np.ndarray:
-    """The cosine of the query to each stored row (int8, float16 or float32), without a float32
-    unit copy of the matrix (``StoredRows``)."""
-    return StoredRows(stored).cosines(query_vec)
 
 
 def affinity(cosines: np.ndarray, k: int) -> float:

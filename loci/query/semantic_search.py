@@ -175,12 +175,12 @@ class SemanticSide:
 
     def expansion(self, scope: str, question: str) -> list[str]:
         """The scope's symbol labels nearest the question (to widen lexical search)."""
-        from loci.query.semantic import StoredRows, label_vectors_path, nearest_labels, read_store
+        from loci.query.semantic import StoredRows, load_label_vectors, nearest_labels
 
         def read():
             if self.fetch_store is not None:   # a pulled map's labels come when first read
                 self.fetch_store(scope, "label_vectors")
-            labels, matrix = read_store(label_vectors_path(self.layout, self.model_id, scope), unit=False)
+            labels, matrix = load_label_vectors(self.layout, self.model_id, scope, unit=False)
             return labels, StoredRows(matrix)
 
         labels, vectors = self._labels.fetch(scope, read)
