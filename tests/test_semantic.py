@@ -328,3 +328,12 @@ def test_windows_stored_in_order_are_read_without_a_copy_and_score_as_any():
     shuffled = Passages(["a", "b"], [window_key("a", "w"), "a", "b"], matrix[[2, 0, 1]])
     q = np.array([0.6, 0.8], dtype=np.float32)
     assert np.allclose(ordered.scores(q), shuffled.scores(q))
+
+
+def test_stored_rows_refuse_a_question_vector_of_another_width():
+    from loci.query.semantic import StoredRows
+
+    rows = StoredRows(np.ones((3, 4), dtype=np.int8))
+    with pytest.raises(ValueError, match="run `loci embed`"):
+        rows.cosines(np.ones(5, dtype=np.float32))
+    assert rows.inv is None                           # nothing half-taken
