@@ -306,6 +306,21 @@ def test_the_multilingual_encoder_counts_against_the_byte_budget_and_loads_again
     assert len(loads) == 2 and budget.used <= 8_000 + 5_000
 
 
+def test_a_long_lived_side_holds_each_scopes_store_within_its_byte_budget(home):
+    """A foreign question reads every scope's store; an engine over many scopes keeps only what its
+    budget holds, and a store pushed out is read again to the same answer."""
+    from loci.kernel.bytecache import ByteBudget
+
+    enc = BilingualEncoder()
+    build(home, enc)
+    wide = foreign_scores(MultilingualSide.open(home, encoder=enc), "¿segundos ocultos?", ["fetcher", "finder"])
+    budget = ByteBudget(1)         # room for nothing but the newest entry
+    side = MultilingualSide.open(home, encoder=enc, budget=budget)
+    for _ in range(3):
+        assert foreign_scores(side, "¿segundos ocultos?", ["fetcher", "finder"]) == wide
+        assert len(side._stores) <= 1 and budget.used < 10_000   # the stores were let go
+
+
 # --- calibration -------------------------------------------------------------------------------
 
 class WordyBilingual(BilingualEncoder):

@@ -267,8 +267,9 @@ def freeze(obj, skip: Iterable[str] = ()) -> dict:
 
 @dataclass
 class MultilingualSide:
-    """Per-process state: the encoder (loaded on the first question, held in the byte budget),
-    each question's vector, each scope's mapped store and the chunk rows its keys stand for."""
+    """Per-process state, all held in one byte budget: the encoder (loaded on the first question),
+    each question's vector, and each scope's mapped store read as its chunks (``Passages``: one
+    array of rows, where a list of lists a store took ~1 MB of objects per thousand chunks)."""
 
     layout: Any
     encoder: Any = None
@@ -276,7 +277,7 @@ class MultilingualSide:
     budget: Any = None                  # the ByteBudget its encoder and question vectors count against
     _qvec: Any = field(default=None, init=False, repr=False)
     _held: Any = field(default=None, init=False, repr=False)
-    _stores: dict[str, Any] = field(default_factory=dict)
+    _stores: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         """The encoder and question vectors in a byte-bounded cache: a long-lived process is asked
@@ -286,7 +287,7 @@ class MultilingualSide:
 
         if self.budget is None:
             self.budget = ByteBudget(DEFAULT_PARAMS.engine_cache_bytes)
-        self._qvec, self._held = self.budget.view(), self.budget.view()
+        self._qvec, self._held, self._stores = self.budget.view(), self.budget.view(), self.budget.view()
 
     @classmethod
     def open(cls, layout, *, lexical=None, encoder=None, budget=None) -> "MultilingualSide | None":
@@ -312,14 +313,12 @@ class MultilingualSide:
         return self._qvec.fetch(question, lambda: self.model().encode([question])[0])
 
     def _store(self, scope: str):
-        """(chunk rows of each stored vector, its mapped rows' ``StoredRows``), or None when the
-        scope has no store."""
-        if scope not in self._stores:
-            self._stores[scope] = self._read(scope)
-        return self._stores[scope]
+        """The scope's chunks read through its store (``semantic.Passages``: each chunk's stored
+        row), or None when it has none; held in the byte budget."""
+        return self._stores.fetch(scope, lambda: self._read(scope))
 
     def _read(self, scope: str):
-        from loci.query.semantic import StoredRows, stored_vectors
+        from loci.query.semantic import Passages, stored_vectors
 
         got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
         if got is None or not len(got[0]):
@@ -328,11 +327,7 @@ class MultilingualSide:
         lex = self.lexical(scope) if self.lexical is not None else _open_lexical(self.layout, scope)
         if lex is None:
             return None
-        rows_of: dict[str, list[int]] = {}
-        for row, h in enumerate(lex.hashes()):
-            rows_of.setdefault(h, []).append(row)
-        rows = [rows_of.get(h, []) for h in keys]
-        return rows, StoredRows(matrix)
+        return _HeldPassages(Passages(lex.hashes(), list(keys), matrix))
 
     def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
         """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
@@ -340,16 +335,21 @@ class MultilingualSide:
         store = self._store(scope)
         if store is None:
             return None
-        rows, stored = store
         import numpy as np
 
-        cos = stored.cosines(self.qvec(question))
-        out: list[tuple[int, float]] = []
-        for i in np.argsort(-cos, kind="stable"):
-            out.extend((r, float(cos[i])) for r in rows[i])
-            if len(out) >= top:
-                break
-        return out[:top]
+        chunks = store.passages
+        held = np.flatnonzero(chunks.chunk_rows >= 0)   # chunks with a vector (prose; not code)
+        cos = chunks.scores(self.qvec(question))[held]
+        best = np.argsort(-cos, kind="stable")[:top]
+        return [(int(held[i]), float(cos[i])) for i in best]
+
+
+class _HeldPassages:
+    """A scope's multilingual ``Passages`` as a byte budget counts it: its row index and the store."""
+
+    def __init__(self, passages):
+        self.passages = passages
+        self.nbytes = int(passages.nbytes + passages.stored.nbytes)
 
 
 def _open_lexical(layout, scope: str):
