@@ -3,7 +3,7 @@ question so every implementation sees the same machine load.
 
     python bench/oneshot.py [--impl new=.:HOME] [--impl old=OLD_CHECKOUT:HOME]
                             [--ref BIN_DIR:REF_HOME] [--questions 20] [--shared DIR] [--json OUT]
-                            [--mode cold|warm|first]
+                            [--mode cold|warm|first] [--foreign]
 
 Each ``--impl`` is a checkout (byte-compiled first, as an install is, and run through a console
 script as an install writes it, without the editable install's import hook: ``plain_python``) and
@@ -46,6 +46,15 @@ from bench.tools import OFFLINE  # noqa: E402
 def spread(rows: list[dict], n: int) -> list[dict]:
     step = max(1, len(rows) // n)
     return rows[::step][:n]
+
+
+def questions_asked(rows: list[dict], n: int, foreign: bool = False) -> list[str]:
+    """``n`` questions spread over the labelled ones asked without a working directory; with
+    ``foreign``, over those not in English only."""
+    from loci.kernel.language import question_is_foreign
+
+    rows = [r for r in rows if not r.get("cwd") and (not foreign or question_is_foreign(r["question"]))]
+    return [r["question"] for r in spread(rows, n)]
 
 
 PLAIN = ROOT / "bench" / ".cache" / "plain-python"
@@ -146,6 +155,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--mode", choices=("cold", "warm", "first"), default="cold",
                     help="loci's warm engine: off, started by a warm-up question, or timed starting")
+    ap.add_argument("--foreign", action="store_true",
+                    help="only the questions not in English (those the multilingual encoder reads)")
     args = ap.parse_args(argv)
     qfile = inputs.questions_file(args.questions_file, args.shared)
     if not args.impl:
@@ -156,7 +167,7 @@ def main(argv=None) -> int:
         inputs.home_dir(spec.split("=", 1)[1].split(":", 1)[1])
     print(stamp())
     rows = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
-    qs = [r["question"] for r in spread([r for r in rows if not r.get("cwd")], args.questions)]
+    qs = questions_asked(rows, args.questions, args.foreign)
     cmds = commands(args)
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}

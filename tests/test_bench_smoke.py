@@ -60,6 +60,17 @@ def test_changed_artifacts_map_to_scope_names():
     assert scopes_touched(changed, ["rank_bm25", "walkdir", "click"]) == ["rank_bm25", "walkdir"]
 
 
+def test_the_timed_questions_can_be_only_those_not_in_english():
+    from bench.oneshot import questions_asked
+
+    rows = [{"question": "How do I stop waiting after a few seconds?"},
+            {"question": "¿Cómo dejo de esperar después de unos segundos?"},
+            {"question": "Wie kann ich sehen, wie weit die Verarbeitung ist?", "cwd": "tqdm"},
+            {"question": "Comment afficher les fichiers cachés depuis le terminal ?"}]
+    assert questions_asked(rows, 10) == [rows[0]["question"], rows[1]["question"], rows[3]["question"]]
+    assert questions_asked(rows, 10, foreign=True) == [rows[1]["question"], rows[3]["question"]]
+
+
 def test_percentile_interpolates():
     assert percentile([1.0, 2.0, 3.0, 4.0], 50) == 2.5
     assert percentile([], 50) is None
