@@ -239,6 +239,14 @@ def test_when_the_words_all_but_tie_the_scope_closer_in_meaning_goes_first():
     assert r.scopes == ["beta", "alpha"] and r.semantic["action"] == "led"
 
 
+def test_words_within_fifteen_percent_of_each_other_do_not_order_two_projects():
+    """Among hundreds of projects a word one of them uses a lot (flask 0.97, jinja 0.86 for a
+    question about jinja's templates) is no lead: meaning orders them."""
+    affinity = {**near(), "alpha": 0.52, "beta": 0.56}
+    r = second_opinion(_two_way_route(1.0, 0.86), affinity, Context(), P)
+    assert r.scopes == ["beta", "alpha"] and r.semantic["action"] == "led"
+
+
 def test_a_clearly_stronger_first_by_words_keeps_its_place_when_meaning_differs_a_little():
     affinity = {**near(), "alpha": 0.52, "beta": 0.56}
     r = second_opinion(_two_way_route(1.675, 1.2), affinity, Context(), P)

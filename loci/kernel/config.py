@@ -275,7 +275,7 @@ class Params:
     semantic_veto_floor: float = 0.28    # a vocabulary route nothing comes this close to in meaning abstains
     semantic_z_floor: float = 4.0        # ... or stands this many spreads above one scope's off-topic background
     semantic_z_veto: float = 2.0         # a vocabulary route where no scope stands this far above its background abstains
-    semantic_tie_ratio: float = 0.95     # words this close to the route's first (total) tie: meaning orders them
+    semantic_tie_ratio: float = 0.85     # words this close to the route's first (total) tie: meaning orders them (bench/RESULTS.md, "Session 13")
     semantic_lead_ratio: float = 0.75    # ... and the scope closest above its background leads when the next has <= this share of its lift
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes whose vectors a one-shot second opinion reads (first pass: summaries)
