@@ -447,3 +447,76 @@ def test_calibrate_show_and_full_together_is_refused_in_one_line(corpus, loci_ho
     assert res.exit_code != 0 and "Traceback" not in res.output
     assert "--show" in res.output and "--full" in res.output
     assert (loci_home / "calibration.json").read_bytes() == before
+
+
+# --- the floors fitted on what the second opinion measures -------------------------------------
+
+def test_the_route_floors_are_fitted_on_the_scopes_the_second_opinion_measures():
+    """The live second opinion measures a shortlist, not every scope: among hundreds the best of
+    all is closer than the best of what it reads (0.524 against 0.453 at 1,000 scopes)."""
+    from loci_pipeline.calibrate import semantic_from_pieces
+
+    nulls = {"near": [0.60, 0.58, 0.61, 0.59], "mid": [0.40, 0.42, 0.38, 0.41], "far": [0.20, 0.22, 0.21, 0.19]}
+    per = {s: {"floor": 0.5, "null": v} for s, v in nulls.items()}
+    every = semantic_from_pieces(per, 4)["route"]
+    read = semantic_from_pieces(per, 4, measured=[{"mid", "far"}] * 4)["route"]
+    assert every["null_best_affinity"] > 0.55 and read["null_best_affinity"] < 0.45
+    assert read["semantic_add_floor"] < every["semantic_add_floor"]
+    assert semantic_from_pieces(per, 4, measured=None)["route"] == every
+    # a question whose measured scopes have no piece is judged over every scope
+    assert semantic_from_pieces(per, 4, measured=[{"gone"}] * 4)["route"] == every
+
+
+def test_the_z_floor_reads_each_questions_standing_where_it_was_measured():
+    from loci_pipeline.calibrate import z_floor_from
+
+    quiet = [0.20, 0.21, 0.19, 0.20, 0.22, 0.18, 0.20, 0.21]
+    spiky = [0.20, 0.21, 0.19, 0.20, 0.22, 0.18, 0.20, 0.60]
+    per_scope = {"quiet": quiet, "spiky": spiky}
+    assert z_floor_from(per_scope, quantile=0.99) > 10
+    assert z_floor_from(per_scope, quantile=0.99, measured=[{"quiet"}] * 8) < 3
+
+
+def test_a_question_is_measured_where_its_summary_is_closest_and_where_its_words_went():
+    import numpy as np
+
+    from loci_pipeline.calibrate import measured_by_opinion
+
+    spans = {"a": (0, 1), "b": (1, 2), "c": (2, 3), "d": (3, 4)}
+    rows = np.eye(4, dtype=np.float32)
+    qvecs = np.array([[1, 0.5, 0, 0], [0, 0, 0.2, 1]], dtype=np.float32)
+    got = measured_by_opinion((spans, rows), qvecs, ["a", "b", "c", "d"], [["d"], []], shortlist=2)
+    assert got == [{"a", "b", "d"}, {"d", "c"}]
+
+
+def test_calibrate_fits_the_route_floors_on_the_scopes_the_opinion_measures(corpus, loci_home, monkeypatch):
+    """With a merged summary, each off-topic question's best is taken where the live second opinion
+    would look for it (its summary shortlist and its words' own choice), not over every scope."""
+    from loci.query import semantic
+    from loci.query.evalgen import UNANSWERABLE_QUESTIONS
+    from loci_pipeline import calibrate as cal
+    from loci_pipeline.embed import embed_scope
+
+    enc = FakeEncoder()
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), enc)
+    n = len(UNANSWERABLE_QUESTIONS)
+    gizmo_only = cal.calibrate(layout(), load_encoder=lambda model, lay: enc, write=False)
+    monkeypatch.setattr(semantic, "load_summary", lambda lay, model: ({"gizmo": (0, 1)}, np.ones((1, 32), np.float32)))
+    seen = []
+
+    def measured(summary, qvecs, scopes, judged, shortlist=4):
+        seen.append((sorted(scopes), len(judged), len(qvecs)))
+        return [{"gizmo"}] * len(qvecs)
+
+    monkeypatch.setattr(cal, "measured_by_opinion", measured)
+    got = cal.calibrate(layout(), load_encoder=lambda model, lay: enc, write=False)
+    assert seen == [(["gizmo", "webby"], n, n)]
+    route, every = (d["semantic"]["models"]["fake-model"]["route"] for d in (got, gizmo_only))
+    from loci_pipeline.calibration_pieces import Pieces
+
+    nulls = cal.model_pieces(layout(), Pieces(layout(), ["gizmo", "webby"], cal.piece_signature()),
+                             "fake-model", list(UNANSWERABLE_QUESTIONS), lambda model, lay: enc)
+    assert route["null_best_affinity"] == round(near_top(sorted(nulls["gizmo"]["null"])), 4)
+    assert every["null_best_affinity"] == round(near_top(sorted(max(a, b) for a, b in
+                                                              zip(nulls["gizmo"]["null"], nulls["webby"]["null"]))), 4)

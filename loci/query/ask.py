@@ -336,12 +336,12 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    affinity = semantic.affinities(text, measured, params.semantic_route_k, include=_judged(result),
+    affinity = semantic.affinities(text, measured, params.semantic_route_k, include=judged_scopes(result),
                                    shortlist=params.semantic_shortlist, keep=session.keep_full_index)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None))
 
 
-def _judged(result: RouteResult) -> list[str]:
+def judged_scopes(result: RouteResult) -> list[str]:
     """The scopes the second opinion must measure whatever its first pass shortlists: the route's
     choice, or an abstention's candidates (the scopes the words pointed at)."""
     return list(result.scopes) or [c["scope"] for c in result.candidates]
