@@ -117,6 +117,23 @@ def test_a_member_that_lacks_a_fact_is_cited_by_what_it_holds_in_its_place():
     assert "lacks" not in cited
 
 
+def test_a_member_is_cited_by_the_facts_that_hold_the_most_of_what_was_asked():
+    """"Which repos contain a Chinese translation?": the algorithms collection has fourteen
+    translations; its Chinese one is why it is in the set, not its Arabic or German ones."""
+    from loci.query.enumeration import cite
+
+    def tr(lang, path):
+        return {"kind": "translation", "value": lang, "source": path, "line": 1, "tokens": [lang, "translation"]}
+
+    facts = {"algos": [tr("arabic", "README.ar-AR.md"), tr("chinese", "README.zh-CN.md"), tr("german", "README.de-DE.md")],
+             "cli": [{"kind": "language", "value": "python", "source": "pyproject.toml", "line": 3, "tokens": ["python"]},
+                     {"kind": "dependency", "value": "click", "source": "pyproject.toml", "line": 9, "tokens": ["click"]}]}
+    asked = cite([{"scope": "algos", "facts": ["chinese", "translation"], "terms": []},
+                  {"scope": "cli", "facts": ["python", "click"], "terms": []}], lambda s: facts.get(s, []))
+    assert [f["value"] for f in asked[0]["facts"]] == ["chinese"]
+    assert [f["value"] for f in asked[1]["facts"]] == ["python", "click"]    # one each: both are why
+
+
 def test_a_project_named_after_besides_is_left_out_of_the_set():
     idx = _index({"alpha": ["apache"], "bravo": ["apache"], "charlie": ["apache"], "delta": ["mit"]})
     r = route("Besides alpha, which of my projects are Apache licensed?", idx, aliases=ALIASES)
