@@ -237,6 +237,20 @@ def test_an_ordinary_word_name_as_the_subject_of_an_auxiliary_verb_is_a_name():
     assert plain.scopes[0] == "beta"
 
 
+@pytest.mark.parametrize("question", [
+    "Comment afficher le canevas de la barre d'outils avec click ?",
+    "Wie zeichne ich mit click auf der Leinwand der Werkzeugleiste?",
+    "¿Cómo dibujo en el lienzo de la barra de herramientas con click?",
+    "Como desenho na tela da barra de ferramentas com click?",
+])
+def test_a_name_after_a_preposition_of_another_language_is_a_name(question):
+    """A question in French, German, Spanish or Portuguese names a project as an English one does
+    ("with click"): the multilingual encoder is an extra, and without it such a question abstained."""
+    idx = build_index({**CORPUS, "beta": CORPUS["beta"] + " click click toolbar canvas"})
+    r = route(question, idx, Context(), ALIASES, P)
+    assert r.scopes[:1] == ["click"] and r.gate == "forced"
+
+
 def test_neighbouring_words_are_looked_up_as_the_qualified_name_they_may_write():
     from loci.query.grammar import adjacent_pairs
 

@@ -50,7 +50,11 @@ NAME_FOLLOWERS = ("library", "package", "project", "module", "crate", "repo", "r
 # a word a project's name follows as a name: a preposition ("in click", "with fd"), or an auxiliary
 # verb or subordinator whose subject it is ("can fd print", "does click support", "when fd lists")
 NAME_PREFIXES = ("in", "with", "using", "use", "from", "for", "via", "into", "about", "of",
-                 "can", "does", "do", "did", "will", "would", "should", "could", "when", "if", "is")
+                 "can", "does", "do", "did", "will", "would", "should", "could", "when", "if", "is",
+                 # the same prepositions in the languages questions come in most (fr, de, es, pt, it):
+                 # without the multilingual extra only the name tells where "avec fd" belongs
+                 "avec", "dans", "pour", "sur", "mit", "bei", "für", "con", "en", "para", "com", "em",
+                 "usando", "utilisant", "mediante", "tramite")
 
 
 def is_enumerative(question: str) -> bool:
