@@ -211,6 +211,24 @@ def test_names_a_model_whose_second_opinion_floors_are_not_fitted(corpus, loci_h
     assert not by_problem(diagnose(layout()), "second_opinion_off")  # the shipped floors are its own
 
 
+def test_names_the_scopes_the_calibration_has_no_off_topic_background_for(corpus, loci_home):
+    """A bundle pushed by another loci lands no calibration piece, so its scope has no background
+    and the second opinion reads a typical one for it: doctor says which, and what mends it."""
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
+
+    (loci_home / "embed.json").write_text(json.dumps({"model": "fake-model", "model_id": "fake-model"}))
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), FakeEncoder())
+    calibrate(layout(), load_encoder=lambda model, lay: FakeEncoder())
+    assert not by_problem(diagnose(layout()), "background_missing")
+    data = json.loads((loci_home / "calibration.json").read_text())
+    del data["semantic"]["models"]["fake-model"]["background"]["webby"]
+    (loci_home / "calibration.json").write_text(json.dumps(data))
+    found = by_problem(diagnose(layout()), "background_missing")[None]
+    assert "webby" in found.message and "gizmo" not in found.message and "loci calibrate" in found.fix
+
+
 def snapshot(home):
     return {str(p): (p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(home.rglob("*"))}
 

@@ -51,6 +51,7 @@ def diagnose(layout: Layout) -> list[Finding]:
     out += _home_files(layout)
     out += _calibration(layout, manifest)
     out += _second_opinion(layout)
+    out += _backgrounds(layout, registry)
     out += _engine(layout)
     out += _copies(layout, registry)
     graphify = _graphify_available()
@@ -131,20 +132,28 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
     return []
 
 
+def _model_id(layout: Layout) -> str | None:
+    """The model the home's vectors were built with (embed.json), None before `loci embed`; raises
+    StateError when the file is damaged."""
+    from loci.kernel.jsonfile import read_state
+    from loci.kernel.schemas import EMBED_FILE
+
+    cfg = read_state(layout.embed_config, EMBED_FILE)
+    return cfg["model_id"] if cfg else None
+
+
 def _second_opinion(layout: Layout) -> list[Finding]:
     """The router's second opinion needs floors on the embedding model's own cosine scale."""
-    from loci.kernel.jsonfile import read_state
-    from loci.kernel.schemas import EMBED_FILE, StateError
+    from loci.kernel.schemas import StateError
     from loci.query.calibration import route_floors
     from loci.query.semantic import STATIC_ID, TRANSFORMER_ID
 
     try:
-        cfg = read_state(layout.embed_config, EMBED_FILE)
+        model_id = _model_id(layout)
     except StateError as exc:
         return [Finding(None, "embed_config_damaged", str(exc), "loci embed")]
-    if cfg is None:
+    if model_id is None:
         return []
-    model_id = cfg["model_id"]
     out = []
     if model_id == STATIC_ID:
         out.append(Finding(None, "static_vectors", "the vectors come from the static model: the router's second "
@@ -154,6 +163,31 @@ def _second_opinion(layout: Layout) -> list[Finding]:
         return out
     return out + [Finding(None, "second_opinion_off", f"no floors fitted for the {model_id} vectors: the router's "
                     "semantic second opinion is off until they are", "loci calibrate")]
+
+
+def _backgrounds(layout: Layout, registry) -> list[Finding]:
+    """Scopes with vectors here (or pulled as a map) that the calibration has no off-topic
+    background for, in a home calibrated with backgrounds: the second opinion reads a typical
+    one for them. A bundle pushed by another loci lands no calibration piece."""
+    from loci.kernel.schemas import StateError
+    from loci.kernel.vectorstore import meta_path
+    from loci.query.calibration import CalibrationError, route_background
+
+    try:
+        model_id = _model_id(layout)
+        fitted = route_background(layout, model_id) if model_id else {}
+    except (StateError, CalibrationError):
+        return []   # reported by the embed and calibration checks
+    if not fitted:
+        return []
+    lacking = [s.name for s in registry.scopes if s.name not in fitted
+               and (s.kind == "pulled" or meta_path(layout.vectors(model_id, s.name)).is_file())]
+    if not lacking:
+        return []
+    return [Finding(None, "background_missing", f"{len(lacking)} scope(s) have no off-topic background in the "
+                    f"calibration ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): the second "
+                    "opinion reads a typical one for them (a pulled scope gets its own when its bundle is "
+                    "pushed again by this version of loci)", "loci calibrate", NOTE)]
 
 
 def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
