@@ -282,17 +282,19 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         return {"skipped": "the semantic module is not available"}
     load_encoder = load_encoder or semantic.load_encoder
     pieces = pieces if pieces is not None else Pieces(layout, scopes, piece_signature())
+    from loci_pipeline.calibration_pieces import null_vectors
+
     out: dict[str, dict] = {}
     problems: list[str] = []
+    readable = list(eligible if eligible is not None else scopes)
     for model in models:
         try:
-            per = model_pieces(layout, pieces, model, questions, load_encoder)
+            null = null_vectors(layout, model, questions, load_encoder)
+            per = model_pieces(layout, pieces, model, questions, load_encoder, null)
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
-        out[model] = semantic_from_pieces(per, len(questions),
-                                          opinion_reads(layout, model, questions, load_encoder, judged,
-                                                        list(eligible if eligible is not None else scopes)))
+        out[model] = semantic_from_pieces(per, len(questions), opinion_reads(layout, model, null[0], judged, readable))
     pieces.save()
     result: dict = {"models": out}
     if problems:
@@ -302,17 +304,16 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     return result
 
 
-def opinion_reads(layout: Layout, model: str, questions: Sequence[str], load_encoder: Callable,
-                  judged: Sequence[Sequence[str]] | None, eligible: list[str]) -> list[set] | None:
-    """``measured_by_opinion`` for ``model``'s off-topic questions, or None (every scope) without
-    ``judged``, a merged summary of this model, or an encoder for the questions."""
+def opinion_reads(layout: Layout, model: str, vectors: Callable, judged: Sequence[Sequence[str]] | None,
+                  eligible: list[str]) -> list[set] | None:
+    """``measured_by_opinion`` for ``model``'s off-topic questions (``vectors()``: encoded, as the
+    pieces read them), or None (every scope) without ``judged``, a merged summary of this model, or
+    an encoder for the questions."""
     from loci.query.semantic import load_summary
-    from loci_pipeline.calibration_pieces import null_vectors
 
     summary = load_summary(layout, model) if judged is not None else None
     if summary is None:
         return None
-    vectors, _tag = null_vectors(layout, model, questions, load_encoder)
     try:
         encoded = vectors()
     except Exception:  # EncoderUnavailable: a pulled home's pieces came with its bundles, unencoded
@@ -320,12 +321,14 @@ def opinion_reads(layout: Layout, model: str, questions: Sequence[str], load_enc
     return measured_by_opinion(summary, encoded, eligible, judged)
 
 
-def model_pieces(layout: Layout, pieces, model: str, questions: Sequence[str], load_encoder: Callable) -> dict:
+def model_pieces(layout: Layout, pieces, model: str, questions: Sequence[str], load_encoder: Callable,
+                 null: tuple[Callable, str] | None = None) -> dict:
     """Each scope's piece for ``model`` (``Pieces.semantic``): kept, landed, or computed from its
-    vectors, the off-topic ``questions`` encoded only when one must be."""
+    vectors, the off-topic ``questions`` encoded only when one must be (``null``: the caller's
+    ``null_vectors`` of them, when it reads them too)."""
     from loci_pipeline.calibration_pieces import null_vectors
 
-    vectors, tag = null_vectors(layout, model, questions, load_encoder)
+    vectors, tag = null if null is not None else null_vectors(layout, model, questions, load_encoder)
     return pieces.semantic(model, lambda scope: semantic_piece(layout, model, scope, vectors()), len(questions),
                            tag, leave_one_out_z)
 
