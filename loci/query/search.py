@@ -130,7 +130,7 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
          semantic: Meaning | None = None, semantic_floor: float | None = None,
          semantic_led: bool = False, fact_files: Iterable[int] = (),
-         demoted: Iterable[int] = (), rationale: bool = True,
+         demoted: Iterable[int] = (), rationale: bool = True, kept: Collection[int] | None = None,
          params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
@@ -138,14 +138,15 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
     ``fact_files`` are rows of the files holding the fact a question about the project asks
     for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies;
     ``rationale`` False (the question asks no why) counts commit bodies, docstrings and comments
-    at ``params.outside_why``: they explain code and its changes, prose answers how.
+    at ``params.outside_why``: they explain code and its changes, prose answers how. The gate keeps
+    the ``grounded`` rows (``kept``: the caller's ``grounded`` of these same scores, when it has them).
     """
     meaning = semantic.scores() if semantic else None
     cosines, vouched = (semantic.cosines, semantic.vouched) if semantic else ({}, frozenset())
     facts, demoted = set(fact_files), set(demoted)
     only = None
-    if gate:   # what the gate below drops is not fused: the same scores for the rest, ~2x faster
-        only = grounded(None, bm25, grams, cosines, semantic_floor, facts | vouched)
+    if gate:   # what the gate drops is not fused, weighed or kept: only grounded rows are
+        only = kept if kept is not None else grounded(None, bm25, grams, cosines, semantic_floor, facts | vouched)
     fused = fuse({"bm25": bm25, "grams": grams, "semantic": meaning},
                  SEMANTIC_LED_WEIGHTS if semantic_led else RANKER_WEIGHTS, only)
     outside_why = {} if rationale else dict(params.outside_why)
@@ -162,10 +163,6 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
         if d in demoted:
             score *= TRANSLATION_FACTOR
         score *= outside_why.get(kind, 1.0)
-        if gate and d not in facts and d not in vouched and not ((bm25 or {}).get(d, 0.0) >= BM25_GROUNDED
-                         or (grams or {}).get(d, 0.0) >= GRAMS_GROUNDED
-                         or semantic_floor is not None and cosines.get(d, -1.0) >= semantic_floor):
-            continue
         if score > 0:
             out.append((d, score))
     out.sort(key=lambda p: (-p[1], p[0]))
@@ -198,9 +195,11 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     patterns = fact_file_patterns(q.text) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
     candidates = worded | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
+    kept = None
     if plan.gate:   # only the rows the ranking's gate keeps are weighed: their kinds are read
-        candidates = grounded(candidates, bm25, grams, sem.cosines if sem else {}, semantic_floor,
-                              facts | (sem.vouched if sem else frozenset()))
+        kept = grounded(None, bm25, grams, sem.cosines if sem else {}, semantic_floor,
+                        facts | (sem.vouched if sem else frozenset()))
+        candidates &= kept
     if not candidates:
         return []
     demoted = set() if q.reads_as_foreign_prose else {
@@ -208,7 +207,7 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     kinds = lex.chunk_kinds(candidates)
     return rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                 semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
-                fact_files=facts, demoted=demoted, rationale=q.why, params=params)
+                fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, params=params)
 
 
 def borrowed_terms(lex, rows: Sequence[int], own: Collection[str], n: int = BORROW_TERMS) -> list[str]:
