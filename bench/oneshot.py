@@ -159,6 +159,12 @@ def main(argv=None) -> int:
                     help="only the questions not in English (those the multilingual encoder reads)")
     args = ap.parse_args(argv)
     qfile = inputs.questions_file(args.questions_file, args.shared)
+    rows = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
+    qs = questions_asked(rows, args.questions, args.foreign)
+    if not qs:
+        inputs.fail(f"no question of {qfile} to time ({'not in English, ' if args.foreign else ''}asked "
+                    "without a working directory)", "pass --questions-file with such questions"
+                    + ("" if not args.foreign else ", or drop --foreign"))
     if not args.impl:
         args.impl = [f"loci={ROOT}:{inputs.home_dir()}"]
     for spec in args.impl:
@@ -166,8 +172,6 @@ def main(argv=None) -> int:
             inputs.fail(f"--impl {spec!r} is not NAME=CHECKOUT:HOME", "e.g. --impl new=.:bench/.cache/home-22")
         inputs.home_dir(spec.split("=", 1)[1].split(":", 1)[1])
     print(stamp())
-    rows = [json.loads(line) for line in qfile.read_text().splitlines() if line.strip()]
-    qs = questions_asked(rows, args.questions, args.foreign)
     cmds = commands(args)
     times: dict[str, list[float]] = {label: [] for label, _, _ in cmds}
     cpus: dict[str, list[float]] = {label: [] for label, _, _ in cmds}

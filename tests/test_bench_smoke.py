@@ -1,5 +1,6 @@
 """The benchmark harness: its pure pieces (run by default) and its quick mode end
 to end (about two minutes; ``pytest -m bench``)."""
+import json
 import re
 import subprocess
 import sys
@@ -69,6 +70,17 @@ def test_the_timed_questions_can_be_only_those_not_in_english():
             {"question": "Comment afficher les fichiers cachés depuis le terminal ?"}]
     assert questions_asked(rows, 10) == [rows[0]["question"], rows[1]["question"], rows[3]["question"]]
     assert questions_asked(rows, 10, foreign=True) == [rows[1]["question"], rows[3]["question"]]
+
+
+def test_timing_no_question_is_refused_in_one_line(tmp_path, capsys):
+    from bench import oneshot
+
+    english = tmp_path / "q.jsonl"
+    english.write_text(json.dumps({"id": "a", "question": "How do I stop waiting after a few seconds?"}) + "\n")
+    with pytest.raises(SystemExit) as exc:
+        oneshot.main(["--questions-file", str(english), "--foreign", "--impl", f"new=.:{tmp_path}"])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "--foreign" in err
 
 
 def test_percentile_interpolates():
