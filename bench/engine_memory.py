@@ -18,11 +18,15 @@ import os
 import sys
 from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # as the CLI runs: one BLAS thread
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from loci.front.engine_client import engine_environment  # noqa: E402  (standard library only)
+
+# the engine in this process encodes as the started engine does: with its BLAS threads, set
+# before numpy loads (a user's OPENBLAS_NUM_THREADS is kept, as the engine keeps it)
+os.environ["OPENBLAS_NUM_THREADS"] = engine_environment()["OPENBLAS_NUM_THREADS"]
 
 from bench import inputs  # noqa: E402
 

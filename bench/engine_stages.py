@@ -33,11 +33,15 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # as the CLI and its engine run: one BLAS thread
-
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from loci.front.engine_client import engine_environment  # noqa: E402  (standard library only)
+
+# the engine in this process encodes as the started engine does: with its BLAS threads, set
+# before numpy loads (a user's OPENBLAS_NUM_THREADS is kept, as the engine keeps it)
+os.environ["OPENBLAS_NUM_THREADS"] = engine_environment()["OPENBLAS_NUM_THREADS"]
 
 from bench import inputs  # noqa: E402
 from bench.oneshot import engine, plain_python, spread, warm_up  # noqa: E402
