@@ -49,6 +49,9 @@ def _plain(result):
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) != 3 or argv[1] not in ("ref", "loci"):
+        print("usage: python route_driver.py {ref|loci} QUESTIONS.json   (reads $LOCI_HOME)", file=sys.stderr)
+        return 2
     impl, path = argv[1], argv[2]
     questions = json.load(open(path, encoding="utf-8"))
     try:

@@ -1,6 +1,7 @@
 """The benchmark harness: its pure pieces (run by default) and its quick mode end
 to end (about two minutes; ``pytest -m bench``)."""
 import json
+import os
 import re
 import subprocess
 import sys
@@ -81,6 +82,17 @@ def test_timing_no_question_is_refused_in_one_line(tmp_path, capsys):
         oneshot.main(["--questions-file", str(english), "--foreign", "--impl", f"new=.:{tmp_path}"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and err.count("\n") == 1 and "--foreign" in err
+
+
+def test_every_bench_script_starts_and_explains_itself():
+    """Each script a RESULTS command runs imports and answers --help (one had stopped importing
+    after a helper moved; another read its arguments before checking them)."""
+    scripts = [p for p in sorted((ROOT / "bench").glob("*.py")) if "__main__" in p.read_text()]
+    assert len(scripts) > 20
+    for script in scripts:
+        got = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, cwd=ROOT,
+                             timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})   # as RESULTS runs them
+        assert got.returncode in (0, 2) and "usage" in (got.stdout + got.stderr).lower(), (script, got.stderr[-300:])
 
 
 def test_percentile_interpolates():
