@@ -265,6 +265,7 @@ def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Coll
 
 _LOG_FORMAT = "%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1e"
 _TREES_FORMAT = "%H %T %P"
+HISTORY_DEPTH = 10   # how far back, in multiples of max_commits, older commits with a body are sought
 EMPTY_TREES = {"4b825dc642cb6eb9a060e54bf8d69288fbee4904",                          # sha1
                "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"}  # sha256
 
@@ -285,29 +286,43 @@ def _recent_commits(root: Path, max_commits: int) -> tuple[list[str], list[str]]
 def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits: int
                   ) -> list[Chunk]:
     """One chunk per recent commit touching root (minus excluded sub-paths), and, for a scope
-    at the top of its repository, per recent commit touching nothing; [] without history."""
+    at the top of its repository, per recent commit touching nothing; [] without history.
+
+    "Recent" is the last ``max_commits`` commits, whatever they say. Older than those, a commit
+    whose message has a body (the why of a change, which a why-question asks for whatever its
+    age) is collected too, newest first, at most ``max_commits`` of them, looking back at most
+    ``HISTORY_DEPTH`` times ``max_commits`` commits; a subject alone ("Bump version") is not."""
     if max_commits <= 0:
         return []
-    log = ("log", f"-n{max_commits}", f"--format={_LOG_FORMAT}", "--no-color", "--encoding=UTF-8")
-    out = _git(root, *log, "--", ".", *(f":(exclude){e}" for e in exclude)) or b""
+    fmt = (f"--format={_LOG_FORMAT}", "--no-color", "--encoding=UTF-8")
+    out = _git(root, "log", f"-n{max_commits * HISTORY_DEPTH}", *fmt,
+               "--", ".", *(f":(exclude){e}" for e in exclude)) or b""
+    rows = _log_records(out)
     order, empty = _recent_commits(root, max_commits) if (root / ".git").exists() else ([], [])
-    if empty:   # the same records for those commits alone
-        out += _git(root, *log, "--no-walk", *empty) or b""
-    records = {}
-    for record in out.decode("utf-8", "replace").split("\x1e"):
-        fields = record.lstrip("\n").split("\x1f", 4)
-        if len(fields) == 5 and re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
-            records[fields[0]] = fields
-    rows = list(records.values())
-    if empty:   # in the repository's log order (older ones after, as listed), the newest kept
+    if empty:   # the same records for those commits alone, in the repository's log order
         rank = {sha: i for i, sha in enumerate(order)}
-        rows = sorted(rows, key=lambda f: rank.get(f[0], len(order)))[:max_commits]
+        known = {f[0] for f in rows}
+        extra = [f for f in _log_records(_git(root, "log", f"-n{max_commits}", *fmt, "--no-walk", *empty) or b"")
+                 if f[0] not in known]
+        rows = sorted(rows + extra, key=lambda f: rank.get(f[0], len(order)))
+    rows = rows[:max_commits] + [f for f in rows[max_commits:] if f[4].strip()][:max_commits]
     chunks = []
     for sha, author, date, subject, body in rows:
         text, found = redact(subject + ("\n\n" + body.strip() if body.strip() else ""))
         chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=text.split("\n", 1)[0],
                                  author=author, date=date, found=found))
     return chunks
+
+
+def _log_records(out: bytes) -> list[list[str]]:
+    """``git log --format=_LOG_FORMAT`` output as [sha, author, date, subject, body] rows, in
+    order, each commit once."""
+    records: dict[str, list[str]] = {}
+    for record in out.decode("utf-8", "replace").split("\x1e"):
+        fields = record.lstrip("\n").split("\x1f", 4)
+        if len(fields) == 5 and re.fullmatch(r"[0-9a-f]{40,64}", fields[0]):
+            records.setdefault(fields[0], fields)
+    return list(records.values())
 
 
 # --- extra globs ----------------------------------------------------------------------
