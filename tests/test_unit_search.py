@@ -162,3 +162,16 @@ def test_the_passages_closest_in_meaning_lend_their_rarest_words_to_the_word_sea
                        semantic=lambda cands: Meaning({7: 0.6, 8: 0.5}), semantic_floor=0.9)
     assert [d for d, _ in got] == [7, 9]     # 9 shares no word with the question, only with 7 and 8
     assert search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex, semantic=None) == []
+
+
+def test_a_passage_only_the_borrowed_words_find_is_weighed_by_its_own_kinds():
+    texts = {7: "the ratchet pawl holds the sprocket", 8: "a ratchet spring", 9: "pawl spring ratchet details"}
+    lex = WordsLex({"ratchet": {9: 3.0, 7: 1.0, 8: 1.0}, "pawl": {9: 2.0, 7: 1.0}}, texts,
+                   {"ratchet": 2.0, "pawl": 3.0, "sprocket": 1.5, "spring": 1.2})
+    meaning = lambda cands: Meaning({7: 0.6, 8: 0.5})
+    shipped = dict(search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex,
+                                semantic=meaning, semantic_floor=0.9))
+    lex._kinds[9] = ("comment", "test", 0.0)     # 9, found by no word of the question, is a test's comment
+    in_a_test = dict(search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex,
+                                  semantic=meaning, semantic_floor=0.9))
+    assert in_a_test[9] < shipped[9]

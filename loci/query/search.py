@@ -194,7 +194,8 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     prefer_project_docs = plan.prefer_project_docs
     patterns = fact_file_patterns(q.text) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
-    candidates = worded | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
+    # after borrowing: a passage only the lent words find is weighed by its own kinds too
+    candidates = set(bm25 or ()) | set(grams or ()) | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
     kept = None
     if plan.gate:   # only the rows the ranking's gate keeps are weighed: their kinds are read
         kept = grounded(None, bm25, grams, sem.cosines if sem else {}, semantic_floor,
