@@ -77,3 +77,87 @@ def test_translated_copies_do_not_crowd_an_english_answer_out_of_the_first_five(
 ])
 def test_a_question_topic_names_the_files_that_hold_its_fact(question, path, expected):
     assert is_fact_file(path, fact_file_patterns(question)) is expected
+
+
+# --- "what is this project?": the project's own description first ---------------------------
+
+OVERVIEW_FILES = {
+    "README.md": '<div align="center"><img src="https://example.org/logo.svg" alt="" height="150"></div>\n\n'
+                 "# gizmo\n\nGizmo turns spreadsheets into static dashboards you can host anywhere.\n\n"
+                 "## Contributing\n\nThis project welcomes contributions: read CONTRIBUTING before you send "
+                 "a patch to the project, and follow the project's code of conduct.\n\n" + FILLER_DOCS,
+    "pyproject.toml": '[project]\nname = "gizmo"\ndescription = "Spreadsheets to dashboards"\n',
+    "CONTRIBUTING.md": "# Contributing to this project\n\nThis project does code review on every patch; "
+                       "what the project does with your patch is described here.\n",
+    "docs/index.md": "# gizmo documentation\n\nThe gizmo project renders dashboards; start with the tutorial.\n",
+    "gizmo/core.py": "def render(sheet):\n    return sheet\n",
+}
+
+
+@pytest.fixture
+def gizmo(tmp_path, loci_home):
+    return setup_home(tmp_path / "code", {
+        "gizmo": OVERVIEW_FILES,
+        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n",
+                  "other/x.py": "def sprocket():\n    pass\n"}})
+
+
+def answers(question, cwd=None):
+    from loci.query.ask import ask, open_session
+
+    res = ask(open_session(), question, cwd=cwd, fast=True)
+    return [(b.scope, e.source, e.text) for b in res.blocks for e in b.episodes]
+
+
+@pytest.mark.parametrize("question", ["What does this project do?", "what is this?", "What is this repo for?",
+                                      "Tell me about this project.", "What problem does this library solve?"])
+def test_a_question_about_what_the_project_is_asked_inside_it_opens_with_its_readme(gizmo, question):
+    got = answers(question, gizmo / "gizmo")
+    assert got[0][:2] == ("gizmo", "README.md") and "static dashboards" in got[0][2]
+    assert [s for _, s, _ in got[1:3]] == ["pyproject.toml", "docs/index.md"]
+
+
+@pytest.mark.parametrize("question", ["What is gizmo?", "what does gizmo do?", "What is gizmo used for?",
+                                      "Give me an overview of the gizmo project"])
+def test_a_question_about_what_a_named_project_is_opens_with_its_readme(gizmo, question):
+    got = answers(question)
+    assert got[0][:2] == ("gizmo", "README.md") and "static dashboards" in got[0][2]
+
+
+def test_a_content_question_asked_inside_the_project_is_not_an_overview(gizmo):
+    got = answers("How do I send a patch to this project?", gizmo / "gizmo")
+    assert "static dashboards" not in got[0][2]
+
+
+@pytest.mark.parametrize("question, subject", [
+    ("What does this project do?", "this project"),
+    ("what's it for?", "it"),
+    ("What is tqdm?", "tqdm"),
+    ("What's the purpose of the walkdir crate?", "the walkdir crate"),
+    ("What is the purpose of pluggy?", "pluggy"),
+    ("Describe fd.", "fd"),
+    ("What problem does sqlite-utils solve?", "sqlite-utils"),
+    ("What is a blueprint?", "a blueprint"),
+    ("What is the default timeout in requests?", None),
+    ("What does fd do with hidden files?", None),
+    ("Which of my projects are written in Rust?", None),
+])
+def test_the_subject_of_an_overview_question_is_read_from_its_shape(question, subject):
+    from loci.query.grammar import overview_subject
+
+    assert overview_subject(question) == subject
+
+
+@pytest.mark.parametrize("subject, names, cwd, expected", [
+    ("this project", ["gizmo"], True, True),
+    ("this project", ["gizmo"], False, False),
+    ("it", ["gizmo"], True, True),
+    ("gizmo", ["gizmo"], False, True),
+    ("the gizmo library", ["gizmo"], False, True),
+    ("a blueprint", ["gizmo"], True, False),
+    ("this function", ["gizmo"], True, False),
+])
+def test_an_overview_is_of_the_scope_it_names_or_points_at(subject, names, cwd, expected):
+    from loci.query.grammar import overview_of
+
+    assert overview_of(subject, names, is_cwd=cwd) is expected

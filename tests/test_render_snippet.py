@@ -24,3 +24,12 @@ def test_a_word_longer_than_the_shown_stretch_does_not_confuse_where_the_words_a
     text = "start " + "x" * 400 + " middle words " + "filler " * 60 + "the symlink answer here"
     shown = snippet(text, tokenize("symlink answer"))
     assert "symlink answer" in shown and "x" * 50 not in shown
+
+
+def test_a_readme_opening_is_shown_from_its_first_sentence_not_its_badges():
+    text = ("tqdm\n====\n\n|Py-Versions| |Versions| |Conda-Forge-Status| |Docker|\n\n"
+            '<p align="center"><img src="https://example.org/logo.svg" alt=""></p>\n\n'
+            "[![CI](https://example.org/ci.svg)](https://example.org/ci)\n\n"
+            "A fast, extensible progress bar for Python and CLI. See the [docs](https://tqdm.github.io).\n")
+    shown = snippet(text, tokenize("what is tqdm?"))
+    assert shown == "tqdm ==== A fast, extensible progress bar for Python and CLI. See the [docs](https://tqdm.github.io)."

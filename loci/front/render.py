@@ -158,14 +158,16 @@ SNIPPET_CHARS = 300
 
 
 def snippet(text: str, tokens, width: int = SNIPPET_CHARS) -> str:
-    """The passage on one line, at most ``width`` characters: its opening, or, when the question's
+    """The passage on one line, less its decoration (``loci.kernel.markup``), at most ``width``
+    characters: its opening, or, when the question's
     words (``tokens``, the router's) lie further in, the stretch that holds the most of them,
     centred on them (a long section's answer is often past its first lines)."""
     from collections import Counter
 
+    from loci.kernel.markup import without_decoration
     from loci.kernel.tokens import tokenize
 
-    flat = " ".join(text.split())
+    flat = " ".join(without_decoration(text).split())   # logos and badges say nothing on one line
     if len(flat) <= width:
         return flat
     wanted = set(tokens)

@@ -17,6 +17,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_la
 from loci.query.lexical import LexicalIndex, load_lexical
 from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
+from loci.query import grammar
 from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion,
                                shadowed_copies)
@@ -470,14 +471,24 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     led_by_meaning = _led_by_meaning(result)
     from concurrent.futures import ThreadPoolExecutor
 
+    plans = {s: _overview_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope) for s in result.scopes}
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
-        blocks = list(pool.map(lambda s: search_block(session, s, q, plan, semantic=semantic,
+        blocks = list(pool.map(lambda s: search_block(session, s, q, plans[s], semantic=semantic,
                                                       semantic_led=s in led_by_meaning), result.scopes))
     if result.outcome == "enumerated":
         cited = {m["scope"]: m for m in result.members}
         for block in blocks:
             block.episodes = _with_facts(_fact_episodes(cited.get(block.scope, {})), block.episodes, k)
     return AskResult(result, blocks)
+
+
+def _overview_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool) -> Plan:
+    """``plan`` with ``overview`` set when the question asks what ``scope`` is ("what is tqdm?",
+    "what does this project do?" asked inside it)."""
+    subject = q.overview_subject
+    if subject is None or not grammar.overview_of(subject, [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
+        return plan
+    return replace(plan, overview=True)
 
 
 def _fact_episodes(member: dict) -> list[EpisodeHit]:

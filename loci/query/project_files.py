@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from loci.kernel.lazyre import LazyPattern
+from loci.kernel.markup import prose_words
 
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
@@ -53,3 +54,37 @@ def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
     """Does the file, or a folder it sits in (``docs/contributing/the_basics.md``), hold the fact?"""
     parts = path.split("/")
     return any(p.match(part) for part in parts for p in patterns)
+
+
+# --- what the project is: its own description, for "what does this project do?" ------------
+
+_README = LazyPattern(r"^readme(?:\.[\w-]+)?$", re.I)
+_MANIFESTS = LazyPattern(r"^(?:pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|composer\.json|[\w.-]+\.gemspec)$", re.I)
+_DESCRIBED = LazyPattern(r"""(?im)^\s*["']?(?:description|summary)["']?\s*[=:]""")
+_DOCS_INDEX = LazyPattern(r"^(?:docs?|documentation)/(?:index|readme|intro(?:duction)?|overview)\.(?:md|rst|txt|adoc)$", re.I)
+OPENING_WORDS = 8   # fewer words of prose (a logo, a row of badges) open nothing
+
+
+def opening_candidates(prose: dict[int, str], is_translation, per_file: int = 4) -> list[list[int]]:
+    """Rows that may open the project's description, by where they come from, in the order they
+    are shown: the top-level README's first rows, the package manifest's, the docs index's first
+    rows. ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
+    readme, manifest, docs = [], [], []
+    for row, path in sorted(prose.items()):
+        if "/" not in path and _README.match(path) and is_translation(path) is None:
+            readme.append(row)
+        elif "/" not in path and _MANIFESTS.match(path):
+            manifest.append(row)
+        elif _DOCS_INDEX.match(path):
+            docs.append(row)
+    return [readme[:per_file], manifest[:1], docs[:per_file]]
+
+
+def opening_rows(candidates: list[list[int]], texts: dict[int, str]) -> list[int]:
+    """The project's own description, first to last: the README's first passage of prose, the
+    manifest when it states a description, the docs index's first passage of prose."""
+    readme, manifest, docs = candidates
+    out = [next((r for r in readme if prose_words(texts.get(r, "")) >= OPENING_WORDS), None),
+           next((r for r in manifest if _DESCRIBED.search(texts.get(r, ""))), None),
+           next((r for r in docs if prose_words(texts.get(r, "")) >= OPENING_WORDS), None)]
+    return [r for r in out if r is not None]

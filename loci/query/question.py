@@ -89,6 +89,11 @@ class Question:
         return grammar.deixis(self.text)
 
     @cached_property
+    def overview_subject(self) -> str | None:
+        """What it asks to be described when it asks what a project is ("this project", "tqdm")."""
+        return grammar.overview_subject(self.text)
+
+    @cached_property
     def why(self) -> bool:
         return grammar.asks_why(self.text)
 
@@ -120,8 +125,10 @@ class Question:
 class Plan:
     """What the caller asked of an answer: ``k`` passages a scope, the grounding ``gate`` (off
     for ``--scope``), the project's own files first (``prefer_project_docs``: the question
-    points at the project it is asked from)."""
+    points at the project it is asked from), its own description first (``overview``: the
+    question asks what the scope is)."""
 
     k: int = 5
     gate: bool = True
     prefer_project_docs: bool = False
+    overview: bool = False     # the question asks what this scope is: its own description first
