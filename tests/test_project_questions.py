@@ -85,11 +85,13 @@ OVERVIEW_FILES = {
     "README.md": '<div align="center"><img src="https://example.org/logo.svg" alt="" height="150"></div>\n\n'
                  "# gizmo\n\nGizmo turns spreadsheets into static dashboards you can host anywhere.\n\n"
                  "## Contributing\n\nThis project welcomes contributions: read CONTRIBUTING before you send "
-                 "a patch to the project, and follow the project's code of conduct.\n\n" + FILLER_DOCS,
+                 "a patch to the project, and follow the project's code of conduct.\n\n"
+                 "## A simple example\n\n```python\nimport gizmo\ngizmo.render('sales.xlsx')\n```\n\n" + FILLER_DOCS,
     "pyproject.toml": '[project]\nname = "gizmo"\ndescription = "Spreadsheets to dashboards"\n',
     "CONTRIBUTING.md": "# Contributing to this project\n\nThis project does code review on every patch; "
                        "what the project does with your patch is described here.\n",
     "docs/index.md": "# gizmo documentation\n\nThe gizmo project renders dashboards; start with the tutorial.\n",
+    "docs/quickstart.md": "# Quickstart\n\nInstall gizmo, point it at a workbook and open the dashboard it writes.\n",
     "gizmo/core.py": "def render(sheet):\n    return sheet\n",
 }
 
@@ -115,6 +117,13 @@ def test_a_question_about_what_the_project_is_asked_inside_it_opens_with_its_rea
     got = answers(question, gizmo / "gizmo")
     assert got[0][:2] == ("gizmo", "README.md") and "static dashboards" in got[0][2]
     assert [s for _, s, _ in got[1:3]] == ["pyproject.toml", "docs/index.md"]
+
+
+@pytest.mark.parametrize("question", ["How do I use this?", "Show me a quick example", "how do I get started?"])
+def test_a_question_about_how_to_use_the_project_opens_with_its_usage_section(gizmo, question):
+    got = answers(question, gizmo / "gizmo")
+    assert got[0][:2] == ("gizmo", "README.md") and "gizmo.render(" in got[0][2]
+    assert got[1][1] == "docs/quickstart.md"
 
 
 @pytest.mark.parametrize("question", ["What is gizmo?", "what does gizmo do?", "What is gizmo used for?",
@@ -143,9 +152,23 @@ def test_a_content_question_asked_inside_the_project_is_not_an_overview(gizmo):
     ("Which of my projects are written in Rust?", None),
 ])
 def test_the_subject_of_an_overview_question_is_read_from_its_shape(question, subject):
-    from loci.query.grammar import overview_subject
+    from loci.query.grammar import about_project
 
-    assert overview_subject(question) == subject
+    assert about_project(question) == (("overview", subject) if subject else None)
+
+
+@pytest.mark.parametrize("question, subject", [
+    ("How do I use this?", "this"),
+    ("how do I get started with click?", "click"),
+    ("Show me a quick example", ""),
+    ("show me an example of using the flask library", "the flask library"),
+    ("How to use docopt", "docopt"),
+    ("How do I use click to add a --verbose option?", None),
+])
+def test_the_subject_of_a_usage_question_is_read_from_its_shape(question, subject):
+    from loci.query.grammar import about_project
+
+    assert about_project(question) == (("usage", subject) if subject is not None else None)
 
 
 @pytest.mark.parametrize("subject, names, cwd, expected", [
@@ -156,8 +179,10 @@ def test_the_subject_of_an_overview_question_is_read_from_its_shape(question, su
     ("the gizmo library", ["gizmo"], False, True),
     ("a blueprint", ["gizmo"], True, False),
     ("this function", ["gizmo"], True, False),
+    ("", ["gizmo"], True, True),
+    ("", ["gizmo"], False, False),
 ])
 def test_an_overview_is_of_the_scope_it_names_or_points_at(subject, names, cwd, expected):
-    from loci.query.grammar import overview_of
+    from loci.query.grammar import is_about
 
-    assert overview_of(subject, names, is_cwd=cwd) is expected
+    assert is_about(subject, names, is_cwd=cwd) is expected

@@ -471,7 +471,7 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     led_by_meaning = _led_by_meaning(result)
     from concurrent.futures import ThreadPoolExecutor
 
-    plans = {s: _overview_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope) for s in result.scopes}
+    plans = {s: _about_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope) for s in result.scopes}
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, plans[s], semantic=semantic,
                                                       semantic_led=s in led_by_meaning), result.scopes))
@@ -482,13 +482,13 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     return AskResult(result, blocks)
 
 
-def _overview_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool) -> Plan:
-    """``plan`` with ``overview`` set when the question asks what ``scope`` is ("what is tqdm?",
-    "what does this project do?" asked inside it)."""
-    subject = q.overview_subject
-    if subject is None or not grammar.overview_of(subject, [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
+def _about_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool) -> Plan:
+    """``plan`` with ``about`` set when the question asks what ``scope`` is or how it is used
+    ("what is tqdm?", "how do I use this?" asked inside it)."""
+    about = q.about_project
+    if about is None or not grammar.is_about(about[1], [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
         return plan
-    return replace(plan, overview=True)
+    return replace(plan, about=about[0])
 
 
 def _fact_episodes(member: dict) -> list[EpisodeHit]:

@@ -157,20 +157,33 @@ def asks_why(question: str) -> bool:
     return bool(_ASKS_WHY.search(question))
 
 
-# "what is this project?", "what does fd do?", "tell me about the walkdir crate": the question asks
-# what a project is, and its subject is the whole rest of the question (a name or a pointer)
+# "what is this project?", "what does fd do?", "how do I use this?": the question asks what a
+# project is or how it is used, and its subject is the whole rest of the question (a name, a
+# pointer, or nothing: "show me a quick example" asked inside a project)
 _SUBJECT = r"(?P<s>[\w@./-]+(?:\s+[\w@./-]+){0,3}?)"
-_OVERVIEW = tuple(LazyPattern(r"^(?:so|and|ok|okay|hi|hey|please)?[\s,]*" + p + r"$", re.I) for p in (
-    r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
-    r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
-    r"what\s+(?:does|do|can|did|will)\s+" + _SUBJECT + r"\s+do",
-    r"what\s+(?:problems?|need)\s+(?:does|do|did)\s+" + _SUBJECT + r"\s+(?:solve|address|fill)",
-    r"why\s+(?:does|do)\s+" + _SUBJECT + r"\s+exist",
-    r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain\s+what\s+)\s*"
-    + _SUBJECT + r"(?:\s+(?:is|does|do))?",
-    r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)\s+(?:of|to)\s+" + _SUBJECT,
-    r"how\s+would\s+you\s+describe\s+" + _SUBJECT,
-))
+_LEAD = r"^(?:so|and|ok|okay|hi|hey|please)?[\s,]*"
+_ABOUT = {
+    "overview": (
+        r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
+        r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
+        r"what\s+(?:does|do|can|did|will)\s+" + _SUBJECT + r"\s+do",
+        r"what\s+(?:problems?|need)\s+(?:does|do|did)\s+" + _SUBJECT + r"\s+(?:solve|address|fill)",
+        r"why\s+(?:does|do)\s+" + _SUBJECT + r"\s+exist",
+        r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain\s+what\s+)\s*"
+        + _SUBJECT + r"(?:\s+(?:is|does|do))?",
+        r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)\s+(?:of|to)\s+" + _SUBJECT,
+        r"how\s+would\s+you\s+describe\s+" + _SUBJECT,
+    ),
+    "usage": (
+        r"how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|get\s+started(?:\s+with)?|start\s+(?:with|using)|"
+        r"begin\s+(?:with|using))(?:\s+" + _SUBJECT + r")?",
+        r"how\s+to\s+(?:use|get\s+started(?:\s+with)?|start\s+using)(?:\s+" + _SUBJECT + r")?",
+        r"(?:how\s+(?:do|can)\s+(?:i|we)\s+)?get(?:ting)?\s+started(?:\s+with\s+" + _SUBJECT + r")?",
+        r"(?:(?:show|give)\s+me\s+)?(?:an?\s+|some\s+)?(?:quick|simple|basic|minimal|short|small)?\s*"
+        r"(?:example|usage\s+example|quick\s*start|tutorial)s?(?:\s+(?:of|for)\s+(?:using\s+)?" + _SUBJECT + r")?",
+    ),
+}
+_ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
 _DETERMINERS = frozenset("the this that my our".split())
@@ -178,28 +191,29 @@ PROJECT_NOUNS = frozenset("""project repo repository codebase package library li
     crate module framework cli program service thing""".split())
 
 
-def overview_subject(question: str) -> str | None:
-    """The subject of a question that asks what a project is ("what does this project do?" ->
-    "this project", "what is tqdm?" -> "tqdm"), or None: any other word in the question makes
-    it a question about something the project does, not about what it is."""
+def about_project(question: str) -> tuple[str, str] | None:
+    """("overview", subject) for a question that asks what a project is ("what does this project
+    do?" -> "this project", "what is tqdm?" -> "tqdm"), ("usage", subject) for one that asks how
+    it is used ("how do I use this?", "show me a quick example": subject ""), else None: any
+    other word in the question makes it a question about something the project does."""
     text = " ".join(question.split()).rstrip(" ?.!")
-    if is_enumerative(text):
+    if not text or is_enumerative(text):
         return None
-    for pattern in _OVERVIEW:
+    for kind, pattern in _ABOUT_PATTERNS:
         m = pattern.match(text)
         if m:
-            return m.group("s")
+            return kind, m.group("s") or ""
     return None
 
 
-def overview_of(subject: str, names, *, is_cwd: bool) -> bool:
-    """Is ``subject`` (``overview_subject``) the project whose ``names`` are given? It is when it
-    spells one of them ("the gizmo library"), or points ("this project", "it") and the question
-    is asked from inside that project (``is_cwd``)."""
+def is_about(subject: str, names, *, is_cwd: bool) -> bool:
+    """Is ``subject`` (``about_project``) the project whose ``names`` are given? It is when it
+    spells one of them ("the gizmo library"), or points ("this project", "it") or is left
+    unsaid ("show me an example") and the question is asked from inside that project (``is_cwd``)."""
     words = subject.lower().split()
     named = [w for w in words if w not in _DETERMINERS and w not in _POINTERS and w not in PROJECT_NOUNS]
     if not named:
-        return is_cwd and any(w in _DETERMINERS or w in _POINTERS for w in words)
+        return is_cwd and (not words or any(w in _DETERMINERS or w in _POINTERS for w in words))
     return " ".join(named) in {n.lower() for n in names}
 
 

@@ -56,35 +56,70 @@ def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
     return any(p.match(part) for part in parts for p in patterns)
 
 
-# --- what the project is: its own description, for "what does this project do?" ------------
+# --- what the project is and how it is used: its own words first --------------------------
 
 _README = LazyPattern(r"^readme(?:\.[\w-]+)?$", re.I)
 _MANIFESTS = LazyPattern(r"^(?:pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|composer\.json|[\w.-]+\.gemspec)$", re.I)
 _DESCRIBED = LazyPattern(r"""(?im)^\s*["']?(?:description|summary)["']?\s*[=:]""")
-_DOCS_INDEX = LazyPattern(r"^(?:docs?|documentation)/(?:index|readme|intro(?:duction)?|overview)\.(?:md|rst|txt|adoc)$", re.I)
+_DOCS = r"^(?:docs?|documentation)/"
+_DOCS_INDEX = LazyPattern(_DOCS + r"(?:index|readme|intro(?:duction)?|overview)\.(?:md|rst|txt|adoc)$", re.I)
+# where a project shows how it is used, best first: a quick start, then usage, a tutorial, examples
+_USAGE_NAMES = ("quick[-_]?start|getting[-_]started", "usage|how[-_]to[-_]use|basics?", "tutorial[\\w-]*",
+                "examples?")
+_DOCS_USAGE = tuple(LazyPattern(_DOCS + r"(?:[\w.-]+/)*(?:" + n + r")\.(?:md|rst|txt|adoc)$", re.I)
+                    for n in _USAGE_NAMES)
+_USAGE_WORDS = (r"(?:usage|examples?|quick\s*start|getting\s+started|get\s+started|how\s+to\s+use|tutorial|"
+                r"in\s+a\s+nutshell|synopsis|basic\s+use)")
+# a heading that is nothing but those words ("Usage", "A Simple Example", "How to use this repository");
+# one that only holds them is about something else ("Remote Key/Value Store Examples")
+_USAGE_HEADING = LazyPattern(r"^\W*(?:an?\s+)?(?:simple\s+|basic\s+|quick\s+|short\s+|minimal\s+)?" + _USAGE_WORDS
+                             + r"(?:\s+(?:this|the)\s+\w+)?\W*$", re.I)
 OPENING_WORDS = 8   # fewer words of prose (a logo, a row of badges) open nothing
+README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
 
 
-def opening_candidates(prose: dict[int, str], is_translation, per_file: int = 4) -> list[list[int]]:
-    """Rows that may open the project's description, by where they come from, in the order they
-    are shown: the top-level README's first rows, the package manifest's, the docs index's first
-    rows. ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
-    readme, manifest, docs = [], [], []
+def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
+    """The rows of the files a project describes itself in, each file's rows in order: its
+    top-level README (not a translated copy), its package manifest, its docs index and the docs
+    pages that show how it is used (a quick start first). ``prose``: row -> path of the scope's
+    prose chunks (rows in file order)."""
+    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": []}
+    usage: list[tuple[int, str, int]] = []
     for row, path in sorted(prose.items()):
         if "/" not in path and _README.match(path) and is_translation(path) is None:
-            readme.append(row)
+            out["readme"].append(row)
         elif "/" not in path and _MANIFESTS.match(path):
-            manifest.append(row)
+            out["manifest"].append(row)
         elif _DOCS_INDEX.match(path):
-            docs.append(row)
-    return [readme[:per_file], manifest[:1], docs[:per_file]]
+            out["docs_index"].append(row)
+        else:
+            rank = next((i for i, p in enumerate(_DOCS_USAGE) if p.match(path)), None)
+            if rank is not None:
+                usage.append((rank, path, row))
+    first_page = min(((rank, path) for rank, path, _ in usage), default=None)
+    out["docs_usage"] = [row for rank, path, row in usage if (rank, path) == first_page]
+    out["readme"] = out["readme"][:README_ROWS]
+    return out
 
 
-def opening_rows(candidates: list[list[int]], texts: dict[int, str]) -> list[int]:
-    """The project's own description, first to last: the README's first passage of prose, the
-    manifest when it states a description, the docs index's first passage of prose."""
-    readme, manifest, docs = candidates
-    out = [next((r for r in readme if prose_words(texts.get(r, "")) >= OPENING_WORDS), None),
-           next((r for r in manifest if _DESCRIBED.search(texts.get(r, ""))), None),
-           next((r for r in docs if prose_words(texts.get(r, "")) >= OPENING_WORDS), None)]
-    return [r for r in out if r is not None]
+def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) -> list[int]:
+    """What answers a question about the project itself, first to last (``rows``: row -> its
+    chunk, heading and text). "overview" (what is it?): the README's first passage of prose, the
+    manifest when it states a description, the docs index's first passage of prose. "usage" (how
+    do I use it?): the README's first section on usage (a quick start, an example, "how to use"),
+    the docs' quick start (or usage, tutorial, examples page), the README's second such section,
+    then its opening."""
+    def text(r: int) -> str:
+        return str((rows.get(r) or {}).get("text") or "")
+
+    def first_prose(candidates: list[int]) -> int | None:
+        return next((r for r in candidates if prose_words(text(r)) >= OPENING_WORDS), None)
+
+    opening = first_prose(files["readme"])
+    if kind == "overview":
+        out = [opening, next((r for r in files["manifest"][:1] if _DESCRIBED.search(text(r))), None),
+               first_prose(files["docs_index"])]
+    else:
+        sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]
+        out = sections[:1] + [first_prose(files["docs_usage"])] + sections[1:2] + [opening]
+    return list(dict.fromkeys(r for r in out if r is not None))

@@ -89,9 +89,10 @@ class Question:
         return grammar.deixis(self.text)
 
     @cached_property
-    def overview_subject(self) -> str | None:
-        """What it asks to be described when it asks what a project is ("this project", "tqdm")."""
-        return grammar.overview_subject(self.text)
+    def about_project(self) -> tuple[str, str] | None:
+        """(kind, subject) when it asks what a project is ("overview") or how it is used ("usage"):
+        ``grammar.about_project``."""
+        return grammar.about_project(self.text)
 
     @cached_property
     def why(self) -> bool:
@@ -125,10 +126,11 @@ class Question:
 class Plan:
     """What the caller asked of an answer: ``k`` passages a scope, the grounding ``gate`` (off
     for ``--scope``), the project's own files first (``prefer_project_docs``: the question
-    points at the project it is asked from), its own description first (``overview``: the
-    question asks what the scope is)."""
+    points at the project it is asked from), its own words first (``about``: the question asks
+    what the scope is or how it is used)."""
 
     k: int = 5
     gate: bool = True
     prefer_project_docs: bool = False
-    overview: bool = False     # the question asks what this scope is: its own description first
+    about: str | None = None   # "overview" or "usage": the question asks what this scope is or how it is
+                               # used, and is answered from its own words first (project_files.about_rows)

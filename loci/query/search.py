@@ -13,7 +13,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
-from loci.query.project_files import fact_file_patterns, is_fact_file, opening_candidates, opening_rows
+from loci.query.project_files import about_rows, fact_file_patterns, is_fact_file, own_files
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -202,24 +202,23 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
                         facts | (sem.vouched if sem else frozenset()))
         candidates &= kept
     if not candidates:
-        return opening_first(lex, [], prose) if plan.overview else []
+        return own_words_first(lex, plan.about, [], prose) if plan.about else []
     demoted = set() if q.reads_as_foreign_prose else {
         i for i in candidates if i in prose and translation_language(prose[i]) is not None}
     kinds = lex.chunk_kinds(candidates)
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, params=params)
-    return opening_first(lex, ranked, prose) if plan.overview else ranked
+    return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
 
 
-def opening_first(lex, ranked: list[tuple[int, float]], prose: Mapping[int, str]) -> list[tuple[int, float]]:
-    """A question about what the project is (``Plan.overview``): the project's own description
-    (``project_files.opening_rows``: the README's opening, the manifest's description, the docs
-    index) first, scored just above the best passage, then the ranking as it was."""
-    candidates = opening_candidates(dict(prose), translation_language)
-    wanted = [r for rows in candidates for r in rows]
-    texts = {r: row["text"] for r, row in lex.chunks(wanted).items()} if wanted else {}
-    first = opening_rows(candidates, texts)
+def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapping[int, str]) -> list[tuple[int, float]]:
+    """A question about the project itself (``Plan.about``: what it is, how it is used): the
+    passages it says that in (``project_files.about_rows``) first, scored just above the best
+    passage, then the ranking as it was."""
+    files = own_files(dict(prose), translation_language)
+    wanted = sorted({r for rows in files.values() for r in rows})
+    first = about_rows(kind, files, lex.chunks(wanted) if wanted else {})
     if not first:
         return ranked
     top = max((v for _, v in ranked), default=1.0)
