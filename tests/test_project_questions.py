@@ -92,7 +92,7 @@ OVERVIEW_FILES = {
                        "what the project does with your patch is described here.\n",
     "docs/index.md": "# gizmo documentation\n\nThe gizmo project renders dashboards; start with the tutorial.\n",
     "docs/quickstart.md": "# Quickstart\n\nInstall gizmo, point it at a workbook and open the dashboard it writes.\n",
-    "gizmo/core.py": "def render(sheet):\n    return sheet\n",
+    "gizmo/core.py": "def render(sheet):\n    return sheet\n\n\ndef show(sheet):\n    return render(sheet)\n",
 }
 
 
@@ -124,6 +124,15 @@ def test_a_question_about_how_to_use_the_project_opens_with_its_usage_section(gi
     got = answers(question, gizmo / "gizmo")
     assert got[0][:2] == ("gizmo", "README.md") and "gizmo.render(" in got[0][2]
     assert got[1][1] == "docs/quickstart.md"
+
+
+def test_a_question_about_the_project_itself_shows_no_code_names_its_words_happen_to_spell(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    gizmo = setup_home(tmp_path / "code", {"gizmo": OVERVIEW_FILES}, "--no-embed", "--no-calibrate")
+    res = ask(open_session(), "Show me a quick example", cwd=gizmo / "gizmo", fast=True)
+    assert [b.structure for b in res.blocks] == [[]]
+    assert ask(open_session(), "Where is show defined?", cwd=gizmo / "gizmo", fast=True).blocks[0].structure
 
 
 @pytest.mark.parametrize("question", ["What is gizmo?", "what does gizmo do?", "What is gizmo used for?",

@@ -394,7 +394,8 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
                             semantic_floor=floor,
                             semantic_led=semantic_led, params=session.params)
         block.episodes = _materialise(lex, hits, plan.k)
-    block.structure = _structure(session, scope, q, plan.k)
+    # what the project is, how it is used: answered by its own words, not by a symbol named "show"
+    block.structure = [] if plan.about else _structure(session, scope, q, plan.k)
     return block
 
 
