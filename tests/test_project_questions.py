@@ -15,7 +15,8 @@ def corpus(tmp_path, loci_home):
             "README.md": "# widgets\n\nBuild the widgets with `make widgets`.\n\n" + FILLER_DOCS,
             "README.fr.md": "# widgets\n\nPour construire les widgets, lancez `make widgets` : `make widgets` "
                             "construit les widgets avec `make widgets`.\n",
-            "pyproject.toml": '[project]\nname = "widgets"\nrequires-python = ">=3.10"\nlicense = "MIT"\n',
+            "pyproject.toml": '[project]\nname = "widgets"\nrequires-python = ">=3.10"\nlicense = "MIT"\n'
+                              'dependencies = ["click>=8"]\n',
             "LICENSE": "MIT License\n\nPermission is hereby granted, free of charge, to any person.\n",
             "CONTRIBUTING.md": "# Contributing\n\nRun `tox -e py` before opening a pull request.\n",
             "docs/usage.md": "# Usage\n\nThe widget engine supports every Python version we test.\n" + FILLER_DOCS,
@@ -47,6 +48,23 @@ def test_how_to_run_the_tests_is_answered_from_contributing(corpus):
     assert "CONTRIBUTING.md" in sources("How do I run the tests here?", corpus / "widgets")[:3]
 
 
+def test_a_question_naming_the_project_about_its_licence_is_answered_from_the_licence_file(corpus):
+    found = sources("What license is widgets released under?", None)
+    assert "LICENSE" in found[:2] and found.index("LICENSE") <= sources(
+        "What license is this project released under?", corpus / "widgets").index("LICENSE")
+
+
+def test_the_dependencies_are_answered_from_the_manifest(corpus):
+    assert sources("What are the dependencies of this project?", corpus / "widgets")[0] == "pyproject.toml"
+    assert sources("What does widgets depend on?", None)[0] == "pyproject.toml"
+
+
+def test_a_content_question_naming_the_project_keeps_its_content_answer(corpus):
+    # "tests" is a project-fact topic asked inside a project; naming it, it is the library's subject
+    found = sources("How do I test a widget built with widgets?", None)
+    assert "CONTRIBUTING.md" not in found[:1]
+
+
 def test_translated_copies_do_not_crowd_an_english_answer_out_of_the_first_five(tmp_path, loci_home):
     from loci.query.ask import ask, open_session
 
@@ -74,6 +92,9 @@ def test_translated_copies_do_not_crowd_an_english_answer_out_of_the_first_five(
     ("What license is this project released under?", "CHANGES.rst", False),
     ("What changed in the latest release?", "CHANGES.rst", True),
     ("How do I run just a single test?", "docs/contributing/the_basics.md", True),
+    ("What are the dependencies of this project?", "pyproject.toml", True),
+    ("What does it depend on?", "requirements-dev.txt", True),
+    ("What does it depend on?", "docs/usage.md", False),
 ])
 def test_a_question_topic_names_the_files_that_hold_its_fact(question, path, expected):
     assert is_fact_file(path, fact_file_patterns(question)) is expected

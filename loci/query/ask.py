@@ -21,6 +21,7 @@ from loci.query import grammar
 from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, foreign_opinion, open_to_opinion, route, second_opinion,
                                shadowed_copies)
+from loci.query.project_files import fact_file_patterns
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
@@ -472,7 +473,9 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     led_by_meaning = _led_by_meaning(result)
     from concurrent.futures import ThreadPoolExecutor
 
-    plans = {s: _about_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope) for s in result.scopes}
+    named = {d.scope for d in result.details if d.alias >= session.params.alias_boost}
+    plans = {s: _scope_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope, named=s in named)
+             for s in result.scopes}
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, plans[s], semantic=semantic,
                                                       semantic_led=s in led_by_meaning), result.scopes))
@@ -483,13 +486,17 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     return AskResult(result, blocks)
 
 
-def _about_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool) -> Plan:
-    """``plan`` with ``about`` set when the question asks what ``scope`` is or how it is used
-    ("what is tqdm?", "how do I use this?" asked inside it)."""
+def _scope_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool, named: bool) -> Plan:
+    """``plan`` for one scope's search: its own words first when the question asks what it is or
+    how it is used ("what is tqdm?", "how do I use this?" asked inside it: ``about``), and its
+    fact files when the question names it and asks a fact about it ("what license is flask
+    under?": ``project_named``), as a question asked inside it does."""
     about = q.about_project
-    if about is None or not grammar.is_about(about[1], [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
-        return plan
-    return replace(plan, about=about[0])
+    if about is not None and grammar.is_about(about[1], [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
+        plan = replace(plan, about=about[0])
+    if named and not plan.prefer_project_docs and fact_file_patterns(q.text, named=True):
+        plan = replace(plan, prefer_project_docs=True, project_named=True)
+    return plan
 
 
 def _fact_episodes(member: dict) -> list[EpisodeHit]:

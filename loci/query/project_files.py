@@ -18,10 +18,17 @@ from loci.kernel.markup import prose_words
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
 _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
+# Topics whose words are as often a library's subject as a fact about the project: in a question
+# that names the project (rather than being asked inside it) they ask about its subject ("how do
+# I test a widget built with widgets?", "set up full-text search", "why was X changed?",
+# "security headers"), so they are read only inside a project (by the start of their words)
+_CONTENT_TOPICS = (r"\btests?\b", r"\bsecurity\b", r"\bchange(?:log", r"\binstall")
 
 # (question words, file names) - file names matched on the path's last part, case-insensitively
-TOPICS: tuple[tuple[LazyPattern, LazyPattern], ...] = tuple(
-    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I)) for q, f in (
+TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = tuple(
+    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), q.startswith(_CONTENT_TOPICS)) for q, f in (
+        (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
+         _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml"),
         (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
          r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
@@ -45,9 +52,10 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern], ...] = tuple(
     ))
 
 
-def fact_file_patterns(question: str) -> list[re.Pattern]:
-    """The file-name patterns of every project-fact topic the question raises."""
-    return [files for words, files in TOPICS if words.search(question)]
+def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern]:
+    """The file-name patterns of every project-fact topic the question raises (``named``: about
+    a project the question names, not one it is asked inside: the inside-only topics left out)."""
+    return [files for words, files, inside_only in TOPICS if words.search(question) and not (named and inside_only)]
 
 
 def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:

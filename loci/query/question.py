@@ -132,5 +132,6 @@ class Plan:
     k: int = 5
     gate: bool = True
     prefer_project_docs: bool = False
+    project_named: bool = False  # ... because the question names this project (not asked inside it)
     about: str | None = None   # "overview" or "usage": the question asks what this scope is or how it is
                                # used, and is answered from its own words first (project_files.about_rows)

@@ -192,7 +192,7 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
         bm25 = with_borrowed_words(lex, bm25, sem, q_tokens)
     prose = lex.prose_paths()
     prefer_project_docs = plan.prefer_project_docs
-    patterns = fact_file_patterns(q.text) if prefer_project_docs else []
+    patterns = fact_file_patterns(q.text, named=plan.project_named) if prefer_project_docs else []
     facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
     # after borrowing: a passage only the lent words find is weighed by its own kinds too
     candidates = set(bm25 or ()) | set(grams or ()) | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
