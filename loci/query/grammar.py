@@ -183,6 +183,10 @@ _ABOUT = {
         r"(?:example|usage\s+example|quick\s*start|tutorial)s?(?:\s+(?:of|for)\s+(?:using\s+)?" + _SUBJECT + r")?",
     ),
 }
+ABOUT_MAX_WORDS = 12
+_ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats how why tell can describe summarise
+    summarize introduce explain give an a some show get getting quick simple basic minimal short small example
+    examples tutorial quickstart""".split())
 _ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
@@ -197,7 +201,10 @@ def about_project(question: str) -> tuple[str, str] | None:
     it is used ("how do I use this?", "show me a quick example": subject ""), else None: any
     other word in the question makes it a question about something the project does."""
     text = " ".join(question.split()).rstrip(" ?.!")
-    if not text or is_enumerative(text):
+    words = text.lower().split()
+    # the longest frame ("so can you tell me about", "show me a quick usage example of using")
+    # and a subject of four words: a longer question, or one opening otherwise, is about content
+    if not words or len(words) > ABOUT_MAX_WORDS or words[0].strip(",") not in _ABOUT_LEADS or is_enumerative(text):
         return None
     for kind, pattern in _ABOUT_PATTERNS:
         m = pattern.match(text)
