@@ -108,7 +108,12 @@ OVERVIEW_FILES = {
                  "## Contributing\n\nThis project welcomes contributions: read CONTRIBUTING before you send "
                  "a patch to the project, and follow the project's code of conduct.\n\n"
                  "## A simple example\n\n```python\nimport gizmo\ngizmo.render('sales.xlsx')\n```\n\n" + FILLER_DOCS,
-    "pyproject.toml": '[project]\nname = "gizmo"\ndescription = "Spreadsheets to dashboards"\n',
+    "pyproject.toml": '[project]\nname = "gizmo"\nversion = "2.1.0"\ndescription = "Spreadsheets to dashboards"\n',
+    "CHANGELOG.md": "# Changelog\n\n## 2.1.0 (2026-05-01)\n\n- Dashboards now render pivot tables and export "
+                    "them as static HTML pages you can host.\n\n## 2.0.0 (2025-11-02)\n\n- Dropped the old "
+                    "project layout; every project file is read again from the new layout on upgrade.\n\n"
+                    + "\n\n".join(f"## 1.{i}.0\n\n- Fixed the project's widget {i} and its release "
+                                  f"notes about the project." for i in range(9, 0, -1)) + "\n",
     "CONTRIBUTING.md": "# Contributing to this project\n\nThis project does code review on every patch; "
                        "what the project does with your patch is described here.\n",
     "docs/index.md": "# gizmo documentation\n\nThe gizmo project renders dashboards; start with the tutorial.\n",
@@ -163,6 +168,39 @@ def test_a_question_about_what_a_named_project_is_opens_with_its_readme(gizmo, q
     assert got[0][:2] == ("gizmo", "README.md") and "static dashboards" in got[0][2]
 
 
+@pytest.mark.parametrize("question, cwd", [("What's new in the latest version?", True),
+                                           ("What changed in the latest gizmo release?", False),
+                                           ("Show me the latest release notes", True)])
+def test_what_is_new_in_a_release_opens_with_the_changelogs_newest_entry(gizmo, question, cwd):
+    got = answers(question, gizmo / "gizmo" if cwd else None)
+    assert got[0][:2] == ("gizmo", "CHANGELOG.md") and "pivot tables" in got[0][2]
+
+
+def test_what_changed_recently_opens_with_the_newest_commits_then_the_changelog(tmp_path, loci_home):
+    from conftest import git, make_repo
+
+    repo = make_repo(tmp_path / "code" / "gizmo", OVERVIEW_FILES)
+    (repo / "gizmo" / "core.py").write_text("def render(sheet, theme=None):\n    return sheet\n")
+    git(repo, "commit", "-qam", "Let render take a theme\n\nDashboards looked alike; a theme tells them apart.")
+    setup_home(tmp_path / "code", {})
+    got = answers("What changed recently?", repo)
+    assert got[0][1].startswith("commit:") and "theme" in got[0][2]
+    assert got[1][1].startswith("commit:") and "initial commit" in got[1][2]
+    assert got[2][1] == "CHANGELOG.md" and "pivot tables" in got[2][2]
+
+
+def test_what_is_new_without_a_changelog_opens_with_the_newest_commits(tmp_path, loci_home):
+    files = {k: v for k, v in OVERVIEW_FILES.items() if k != "CHANGELOG.md"}
+    code = setup_home(tmp_path / "code", {"gizmo": files})
+    got = answers("What's new in the latest version?", code / "gizmo")
+    assert got[0][1].startswith("commit:")
+
+
+def test_what_version_this_is_opens_with_the_manifest(gizmo):
+    got = answers("What version is this?", gizmo / "gizmo")
+    assert got[0][1] == "pyproject.toml" and got[1][1] == "CHANGELOG.md" and "pivot tables" in got[1][2]
+
+
 def test_a_content_question_asked_inside_the_project_is_not_an_overview(gizmo):
     got = answers("How do I send a patch to this project?", gizmo / "gizmo")
     assert "static dashboards" not in got[0][2]
@@ -199,6 +237,24 @@ def test_the_subject_of_a_usage_question_is_read_from_its_shape(question, subjec
     from loci.query.grammar import about_project
 
     assert about_project(question) == (("usage", subject) if subject is not None else None)
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("What's new in the latest version?", ("changes", "")),
+    ("what changed in the latest tqdm release?", ("changes", "tqdm")),
+    ("What's new in click?", ("changes", "click")),
+    ("what changed recently?", ("recent", "")),
+    ("What has been happening in fd lately?", ("recent", "fd")),
+    ("show me the recent commits", ("recent", "")),
+    ("Show me the latest release notes for fd", ("changes", "fd")),
+    ("What version is this?", ("version", "this")),
+    ("what is the current version of flask?", ("version", "flask")),
+    ("What changed in the way flask handles sessions?", None),
+])
+def test_the_subject_of_a_question_about_recent_changes_or_the_version_is_read_from_its_shape(question, expected):
+    from loci.query.grammar import about_project
+
+    assert about_project(question) == expected
 
 
 @pytest.mark.parametrize("subject, names, cwd, expected", [

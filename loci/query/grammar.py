@@ -162,7 +162,26 @@ def asks_why(question: str) -> bool:
 # pointer, or nothing: "show me a quick example" asked inside a project)
 _SUBJECT = r"(?P<s>[\w@./-]+(?:\s+[\w@./-]+){0,3}?)"
 _LEAD = r"^(?:so|and|ok|okay|hi|hey|please)?[\s,]*"
+_SUBJECT_T = _SUBJECT.replace("?P<s>", "?P<t>")
+_RECENT = r"(?:the\s+)?(?:latest|last|newest|most\s+recent|recent|current)\s+"
 _ABOUT = {
+    "changes": (
+        r"what(?:'s|\s+is|\s+(?:has\s+)?changed)\s+(?:new\s+)?(?:in|with)\s+" + _RECENT + r"(?:" + _SUBJECT_T + r"\s+)?(?:version|release)"
+        r"(?:\s+of\s+" + _SUBJECT + r")?",
+        r"what(?:'s|\s+is)\s+new(?:\s+(?:in|with)\s+" + _SUBJECT + r")?",
+        r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:changes|release\s+notes|changelog(?:\s+entr(?:y|ies))?)"
+        r"(?:\s+(?:of|for|in)\s+" + _SUBJECT + r")?",
+    ),
+    "recent": (
+        r"what\s+(?:has\s+)?changed\s+(?:recently|lately)(?:\s+in\s+" + _SUBJECT + r")?",
+        r"what(?:'s|\s+has)\s+been\s+(?:happening|going\s+on|worked\s+on|changing)(?:\s+(?:in|with|on)\s+"
+        + _SUBJECT + r")?(?:\s+(?:recently|lately))?",
+        r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:commits|work|activity)(?:\s+(?:of|for|in|on)\s+" + _SUBJECT + r")?",
+    ),
+    "version": (
+        r"(?:what|which)\s+version\s+(?:is|of)\s+" + _SUBJECT + r"(?:\s+is\s+this)?",
+        r"what(?:'s|\s+is)\s+the\s+(?:current|latest)\s+version(?:\s+of\s+" + _SUBJECT + r")?",
+    ),
     "overview": (
         r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
         r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
@@ -184,9 +203,9 @@ _ABOUT = {
     ),
 }
 ABOUT_MAX_WORDS = 12
-_ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats how why tell can describe summarise
+_ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats which how why tell can describe summarise
     summarize introduce explain give an a some show get getting quick simple basic minimal short small example
-    examples tutorial quickstart""".split())
+    examples tutorial quickstart the latest last newest recent""".split())
 _ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
@@ -198,8 +217,11 @@ PROJECT_NOUNS = frozenset("""project repo repository codebase package library li
 def about_project(question: str) -> tuple[str, str] | None:
     """("overview", subject) for a question that asks what a project is ("what does this project
     do?" -> "this project", "what is tqdm?" -> "tqdm"), ("usage", subject) for one that asks how
-    it is used ("how do I use this?", "show me a quick example": subject ""), else None: any
-    other word in the question makes it a question about something the project does."""
+    it is used ("how do I use this?", "show me a quick example": subject ""), ("changes", subject)
+    for what a release changed ("what's new in the latest version?"), ("recent", subject) for
+    what changed lately ("what changed recently?"), ("version", subject) for which
+    version it is, else None: any other word in the question makes it a question about
+    something the project does."""
     text = " ".join(question.split()).rstrip(" ?.!")
     words = text.lower().split()
     # the longest frame ("so can you tell me about", "show me a quick usage example of using")
@@ -209,7 +231,8 @@ def about_project(question: str) -> tuple[str, str] | None:
     for kind, pattern in _ABOUT_PATTERNS:
         m = pattern.match(text)
         if m:
-            return kind, m.group("s") or ""
+            found = m.groupdict()
+            return kind, found.get("s") or found.get("t") or ""
     return None
 
 

@@ -248,6 +248,10 @@ class LexicalIndex:
                 out[row[0]] = (row[1], row[2], float(row[3] or 0.0))
         return out
 
+    def first_rows(self, kind: str, n: int) -> list[int]:
+        """The first ``n`` rows of chunks of ``kind``, in row order (commits: the newest first)."""
+        return [i for (i,) in self.con.execute("SELECT id FROM chunks WHERE kind = ? ORDER BY id LIMIT ?", (kind, n))]
+
     def prose_paths(self) -> dict[int, str]:
         """Chunk row -> path of every README, docs and project-note chunk (read once)."""
         if self._prose_paths is None:

@@ -82,7 +82,15 @@ _USAGE_WORDS = (r"(?:usage|examples?|quick\s*start|getting\s+started|get\s+start
 # one that only holds them is about something else ("Remote Key/Value Store Examples")
 _USAGE_HEADING = LazyPattern(r"^\W*(?:an?\s+)?(?:simple\s+|basic\s+|quick\s+|short\s+|minimal\s+)?" + _USAGE_WORDS
                              + r"(?:\s+(?:this|the)\s+\w+)?\W*$", re.I)
+_CHANGELOG_NAME = r"(?:change(?:log|s)|history|news|release[-_]?notes)"
+_CHANGELOG_TOP = LazyPattern(r"^" + _CHANGELOG_NAME + r"(?:\.[\w-]+)?$", re.I)
+_CHANGELOG_DOCS = LazyPattern(_DOCS + r"(?:[\w.-]+/)*" + _CHANGELOG_NAME + r"[\w.-]*\.(?:md|rst|txt|adoc)$", re.I)
+# where a changelog's entry begins: a version number, a date, or the not-yet-released section
+_ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcoming\b", re.I)
+_VERSIONED = LazyPattern(r"""(?im)^\s*["']?version["']?\s*[=:]""")
 OPENING_WORDS = 8   # fewer words of prose (a logo, a row of badges) open nothing
+CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
+RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
 
 
@@ -91,8 +99,9 @@ def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
     top-level README (not a translated copy), its package manifest, its docs index and the docs
     pages that show how it is used (a quick start first). ``prose``: row -> path of the scope's
     prose chunks (rows in file order)."""
-    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": []}
+    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": []}
     usage: list[tuple[int, str, int]] = []
+    changelogs: list[tuple[int, str, int]] = []
     for row, path in sorted(prose.items()):
         if "/" not in path and _README.match(path) and is_translation(path) is None:
             out["readme"].append(row)
@@ -100,12 +109,17 @@ def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
             out["manifest"].append(row)
         elif _DOCS_INDEX.match(path):
             out["docs_index"].append(row)
+        elif ("/" not in path and _CHANGELOG_TOP.match(path) or _CHANGELOG_DOCS.match(path)) \
+                and is_translation(path) is None:
+            changelogs.append(("/" in path, path, row))
         else:
             rank = next((i for i, p in enumerate(_DOCS_USAGE) if p.match(path)), None)
             if rank is not None:
                 usage.append((rank, path, row))
     first_page = min(((rank, path) for rank, path, _ in usage), default=None)
     out["docs_usage"] = [row for rank, path, row in usage if (rank, path) == first_page]
+    first_log = min(((nested, path) for nested, path, _ in changelogs), default=None)   # the top-level one first
+    out["changelog"] = [row for nested, path, row in changelogs if (nested, path) == first_log][:CHANGELOG_ROWS]
     out["readme"] = out["readme"][:README_ROWS]
     return out
 
@@ -116,7 +130,11 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
     manifest when it states a description, the docs index's first passage of prose. "usage" (how
     do I use it?): the README's first section on usage (a quick start, an example, "how to use"),
     the docs' quick start (or usage, tutorial, examples page), the README's second such section,
-    then its opening."""
+    then its opening. "changes" (what is new?): the changelog's newest entry, its first two passages
+    of prose from the first heading that holds a version, a date or "unreleased" (changelogs list
+    the newest first), else the newest commits. "recent" (what changed lately?): the newest
+    commits (``files["commits"]``), then the changelog's newest entry. "version" (which version is
+    it?): the manifest when it states a version, then that newest entry."""
     def text(r: int) -> str:
         return str((rows.get(r) or {}).get("text") or "")
 
@@ -124,6 +142,17 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         return next((r for r in candidates if prose_words(text(r)) >= OPENING_WORDS), None)
 
     opening = first_prose(files["readme"])
+    if kind in ("changes", "recent", "version"):
+        log = files["changelog"]
+        start = next((i for i, r in enumerate(log) if _ENTRY_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))), 0)
+        newest = [r for r in log[start:] if prose_words(text(r)) >= OPENING_WORDS][:2]
+        commits = files.get("commits", [])
+        if kind == "changes":
+            return newest or commits
+        if kind == "recent":
+            return commits + newest[:1]
+        manifest = next((r for r in files["manifest"][:1] if _VERSIONED.search(text(r))), None)
+        return ([manifest] if manifest is not None else []) + newest[:1]
     if kind == "overview":
         out = [opening, next((r for r in files["manifest"][:1] if _DESCRIBED.search(text(r))), None),
                first_prose(files["docs_index"])]

@@ -13,7 +13,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
-from loci.query.project_files import about_rows, fact_file_patterns, is_fact_file, own_files
+from loci.query.project_files import RECENT_COMMITS, about_rows, fact_file_patterns, is_fact_file, own_files
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -217,6 +217,8 @@ def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapp
     passages it says that in (``project_files.about_rows``) first, scored just above the best
     passage, then the ranking as it was."""
     files = own_files(dict(prose), translation_language)
+    if kind in ("changes", "recent"):
+        files["commits"] = lex.first_rows("commit", RECENT_COMMITS)
     wanted = sorted({r for rows in files.values() for r in rows})
     first = about_rows(kind, files, lex.chunks(wanted) if wanted else {})
     if not first:
