@@ -31,7 +31,9 @@ INSTRUCTIONS = (
     "symbols. outcome 'abstained' is an answer: read `reason` and `candidates`, then "
     "retry with `scope` set to a candidate rather than rephrasing. `same_content` names "
     "identical copies of a chosen repository (another clone at the same commit): the answer holds "
-    "for them too. `scopes` lists what is registered; `doctor` reports coverage gaps and the fix for each."
+    "for them too. To learn what an unfamiliar project is, ask it plainly with its `cwd`: 'what does "
+    "this project do?', 'how do I use this?', 'what changed recently?' open with its README, usage "
+    "section, newest commits. `scopes` lists what is registered; `doctor` reports coverage gaps and the fix for each."
 )
 ASK_DOC = (
     "Route a question to the repositories it is about and answer from their docs, "
