@@ -1,17 +1,21 @@
-"""Does "what does this project do?" open with the project's own description?
+"""Do questions about a project itself open with the file that answers them?
 
-    python bench/overview.py --corpus DIR [--home $HOME_22] [--questions Q ...]
+    python bench/overview.py --corpus DIR [--home $HOME_22] [--kind overview usage changes recent version]
 
-Asks each question (four plain ways of asking what a project is, by default) from inside every
-repository folder under ``--corpus`` whose name is a scope of the home, as `loci ask` does from
-a checkout, and counts the answers whose first passage is the project's top-level README. A
-project describes itself there; the other files a question about "this project" matches
-(CONTRIBUTING, the code of conduct, the licence) say how to work on it, not what it is. Prints
-one line per answer that does not open with the README, then the count.
+Asks each kind's questions (plain ways of asking what a project is, how to use it, what is new
+in its latest release, what changed recently, which version it is) from inside every repository
+folder under ``--corpus`` whose name is a scope of the home, as `loci ask` does from a checkout,
+and counts the answers whose first passage comes from where a project keeps that answer: its
+top-level README (what it is); a README section or docs page on usage, quick start, tutorial or
+examples, else the README (how to use it); its changelog, else a commit (what is new); a commit
+(what changed lately); its manifest or changelog (which version). The other files such a question
+matches by its words (CONTRIBUTING, the code of conduct, the licence, an old changelog entry)
+say something else. Prints one line per answer that does not, then the count per kind.
 """
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -22,22 +26,43 @@ if str(ROOT) not in sys.path:
 from bench import inputs  # noqa: E402
 from bench.stamp import stamp  # noqa: E402
 
-QUESTIONS = ("what does this project do?", "what is this project for?", "what is this?",
-             "what problem does this library solve?")
+QUESTIONS = {
+    "overview": ("what does this project do?", "what is this project for?", "what is this?",
+                 "what problem does this library solve?"),
+    "usage": ("how do I use this?", "show me a quick example", "how do I get started?"),
+    "changes": ("what's new in the latest version?", "show me the latest release notes"),
+    "recent": ("what changed recently?",),
+    "version": ("what version is this?",),
+}
+_README = re.compile(r"(?i)^readme")
+_USAGE_PAGE = re.compile(r"(?i)(quick[-_]?start|getting[-_]started|usage|tutorial[\w-]*|examples?)\.(md|rst|txt)$")
+_CHANGELOG = re.compile(r"(?i)(^|/)(change(log|s)|history|news|release[-_]?notes)[\w.-]*$")
+_MANIFEST = re.compile(r"(?i)^(pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|go\.mod)$")
 
 
-def opens_with_readme(blocks: list[dict], scope: str) -> bool:
+def right_place(kind: str, path: str) -> bool:
+    """Is ``path`` (a first passage's source) where a project keeps the answer to ``kind``?"""
+    top_readme = "/" not in path and bool(_README.match(path))
+    commit = path.startswith("commit:")
+    return {"overview": top_readme,
+            "usage": top_readme or bool(_USAGE_PAGE.search(path)),
+            "changes": bool(_CHANGELOG.search(path)) or commit,
+            "recent": commit,
+            "version": bool(_MANIFEST.match(path)) or bool(_CHANGELOG.search(path))}[kind]
+
+
+def first_source(blocks: list[dict], scope: str) -> str:
     mine = [b for b in blocks if b["scope"] == scope]
     first = (mine[0].get("episodes") or [{}])[0] if mine else {}
-    path = str(first.get("source") or "")
-    return "/" not in path and path.lower().startswith("readme")
+    return str(first.get("source") or "")
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     inputs.add_home(ap)
     ap.add_argument("--corpus", required=True, help="a folder holding each repository under its scope's name")
-    ap.add_argument("--questions", nargs="+", default=list(QUESTIONS), help="the questions asked in each folder")
+    ap.add_argument("--kind", nargs="+", choices=sorted(QUESTIONS), default=list(QUESTIONS),
+                    help="which kinds of question to ask (default: all)")
     args = ap.parse_args(argv)
     from loci.query.ask import ask, open_session
 
@@ -49,17 +74,18 @@ def main(argv=None) -> int:
     if not scopes:
         inputs.fail(f"no folder under {corpus} is named as a scope of the home",
                     "pass --corpus the folder the home's repositories were registered from")
-    opened = total = 0
-    for scope in scopes:
-        for question in args.questions:
-            res = ask(session, question, cwd=corpus / scope).to_json()
-            total += 1
-            if opens_with_readme(res["blocks"], scope):
-                opened += 1
-                continue
-            first = [(e["source"], e["line"]) for b in res["blocks"] for e in b.get("episodes", [])[:1]]
-            print(f"  {scope}: {question!r} -> {res['outcome']} {first}")
-    print(f"{opened} of {total} answers open with the project's README ({len(scopes)} projects)")
+    for kind in args.kind:
+        right = total = 0
+        for scope in scopes:
+            for question in QUESTIONS[kind]:
+                res = ask(session, question, cwd=corpus / scope).to_json()
+                total += 1
+                source = first_source(res["blocks"], scope)
+                if right_place(kind, source):
+                    right += 1
+                else:
+                    print(f"  {kind} {scope}: {question!r} -> {res['outcome']} {source or 'nothing'}")
+        print(f"{kind}: {right} of {total} answers open where the project keeps the answer ({len(scopes)} projects)")
     return 0
 
 
