@@ -267,8 +267,21 @@ def test_the_subject_of_a_question_about_recent_changes_or_the_version_is_read_f
     ("this function", ["gizmo"], True, False),
     ("", ["gizmo"], True, True),
     ("", ["gizmo"], False, False),
+    ("cli", ["cli"], False, True),          # a project named like a noun for a project
+    ("the cli", ["cli", "urfave/cli"], False, True),
+    ("the cli", ["gizmo"], False, False),
 ])
 def test_an_overview_is_of_the_scope_it_names_or_points_at(subject, names, cwd, expected):
     from loci.query.grammar import is_about
 
     assert is_about(subject, names, is_cwd=cwd) is expected
+
+
+def test_the_usage_page_of_the_newest_docs_version_is_shown():
+    from loci.query.project_files import own_files
+
+    prose = {1: "README.md", 2: "docs/v1/getting-started.md", 3: "docs/v3/getting-started.md",
+             4: "docs/v2/getting-started.md", 5: "docs/guide/deep/quickstart.md", 6: "docs/tutorial.md"}
+    assert own_files(prose, lambda path: None)["docs_usage"] == [3]
+    del prose[3], prose[4], prose[2]
+    assert own_files(prose, lambda path: None)["docs_usage"] == [5]    # a quick start before a tutorial

@@ -33,3 +33,11 @@ def test_a_readme_opening_is_shown_from_its_first_sentence_not_its_badges():
             "A fast, extensible progress bar for Python and CLI. See the [docs](https://tqdm.github.io).\n")
     shown = snippet(text, tokenize("what is tqdm?"))
     assert shown == "tqdm ==== A fast, extensible progress bar for Python and CLI. See the [docs](https://tqdm.github.io)."
+
+
+def test_reference_style_badges_leave_nothing_behind():
+    text = ("# Welcome to urfave/cli\n\n[![Go Reference][goreference_badge]][goreference_link]\n"
+            "[![codecov][codecov_badge]][codecov_link]\n\ncli is a simple, fast, and fun package for building "
+            "command line apps in Go.\n")
+    assert snippet(text, tokenize("what is cli?")) == ("# Welcome to urfave/cli cli is a simple, fast, and fun "
+                                                      "package for building command line apps in Go.")

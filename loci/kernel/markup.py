@@ -13,7 +13,7 @@ from loci.kernel.lazyre import LazyPattern
 
 # an HTML tag, a markdown image (a badge inside a link leaves "[](target)"), an empty link, an
 # rst substitution reference (|Build-Status|), an rst directive's line and its options' lines
-_DECORATION = LazyPattern(r"<[^>]*>|!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]|\[\s*\]\([^)]*\)"
+_DECORATION = LazyPattern(r"<[^>]*>|!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]|\[\s*\]\([^)]*\)|\[\s*\]\[[^\]]*\]"
                           r"|\|[^|\s][^|\n]*\||^\s*\.\.\s+[\w-]+::.*$|^\s+:\w[\w-]*:.*$", re.M)
 _LINKS = LazyPattern(r"\]\([^)]*\)|\]\[[^\]]*\]|https?://\S+|^\s*\[[^\]]*\]:.*$", re.M)
 _WORD = LazyPattern(r"[A-Za-z]{3,}")

@@ -241,10 +241,13 @@ def is_about(subject: str, names, *, is_cwd: bool) -> bool:
     spells one of them ("the gizmo library"), or points ("this project", "it") or is left
     unsaid ("show me an example") and the question is asked from inside that project (``is_cwd``)."""
     words = subject.lower().split()
+    known = {n.lower() for n in names}
+    if " ".join(w for w in words if w not in _DETERMINERS) in known:   # "cli" names urfave/cli
+        return True
     named = [w for w in words if w not in _DETERMINERS and w not in _POINTERS and w not in PROJECT_NOUNS]
     if not named:
         return is_cwd and (not words or any(w in _DETERMINERS or w in _POINTERS for w in words))
-    return " ".join(named) in {n.lower() for n in names}
+    return " ".join(named) in known
 
 
 def adjacent_pairs(question: str) -> list[str]:

@@ -88,7 +88,7 @@ _CHANGELOG_DOCS = LazyPattern(_DOCS + r"(?:[\w.-]+/)*" + _CHANGELOG_NAME + r"[\w
 # where a changelog's entry begins: a version number, a date, or the not-yet-released section
 _ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcoming\b", re.I)
 _VERSIONED = LazyPattern(r"""(?im)^\s*["']?version["']?\s*[=:]""")
-OPENING_WORDS = 8   # fewer words of prose (a logo, a row of badges) open nothing
+OPENING_WORDS = 5   # fewer words of prose (a logo, a row of badges, a bare title) open nothing
 CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
 RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
@@ -116,12 +116,18 @@ def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
             rank = next((i for i, p in enumerate(_DOCS_USAGE) if p.match(path)), None)
             if rank is not None:
                 usage.append((rank, path, row))
-    first_page = min(((rank, path) for rank, path, _ in usage), default=None)
-    out["docs_usage"] = [row for rank, path, row in usage if (rank, path) == first_page]
+    # the best kind of page, the shallowest, of the newest docs version (docs/v3/ before docs/v1/)
+    first_page = min(((rank, path.count("/"), -_docs_version(path), path) for rank, path, _ in usage), default=None)
+    out["docs_usage"] = [row for rank, path, row in usage if first_page and path == first_page[-1]]
     first_log = min(((nested, path) for nested, path, _ in changelogs), default=None)   # the top-level one first
     out["changelog"] = [row for nested, path, row in changelogs if (nested, path) == first_log][:CHANGELOG_ROWS]
     out["readme"] = out["readme"][:README_ROWS]
     return out
+
+
+def _docs_version(path: str) -> int:
+    """The version a versioned docs folder names (``docs/v3/...`` -> 3), else 0."""
+    return max((int(m) for m in re.findall(r"(?:^|/)v(\d+)(?=/)", path)), default=0)
 
 
 def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) -> list[int]:
