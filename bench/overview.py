@@ -34,6 +34,15 @@ QUESTIONS = {
     "recent": ("what changed recently?",),
     "version": ("what version is this?",),
 }
+# the same kinds asked in other languages (read by the multilingual encoder's meaning: a home with
+# the multilingual extra and its store); --foreign asks these instead
+FOREIGN = {
+    "overview": ("¿Qué hace este proyecto?", "Qu'est-ce que fait ce projet ?", "Cosa fa questo progetto?",
+                 "O que este projeto faz?", "Что делает этот проект?", "这个项目是做什么的？",
+                 "このプロジェクトは何をしますか？"),
+    "usage": ("¿Cómo uso esto?", "Comment l'utiliser ?", "如何使用这个？"),
+    "changes": ("¿Qué hay de nuevo en la última versión?", "Quoi de neuf dans la dernière version ?"),
+}
 _README = re.compile(r"(?i)^readme")
 _USAGE_PAGE = re.compile(r"(?i)(quick[-_]?start|getting[-_]started|usage|tutorial[\w-]*|examples?)\.(md|rst|txt)$")
 _CHANGELOG = re.compile(r"(?i)(^|/)(change(log|s)|history|news|release[-_]?notes)[\w.-]*$")
@@ -61,8 +70,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     inputs.add_home(ap)
     ap.add_argument("--corpus", required=True, help="a folder holding each repository under its scope's name")
-    ap.add_argument("--kind", nargs="+", choices=sorted(QUESTIONS), default=list(QUESTIONS),
+    ap.add_argument("--kind", nargs="+", choices=sorted(QUESTIONS), default=None,
                     help="which kinds of question to ask (default: all)")
+    ap.add_argument("--foreign", action="store_true",
+                    help="ask them in other languages (Spanish, French, Italian, Portuguese, Russian, Chinese, "
+                         "Japanese): read by meaning, so the home needs the multilingual store")
     args = ap.parse_args(argv)
     from loci.query.ask import ask, open_session
 
@@ -74,10 +86,11 @@ def main(argv=None) -> int:
     if not scopes:
         inputs.fail(f"no folder under {corpus} is named as a scope of the home",
                     "pass --corpus the folder the home's repositories were registered from")
-    for kind in args.kind:
+    asked = FOREIGN if args.foreign else QUESTIONS
+    for kind in args.kind or list(asked):
         right = total = 0
         for scope in scopes:
-            for question in QUESTIONS[kind]:
+            for question in asked.get(kind, ()):
                 res = ask(session, question, cwd=corpus / scope).to_json()
                 total += 1
                 source = first_source(res["blocks"], scope)

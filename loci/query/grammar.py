@@ -214,6 +214,14 @@ PROJECT_NOUNS = frozenset("""project repo repository codebase package library li
     crate module framework cli program service thing""".split())
 
 
+# one plain question of each kind: a question in another language is of that kind when its meaning
+# (the multilingual encoder's) is this close to one of them (loci.query.ask._foreign_about)
+ABOUT_EXAMPLES = (("overview", "what does this project do?"), ("overview", "what is this project?"),
+                  ("overview", "what is this project for?"), ("usage", "how do I use this?"),
+                  ("usage", "show me a quick example"), ("changes", "what's new in the latest version?"),
+                  ("recent", "what changed recently?"), ("version", "what version is this?"))
+
+
 def about_project(question: str) -> tuple[str, str] | None:
     """("overview", subject) for a question that asks what a project is ("what does this project
     do?" -> "this project", "what is tqdm?" -> "tqdm"), ("usage", subject) for one that asks how
