@@ -213,11 +213,15 @@ def route_json(question: str, *flags: str) -> dict:
 # ------------------------------------------------------------------ try it, use it
 
 @covers("loci demo")
-def test_demo_lays_out_three_projects_and_the_last_question_abstains(tmp_path, monkeypatch):
+def test_demo_lays_out_three_projects_one_question_abstains_and_its_fix_answers(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCI_HOME", str(tmp_path / "user-home"))
     res = cli("demo", str(tmp_path / "demo"))
     assert "example projects in" in res.stdout
-    assert res.stdout.count("$ loci ask") == 4 and "ABSTAINED" in res.stdout.rsplit("$ loci ask", 1)[1]
+    asked = res.stdout.split("\n$ ")[1:]
+    assert len(asked) == 5 and "ABSTAINED" in asked[3]
+    # asked from inside a project, as the abstention's fix says: that project's own description
+    assert asked[4].startswith("cd ") and "ROUTED -> weatherlog" in asked[4]
+    assert "Record temperature and humidity readings" in asked[4].split("[readme] README.md:1", 1)[1]
     assert (tmp_path / "demo" / "loci-home" / "routing.sqlite").is_file()
     assert not (tmp_path / "user-home").exists()    # the user's home is never touched
 

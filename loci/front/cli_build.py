@@ -260,8 +260,9 @@ def _show_demo(dest: Path) -> int:
     result = run_demo(dest)
     typer.echo(f"example projects in {result.projects}; index in {result.home}")
     show_index(result.index, quiet=False)
-    for question, answer in result.answers:
-        typer.echo(f"\n$ loci ask --no-cwd {question!r}")
+    for question, where, answer in result.answers:
+        typer.echo(f"\n$ cd {result.projects / where} && loci ask {question!r}" if where
+                   else f"\n$ loci ask --no-cwd {question!r}")
         typer.echo("\n".join(ask_lines(answer)))
     return result.index.code
 

@@ -9,11 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SOURCE = Path(__file__).parent.parent / "examples" / "demo"
+# (question, the project it is asked from inside, or None): the fourth abstains (which project's
+# install?), the fifth is asked as its fix says, from inside a project
 QUESTIONS = (
-    "how do I correct a drifting temperature sensor?",
-    "which keyboard shortcut forces an autosave?",
-    "how are duplicate files found?",
-    "how do I install it?",
+    ("how do I correct a drifting temperature sensor?", None),
+    ("which keyboard shortcut forces an autosave?", None),
+    ("how are duplicate files found?", None),
+    ("how do I install it?", None),
+    ("what does this project do?", "weatherlog"),
 )
 _ENV = {"GIT_AUTHOR_NAME": "loci demo", "GIT_AUTHOR_EMAIL": "demo@example.invalid",
         "GIT_COMMITTER_NAME": "loci demo", "GIT_COMMITTER_EMAIL": "demo@example.invalid"}
@@ -24,7 +27,7 @@ class DemoResult:
     projects: Path
     home: Path
     index: object                      # loci_pipeline.build.IndexReport
-    answers: list[tuple[str, object]]  # (question, loci.query.ask result)
+    answers: list[tuple[str, str | None, object]]  # (question, project asked from, loci.query.ask result)
 
 
 def make_demo(dest: Path) -> Path:
@@ -55,4 +58,5 @@ def run_demo(dest: Path | None = None) -> DemoResult:
     report = build.index(ctx)
     session = open_session(ctx.layout.home)
     return DemoResult(projects, ctx.layout.home, report,
-                      [(q, ask(session, q, cwd=None, k=2)) for q in QUESTIONS])
+                      [(q, where, ask(session, q, cwd=projects / where if where else None, k=2))
+                       for q, where in QUESTIONS])
