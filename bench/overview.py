@@ -10,7 +10,8 @@ top-level README (what it is); a README section or docs page on usage, quick sta
 examples, else the README (how to use it); its changelog, else a commit (what is new); a commit
 (what changed lately); its manifest or changelog (which version). The other files such a question
 matches by its words (CONTRIBUTING, the code of conduct, the licence, an old changelog entry)
-say something else. Prints one line per answer that does not, then the count per kind.
+say something else. Prints one line per answer that does not, then the count per kind, and how
+many of the routes name the project alone (another project beside it is another's answer).
 """
 from __future__ import annotations
 
@@ -88,17 +89,19 @@ def main(argv=None) -> int:
                     "pass --corpus the folder the home's repositories were registered from")
     asked = FOREIGN if args.foreign else QUESTIONS
     for kind in args.kind or list(asked):
-        right = total = 0
+        right = total = alone = 0
         for scope in scopes:
             for question in asked.get(kind, ()):
                 res = ask(session, question, cwd=corpus / scope).to_json()
                 total += 1
+                alone += res["scopes"] == [scope]
                 source = first_source(res["blocks"], scope)
                 if right_place(kind, source):
                     right += 1
                 else:
                     print(f"  {kind} {scope}: {question!r} -> {res['outcome']} {source or 'nothing'}")
-        print(f"{kind}: {right} of {total} answers open where the project keeps the answer ({len(scopes)} projects)")
+        print(f"{kind}: {right} of {total} answers open where the project keeps the answer, {alone} routed to "
+              f"the project alone ({len(scopes)} projects)")
     return 0
 
 

@@ -333,3 +333,17 @@ def test_a_content_question_in_another_language_is_not_read_as_one_about_the_pro
     monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)   # the route: the cwd's
     res = ask(open_session(), "¿Cómo se renderiza una hoja con la función render?", cwd=gizmo / "gizmo")
     assert not any("static dashboards" in e.text for b in res.blocks for e in b.episodes[:1])
+
+
+def test_a_question_about_a_project_it_leaves_unsaid_points_at_it(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    code = setup_home(tmp_path / "code", {
+        "gizmo": OVERVIEW_FILES,
+        "notes": {"CHANGELOG.md": "# Changelog\n\n## 0.2\n\n- Changed the notes format; changed the changed "
+                                  "sections again, as recently changed.\n",
+                  "README.md": "# notes\n\nChanged notes, recently changed.\n"}})
+    inside = ask(open_session(), "What changed recently?", cwd=code / "gizmo", fast=True)
+    assert inside.route.scopes == ["gizmo"]       # not the project whose words are "changed"
+    outside = ask(open_session(), "What changed recently?", cwd=None, fast=True)
+    assert outside.route.outcome == "abstained" and outside.route.reason == "deictic"

@@ -85,8 +85,13 @@ class Question:
 
     @cached_property
     def deixis(self) -> str | None:
-        """How it points at a project ("strong", "own", ...; ``grammar.deixis``)."""
-        return grammar.deixis(self.text)
+        """How it points at a project ("strong", "own", ...; ``grammar.deixis``). A question about a
+        project that leaves the project unsaid ("what changed recently?", "show me a quick
+        example": ``about_project`` with no subject) points at one as "this project" does."""
+        found = grammar.deixis(self.text)
+        if found is None and self.about_project is not None and not self.about_project[1]:
+            return "strong"
+        return found
 
     @cached_property
     def about_project(self) -> tuple[str, str] | None:
