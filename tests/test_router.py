@@ -237,6 +237,14 @@ def test_an_ordinary_word_name_as_the_subject_of_an_auxiliary_verb_is_a_name():
     assert plain.scopes[0] == "beta"
 
 
+@pytest.mark.parametrize("question", ["what changed in the latest click release?",
+                                      "which click version added the toolbar canvas?"])
+def test_an_ordinary_word_name_before_release_or_version_is_a_name(question):
+    idx = build_index({**CORPUS, "beta": CORPUS["beta"] + " click click toolbar canvas release version"})
+    r = route(question, idx, Context(), ALIASES, P)
+    assert r.scopes[:1] == ["click"] and r.gate == "forced"
+
+
 @pytest.mark.parametrize("question", [
     "Comment afficher le canevas de la barre d'outils avec click ?",
     "Wie zeichne ich mit click auf der Leinwand der Werkzeugleiste?",

@@ -46,7 +46,9 @@ EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s
                    r"apart\s+from", r"excluding", r"aside\s+from", r"but\s+not", r"ignoring")
 
 NAME_FOLLOWERS = ("library", "package", "project", "module", "crate", "repo", "repository",
-                  "framework", "codebase", "cli", "docs", "documentation", "source", "api")
+                  "framework", "codebase", "cli", "docs", "documentation", "source", "api",
+                  # "the latest attrs release", "the flask version", "black's changelog"
+                  "release", "releases", "version", "versions", "changelog")
 # a word a project's name follows as a name: a preposition ("in click", "with fd"), or an auxiliary
 # verb or subordinator whose subject it is ("can fd print", "does click support", "when fd lists")
 NAME_PREFIXES = ("in", "with", "using", "use", "from", "for", "via", "into", "about", "of",
