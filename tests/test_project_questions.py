@@ -347,3 +347,17 @@ def test_a_question_about_a_project_it_leaves_unsaid_points_at_it(tmp_path, loci
     assert inside.route.scopes == ["gizmo"]       # not the project whose words are "changed"
     outside = ask(open_session(), "What changed recently?", cwd=None, fast=True)
     assert outside.route.outcome == "abstained" and outside.route.reason == "deictic"
+
+
+def test_a_short_foreign_question_is_answered_when_the_multilingual_encoder_cannot_load(gizmo, monkeypatch):
+    from loci.query.ask import Session, ask, open_session
+    from loci.kernel.errors import EncoderUnavailable
+
+    class Broken(MeaningSide):
+        def model(self):
+            raise EncoderUnavailable("questions in other languages need the multilingual extra")
+
+    monkeypatch.setattr(Session, "multilingual", lambda self: Broken())
+    monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)
+    res = ask(open_session(), "¿Qué hace este proyecto?", cwd=gizmo / "gizmo")
+    assert res.route.scopes == ["gizmo"]

@@ -508,10 +508,15 @@ def _foreign_about(session: Session, q: Question) -> tuple[str, str] | None:
         return None
     import numpy as np
 
-    if session._about_vectors is None:
-        vectors = np.asarray(side.model().encode([text for _, text in grammar.ABOUT_EXAMPLES]), dtype=np.float32)
-        session._about_vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    qv = np.asarray(side.qvec(q.text), dtype=np.float32)
+    from loci.kernel.errors import EncoderUnavailable
+
+    try:
+        if session._about_vectors is None:
+            vectors = np.asarray(side.model().encode([text for _, text in grammar.ABOUT_EXAMPLES]), dtype=np.float32)
+            session._about_vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        qv = np.asarray(side.qvec(q.text), dtype=np.float32)
+    except EncoderUnavailable:   # the question is then answered as any content question is
+        return None
     sims = session._about_vectors @ (qv / max(float(np.linalg.norm(qv)), 1e-12))
     best = int(np.argmax(sims))
     return (grammar.ABOUT_EXAMPLES[best][0], "") if sims[best] >= ABOUT_SIMILARITY else None
