@@ -6,7 +6,12 @@ the files every project keeps for that: the licence file, the package manifest,
 CONTRIBUTING, SECURITY, the changelog, the task runner's file. Their words rarely
 match the question's ("requires-python", "engines", "xo && ava"), so ranking by
 words alone leaves them out of the first five. A closed table: a topic either
-appears in the question or not; no thresholds here.
+appears in the question or not.
+
+A question about what the project is, how it is used, what changed in it or which
+version it is (``grammar.about_project``) is answered by the passages the project
+says that in (``about_rows``): its README's opening or usage section, its manifest,
+its docs index or quick start, its changelog's newest entry, its newest commits.
 """
 from __future__ import annotations
 
@@ -96,9 +101,9 @@ README_ROWS = 300   # the README's sections read for their headings (fd's has 60
 
 def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
-    top-level README (not a translated copy), its package manifest, its docs index and the docs
-    pages that show how it is used (a quick start first). ``prose``: row -> path of the scope's
-    prose chunks (rows in file order)."""
+    top-level README (not a translated copy), its package manifest, its docs index, the docs page
+    that shows how it is used (a quick start first) and its changelog (the top-level one first).
+    ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
     out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": []}
     usage: list[tuple[int, str, int]] = []
     changelogs: list[tuple[int, str, int]] = []
