@@ -102,7 +102,13 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
         cwd: Optional[Path] = typer.Option(None, "--cwd", help="Ask as if from this directory."),
         no_cwd: bool = typer.Option(False, "--no-cwd", help="Ignore the working directory."),
         as_json: bool = json_flag(), no_server: bool = no_server_flag()):
-    """Route the question, then answer from each selected scope's stores with citations."""
+    """Route the question, then answer from each selected scope's stores with citations.
+
+    Asked from inside a project, "what does this project do?", "how do I use this?", "what
+    changed recently?" or "what license is this under?" open with the file that says it
+    (README, usage section, newest commits, licence file); in other languages too, with the
+    multilingual extra.
+    """
     from loci.front.oneshot import ask_command
 
     ask_command(question, scope=scope, group=group, k=k, fast=fast, cwd=cwd, no_cwd=no_cwd,
