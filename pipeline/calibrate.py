@@ -270,7 +270,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     With ``judged`` (per question, the scopes its words chose) the route floors are fitted on the
     scopes the second opinion measures (``measured_by_opinion``, over ``eligible``), where the
     model has a merged summary."""
-    from loci_pipeline.calibration_pieces import Pieces
+    from loci_pipeline.calibration_pieces import Pieces, null_vectors
 
     root = layout.vectors_root
     models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
@@ -282,8 +282,6 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         return {"skipped": "the semantic module is not available"}
     load_encoder = load_encoder or semantic.load_encoder
     pieces = pieces if pieces is not None else Pieces(layout, scopes, piece_signature())
-    from loci_pipeline.calibration_pieces import null_vectors
-
     out: dict[str, dict] = {}
     problems: list[str] = []
     readable = list(eligible if eligible is not None else scopes)

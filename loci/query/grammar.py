@@ -26,9 +26,12 @@ _FRAME_WORDS = """project projects repo repos repository repositories codebase c
 ENUM_FRAME = frozenset(_FRAME_WORDS) | frozenset(t for w in _FRAME_WORDS for t in tokenize(w))
 
 # pointing words: the question refers to a subject it never names
+# the nouns a question calls a project by ("the app", "this repo")
+PROJECT_NOUNS = ("app", "application", "project", "repo", "repository", "codebase", "package", "library", "tool",
+                 "cli", "crate", "module", "service", "program")
 _DEICTIC_STRONG = LazyPattern(
-    r"\b(this|these|here)\b|\bthe\s+(app|application|project|repo|repository|codebase|code\s*base|"
-    r"package|library|tool|cli|crate|module|service|program)\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
+    r"\b(this|these|here)\b|\bthe\s+(" + "|".join(PROJECT_NOUNS) + r"|code\s*base"
+    r")\b(?=\s*(?:[?.!,;:)]|$|(?:is|was|does|do|has|"
     r"have|uses?|in|on|for|with|under|and|or|locally|builds?|runs?|needs?|support|supports)\b))",
     re.I,
 )
@@ -212,8 +215,7 @@ _ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
 _DETERMINERS = frozenset("the this that my our".split())
-PROJECT_NOUNS = frozenset("""project repo repository codebase package library lib tool app application
-    crate module framework cli program service thing""".split())
+_SUBJECT_NOUNS = frozenset(PROJECT_NOUNS) | {"lib", "framework", "thing"}
 
 
 # one plain question of each kind: a question in another language is of that kind when its meaning
@@ -254,7 +256,7 @@ def is_about(subject: str, names, *, is_cwd: bool) -> bool:
     known = {n.lower() for n in names}
     if " ".join(w for w in words if w not in _DETERMINERS) in known:   # "cli" names urfave/cli
         return True
-    named = [w for w in words if w not in _DETERMINERS and w not in _POINTERS and w not in PROJECT_NOUNS]
+    named = [w for w in words if w not in _DETERMINERS and w not in _POINTERS and w not in _SUBJECT_NOUNS]
     if not named:
         return is_cwd and (not words or any(w in _DETERMINERS or w in _POINTERS for w in words))
     return " ".join(named) in known

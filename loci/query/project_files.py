@@ -23,37 +23,36 @@ from loci.kernel.markup import prose_words
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
 _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
-# Topics whose words are as often a library's subject as a fact about the project: in a question
-# that names the project (rather than being asked inside it) they ask about its subject ("how do
-# I test a widget built with widgets?", "set up full-text search", "why was X changed?",
-# "security headers"), so they are read only inside a project (by the start of their words)
-_CONTENT_TOPICS = (r"\btests?\b", r"\bsecurity\b", r"\bchange(?:log", r"\binstall")
-
-# (question words, file names) - file names matched on the path's last part, case-insensitively
+# One topic a row: (question words, file names, inside only). File names are matched on the path's
+# last part, case-insensitively. An inside-only topic's words are as often a library's subject as a
+# fact about the project: in a question that names the project (rather than being asked inside it)
+# they ask about its subject ("how do I test a widget built with widgets?", "set up full-text
+# search", "why was X changed?", "security headers").
 TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = tuple(
-    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), q.startswith(_CONTENT_TOPICS)) for q, f in (
+    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only) for q, f, inside_only in (
         (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
-         _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml"),
+         _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False),
         (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
-         r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST),
+         r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST, False),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
          r"\bversions?\b|\bversions?\b.*\b(?:support|supports|supported|require|requires|required|need|needs|"
          r"minimum|oldest|newest)\b|\bmsrv\b|\bengines?\b|\brequires?-python\b",
-         _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions"),
+         _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions", False),
         (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatter\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b"
          r"|\bpatch(?:es)?\b|\bpull\s+requests?\b|\bPRs?\b|\bcontribut\w*\b|\bverify\s+my\s+changes\b|\bci\b"
          r"|\bnpm\s+(?:test|run)\b|\bmake\b|\bbuild\s+(?:it|locally|from\s+source)\b",
-         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST),
+         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True),
         (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
-         r"security[\w.-]*|vulnerabilit[\w.-]*"),
+         r"security[\w.-]*|vulnerabilit[\w.-]*", True),
         (r"\bchange(?:log|s|d)\b|\b(?:latest|last|next|new|newest|recent|previous|upcoming)\s+(?:release|version)s?\b"
          r"|\brelease\s+notes\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
-         r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*"),
+         r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*",
+         True),
         (r"\binstall\w*\b|\bset\s*up\b|\bsetup\b|\bget\s+started\b",
-         r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST),
-        (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*"),
+         r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST, True),
+        (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False),
         (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
-         r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST),
+         r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST, False),
     ))
 
 
@@ -97,21 +96,26 @@ OPENING_WORDS = 5   # fewer words of prose (a logo, a row of badges, a bare titl
 CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
 RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
+OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
 
 
 def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
-    top-level README (not a translated copy), its package manifest, its docs index, the docs page
-    that shows how it is used (a quick start first) and its changelog (the top-level one first).
+    top-level README (not a translated copy), its package manifests (each one's first row), its
+    docs index, the docs page that shows how it is used (a quick start first) and its changelog
+    (the top-level one first).
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
     out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": []}
     usage: list[tuple[int, str, int]] = []
     changelogs: list[tuple[int, str, int]] = []
+    manifests: set[str] = set()
     for row, path in sorted(prose.items()):
         if "/" not in path and _README.match(path) and is_translation(path) is None:
             out["readme"].append(row)
         elif "/" not in path and _MANIFESTS.match(path):
-            out["manifest"].append(row)
+            if path not in manifests:   # each manifest's first row: where it names and describes
+                manifests.add(path)
+                out["manifest"].append(row)
         elif _DOCS_INDEX.match(path):
             out["docs_index"].append(row)
         elif ("/" not in path and _CHANGELOG_TOP.match(path) or _CHANGELOG_DOCS.match(path)) \
@@ -128,6 +132,15 @@ def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
     out["changelog"] = [row for nested, path, row in changelogs if (nested, path) == first_log][:CHANGELOG_ROWS]
     out["readme"] = out["readme"][:README_ROWS]
     return out
+
+
+def rows_read(kind: str, files: dict[str, list[int]]) -> list[int]:
+    """The rows ``about_rows`` reads for ``kind``: what a search fetches for it, no more."""
+    opening = files["readme"][:OPENING_ROWS]
+    wanted = {"overview": opening + files["manifest"] + files["docs_index"][:OPENING_ROWS],
+              "usage": files["readme"] + files["docs_usage"][:OPENING_ROWS],
+              "version": files["manifest"] + files["changelog"]}.get(kind, files["changelog"])
+    return sorted(set(wanted))
 
 
 def _docs_version(path: str) -> int:
@@ -150,7 +163,10 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         return str((rows.get(r) or {}).get("text") or "")
 
     def first_prose(candidates: list[int]) -> int | None:
-        return next((r for r in candidates if prose_words(text(r)) >= OPENING_WORDS), None)
+        return next((r for r in candidates[:OPENING_ROWS] if prose_words(text(r)) >= OPENING_WORDS), None)
+
+    def manifest_stating(key) -> int | None:
+        return next((r for r in files["manifest"][:1] if key.search(text(r))), None)
 
     opening = first_prose(files["readme"])
     if kind in ("changes", "recent", "version"):
@@ -162,11 +178,10 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
             return newest or commits
         if kind == "recent":
             return commits + newest[:1]
-        manifest = next((r for r in files["manifest"][:1] if _VERSIONED.search(text(r))), None)
+        manifest = manifest_stating(_VERSIONED)
         return ([manifest] if manifest is not None else []) + newest[:1]
     if kind == "overview":
-        out = [opening, next((r for r in files["manifest"][:1] if _DESCRIBED.search(text(r))), None),
-               first_prose(files["docs_index"])]
+        out = [opening, manifest_stating(_DESCRIBED), first_prose(files["docs_index"])]
     else:
         sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]
         out = sections[:1] + [first_prose(files["docs_usage"])] + sections[1:2] + [opening]

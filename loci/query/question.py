@@ -95,8 +95,8 @@ class Question:
 
     @cached_property
     def about_project(self) -> tuple[str, str] | None:
-        """(kind, subject) when it asks what a project is ("overview") or how it is used ("usage"):
-        ``grammar.about_project``."""
+        """(kind, subject) when it asks about a project itself: what it is, how it is used, what
+        changed, which version (``grammar.about_project``)."""
         return grammar.about_project(self.text)
 
     @cached_property
@@ -138,5 +138,5 @@ class Plan:
     gate: bool = True
     prefer_project_docs: bool = False
     project_named: bool = False  # ... because the question names this project (not asked inside it)
-    about: str | None = None   # "overview" or "usage": the question asks what this scope is or how it is
-                               # used, and is answered from its own words first (project_files.about_rows)
+    about: str | None = None   # a kind of ``grammar.about_project`` ("overview", "usage", ...): the question
+                               # asks about this scope itself, answered from its own words first

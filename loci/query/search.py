@@ -13,7 +13,8 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
-from loci.query.project_files import RECENT_COMMITS, about_rows, fact_file_patterns, is_fact_file, own_files
+from loci.query.project_files import (RECENT_COMMITS, about_rows, fact_file_patterns, is_fact_file, own_files,
+                                      rows_read)
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -217,15 +218,16 @@ def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapp
     passages it says that in (``project_files.about_rows``) first, scored just above the best
     passage, then the ranking as it was."""
     files = own_files(dict(prose), translation_language)
+    wanted = rows_read(kind, files)
     if kind in ("changes", "recent"):
-        files["commits"] = lex.first_rows("commit", RECENT_COMMITS)
-    wanted = sorted({r for rows in files.values() for r in rows})
+        files["commits"] = lex.first_rows("commit", RECENT_COMMITS)   # shown by row: no text read
     first = about_rows(kind, files, lex.chunks(wanted) if wanted else {})
     if not first:
         return ranked
     top = max((v for _, v in ranked), default=1.0)
     head = [(r, top * (1.0 + 0.01 * (len(first) - i))) for i, r in enumerate(first)]
-    return head + [p for p in ranked if p[0] not in set(first)]
+    shown = set(first)
+    return head + [p for p in ranked if p[0] not in shown]
 
 
 def borrowed_terms(lex, rows: Sequence[int], own: Collection[str], n: int = BORROW_TERMS) -> list[str]:
