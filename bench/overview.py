@@ -47,7 +47,7 @@ FOREIGN = {
 _README = re.compile(r"(?i)^readme")
 _USAGE_PAGE = re.compile(r"(?i)(quick[-_]?start|getting[-_]started|usage|tutorial[\w-]*|examples?)\.(md|rst|txt)$")
 _CHANGELOG = re.compile(r"(?i)(^|/)(change(log|s)|history|news|release[-_]?notes)[\w.-]*$")
-_MANIFEST = re.compile(r"(?i)^(pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|go\.mod)$")
+_MANIFEST = re.compile(r"(?i)^(pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|setup\.py|go\.mod)$")
 
 
 def right_place(kind: str, path: str) -> bool:

@@ -361,3 +361,13 @@ def test_a_short_foreign_question_is_answered_when_the_multilingual_encoder_cann
     monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)
     res = ask(open_session(), "¿Qué hace este proyecto?", cwd=gizmo / "gizmo")
     assert res.route.scopes == ["gizmo"]
+
+
+def test_a_version_stated_only_in_setup_py_is_found_past_a_manifest_without_one(tmp_path, loci_home):
+    files = {k: v for k, v in OVERVIEW_FILES.items() if k not in ("pyproject.toml", "CHANGELOG.md")}
+    files["setup.cfg"] = "[wheel]\nuniversal = 1\n"
+    files["setup.py"] = ('from setuptools import setup\n\nsetup(\n    name="gizmo",\n    version="2.1.0",\n'
+                         '    description="Spreadsheets to dashboards",\n)\n')
+    code = setup_home(tmp_path / "code", {"gizmo": files})
+    assert answers("What version is this?", code / "gizmo")[0][1] == "setup.py"
+    assert [s for _, s, _ in answers("What does this project do?", code / "gizmo")[:2]] == ["README.md", "setup.py"]

@@ -71,7 +71,7 @@ def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
 # --- what the project is and how it is used: its own words first --------------------------
 
 _README = LazyPattern(r"^readme(?:\.[\w-]+)?$", re.I)
-_MANIFESTS = LazyPattern(r"^(?:pyproject\.toml|package\.json|cargo\.toml|setup\.cfg|composer\.json|[\w.-]+\.gemspec)$", re.I)
+_MANIFESTS = LazyPattern(r"^(?:" + _MANIFEST + r")$", re.I)
 _DESCRIBED = LazyPattern(r"""(?im)^\s*["']?(?:description|summary)["']?\s*[=:]""")
 _DOCS = r"^(?:docs?|documentation)/"
 _DOCS_INDEX = LazyPattern(_DOCS + r"(?:index|readme|intro(?:duction)?|overview)\.(?:md|rst|txt|adoc)$", re.I)
@@ -151,14 +151,14 @@ def _docs_version(path: str) -> int:
 def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) -> list[int]:
     """What answers a question about the project itself, first to last (``rows``: row -> its
     chunk, heading and text). "overview" (what is it?): the README's first passage of prose, the
-    manifest when it states a description, the docs index's first passage of prose. "usage" (how
+    first manifest that states a description, the docs index's first passage of prose. "usage" (how
     do I use it?): the README's first section on usage (a quick start, an example, "how to use"),
     the docs' quick start (or usage, tutorial, examples page), the README's second such section,
     then its opening. "changes" (what is new?): the changelog's newest entry, its first two passages
     of prose from the first heading that holds a version, a date or "unreleased" (changelogs list
     the newest first), else the newest commits. "recent" (what changed lately?): the newest
     commits (``files["commits"]``), then the changelog's newest entry. "version" (which version is
-    it?): the manifest when it states a version, then that newest entry."""
+    it?): the first manifest that states a version, then that newest entry."""
     def text(r: int) -> str:
         return str((rows.get(r) or {}).get("text") or "")
 
@@ -166,7 +166,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         return next((r for r in candidates[:OPENING_ROWS] if prose_words(text(r)) >= OPENING_WORDS), None)
 
     def manifest_stating(key) -> int | None:
-        return next((r for r in files["manifest"][:1] if key.search(text(r))), None)
+        return next((r for r in files["manifest"] if key.search(text(r))), None)   # setup.cfg may state none
 
     opening = first_prose(files["readme"])
     if kind in ("changes", "recent", "version"):
