@@ -388,3 +388,32 @@ def test_a_bench_child_answers_in_its_own_process():
     from bench.tools import IN_PROCESS
 
     assert child_env()["LOCI_SERVER"] == "off" and IN_PROCESS == {"LOCI_SERVER": "off"}
+
+
+def test_the_overview_bench_counts_answers_from_where_a_project_keeps_them(tmp_path, loci_home, capsys):
+    from conftest import setup_home
+
+    from bench import overview
+
+    code = setup_home(tmp_path / "code", {
+        "gizmo": {"README.md": "# gizmo\n\nGizmo turns spreadsheets into static dashboards you can host.\n\n"
+                               "## Usage\n\nRun `gizmo render sheet.xlsx`.\n",
+                  "CONTRIBUTING.md": "# Contributing to this project\n\nThis project reviews every patch.\n"}})
+    assert overview.main(["--home", str(loci_home), "--corpus", str(code), "--kind", "overview", "usage"]) == 0
+    out = capsys.readouterr().out
+    assert "overview: 4 of 4 answers open where the project keeps the answer, 4 routed to the project alone" in out
+    assert "usage: 3 of 3" in out
+    assert overview.right_place("overview", "README.md") and not overview.right_place("overview", "CONTRIBUTING.md")
+
+
+def test_the_overview_bench_refuses_a_corpus_holding_no_scope_in_one_line(tmp_path, loci_home, capsys):
+    from conftest import setup_home
+
+    from bench import overview
+
+    setup_home(tmp_path / "code", {"gizmo": {"README.md": "# gizmo\n\nA tool.\n"}})
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(SystemExit) as caught:
+        overview.main(["--home", str(loci_home), "--corpus", str(tmp_path / "elsewhere")])
+    err = capsys.readouterr().err.strip()
+    assert caught.value.code == 2 and len(err.splitlines()) == 1 and "--corpus" in err

@@ -251,6 +251,7 @@ def test_the_subject_of_a_usage_question_is_read_from_its_shape(question, subjec
     ("What version is this?", ("version", "this")),
     ("what is the current version of flask?", ("version", "flask")),
     ("What changed in the way flask handles sessions?", None),
+    ("", None), ("?", None), ("what " * 40, None),
 ])
 def test_the_subject_of_a_question_about_recent_changes_or_the_version_is_read_from_its_shape(question, expected):
     from loci.query.grammar import about_project
