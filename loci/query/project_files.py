@@ -16,6 +16,7 @@ its docs index or quick start, its changelog's newest entry, its newest commits.
 from __future__ import annotations
 
 import re
+from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
 from loci.kernel.markup import prose_words
@@ -99,7 +100,7 @@ README_ROWS = 300   # the README's sections read for their headings (fd's has 60
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
 
 
-def own_files(prose: dict[int, str], is_translation) -> dict[str, list[int]]:
+def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row), its
     docs index, the docs page that shows how it is used (a quick start first) and its changelog

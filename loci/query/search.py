@@ -217,7 +217,7 @@ def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapp
     """A question about the project itself (``Plan.about``: what it is, how it is used): the
     passages it says that in (``project_files.about_rows``) first, scored just above the best
     passage, then the ranking as it was."""
-    files = own_files(dict(prose), translation_language)
+    files = own_files(prose, translation_language)
     wanted = rows_read(kind, files)
     if kind in ("changes", "recent"):
         files["commits"] = lex.first_rows("commit", RECENT_COMMITS)   # shown by row: no text read
