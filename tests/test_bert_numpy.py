@@ -21,6 +21,11 @@ def packaged() -> Path:
     return packaged_model_path()
 
 
+# the same weights laid out otherwise (mapped, or copied C-ordered) may take another BLAS kernel:
+# equal to float32 rounding, not always to the bit (1.5e-7 apart seen on one Xeon)
+FLOAT_EPS = 1e-6
+
+
 @pytest.fixture(scope="module")
 def bert(packaged) -> NumpyBert:
     return NumpyBert(packaged)
@@ -87,7 +92,7 @@ def test_a_one_shot_encode_reads_the_weights_it_needs_and_a_second_maps_them(pac
     assert bert.tensors.mapped is None and bert._library is None
     second = bert.encode(["how are options parsed"])
     assert bert.tensors.mapped is not None
-    assert np.array_equal(first, second)
+    assert np.allclose(first, second, rtol=0, atol=FLOAT_EPS)
 
 
 def test_a_resident_encoder_keeps_dense_weights_c_ordered_and_reads_word_rows_yet_encodes_the_same(packaged):
@@ -101,7 +106,7 @@ def test_a_resident_encoder_keeps_dense_weights_c_ordered_and_reads_word_rows_ye
     assert dense.flags["C_CONTIGUOUS"] and not isinstance(dense, np.memmap)
     assert "embeddings.word_embeddings.weight" not in bert.tensors.mapped
     assert bert._library is None                          # one question at a time: pure-Python word pieces
-    assert np.array_equal(one_shot, resident)
+    assert np.allclose(one_shot, resident, rtol=0, atol=FLOAT_EPS)
     assert np.allclose(bert.encode(texts), one_shot, atol=1e-6)   # a padded batch: to float precision
 
 
