@@ -23,6 +23,7 @@ from loci_pipeline import comments, references
 from loci_pipeline.chunks import Chunk, make_chunk
 from loci_pipeline.definitions import language
 from loci_pipeline.gitread import git_out
+from loci_pipeline.help_text import help_strings
 from loci_pipeline.paths import path_kind
 from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
@@ -254,6 +255,8 @@ def _prose_chunks(scope: str, rel: str, text: str, role: tuple[str, str], params
 def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Collected) -> None:
     cheap = path_kind(rel) in ("test", "fixture", "generated", "vendored")
     episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars, cheap=cheap)
+    if not cheap:   # a flag's --help text documents it in the user's words
+        episodes = episodes + [("comment", line, "", body) for line, body in help_strings(text)]
     out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
                       for kind, line, heading, piece in episodes)
     out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
@@ -183,3 +184,21 @@ def test_build_signature_reads_every_source_that_shapes_artifacts_including_the_
     missing = [str(p) for p in sources if not p.is_file()]
     assert not missing, f"build signature names files that do not exist: {missing}"
     assert any(p.parts[-2:] == ("kernel", "language.py") for p in sources)
+
+
+def test_build_signature_reads_every_build_module_a_listed_one_imports():
+    """A rule moved into a new module (help_text, dependencies) still rebuilds every scope."""
+    import ast
+
+    from loci_pipeline.fingerprint import build_sources
+
+    listed = {p.stem for p in build_sources() if p.parent.name == "pipeline"}
+    unlisted = {}
+    for name in listed:
+        tree = ast.parse((Path(__file__).resolve().parents[1] / "pipeline" / f"{name}.py").read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("loci_pipeline"):
+                used = ({a.name for a in node.names} if node.module == "loci_pipeline"
+                        else {node.module.split(".")[1]})
+                unlisted.update({u: name for u in used - listed})
+    assert unlisted == {}

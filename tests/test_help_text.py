@@ -1,0 +1,69 @@
+"""A flag's help text, read out of the source that declares it, is a passage of its own."""
+from __future__ import annotations
+
+import subprocess
+
+from loci_pipeline.collect import collect_scope
+from loci_pipeline.help_text import help_strings
+
+CLAP = '''\
+    /// Follow symbolic links
+    #[arg(
+        long,
+        short = 'L',
+        long_help = "By default, fd does not descend into symlinked directories. Using this \\
+                     flag, symbolic links are also traversed. \\
+                     Flag can be overridden with --no-follow."
+    )]
+    pub follow: bool,
+'''
+
+
+def test_a_clap_long_help_split_over_lines_is_one_text_at_its_keyword_line():
+    assert help_strings(CLAP) == [
+        (5, "By default, fd does not descend into symlinked directories. Using this flag, "
+            "symbolic links are also traversed. Flag can be overridden with --no-follow."),
+    ]
+
+
+def test_click_help_joins_adjacent_literals_and_reads_escapes():
+    src = ('@click.option(\n    "--fast/--safe",\n    is_flag=True,\n'
+           '    help="If --fast given, skip temporary "\n    "sanity checks. [default: --safe]\\n",\n)\n')
+    assert help_strings(src) == [(4, "If --fast given, skip temporary sanity checks. [default: --safe]")]
+
+
+def test_go_usage_fields_with_plus_and_raw_strings():
+    src = ('var f = &cli.BoolFlag{\n\tName:  "stdin",\n\tUsage: "read the arguments " +\n'
+           '\t\t"from standard input",\n}\n'
+           'var c = &cobra.Command{\n\tShort: "x",\n\tLong: `Serve the site\nfrom a folder`,\n}\n')
+    assert help_strings(src) == [
+        (3, "read the arguments from standard input"),
+        (8, "Serve the site from a folder"),
+    ]
+
+
+def test_short_names_comparisons_and_non_literals_are_not_help():
+    src = ('help="Port"\n'                      # too short to say more than its name
+           'if usage == "print the usage text": pass\n'
+           'description = build_description(cmd)\n'
+           'parser.help: "not closed\n'
+           'x.usage = "a b c"\n')              # an attribute, not a keyword
+    assert help_strings(src) == []
+
+
+def test_collect_keeps_a_flags_help_text_as_a_passage_but_not_in_tests(tmp_path):
+    root = tmp_path / "tool"
+    (root / "src").mkdir(parents=True)
+    (root / "tests").mkdir()
+    (root / "src" / "cli.rs").write_text("pub struct Opts {\n" + CLAP + "}\n")
+    (root / "tests" / "test_cli.py").write_text(
+        'import click\n@click.option("--x", help="a test only flag with words")\ndef f(x): pass\n')
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    got = collect_scope("tool", root)
+    helps = [(c.kind, c.path, c.line) for c in got.chunks if "symlinked directories" in c.text]
+    assert ("comment", "src/cli.rs", 6) in helps
+    assert not [c for c in got.chunks if "test only flag" in c.text]
+
+
+def test_a_format_template_is_not_help():
+    assert help_strings('help = "{} {} {}"\nusage: "%s %s %s %s"\n') == []
