@@ -409,3 +409,20 @@ def test_a_scope_s_vectors_are_read_once_as_stored_for_its_route_and_its_search(
     before = len(reads)
     ask(session, "When is the engine belt checked?")
     assert len(reads) == before
+
+
+def test_an_enumeration_of_words_has_its_members_judged_in_meaning_and_only_theirs(garage, monkeypatch):
+    import loci.query.ask as ask_module
+
+    seen = []
+
+    def spy(result, affinity, background, params):
+        seen.append((list(result.scopes), sorted(affinity), bool(background)))
+        return result
+
+    monkeypatch.setattr(ask_module, "enumeration_opinion", spy)
+    question = "Which of my projects mention the schedule widget or the engine belt?"
+    out = json.loads(runner.invoke(app, ["route", "--json", "--no-cwd", question]).output)
+    assert out["outcome"] == "enumerated" and seen == [(out["scopes"], sorted(out["scopes"]), True)]
+    runner.invoke(app, ["route", "--json", "--fast", "--no-cwd", question])
+    assert len(seen) == 1          # --fast never reads vectors

@@ -96,6 +96,8 @@ def _by_meaning(result) -> str:
         return f"  ({sem['scope']} first: clearly closest in meaning of the projects its words found)"
     if sem.get("action") == "fused":
         return "  (ranked high by both its words and its meaning; neither decided alone)"
+    if sem.get("action") == "narrowed":
+        return f"  ({', '.join(sem['dropped'])} left out: only common words, far in meaning)"
     return ""
 
 

@@ -526,9 +526,36 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     # (loci.query.enumeration.cite): the holder named here tells which kind of fact it is
     lacks = {t: index.scopes[min(index.get(FACT + t))] for t in sorted(negated) if index.get(FACT + t)}
     why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
-            "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {})}
+            "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {}),
+            **({} if best else {"rare": sorted(t for t in rare if s.matched.get(t, 0.0) > 0)})}
            for s in chosen]
     return chosen, why
+
+
+def enumeration_opinion(result: RouteResult, affinity: Mapping[str, float], background: Background | None,
+                        params: Params = DEFAULT_PARAMS) -> RouteResult:
+    """Narrow a set built from words by meaning: a member that holds none of the question's rare
+    words (``rare``: it was chosen for words many projects use, "closest", "valid", "command") stays
+    only when the question stands out from its off-topic background as few off-topic questions do
+    (``semantic_z_floor``). A set chosen by facts, or by lacking one, is whole; a member without
+    vectors or background is not judged; meaning never empties the set."""
+    members = result.members
+    if result.outcome != "enumerated" or not background or any(
+            m.get("facts") or m.get("lacks") or "rare" not in m for m in members):
+        return result
+
+    def far(m: dict) -> bool:
+        z = None if m["rare"] else spreads_above(affinity, background, m["scope"])
+        return z is not None and z < params.semantic_z_floor
+
+    dropped = [m["scope"] for m in members if far(m)]
+    if not dropped or len(dropped) == len(members):
+        return result
+    kept = [m for m in members if m["scope"] not in dropped]
+    note = {**_opinion_note(sorted(((affinity[m["scope"]], m["scope"]) for m in members if m["scope"] in affinity),
+                                   key=lambda x: (-x[0], x[1]))),
+            "action": "narrowed", "dropped": dropped}
+    return replace(result, scopes=[m["scope"] for m in kept], members=kept, semantic=note)
 
 
 SHORTLIST_MAX = 5
@@ -696,9 +723,16 @@ def stands_out(affinity: Mapping[str, float], background: Background | None, sco
     """
     if not background:
         return 0.0
-    zs = [(affinity[s] - background[s][0]) / background[s][1] for s in scopes
-          if s in background and background[s][1] > 0]
+    zs = [z for s in scopes if (z := spreads_above(affinity, background, s)) is not None]
     return max(zs, default=0.0)
+
+
+def spreads_above(affinity: Mapping[str, float], background: Background, scope: str) -> float | None:
+    """The scope's closeness above its off-topic background, in that background's spreads; None
+    when the scope has no closeness or no background."""
+    if scope not in affinity or scope not in background or background[scope][1] <= 0:
+        return None
+    return (affinity[scope] - background[scope][0]) / background[scope][1]
 
 
 def _lift(affinity: Mapping[str, float], background: Background, scope: str, typical: float = 0.0) -> float:
