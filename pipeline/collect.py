@@ -256,7 +256,7 @@ def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Coll
     cheap = path_kind(rel) in ("test", "fixture", "generated", "vendored")
     episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars, cheap=cheap)
     if not cheap:   # a flag's --help text documents it in the user's words
-        episodes = episodes + [("comment", line, "", body) for line, body in help_strings(text)]
+        episodes = episodes + [("comment", line, flags, body) for line, flags, body in help_strings(text)]
     out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
                       for kind, line, heading, piece in episodes)
     out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)

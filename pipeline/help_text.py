@@ -7,9 +7,10 @@ string is what a user reads in ``--help``, so it answers how-to questions in the
 
 ``help_strings(text)`` finds a help-like keyword (``HELP_KEYS``) given a string literal with
 ``=`` or ``:``, joins the literal's pieces (adjacent literals, ``+``, a backslash at the end of a
-line) and returns ``(line, text)`` pairs: the keyword's 1-based line and the text as the user
+line) and returns ``(line, flags, text)``: the keyword's 1-based line, the flags it documents as a
+user types them (``flags_of``: "--follow, -L"; the passage's heading) and the text as the user
 reads it. Strings of fewer than ``MIN_WORDS`` words (``help="Port"``, a ``"{} {}"`` template)
-say nothing a name does not. Pure: text in, pairs out.
+say nothing a name does not. Pure: text in, tuples out.
 """
 from __future__ import annotations
 
@@ -68,10 +69,10 @@ def _joined(text: str, i: int) -> tuple[str, int] | None:
         end = nxt[1]
 
 
-def help_strings(text: str) -> list[tuple[int, str]]:
-    """(1-based line of the keyword, the help text with its whitespace made single) for every
-    help-like keyword given a string literal of ``MIN_WORDS`` words or more."""
-    out: list[tuple[int, str]] = []
+def help_strings(text: str) -> list[tuple[int, str, str]]:
+    """(1-based line of the keyword, the flags it documents, the help text with its whitespace made
+    single) for every help-like keyword given a string literal of ``MIN_WORDS`` words or more."""
+    out: list[tuple[int, str, str]] = []
     pos, line, counted = 0, 1, 0
     while (m := _KEY.search(text, pos)) is not None:
         got = _joined(text, m.end())
@@ -83,5 +84,76 @@ def help_strings(text: str) -> list[tuple[int, str]]:
             continue
         line += text.count("\n", counted, m.start())
         counted = m.start()
-        out.append((line, body))
+        out.append((line, flags_of(text, m.start(), got[1]), body))
     return out
+
+
+_OPENERS, _CLOSERS = "([{", ")]}"
+_FLAG = re.compile(r"--?[A-Za-z][\w-]*(?:/--?[A-Za-z][\w-]*)?")
+_STRING = re.compile(r"""(["'])((?:(?!\1)[^\\\n])*)\1""")
+_NAME_FIELD = re.compile(r"""\b(?:Name|name)\s*[:=]\s*["']([A-Za-z][\w-]*)["']""")
+_CLAP_LONG = re.compile(r"""(?<![\w.])long(?:\s*=\s*"([\w-]+)")?(?=\s*[,)])""")
+_CLAP_SHORT = re.compile(r"""(?<![\w.])short(?:\s*=\s*'(\w)')?(?=\s*[,)])""")
+_FIELD = re.compile(r"\s*(?:#\[[^\n]*\n\s*)*(?:pub(?:\([^)]*\))?\s+)?(\w+)\s*:")
+SPAN = 2000   # characters looked at around a keyword for its call or attribute
+
+
+def _span(text: str, start: int, end: int) -> tuple[int, int]:
+    """The call, struct literal or attribute around ``text[start:end]``: from its opening bracket
+    to its closing one (strings are not read for brackets; a help text's own are skipped)."""
+    depth, i = 0, start - 1
+    while i >= max(0, start - SPAN):
+        c = text[i]
+        if c in _CLOSERS:
+            depth += 1
+        elif c in _OPENERS:
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    depth, j = 0, end
+    while j < min(len(text), end + SPAN):
+        c = text[j]
+        if c in _OPENERS:
+            depth += 1
+        elif c in _CLOSERS:
+            if depth == 0:
+                break
+            depth -= 1
+        j += 1
+    return i + 1, j
+
+
+def _top_level(part: str) -> str:
+    """``part`` without what nested brackets hold (a command's ``help_option_names=["-h"]`` is not
+    the command's flag)."""
+    out, depth = [], 0
+    for c in part:
+        if c in _OPENERS:
+            depth += 1
+        elif c in _CLOSERS:
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            out.append(c)
+    return "".join(out)
+
+
+def flags_of(text: str, start: int, end: int) -> str:
+    """The flags a help text at ``text[start:end]`` documents, as a user types them: the flag
+    strings of its call (click, argparse), its ``Name:`` (urfave/cli), or clap's ``long`` and
+    ``short`` with the field the attribute is on; "" when none is found."""
+    lo, hi = _span(text, start, end)
+    around = _top_level(text[lo:start]) + " " + _top_level(text[end:hi])
+    flags = [s for _q, s in _STRING.findall(around) if _FLAG.fullmatch(s)]
+    if not flags:
+        flags = ["--" + n for n in _NAME_FIELD.findall(around)][:1]
+    if not flags and (_CLAP_LONG.search(around) or _CLAP_SHORT.search(around)):
+        after = hi + 1 + text.startswith("]", hi + 1)       # past the attribute's ")]"
+        field = _FIELD.match(text, after)
+        name = field.group(1) if field else ""
+        long, short = _CLAP_LONG.search(around), _CLAP_SHORT.search(around)
+        if long and (long.group(1) or name):
+            flags.append("--" + (long.group(1) or name.replace("_", "-")))
+        if short and (short.group(1) or name):
+            flags.append("-" + (short.group(1) or name[0]))
+    return ", ".join(dict.fromkeys(flags))

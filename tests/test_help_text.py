@@ -21,15 +21,24 @@ CLAP = '''\
 
 def test_a_clap_long_help_split_over_lines_is_one_text_at_its_keyword_line():
     assert help_strings(CLAP) == [
-        (5, "By default, fd does not descend into symlinked directories. Using this flag, "
-            "symbolic links are also traversed. Flag can be overridden with --no-follow."),
+        (5, "--follow, -L", "By default, fd does not descend into symlinked directories. Using this flag, "
+                            "symbolic links are also traversed. Flag can be overridden with --no-follow."),
     ]
 
 
 def test_click_help_joins_adjacent_literals_and_reads_escapes():
     src = ('@click.option(\n    "--fast/--safe",\n    is_flag=True,\n'
            '    help="If --fast given, skip temporary "\n    "sanity checks. [default: --safe]\\n",\n)\n')
-    assert help_strings(src) == [(4, "If --fast given, skip temporary sanity checks. [default: --safe]")]
+    assert help_strings(src) == [(4, "--fast/--safe", "If --fast given, skip temporary sanity checks. [default: --safe]")]
+
+
+def test_the_flags_of_the_same_call_name_the_help_but_not_a_neighbours():
+    src = ('    click.option("--nl", is_flag=True, help="Expect newline-delimited JSON"),\n'
+           '    click.option("-c", "--csv", is_flag=True, help="Expect CSV input rows"),\n'
+           '    parser.add_argument("--level", default="info level", help="how much the tool says"),\n')
+    assert help_strings(src) == [(1, "--nl", "Expect newline-delimited JSON"),
+                                 (2, "-c, --csv", "Expect CSV input rows"),
+                                 (3, "--level", "how much the tool says")]
 
 
 def test_go_usage_fields_with_plus_and_raw_strings():
@@ -37,8 +46,8 @@ def test_go_usage_fields_with_plus_and_raw_strings():
            '\t\t"from standard input",\n}\n'
            'var c = &cobra.Command{\n\tShort: "x",\n\tLong: `Serve the site\nfrom a folder`,\n}\n')
     assert help_strings(src) == [
-        (3, "read the arguments from standard input"),
-        (8, "Serve the site from a folder"),
+        (3, "--stdin", "read the arguments from standard input"),
+        (8, "", "Serve the site from a folder"),
     ]
 
 
@@ -60,10 +69,16 @@ def test_collect_keeps_a_flags_help_text_as_a_passage_but_not_in_tests(tmp_path)
         'import click\n@click.option("--x", help="a test only flag with words")\ndef f(x): pass\n')
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     got = collect_scope("tool", root)
-    helps = [(c.kind, c.path, c.line) for c in got.chunks if "symlinked directories" in c.text]
-    assert ("comment", "src/cli.rs", 6) in helps
+    helps = [(c.kind, c.path, c.line, c.heading) for c in got.chunks if "symlinked directories" in c.text]
+    assert ("comment", "src/cli.rs", 6, "--follow, -L") in helps
     assert not [c for c in got.chunks if "test only flag" in c.text]
 
 
 def test_a_format_template_is_not_help():
     assert help_strings('help = "{} {} {}"\nusage: "%s %s %s %s"\n') == []
+
+
+def test_a_flag_nested_in_an_argument_of_the_call_is_not_the_help_texts():
+    src = ('@click.command(\n    context_settings={"help_option_names": ["-h", "--help"]},\n'
+           '    help="The uncompromising code formatter.",\n)\n')
+    assert help_strings(src) == [(3, "", "The uncompromising code formatter.")]
