@@ -101,27 +101,24 @@ SPAN = 2000   # characters looked at around a keyword for its call or attribute
 def _span(text: str, start: int, end: int) -> tuple[int, int]:
     """The call, struct literal or attribute around ``text[start:end]``: from its opening bracket
     to its closing one (strings are not read for brackets; a help text's own are skipped)."""
-    depth, i = 0, start - 1
-    while i >= max(0, start - SPAN):
-        c = text[i]
-        if c in _CLOSERS:
+    lo, hi = max(0, start - SPAN), min(len(text), end + SPAN)
+    opener = _unmatched(text, range(start - 1, lo - 1, -1), _CLOSERS, _OPENERS)
+    closer = _unmatched(text, range(end, hi), _OPENERS, _CLOSERS)
+    return (lo if opener is None else opener + 1), (hi if closer is None else closer)
+
+
+def _unmatched(text: str, places, deeper: str, shallower: str) -> int | None:
+    """The first of ``places`` (walked in their order) holding a bracket of ``shallower`` that no
+    bracket of ``deeper`` met before it balances."""
+    depth = 0
+    for i in places:
+        if text[i] in deeper:
             depth += 1
-        elif c in _OPENERS:
+        elif text[i] in shallower:
             if depth == 0:
-                break
+                return i
             depth -= 1
-        i -= 1
-    depth, j = 0, end
-    while j < min(len(text), end + SPAN):
-        c = text[j]
-        if c in _OPENERS:
-            depth += 1
-        elif c in _CLOSERS:
-            if depth == 0:
-                break
-            depth -= 1
-        j += 1
-    return i + 1, j
+    return None
 
 
 def _top_level(part: str) -> str:
