@@ -80,17 +80,43 @@ def _license_header(lines: list[str], start: int, content: list[str]) -> bool:
     return before and _LICENSE.search("\n".join(content[:6])) is not None
 
 
+# a field of a struct, interface or record on the line a comment documents (indented: inside the
+# type's block), by language family; Go's statements are told apart by their keywords
+_FIELD_LINE = {
+    "go": re.compile(r"^\s+([A-Za-z_]\w*)\s+(?:\*|\[|[A-Za-z_])"),
+    "rust": re.compile(r"^\s+(?:pub(?:\([^)]*\))?\s+)?([a-z_]\w*)\s*:(?!:)"),
+    "js": re.compile(r"^\s+(?:(?:readonly|public|private|protected|static|declare)\s+)*([A-Za-z_$][\w$]*)\??\s*:(?!:)"),
+}
+_GO_KEYWORDS = frozenset({"return", "if", "for", "go", "defer", "var", "const", "type", "func", "switch", "case",
+                          "select", "else", "break", "continue", "goto", "package", "import", "fallthrough",
+                          "default", "range", "map", "chan", "struct", "interface"})
+
+
+def field_heading(line: str, family: str, types: list[tuple[int, str]], number: int) -> str:
+    """The field ``line`` (1-based ``number``) declares, qualified by the nearest type defined above
+    it (``types``: (line, name), in order): "Command.ReadArgsFromStdin"; "" when it declares none."""
+    pattern = _FIELD_LINE.get(family)
+    m = pattern.match(line) if pattern else None
+    if m is None or (family == "go" and m.group(1) in _GO_KEYWORDS):
+        return ""
+    owner = next((name for at, name in reversed(types) if at < number), "")
+    return f"{owner}.{m.group(1)}" if owner else m.group(1)
+
+
 def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, str] | None = None,
-                     owner: list[str] | None = None, skip: set[int] | None = None) -> list[Episode]:
+                     owner: list[str] | None = None, skip: set[int] | None = None,
+                     types: list[tuple[int, str]] = ()) -> list[Episode]:
     """Comment blocks of 2+ lines, or of one line of 40+ chars, or right above a definition, or
     a doc comment (``///``, ``/** */``) of any length: a flag's or field's one-line doc is its
     documentation (fd's ``/// Follow symbolic links`` above ``pub follow: bool``).
 
     ``attach`` maps a 1-based line to the definition starting there (its name becomes the
-    heading of a block right above it); ``owner`` gives the enclosing definition per line.
-    A leading block that names a licence or copyright is license boilerplate and is skipped.
+    heading of a block right above it); ``owner`` gives the enclosing definition per line; a
+    block right above a field of a type (``types``: where each is defined) is headed by the field
+    (``field_heading``). A leading block that names a licence or copyright is license boilerplate
+    and is skipped.
     """
-    _family, (markers, block) = LANGUAGES[ext]
+    family, (markers, block) = LANGUAGES[ext]
     lines = text.split("\n")
     attach = attach or {}
     skip = set(skip or ())
@@ -108,8 +134,14 @@ def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, s
                 and lines[nxt].lstrip().startswith(("@", "#[", "[")):
             nxt += 1
         heading = attach.get(nxt + 1, "")
-        if not (is_doc or len(words) >= 2 or len(words[0].strip()) >= MIN_SINGLE_LINE or heading):
+        field = field_heading(lines[nxt], family, list(types), nxt + 1) \
+            if not heading and owner is None and nxt < len(lines) else ""
+        # Go writes an exported field's doc as a plain // line (godoc); elsewhere a field's plain
+        # one-line comment is a note, its /// or /** */ the doc
+        go_doc = family == "go" and field.rsplit(".", 1)[-1][:1].isupper()
+        if not (is_doc or go_doc or len(words) >= 2 or len(words[0].strip()) >= MIN_SINGLE_LINE or heading):
             continue
+        heading = heading or field
         if not heading and owner is not None and start + 1 < len(owner):
             heading = owner[start + 1]
         fmt = "md" if is_doc and len("\n".join(content)) > max_chars else "plain"
@@ -258,4 +290,5 @@ def source_episodes(text: str, relpath: str, ext: str, max_chars: int, *, cheap:
     defs = regex_definitions(text, ext)
     if LANGUAGES[ext][0] == "python":
         defs.insert(0, (module_name(relpath), "module", 1))
-    return comment_episodes(text, ext, max_chars, attach=attach_map(defs)), defs
+    types = [(line, name) for name, kind, line in defs if kind in ("class", "type") and "." not in name]
+    return comment_episodes(text, ext, max_chars, attach=attach_map(defs), types=types), defs

@@ -689,3 +689,22 @@ def test_a_one_line_doc_comment_on_a_field_is_kept_and_a_plain_one_line_comment_
     got = collect_scope("s", plain)
     texts = [c.text for c in got.chunks if c.kind == "comment"]
     assert "Follow symbolic links" in texts and "short note" not in texts
+
+
+def test_a_comment_above_a_struct_field_is_headed_by_the_field(plain):
+    write(plain, "command.go", "package cli\n\ntype Command struct {\n"
+          "\t// Whether to read arguments from stdin\n\t// applicable to root command only\n"
+          "\tReadArgsFromStdin bool `json:\"readArgsFromStdin\"`\n"
+          "\t// the usage text shown by help\n\tUsage string\n}\n\n"
+          "func run() error {\n\t// nothing to do when the list is empty\n\treturn nil\n}\n")
+    write(plain, "src/cli.rs", "pub struct Opts {\n    /// Follow symbolic links\n    #[arg(long)]\n"
+          "    pub follow: bool,\n}\n")
+    write(plain, "src/opts.ts", "export interface Options {\n  /** Stop at the first match. */\n"
+          "  readonly firstOnly?: boolean;\n}\n")
+    got = collect_scope("s", plain)
+    heads = {(c.path, c.text.split("\n")[0]): c.heading for c in got.chunks if c.kind == "comment"}
+    assert heads[("command.go", "Whether to read arguments from stdin")] == "Command.ReadArgsFromStdin"
+    assert heads[("command.go", "the usage text shown by help")] == "Command.Usage"
+    assert heads.get(("command.go", "nothing to do when the list is empty"), "") == ""   # a statement
+    assert heads[("src/cli.rs", "Follow symbolic links")] == "Opts.follow"
+    assert heads[("src/opts.ts", "Stop at the first match.")] == "Options.firstOnly"
