@@ -41,3 +41,8 @@ def test_reference_style_badges_leave_nothing_behind():
             "command line apps in Go.\n")
     assert snippet(text, tokenize("what is cli?")) == ("# Welcome to urfave/cli cli is a simple, fast, and fun "
                                                       "package for building command line apps in Go.")
+
+
+def test_a_passage_that_is_all_markup_is_shown_as_written_not_as_nothing():
+    text = "<!--\nNOTE: This first section is intentionally identical to the top-level README.md\n-->"
+    assert snippet(text, []) == "<!-- NOTE: This first section is intentionally identical to the top-level README.md -->"

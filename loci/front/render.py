@@ -169,7 +169,9 @@ def snippet(text: str, tokens, width: int = SNIPPET_CHARS) -> str:
     from loci.kernel.markup import without_decoration
     from loci.kernel.tokens import tokenize
 
-    flat = " ".join(without_decoration(text).split())   # logos and badges say nothing on one line
+    # logos and badges say nothing on one line; a passage that is all markup (a maintainers' HTML
+    # comment) is shown as written rather than as nothing
+    flat = " ".join(without_decoration(text).split()) or " ".join(text.split())
     if len(flat) <= width:
         return flat
     wanted = set(tokens)
