@@ -74,7 +74,7 @@ def help_strings(text: str) -> list[tuple[int, str, str]]:
     single) for every help-like keyword given a string literal of ``MIN_WORDS`` words or more."""
     out: list[tuple[int, str, str]] = []
     pos, line, counted = 0, 1, 0
-    while (m := _KEY.search(text, pos)) is not None:
+    while len(out) < MAX_HELP and (m := _KEY.search(text, pos)) is not None:
         got = _joined(text, m.end())
         pos = m.end() if got is None else got[1]
         if got is None:
@@ -95,7 +95,8 @@ _NAME_FIELD = re.compile(r"""\b(?:Name|name)\s*[:=]\s*["']([A-Za-z][\w-]*)["']""
 _CLAP_LONG = re.compile(r"""(?<![\w.])long(?:\s*=\s*"([\w-]+)")?(?=\s*[,)])""")
 _CLAP_SHORT = re.compile(r"""(?<![\w.])short(?:\s*=\s*'(\w)')?(?=\s*[,)])""")
 _FIELD = re.compile(r"\s*(?:#\[[^\n]*\n\s*)*(?:pub(?:\([^)]*\))?\s+)?(\w+)\s*:")
-SPAN = 2000   # characters looked at around a keyword for its call or attribute
+SPAN = 500    # characters looked at either side of a keyword for its call or attribute
+MAX_HELP = 1000   # help texts read from one file: more is generated data, and each costs a walk
 
 
 def _span(text: str, start: int, end: int) -> tuple[int, int]:

@@ -82,3 +82,11 @@ def test_a_flag_nested_in_an_argument_of_the_call_is_not_the_help_texts():
     src = ('@click.command(\n    context_settings={"help_option_names": ["-h", "--help"]},\n'
            '    help="The uncompromising code formatter.",\n)\n')
     assert help_strings(src) == [(3, "", "The uncompromising code formatter.")]
+
+
+def test_a_generated_file_of_help_keys_is_read_up_to_a_bound():
+    from loci_pipeline.help_text import MAX_HELP
+
+    src = "var a = " + "".join(f'description: "the thing number {i} here", ' for i in range(3 * MAX_HELP)) + "\n"
+    got = help_strings(src)
+    assert len(got) == MAX_HELP and got[0] == (1, "", "the thing number 0 here")
