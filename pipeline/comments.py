@@ -7,6 +7,7 @@ is ``(chunk kind, line, heading, text)`` with a 1-based start line; a definition
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 import warnings
 
@@ -94,12 +95,13 @@ _GO_KEYWORDS = frozenset({"return", "if", "for", "go", "defer", "var", "const", 
 
 def field_heading(line: str, family: str, types: list[tuple[int, str]], number: int) -> str:
     """The field ``line`` (1-based ``number``) declares, qualified by the nearest type defined above
-    it (``types``: (line, name), in order): "Command.ReadArgsFromStdin"; "" when it declares none."""
+    it (``types``: (line, name), sorted): "Command.ReadArgsFromStdin"; "" when it declares none."""
     pattern = _FIELD_LINE.get(family)
     m = pattern.match(line) if pattern else None
     if m is None or (family == "go" and m.group(1) in _GO_KEYWORDS):
         return ""
-    owner = next((name for at, name in reversed(types) if at < number), "")
+    at = bisect.bisect_left(types, (number, "")) - 1     # the last type defined above the line
+    owner = types[at][1] if at >= 0 else ""
     return f"{owner}.{m.group(1)}" if owner else m.group(1)
 
 
@@ -117,6 +119,7 @@ def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, s
     and is skipped.
     """
     family, (markers, block) = LANGUAGES[ext]
+    types = sorted(types)
     lines = text.split("\n")
     attach = attach or {}
     skip = set(skip or ())
@@ -134,7 +137,7 @@ def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, s
                 and lines[nxt].lstrip().startswith(("@", "#[", "[")):
             nxt += 1
         heading = attach.get(nxt + 1, "")
-        field = field_heading(lines[nxt], family, list(types), nxt + 1) \
+        field = field_heading(lines[nxt], family, types, nxt + 1) \
             if not heading and owner is None and nxt < len(lines) else ""
         # Go writes an exported field's doc as a plain // line (godoc); elsewhere a field's plain
         # one-line comment is a note, its /// or /** */ the doc
