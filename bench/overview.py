@@ -40,9 +40,14 @@ QUESTIONS = {
 FOREIGN = {
     "overview": ("¿Qué hace este proyecto?", "Qu'est-ce que fait ce projet ?", "Cosa fa questo progetto?",
                  "O que este projeto faz?", "Что делает этот проект?", "这个项目是做什么的？",
-                 "このプロジェクトは何をしますか？"),
-    "usage": ("¿Cómo uso esto?", "Comment l'utiliser ?", "如何使用这个？"),
-    "changes": ("¿Qué hay de nuevo en la última versión?", "Quoi de neuf dans la dernière version ?"),
+                 "このプロジェクトは何をしますか？",
+                 # (session 15) German, Polish, Turkish, Dutch: few or no function words the language test knows
+                 "Was macht dieses Projekt?", "Wozu dient dieses Projekt?", "Co robi ten projekt?",
+                 "Bu proje ne yapar?", "Wat doet dit project?"),
+    "usage": ("¿Cómo uso esto?", "Comment l'utiliser ?", "如何使用这个？",
+              "Wie benutze ich dieses Projekt?", "¿Cómo uso este proyecto?", "Come si usa questo progetto?"),
+    "changes": ("¿Qué hay de nuevo en la última versión?", "Quoi de neuf dans la dernière version ?",
+                "Was ist neu in diesem Projekt?"),
 }
 _README = re.compile(r"(?i)^readme")
 _USAGE_PAGE = re.compile(r"(?i)(quick[-_]?start|getting[-_]started|usage|tutorial[\w-]*|examples?)\.(md|rst|txt)$")

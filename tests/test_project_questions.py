@@ -293,7 +293,7 @@ class MeaningSide:
     """A multilingual side whose vectors say only which question each text is: the canonical
     English questions about a project by their kind, the foreign ones by a word they use."""
 
-    AXES = (("what does this project do", "proyecto", "progetto"), ("how do i use this", "cómo uso esto"),
+    AXES = (("what does this project do", "proyecto", "progetto", "projekt"), ("how do i use this", "cómo uso esto"),
             ("what changed recently", "cambió"))
 
     def model(self):
@@ -315,7 +315,10 @@ class MeaningSide:
 
 @pytest.mark.parametrize("question, first", [("¿Qué hace este proyecto?", "README.md"),
                                              ("Cosa fa questo progetto?", "README.md"),
-                                             ("¿Cómo uso esto?", "README.md")])
+                                             ("¿Cómo uso esto?", "README.md"),
+                                             # no function word says German or Polish: the word for "project" does
+                                             ("Was macht dieses Projekt?", "README.md"),
+                                             ("Co robi ten projekt?", "README.md")])
 def test_a_question_about_the_project_in_another_language_is_read_by_its_meaning(gizmo, monkeypatch, question, first):
     from loci.query.ask import Session, ask, open_session
 
@@ -324,7 +327,7 @@ def test_a_question_about_the_project_in_another_language_is_read_by_its_meaning
     res = ask(open_session(), question, cwd=gizmo / "gizmo")
     got = [(e.source, e.text) for b in res.blocks for e in b.episodes]
     assert got[0][0] == first
-    assert ("static dashboards" in got[0][1]) == ("proyecto" in question.lower() or "progetto" in question.lower())
+    assert ("static dashboards" in got[0][1]) == any(w in question.lower() for w in ("proyecto", "progetto", "projekt"))
 
 
 def test_a_content_question_in_another_language_is_not_read_as_one_about_the_project(gizmo, monkeypatch):
@@ -372,3 +375,29 @@ def test_a_version_stated_only_in_setup_py_is_found_past_a_manifest_without_one(
     code = setup_home(tmp_path / "code", {"gizmo": files})
     assert answers("What version is this?", code / "gizmo")[0][1] == "setup.py"
     assert [s for _, s, _ in answers("What does this project do?", code / "gizmo")[:2]] == ["README.md", "setup.py"]
+
+
+@pytest.mark.parametrize("question, says", [("Was macht dieses Projekt?", True), ("Co robi ten projekt?", True),
+                                            ("Bu proje ne yapar?", True), ("Что делает этот проект?", True),
+                                            ("What does this project do?", False), ("project roadmap", False),
+                                            ("How do I compile the projection matrix?", False)])
+def test_the_word_for_project_in_another_language_is_told_from_the_english_one(question, says):
+    from loci.query.grammar import names_a_project_abroad
+
+    assert names_a_project_abroad(question) is says
+
+
+def test_a_foreign_question_about_the_project_it_is_asked_in_is_answered_by_that_project_alone(tmp_path, loci_home,
+                                                                                              monkeypatch):
+    from loci.query.ask import Session, ask, open_session
+
+    code = setup_home(tmp_path / "code", {
+        "gizmo": OVERVIEW_FILES,
+        "other": {"README.md": "# robi ten projekt\n\n" + "Co robi ten projekt? Robi ten projekt co robi. " * 20 + "\n"}})
+    monkeypatch.setattr(Session, "multilingual", lambda self: MeaningSide())
+    monkeypatch.setattr("loci.query.ask._foreign_affinity", lambda *a: None)
+    words_only = ask(open_session(), "Co robi ten projekt?", cwd=code / "gizmo", fast=True)
+    assert words_only.route.scopes[0] == "gizmo" and "other" in words_only.route.scopes
+    res = ask(open_session(), "Co robi ten projekt?", cwd=code / "gizmo")
+    assert res.route.scopes == ["gizmo"] and [b.scope for b in res.blocks] == ["gizmo"]
+    assert "static dashboards" in res.blocks[0].episodes[0].text

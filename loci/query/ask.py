@@ -490,6 +490,11 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
 
     named = {d.scope for d in result.details if d.alias >= session.params.alias_boost}
     about = q.about_project or (None if fast else _foreign_about(session, q))
+    if about is not None and not q.about_project and cwd_scope and len(result.scopes) > 1 \
+            and cwd_scope in result.scopes:
+        # "Co robi ten projekt?" asked inside a project is about that one, as "what does this
+        # project do?" is (its deixis routes it alone); the words that added others matched by chance
+        result = replace(result, scopes=[cwd_scope])
     plans = {s: _scope_plan(session, q, about, plan, s, is_cwd=s == cwd_scope or s == scope, named=s in named)
              for s in result.scopes}
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
@@ -514,8 +519,10 @@ def _foreign_about(session: Session, q: Question) -> tuple[str, str] | None:
     questions in those languages at most 0.50 (docs/decisions/answer-ranking.md, section 14)."""
     from loci.kernel.language import is_foreign
 
-    # such a question is short: its function words alone say its language ("¿Qué hace este proyecto?")
-    if len(q.text.split()) > grammar.ABOUT_MAX_WORDS or not (q.foreign or is_foreign(q.text, min_words=1)):
+    # such a question is short: its function words say its language ("¿Qué hace este proyecto?"), or
+    # its word for "project" does ("Was macht dieses Projekt?")
+    if len(q.text.split()) > grammar.ABOUT_MAX_WORDS or not (
+            q.foreign or is_foreign(q.text, min_words=1) or grammar.names_a_project_abroad(q.text)):
         return None
     side = session.multilingual()
     if side is None:

@@ -222,8 +222,21 @@ _SUBJECT_NOUNS = frozenset(PROJECT_NOUNS) | {"lib", "framework", "thing"}
 # (the multilingual encoder's) is this close to one of them (loci.query.ask._foreign_about)
 ABOUT_EXAMPLES = (("overview", "what does this project do?"), ("overview", "what is this project?"),
                   ("overview", "what is this project for?"), ("usage", "how do I use this?"),
-                  ("usage", "show me a quick example"), ("changes", "what's new in the latest version?"),
+                  ("usage", "how do I use this project?"), ("usage", "show me a quick example"),
+                  ("changes", "what's new in the latest version?"), ("changes", "what's new in this project?"),
                   ("recent", "what changed recently?"), ("version", "what version is this?"))
+
+
+# "project" in the languages whose short questions carry no function word the language test knows
+# ("Was macht dieses Projekt?", "Co robi ten projekt?", "Bu proje ne yapar?"); not the English word
+_PROJECT_ABROAD = LazyPattern(r"\b(?:projekt\w*|projet\w*|proyecto\w*|progett\w*|projeto\w*|projecte\w*|"
+                              r"proje(?:si|ler|yi|nin)?)\b|проект|项目|項目|プロジェクト|프로젝트", re.I)
+
+
+def names_a_project_abroad(question: str) -> bool:
+    """The question says "project" in another language: it may ask about one, whatever the language
+    test makes of its few words."""
+    return _PROJECT_ABROAD.search(question) is not None
 
 
 def about_project(question: str) -> tuple[str, str] | None:
