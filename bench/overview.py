@@ -29,9 +29,12 @@ from bench.stamp import stamp  # noqa: E402
 
 QUESTIONS = {
     "overview": ("what does this project do?", "what is this project for?", "what is this?",
-                 "what problem does this library solve?"),
-    "usage": ("how do I use this?", "show me a quick example", "how do I get started?"),
-    "changes": ("what's new in the latest version?", "show me the latest release notes"),
+                 "what problem does this library solve?",
+                 # (session 15)
+                 "give me an overview", "explain this codebase", "what are the main features?"),
+    "usage": ("how do I use this?", "show me a quick example", "how do I get started?",
+              "usage examples", "how do I run it?"),
+    "changes": ("what's new in the latest version?", "show me the latest release notes", "what's the latest release?"),
     "recent": ("what changed recently?",),
     "version": ("what version is this?",),
 }

@@ -401,3 +401,24 @@ def test_a_foreign_question_about_the_project_it_is_asked_in_is_answered_by_that
     res = ask(open_session(), "Co robi ten projekt?", cwd=code / "gizmo")
     assert res.route.scopes == ["gizmo"] and [b.scope for b in res.blocks] == ["gizmo"]
     assert "static dashboards" in res.blocks[0].episodes[0].text
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("give me an overview", ("overview", "")),
+    ("An overview of fd, please", None),                       # a tail after the subject: content
+    ("explain this codebase", ("overview", "this codebase")),
+    ("What are the main features?", ("overview", "")),
+    ("what are the key features of sqlite-utils?", ("overview", "sqlite-utils")),
+    ("What's the latest release?", ("changes", "")),
+    ("what was in the last release of click?", ("changes", "click")),
+    ("usage examples", ("usage", "")),
+    ("How do I run it?", ("usage", "it")),
+    ("How do I run the tests?", ("usage", "the tests")),       # read as usage, but of no project (is_about)
+    ("explain how the cache is invalidated", None),
+])
+def test_more_plain_ways_of_asking_about_the_project_are_read_as_such(question, expected):
+    from loci.query.grammar import about_project, is_about
+
+    assert about_project(question) == expected
+    if question == "How do I run the tests?":
+        assert not is_about(expected[1], ["gizmo"], is_cwd=True)

@@ -176,6 +176,8 @@ _ABOUT = {
         r"what(?:'s|\s+is)\s+new(?:\s+(?:in|with)\s+" + _SUBJECT + r")?",
         r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:changes|release\s+notes|changelog(?:\s+entr(?:y|ies))?)"
         r"(?:\s+(?:of|for|in)\s+" + _SUBJECT + r")?",
+        # "what's the latest release?", "what was in the last release of click?"
+        r"what(?:'s|\s+is|\s+was)\s+(?:in\s+)?" + _RECENT + r"release(?:\s+of\s+" + _SUBJECT + r")?",
     ),
     "recent": (
         r"what\s+(?:has\s+)?changed\s+(?:recently|lately)(?:\s+in\s+" + _SUBJECT + r")?",
@@ -189,17 +191,19 @@ _ABOUT = {
     ),
     "overview": (
         r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
+        # before "what are X": "the main features" are the project's, not a subject
+        r"what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:main\s+|key\s+|core\s+)?features(?:\s+of\s+" + _SUBJECT + r")?",
         r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
         r"what\s+(?:does|do|can|did|will)\s+" + _SUBJECT + r"\s+do",
         r"what\s+(?:problems?|need)\s+(?:does|do|did)\s+" + _SUBJECT + r"\s+(?:solve|address|fill)",
         r"why\s+(?:does|do)\s+" + _SUBJECT + r"\s+exist",
-        r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain\s+what\s+)\s*"
+        r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain(?:\s+what)?)\s+"
         + _SUBJECT + r"(?:\s+(?:is|does|do))?",
-        r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)\s+(?:of|to)\s+" + _SUBJECT,
+        r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)(?:\s+(?:of|to)\s+" + _SUBJECT + r")?",
         r"how\s+would\s+you\s+describe\s+" + _SUBJECT,
     ),
     "usage": (
-        r"how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|get\s+started(?:\s+with)?|start\s+(?:with|using)|"
+        r"how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|run|get\s+started(?:\s+with)?|start\s+(?:with|using)|"
         r"begin\s+(?:with|using))(?:\s+" + _SUBJECT + r")?",
         r"how\s+to\s+(?:use|get\s+started(?:\s+with)?|start\s+using)(?:\s+" + _SUBJECT + r")?",
         r"(?:how\s+(?:do|can)\s+(?:i|we)\s+)?get(?:ting)?\s+started(?:\s+with\s+" + _SUBJECT + r")?",
@@ -210,7 +214,7 @@ _ABOUT = {
 ABOUT_MAX_WORDS = 12
 _ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats which how why tell can describe summarise
     summarize introduce explain give an a some show get getting quick simple basic minimal short small example
-    examples tutorial quickstart the latest last newest recent""".split())
+    examples tutorial quickstart usage the latest last newest recent""".split())
 _ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
