@@ -54,6 +54,7 @@ class ScopeMeta:
     stats: dict
     built_at: float = field(default_factory=time.time)
     facts: list = field(default_factory=list)   # loci_pipeline.facts.Fact.to_json(), each with its citation
+    build: str = ""              # the build rules' signature it was built by (fingerprint.build_signature)
 
 
 def meta_path(layout: Layout, name: str) -> Path:

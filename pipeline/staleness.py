@@ -48,6 +48,18 @@ def index_fresh(layout: Layout, scope, meta: dict | None, params: Params, git: s
     return meta is not None and meta.get("fingerprint") == index_fingerprint(layout, scope, params, git)
 
 
+def stale_cause(layout: Layout, scope, meta: dict | None, params: Params, git: str | None = None) -> str | None:
+    """Why the scope's index is not current: None when it is, "build" when it was built by other
+    build rules than this loci's (an upgrade rebuilds it; its repository may be as it was), else
+    "repository"."""
+    from loci_pipeline import fingerprint
+
+    if index_fresh(layout, scope, meta, params, git):
+        return None
+    built_by = (meta or {}).get("build")
+    return "build" if built_by and built_by != fingerprint.build_signature() else "repository"
+
+
 def graph_fresh(layout: Layout, scope, git: str | None = None,
                 code: Callable[[], str | None] | None = None) -> bool | None:
     """The scope's graph was built from its code as it is now; None when no graph was ever

@@ -43,6 +43,7 @@ from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
+from loci_pipeline.fingerprint import build_signature
 
 PER_SCOPE = ("graphs", "index", "vectors", "multilingual")   # the steps with one subtask per scope
 
@@ -335,7 +336,7 @@ def index_scope(layout: Layout, name: str, fingerprint: str, params: Params = DE
         updated=newest_commit_date(collected.chunks), has_graph=symbol_vocab is not None,
         redactions=dict(collected.redactions),
         stats={**dict(collected.stats), "graph_problems": problems, "manifest_problems": manifest_problems},
-        facts=[f.to_json() for f in facts],
+        facts=[f.to_json() for f in facts], build=build_signature(),
     )
     write_json(layout.meta(name), asdict(meta))
     return {"chunks": meta.chunks, "redactions": meta.redactions}

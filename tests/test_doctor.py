@@ -259,3 +259,15 @@ def test_static_model_vectors_get_a_note_naming_the_switch(corpus, loci_home):
     (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
     note = by_problem(diagnose(layout()), "static_vectors")[None]
     assert note.fix == "loci embed" and note.severity == NOTE
+
+
+def test_a_scope_built_by_other_build_rules_is_told_apart_from_a_changed_repository(corpus, monkeypatch):
+    import loci_pipeline.fingerprint as fingerprint
+
+    meta = json.loads(layout().meta("gizmo").read_text())
+    assert meta["build"] == fingerprint.build_signature()        # the index records the rules it was built by
+    monkeypatch.setattr(fingerprint, "build_signature", lambda: "rules-of-a-newer-loci")
+    stale = by_problem(diagnose(layout()), "index_built_by_other_rules")
+    assert set(stale) == {"gizmo", "webby"} and stale["gizmo"].fix == "loci update"
+    assert "build rules" in stale["gizmo"].message and "repository" not in stale["gizmo"].message
+    assert not by_problem(diagnose(layout()), "index_stale")

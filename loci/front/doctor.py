@@ -349,9 +349,13 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     if damaged:
         listed = "; ".join(f"{p.relative_to(layout.home)} is {why}" for p, why in damaged)
         return [Finding(name, "index_files_damaged", f"index files are missing or damaged ({listed})", fix)]
-    from loci_pipeline.staleness import index_fresh
+    from loci_pipeline.staleness import stale_cause
 
-    if not index_fresh(layout, scope, meta, DEFAULT_PARAMS):
+    cause = stale_cause(layout, scope, meta, DEFAULT_PARAMS)
+    if cause == "build":
+        return [Finding(name, "index_built_by_other_rules", "indexed by other build rules than this loci's "
+                        "(an upgrade); the next update rebuilds it", "loci update")]
+    if cause:
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
 
