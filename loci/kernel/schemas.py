@@ -109,7 +109,7 @@ GROUPS = Obj({"schema_version": int, "default_mode": TEXT, "modes": MapOf(TEXT),
 
 META = Obj({"name": TEXT, "fingerprint": TEXT, "chunks": int, "vocab_tokens": int,
             "vocab_weight": NUMBER, "updated": OPT_TEXT, "has_graph": bool,
-            "redactions": MapOf(int), "stats": dict, "built_at": NUMBER},
+            "redactions": MapOf(int), "stats": dict, "built_at": NUMBER, "build": OPT_TEXT},
            required=("fingerprint", "chunks"))
 MANIFEST = Obj({"schema_version": int, "tokenizer": TEXT, "scopes": MapOf(Obj(META.fields)),
                 "written_at": NUMBER},
