@@ -75,6 +75,23 @@ def _line_blocks(lines: list[str], markers: tuple[str, ...], block: tuple[str, s
         yield start, content, is_doc
 
 
+ATTRIBUTE_LINES = 12   # lines of attributes (decorators, #[...], [..]) looked past between a comment and its item
+
+
+def _past_attributes(lines: list[str], i: int, attach: dict[int, str]) -> int:
+    """The first line from ``i`` that is not an attribute: ``@decorator``, ``#[arg(...)]`` or
+    ``[Attr]``, one spread over several lines included (its brackets read until they balance)."""
+    end = min(len(lines), i + ATTRIBUTE_LINES)
+    while i < end and (i + 1) not in attach and lines[i].lstrip().startswith(("@", "#[", "[")):
+        depth = 0
+        while i < end:
+            depth += sum(lines[i].count(c) for c in "([{") - sum(lines[i].count(c) for c in ")]}")
+            i += 1
+            if depth <= 0:
+                break
+    return i
+
+
 def _license_header(lines: list[str], start: int, content: list[str]) -> bool:
     """The file's first comment, preceded only by blank/shebang lines, naming a licence."""
     before = all(not x.strip() or x.startswith("#!") for x in lines[:start])
@@ -132,10 +149,7 @@ def comment_episodes(text: str, ext: str, max_chars: int, *, attach: dict[int, s
         words = [c for c in content if c.strip()]
         if not words or (len(words) == 1 and _PRAGMA.match(words[0])):
             continue
-        nxt = start + len(content)
-        while nxt < len(lines) and nxt - start - len(content) < 4 and (nxt + 1) not in attach \
-                and lines[nxt].lstrip().startswith(("@", "#[", "[")):
-            nxt += 1
+        nxt = _past_attributes(lines, start + len(content), attach)
         heading = attach.get(nxt + 1, "")
         field = field_heading(lines[nxt], family, types, nxt + 1) \
             if not heading and owner is None and nxt < len(lines) else ""

@@ -708,3 +708,11 @@ def test_a_comment_above_a_struct_field_is_headed_by_the_field(plain):
     assert heads.get(("command.go", "nothing to do when the list is empty"), "") == ""   # a statement
     assert heads[("src/cli.rs", "Follow symbolic links")] == "Opts.follow"
     assert heads[("src/opts.ts", "Stop at the first match.")] == "Options.firstOnly"
+
+
+def test_a_doc_comment_reaches_its_field_past_an_attribute_over_several_lines(plain):
+    write(plain, "src/cli.rs", "pub struct Opts {\n    /// Do not traverse into directories that match.\n"
+          "    #[arg(long, hide_short_help = true, conflicts_with_all(&[\"size\", \"exact_depth\"]),\n"
+          "        long_help,\n        )]\n    pub prune: bool,\n}\n")
+    got = collect_scope("s", plain)
+    assert [c.heading for c in got.chunks if c.text.startswith("Do not traverse")] == ["Opts.prune"]
