@@ -53,3 +53,11 @@ def test_a_lazy_pattern_matches_as_the_compiled_one_and_compiles_once():
     first = pat._compiled
     assert pat.findall("foo fooo bar") == ["foo", "fooo"]
     assert pat._compiled is first and pat.sub("x", "foo!") == "x!"
+
+
+def test_a_dotfile_or_extension_as_written_is_a_token_of_its_own_besides_its_word():
+    assert tokenize("load settings from a .env file") == ["load", "setting", "env", "file", ".env"]
+    assert ".ipynb" in tokenize("format my (.ipynb) notebooks") and ".env" in tokenize('Config(".env")')
+    # not an attribute, a sentence's end, a version or a number
+    for text in ("os.environ", "x.env", "the end. Next", "v1.2", "wait .5 seconds"):
+        assert not [t for t in tokenize(text) if t.startswith(".")], text

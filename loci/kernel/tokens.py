@@ -13,6 +13,10 @@ from pathlib import Path
 
 # an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils)
 _TOKEN = re.compile(r"[^\W\d][\w]*(?:(?:\.|::|-)[^\W\d][\w]*)*|\d{2,}")
+# ".env" after a space, a quote, a bracket or a slash (not "os.environ", not a sentence's end):
+# the dot found first (the fast part), what precedes it read after
+_DOT_NAME = re.compile(r"\.([^\W\d_][^\W_]*)\b")
+_BEFORE_DOT = frozenset(" \t\n\r\"'`([{<,;:=/*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 
 STOPWORDS = frozenset(
@@ -97,6 +101,9 @@ def tokenize(text: str) -> list[str]:
     for raw in _TOKEN.findall(text):
         if len(raw) <= 80:  # longer is a blob, not a word
             out.extend(_raw_tokens(raw))
+    if "." in text:   # a dotfile or an extension as written (".env", ".ipynb"): a name of its own
+        out.extend("." + m.group(1).lower() for m in _DOT_NAME.finditer(text)
+                   if (m.start() == 0 or text[m.start() - 1] in _BEFORE_DOT) and len(m.group(1)) <= 80)
     return out
 
 
