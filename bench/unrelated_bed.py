@@ -1,6 +1,6 @@
 """Accuracy beside unrelated real scopes: published packages made repositories, built, and pulled.
 
-    python bench/unrelated_bed.py fetch [--pypi 400] [--npm 100] [--cache DIR]
+    python bench/unrelated_bed.py fetch [--pypi 400] [--npm 100] [--cache DIR] [--jobs 6]
     python bench/unrelated_bed.py publish --unrelated-home H [--home HOME_22] [--scopes 1000] --store DIR
     python bench/unrelated_bed.py score --store DIR [--home HOME_22] --work DIR [--homes ...]
 
@@ -36,6 +36,7 @@ import sys
 import tarfile
 import time
 import zipfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -219,13 +220,17 @@ def fetch(args) -> int:
     pypi = choose(ranked_pypi(args.names / "pypi.tsv"), DEV_NAMES, args.pypi)
     npm = choose(ranked_npm(args.names / "npm.tsv"), DEV_NAMES, args.npm, taken={normal(n) for n in pypi})
     wanted = [("pypi", n) for n in pypi] + [("npm", n) for n in npm]
-    for i, key in enumerate(wanted):
-        if key in rows:
-            continue
-        rows[key] = fetch_one(*key, repos, cache / "dl")
-        r = rows[key]
-        print(f"{i + 1}/{len(wanted)} {key[0]} {key[1]}: {'kept' if r['kept'] else r['note']}", flush=True)
-        record.write_text(json.dumps(list(rows.values()), indent=1) + "\n")
+    todo = [key for key in wanted if key not in rows]
+    # a download mostly waits on the network and the registry's client: several at once
+    # (pip took ~14 s a package alone, most of it not on this machine's cores)
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        running = {pool.submit(fetch_one, *key, repos, cache / "dl" / str(n)): key for n, key in enumerate(todo)}
+        for done, future in enumerate(as_completed(running), len(wanted) - len(todo) + 1):
+            key = running[future]
+            r = rows[key] = future.result()
+            print(f"{done}/{len(wanted)} {key[0]} {key[1]}: {'kept' if r['kept'] else r['note']}", flush=True)
+            record.write_text(json.dumps(list(rows.values()), indent=1) + "\n")
+    shutil.rmtree(cache / "dl", ignore_errors=True)
     kept = sum(r["kept"] for r in rows.values())
     print(f"{kept} repositories of {len(rows)} packages in {inputs.shown(repos)}")
     return 0
@@ -408,6 +413,7 @@ def main(argv=None) -> int:
     f.add_argument("--names", type=Path, default=NAME_LISTS,
                    help="folder holding pypi.tsv and npm.tsv (registry name lists with download ranks)")
     f.add_argument("--cache", type=Path, default=CACHE)
+    f.add_argument("--jobs", type=int, default=6, help="downloads at once (default 6)")
     p = sub.add_parser("publish", help="the bed: development bundles, unrelated bundles and their copies")
     inputs.add_home(p)
     p.add_argument("--unrelated-home", required=True, help="a home built from the fetched repositories")

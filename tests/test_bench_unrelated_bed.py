@@ -79,3 +79,26 @@ def test_judge_checks_a_copy_on_the_package_it_was_built_from(tmp_path):
                {"id": "dev-vocab-01", "after": ["other"]}]
     assert judge(changes, tmp_path, {"click"}) == [
         {"id": "d2d-all-enumerative-16", "right": ["pkg", "pkg-001"], "wrong": ["other-002"]}]
+
+
+def test_fetch_downloads_several_packages_at_once_and_records_each(tmp_path, monkeypatch):
+    import argparse
+    import json
+    import threading
+
+    from bench import unrelated_bed
+
+    together = threading.Barrier(2, timeout=10)   # a fetch one at a time never lets two meet here
+
+    def fake_fetch_one(registry, name, repos, dl):
+        together.wait()
+        assert dl.name != "dl"                     # each download in a folder of its own
+        return {"name": name, "registry": registry, "folder": name, "kept": True}
+
+    monkeypatch.setattr(unrelated_bed, "ranked_pypi", lambda path: ["alpha", "beta", "gamma", "delta"])
+    monkeypatch.setattr(unrelated_bed, "ranked_npm", lambda path: [])
+    monkeypatch.setattr(unrelated_bed, "fetch_one", fake_fetch_one)
+    args = argparse.Namespace(cache=tmp_path / "cache", names=tmp_path, pypi=4, npm=0, jobs=2)
+    assert unrelated_bed.fetch(args) == 0
+    rows = json.loads((tmp_path / "cache" / "fetched.json").read_text())
+    assert sorted(r["name"] for r in rows) == ["alpha", "beta", "delta", "gamma"]
