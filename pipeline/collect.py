@@ -317,6 +317,23 @@ def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits:
     return chunks
 
 
+def release_tag_chunk(scope: str, root: Path) -> list[Chunk]:
+    """The newest release tag the checkout descends from (``git describe``), as a passage: which
+    version this is, for a project whose version lives in its tags (Go modules, setuptools-scm);
+    [] without tags."""
+    tag = (_git(root, "describe", "--tags", "--abbrev=0", "HEAD") or b"").decode("utf-8", "replace").strip()
+    if not tag:
+        return []
+    info = (_git(root, "log", "-1", "--format=%H%x1f%ad%x1f%s", "--date=short", f"{tag}^{{commit}}", "--")
+            or b"").decode("utf-8", "replace").strip().split("\x1f")
+    since = (_git(root, "rev-list", "--count", f"{tag}..HEAD") or b"").decode().strip()
+    sha, date, subject = (info + ["", "", ""])[:3]
+    after = f"; {since} commit{'' if since == '1' else 's'} since" if since.isdigit() else ""
+    text = (f"{tag}\n\nRelease {tag}, the newest tag of this checkout: commit {sha[:12]} of {date}, "
+            f'"{subject}"{after}.')
+    return [make_chunk(scope, "note", f"tag:{tag}", 0, text, heading=tag)]
+
+
 def _log_records(out: bytes) -> list[list[str]]:
     """``git log --format=_LOG_FORMAT`` output as [sha, author, date, subject, body] rows, in
     order, each commit once."""
@@ -455,6 +472,8 @@ def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
         commits = commit_chunks(name, root, ex, params.max_commits)
         out.stats["commits"] = len(commits)
         out.chunks.extend(commits)
+        if (root / ".git").exists():     # tags name the whole repository's releases, not a sub-scope's
+            out.chunks.extend(release_tag_chunk(name, root))
     _glob_notes(name, root, globs, seen, params, out)
     for chunk in out.chunks:
         out.redactions.update(chunk.redactions)

@@ -20,7 +20,8 @@ from loci.kernel.config import SCHEMA_VERSION, Params
 
 
 def git_state(root: Path, status: bytes | None = None) -> str:
-    """HEAD plus a digest of every changed or untracked file's path, mtime and size.
+    """HEAD plus a digest of every changed or untracked file's path, mtime and size, and of when the
+    release tags last changed.
     ``status``: ``read_status(root)`` when the caller already has it."""
     from loci_pipeline.gitread import read_status, status_entries
 
@@ -34,6 +35,7 @@ def git_state(root: Path, status: bytes | None = None) -> str:
             break
     top = repository_top(root)
     digest = hashlib.sha1()
+    digest.update(_tags(top / ".git"))   # the release tags: a passage of their own (collect.release_tag_chunk)
     for rec, path, _sub in status_entries(status):
         digest.update(rec)
         try:
@@ -42,6 +44,24 @@ def git_state(root: Path, status: bytes | None = None) -> str:
         except OSError:
             digest.update(b"gone")
     return f"{head}:{digest.hexdigest()[:16]}"
+
+
+def _tags(git_dir: Path) -> bytes:
+    """The repository's tags and what they point at, as written (loose files and packed-refs' lines),
+    in a stable order: two clones with the same tags read alike, a new tag reads otherwise."""
+    found: list[bytes] = []
+    tags = git_dir / "refs" / "tags"
+    if tags.is_dir():
+        for path in sorted(tags.rglob("*")):
+            try:
+                found.append(path.relative_to(tags).as_posix().encode() + b" " + path.read_bytes().strip())
+            except OSError:   # a folder, or a ref gone meanwhile
+                continue
+    try:
+        found += sorted(line for line in (git_dir / "packed-refs").read_bytes().splitlines() if b"refs/tags/" in line)
+    except OSError:
+        pass
+    return b"\n".join(found)
 
 
 def repository_top(root: Path) -> Path:

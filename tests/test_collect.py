@@ -716,3 +716,21 @@ def test_a_doc_comment_reaches_its_field_past_an_attribute_over_several_lines(pl
           "        long_help,\n        )]\n    pub prune: bool,\n}\n")
     got = collect_scope("s", plain)
     assert [c.heading for c in got.chunks if c.text.startswith("Do not traverse")] == ["Opts.prune"]
+
+
+def test_the_newest_release_tag_of_the_checkout_is_a_passage(repo):
+    write(repo, "main.go", "package main\n")
+    commit_all(repo, "first release")
+    git(repo, "tag", "v1.2.0")
+    write(repo, "extra.go", "package main\n")
+    commit_all(repo, "a change after it")
+    got = collect_scope("s", repo)
+    (tag,) = [c for c in got.chunks if c.path.startswith("tag:")]
+    assert (tag.kind, tag.path, tag.heading) == ("note", "tag:v1.2.0", "v1.2.0")
+    assert "v1.2.0" in tag.text and "first release" in tag.text and "1 commit since" in tag.text
+
+
+def test_a_repository_without_tags_has_no_tag_passage(repo):
+    write(repo, "main.go", "package main\n")
+    commit_all(repo, "no tag yet")
+    assert not [c for c in collect_scope("s", repo).chunks if c.path.startswith("tag:")]

@@ -32,3 +32,19 @@ def test_every_parameter_the_build_reads_is_in_the_index_signature():
             read.add("path_weights" if attr == "path_weight" else attr)
     read &= names   # methods such as signature() are not parameters
     assert read and read <= set(INDEX_PARAMS), sorted(read - set(INDEX_PARAMS))
+
+
+def test_a_new_release_tag_changes_the_git_state_the_index_was_built_at(tmp_path):
+    from conftest import git, make_repo
+
+    from loci_pipeline.fingerprint import git_state
+
+    repo = make_repo(tmp_path / "gadget", {"main.go": "package main\n"})
+    before = git_state(repo)
+    assert git_state(repo) == before
+    git(repo, "tag", "v1.0.0")
+    tagged = git_state(repo)
+    assert tagged != before
+    git(repo, "pack-refs", "--all")            # tags moved into packed-refs are still read
+    git(repo, "tag", "v1.0.1")
+    assert git_state(repo) != tagged

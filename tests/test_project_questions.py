@@ -422,3 +422,21 @@ def test_more_plain_ways_of_asking_about_the_project_are_read_as_such(question, 
     assert about_project(question) == expected
     if question == "How do I run the tests?":
         assert not is_about(expected[1], ["gizmo"], is_cwd=True)
+
+
+def test_a_project_versioned_by_its_tags_answers_which_version_from_the_newest_tag(tmp_path, loci_home):
+    from conftest import git, make_repo
+
+    from loci.front.render import ask_lines
+    from loci.query.ask import ask, open_session
+
+    code = tmp_path / "code"
+    make_repo(code / "gadget", {"README.md": "# gadget\n\nGadget serves sprockets over HTTP.\n",
+                                "go.mod": "module example.org/gadget\n", "main.go": "package main\n"})
+    git(code / "gadget", "tag", "v0.9.1")
+    setup_home(code, {})
+    res = ask(open_session(), "What version is this?", cwd=code / "gadget", fast=True)
+    first = res.blocks[0].episodes[0]
+    assert first.source == "tag:v0.9.1" and "v0.9.1" in first.text
+    shown = "\n".join(ask_lines(res))
+    assert "tag:v0.9.1" in shown and "tag:v0.9.1:0" not in shown

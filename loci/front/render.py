@@ -147,7 +147,7 @@ def ask_lines(result) -> list[str]:
             lines.append(f"  [{hit.get('relation', 'symbol')}] {hit['label']}  "
                          f"{hit['source_file']}:{hit['line']}{via}")
         for ep in block.episodes:
-            cite = (ep.source if ep.source.startswith("commit:") else f"{ep.source}:{ep.line}") + at
+            cite = (ep.source if ep.source.startswith(("commit:", "tag:")) else f"{ep.source}:{ep.line}") + at
             head = f" - {ep.heading}" if ep.heading else ""
             lines.append(f"  [{ep.kind}] {cite}{head}")
             lines.append(f"      {snippet(ep.text, result.route.tokens)}")

@@ -103,16 +103,19 @@ OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is 
 def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row), its
-    docs index, the docs page that shows how it is used (a quick start first) and its changelog
-    (the top-level one first).
+    docs index, the docs page that shows how it is used (a quick start first), its changelog
+    (the top-level one first) and its newest release tag.
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
-    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": []}
+    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": [],
+                                 "tag": []}
     usage: list[tuple[int, str, int]] = []
     changelogs: list[tuple[int, str, int]] = []
     manifests: set[str] = set()
     for row, path in sorted(prose.items()):
         if "/" not in path and _README.match(path) and is_translation(path) is None:
             out["readme"].append(row)
+        elif path.startswith("tag:"):    # the newest release tag (loci_pipeline.collect.release_tag_chunk)
+            out["tag"].append(row)
         elif "/" not in path and _MANIFESTS.match(path):
             if path not in manifests:   # each manifest's first row: where it names and describes
                 manifests.add(path)
@@ -140,7 +143,7 @@ def rows_read(kind: str, files: dict[str, list[int]]) -> list[int]:
     opening = files["readme"][:OPENING_ROWS]
     wanted = {"overview": opening + files["manifest"] + files["docs_index"][:OPENING_ROWS],
               "usage": files["readme"] + files["docs_usage"][:OPENING_ROWS],
-              "version": files["manifest"] + files["changelog"]}.get(kind, files["changelog"])
+              "version": files["manifest"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
     return sorted(set(wanted))
 
 
@@ -159,7 +162,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
     of prose from the first heading that holds a version, a date or "unreleased" (changelogs list
     the newest first), else the newest commits. "recent" (what changed lately?): the newest
     commits (``files["commits"]``), then the changelog's newest entry. "version" (which version is
-    it?): the first manifest that states a version, then that newest entry."""
+    it?): the first manifest that states a version, the newest release tag, then that newest entry."""
     def text(r: int) -> str:
         return str((rows.get(r) or {}).get("text") or "")
 
@@ -180,7 +183,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         if kind == "recent":
             return commits + newest[:1]
         manifest = manifest_stating(_VERSIONED)
-        return ([manifest] if manifest is not None else []) + newest[:1]
+        return ([manifest] if manifest is not None else []) + files.get("tag", [])[:1] + newest[:1]
     if kind == "overview":
         out = [opening, manifest_stating(_DESCRIBED), first_prose(files["docs_index"])]
     else:
