@@ -440,3 +440,23 @@ def test_a_project_versioned_by_its_tags_answers_which_version_from_the_newest_t
     assert first.source == "tag:v0.9.1" and "v0.9.1" in first.text
     shown = "\n".join(ask_lines(res))
     assert "tag:v0.9.1" in shown and "tag:v0.9.1:0" not in shown
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("what's in this repo?", ("overview", "this repo")),
+    ("What can I do with this?", ("overview", "this")),
+    ("overview", ("overview", "")),
+    ("tl;dr", ("overview", "")),
+    ("where do I start?", ("usage", "")),
+    ("what's the changelog?", ("changes", "")),
+    ("what's changed?", ("recent", "")),
+    ("any recent changes?", ("changes", "")),
+    ("what's in the config file?", ("overview", "the config file")),   # read so, but of no project (is_about)
+    ("where do I start the server?", None),
+])
+def test_the_shortest_ways_of_asking_about_the_project_are_read_as_such(question, expected):
+    from loci.query.grammar import about_project, is_about
+
+    assert about_project(question) == expected
+    if expected and expected[1] == "the config file":
+        assert not is_about(expected[1], ["gizmo"], is_cwd=True)

@@ -178,9 +178,12 @@ _ABOUT = {
         r"(?:\s+(?:of|for|in)\s+" + _SUBJECT + r")?",
         # "what's the latest release?", "what was in the last release of click?"
         r"what(?:'s|\s+is|\s+was)\s+(?:in\s+)?" + _RECENT + r"release(?:\s+of\s+" + _SUBJECT + r")?",
+        r"(?:what(?:'s|\s+is)\s+(?:in\s+)?)?the\s+changelog(?:\s+of\s+" + _SUBJECT + r")?",
+        r"any\s+(?:recent|new)\s+changes(?:\s+(?:in|to)\s+" + _SUBJECT + r")?",
     ),
     "recent": (
         r"what\s+(?:has\s+)?changed\s+(?:recently|lately)(?:\s+in\s+" + _SUBJECT + r")?",
+        r"what(?:'s|\s+has)\s+changed(?:\s+in\s+" + _SUBJECT + r")?",
         r"what(?:'s|\s+has)\s+been\s+(?:happening|going\s+on|worked\s+on|changing)(?:\s+(?:in|with|on)\s+"
         + _SUBJECT + r")?(?:\s+(?:recently|lately))?",
         r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:commits|work|activity)(?:\s+(?:of|for|in|on)\s+" + _SUBJECT + r")?",
@@ -191,6 +194,9 @@ _ABOUT = {
     ),
     "overview": (
         r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
+        r"what(?:'s|\s+is)\s+in\s+" + _SUBJECT,                            # "what's in this repo?"
+        r"what\s+can\s+(?:i|we|you|one)\s+do\s+with\s+" + _SUBJECT,
+        r"(?:an?\s+)?(?:overview|summary|tl;?\s*dr)",
         # before "what are X": "the main features" are the project's, not a subject
         r"what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:main\s+|key\s+|core\s+)?features(?:\s+of\s+" + _SUBJECT + r")?",
         r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
@@ -207,6 +213,7 @@ _ABOUT = {
         r"begin\s+(?:with|using))(?:\s+" + _SUBJECT + r")?",
         r"how\s+to\s+(?:use|get\s+started(?:\s+with)?|start\s+using)(?:\s+" + _SUBJECT + r")?",
         r"(?:how\s+(?:do|can)\s+(?:i|we)\s+)?get(?:ting)?\s+started(?:\s+with\s+" + _SUBJECT + r")?",
+        r"where\s+(?:do|should|can)\s+(?:i|we)\s+(?:start|begin)(?:\s+with\s+" + _SUBJECT + r")?",
         r"(?:(?:show|give)\s+me\s+)?(?:an?\s+|some\s+)?(?:quick|simple|basic|minimal|short|small)?\s*"
         r"(?:example|usage\s+example|quick\s*start|tutorial)s?(?:\s+(?:of|for)\s+(?:using\s+)?" + _SUBJECT + r")?",
     ),
@@ -214,7 +221,8 @@ _ABOUT = {
 ABOUT_MAX_WORDS = 12
 _ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats which how why tell can describe summarise
     summarize introduce explain give an a some show get getting quick simple basic minimal short small example
-    examples tutorial quickstart usage the latest last newest recent""".split())
+    examples tutorial quickstart usage the latest last newest recent any where overview summary tl tldr
+    tl;dr""".split())
 _ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
