@@ -70,22 +70,68 @@ def _joined(text: str, i: int) -> tuple[str, int] | None:
 
 
 def help_strings(text: str) -> list[tuple[int, str, str]]:
-    """(1-based line of the keyword, the flags it documents, the help text with its whitespace made
-    single) for every help-like keyword given a string literal of ``MIN_WORDS`` words or more."""
+    """(1-based line of the keyword or call, the flags it documents, the help text with its
+    whitespace made single) for every help-like keyword given a string literal, and every
+    commander-style call (``.option('-p, --port', 'port number')``, ``.description('...')``), of
+    ``MIN_WORDS`` words or more, in the order they are written."""
+    found = sorted([*_keyword_helps(text), *_call_helps(text)])[:MAX_HELP]
     out: list[tuple[int, str, str]] = []
-    pos, line, counted = 0, 1, 0
-    while len(out) < MAX_HELP and (m := _KEY.search(text, pos)) is not None:
+    line, counted = 1, 0
+    for at, flags, body in found:
+        line += text.count("\n", counted, at)
+        counted = at
+        out.append((line, flags, body))
+    return out
+
+
+def _said(raw: str) -> str | None:
+    """The help text as read, or None when it is too short to say more than a name."""
+    body = " ".join(raw.split())
+    return body if len(_WORD.findall(body)) >= MIN_WORDS else None   # "Port", "{} {} {}"
+
+
+def _keyword_helps(text: str):
+    """(offset, flags, text) of each help-like keyword given a string (``help="..."``, ``Usage:``)."""
+    pos, n = 0, 0
+    while n < MAX_HELP and (m := _KEY.search(text, pos)) is not None:
         got = _joined(text, m.end())
         pos = m.end() if got is None else got[1]
-        if got is None:
-            continue
-        body = " ".join(got[0].split())
-        if len(_WORD.findall(body)) < MIN_WORDS:   # "Port", "{} {} {}": a name or a template
-            continue
-        line += text.count("\n", counted, m.start())
-        counted = m.start()
-        out.append((line, flags_of(text, m.start(), got[1]), body))
-    return out
+        body = _said(got[0]) if got is not None else None
+        if body is not None:
+            n += 1
+            yield m.start(), flags_of(text, m.start(), got[1]), body
+
+
+# commander.js and its kin: the flags first, the help second; a command's description alone
+_OPTION_CALL = re.compile(r"(?:\.(?:option|requiredOption)|\bnew\s+Option)\(\s*")
+_DESCRIPTION_CALL = re.compile(r"\.description\(\s*")
+_COMMA = re.compile(r"\s*,\s*")
+
+
+def _call_helps(text: str):
+    """(offset, flags, text) of each ``.option(flags, help)`` and ``.description(help)`` call."""
+    n = 0
+    for pattern, with_flags in ((_OPTION_CALL, True), (_DESCRIPTION_CALL, False)):
+        for m in pattern.finditer(text):
+            if n >= MAX_HELP:
+                return
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            if text[line_start:m.start()].lstrip().startswith(("*", "//", "#")):
+                continue      # a call shown in a doc comment's example, not the program's own
+            flags, at = "", m.end()
+            if with_flags:
+                first = _literal(text, at)
+                if first is None or not first[0].lstrip().startswith("-"):
+                    continue
+                comma = _COMMA.match(text, first[1])
+                if comma is None:
+                    continue
+                flags, at = " ".join(first[0].split()), comma.end()
+            got = _joined(text, at)
+            body = _said(got[0]) if got is not None else None
+            if body is not None:
+                n += 1
+                yield m.start(), flags, body
 
 
 _OPENERS, _CLOSERS = "([{", ")]}"

@@ -60,18 +60,20 @@ def test_short_names_comparisons_and_non_literals_are_not_help():
     assert help_strings(src) == []
 
 
-def test_collect_keeps_a_flags_help_text_as_a_passage_but_not_in_tests(tmp_path):
+def test_collect_keeps_a_flags_help_text_as_a_passage_but_not_in_tests_or_examples(tmp_path):
     root = tmp_path / "tool"
     (root / "src").mkdir(parents=True)
     (root / "tests").mkdir()
     (root / "src" / "cli.rs").write_text("pub struct Opts {\n" + CLAP + "}\n")
     (root / "tests" / "test_cli.py").write_text(
         'import click\n@click.option("--x", help="a test only flag with words")\ndef f(x): pass\n')
+    (root / "examples").mkdir()
+    (root / "examples" / "pizza.js").write_text("program.option('-c, --cheese <type>', 'add extra cheese please');\n")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     got = collect_scope("tool", root)
     helps = [(c.kind, c.path, c.line, c.heading) for c in got.chunks if "symlinked directories" in c.text]
     assert ("comment", "src/cli.rs", 6, "--follow, -L") in helps
-    assert not [c for c in got.chunks if "test only flag" in c.text]
+    assert not [c for c in got.chunks if "test only flag" in c.text or "extra cheese" in c.text]
 
 
 def test_a_format_template_is_not_help():
@@ -90,3 +92,18 @@ def test_a_generated_file_of_help_keys_is_read_up_to_a_bound():
     src = "var a = " + "".join(f'description: "the thing number {i} here", ' for i in range(3 * MAX_HELP)) + "\n"
     got = help_strings(src)
     assert len(got) == MAX_HELP and got[0] == (1, "", "the thing number 0 here")
+
+
+def test_a_commander_option_names_its_flags_first_and_its_help_second():
+    src = ("program\n  .option('-p, --port <number>', 'port number to listen on', 80)\n"
+           "  .addOption(new Option('--disable-server', 'disables the server entirely').conflicts('port'))\n"
+           "  .requiredOption('-c, --cheese <type>', 'pizza must have cheese');\n"
+           "program.command('serve').description('start the web server in the foreground');\n"
+           "  .option('--pond')\n"
+           " * program.option('-t, --tip <VALUE>', 'add tip to purchase cost')\n")   # a doc comment's example
+    assert help_strings(src) == [
+        (2, "-p, --port <number>", "port number to listen on"),
+        (3, "--disable-server", "disables the server entirely"),
+        (4, "-c, --cheese <type>", "pizza must have cheese"),
+        (5, "", "start the web server in the foreground"),
+    ]
