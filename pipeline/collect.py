@@ -253,15 +253,16 @@ def _prose_chunks(scope: str, rel: str, text: str, role: tuple[str, str], params
 
 
 def _source(scope: str, rel: str, text: str, ext: str, params: Params, out: Collected) -> None:
-    cheap = path_kind(rel) in ("test", "fixture", "generated", "vendored")
+    where = path_kind(rel)
+    cheap = where in ("test", "fixture", "generated", "vendored")
     episodes, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars, cheap=cheap)
-    if path_kind(rel) == "source":   # the project's own flags' --help text, in the user's words
+    if where == "source":   # the project's own flags' --help text, in the user's words
         # (an example's or a test's flags document a demo: "add extra cheese")
         episodes = episodes + [("comment", line, flags, body) for line, flags, body in help_strings(text)]
     out.chunks.extend(make_chunk(scope, kind, rel, line, piece, heading=heading)
                       for kind, line, heading, piece in episodes)
     out.definitions.extend((name, kind, rel, line) for name, kind, line in defs)
-    if path_kind(rel) not in ("vendored", "generated", "fixture"):
+    if where not in ("vendored", "generated", "fixture"):
         out.imports.extend((module, rel, line) for module, line in references.imports(text, ext))
 
 

@@ -20,8 +20,8 @@ from loci.kernel.config import SCHEMA_VERSION, Params
 
 
 def git_state(root: Path, status: bytes | None = None) -> str:
-    """HEAD plus a digest of every changed or untracked file's path, mtime and size, and of when the
-    release tags last changed.
+    """HEAD plus a digest of every changed or untracked file's path, mtime and size, and of the
+    release tags (their names and targets: identical clones still fingerprint alike).
     ``status``: ``read_status(root)`` when the caller already has it."""
     from loci_pipeline.gitread import read_status, status_entries
 

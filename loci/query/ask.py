@@ -19,8 +19,8 @@ from loci.query.store import local_scopes, open_scope
 from loci.kernel.registry import Registry, load_registry
 from loci.query import grammar
 from loci.query.question import Plan, Question
-from loci.query.router import (Context, RouteResult, enumeration_opinion, foreign_opinion, open_to_opinion, route,
-                               second_opinion, shadowed_copies)
+from loci.query.router import (Context, RouteResult, built_from_words, enumeration_opinion, foreign_opinion,
+                               open_to_opinion, route, second_opinion, shadowed_copies)
 from loci.query.project_files import fact_file_patterns
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
@@ -326,8 +326,8 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         from loci.query.enumeration import cite, scope_facts
 
         result.members = cite(result.members, lambda s: scope_facts(session.layout, s))
-    if result.outcome == "enumerated" and not (fast or q.foreign):
-        return _narrowed_by_meaning(session, q, result)
+    if result.outcome == "enumerated":
+        return result if fast or q.foreign or not built_from_words(result) else _narrowed_by_meaning(session, q, result)
     if fast or not open_to_opinion(result) or not any(c.isalnum() for c in text):
         return result       # punctuation alone ("-") means nothing a vector could match
     # a copy is measured through the scope that answers for it: no place of a shortlist goes to it
@@ -352,7 +352,7 @@ def _narrowed_by_meaning(session: Session, q: Question, result: RouteResult) -> 
     semantic = session.semantic()
     params = semantic.route_params(session.params) if semantic is not None else None
     background = getattr(semantic, "background", None)
-    if params is None or not background or not all("rare" in m for m in result.members):
+    if params is None or not background:
         return result
     affinity = semantic.affinities(q.text, result.scopes, params.semantic_route_k, keep=session.keep_full_index)
     return enumeration_opinion(result, affinity, background, params)

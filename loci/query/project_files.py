@@ -183,7 +183,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         if kind == "recent":
             return commits + newest[:1]
         manifest = manifest_stating(_VERSIONED)
-        return ([manifest] if manifest is not None else []) + files.get("tag", [])[:1] + newest[:1]
+        return ([manifest] if manifest is not None else []) + files["tag"][:1] + newest[:1]
     if kind == "overview":
         out = [opening, manifest_stating(_DESCRIBED), first_prose(files["docs_index"])]
     else:

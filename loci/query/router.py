@@ -532,6 +532,13 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     return chosen, why
 
 
+def built_from_words(result: RouteResult) -> bool:
+    """An enumeration whose members were chosen by words (each names its ``rare`` ones), not by a
+    fact held or lacking: the only kind meaning may narrow."""
+    return result.outcome == "enumerated" and bool(result.members) and all(
+        "rare" in m and not m.get("facts") and not m.get("lacks") for m in result.members)
+
+
 def enumeration_opinion(result: RouteResult, affinity: Mapping[str, float], background: Background | None,
                         params: Params = DEFAULT_PARAMS) -> RouteResult:
     """Narrow a set built from words by meaning: a member that holds none of the question's rare
@@ -540,8 +547,7 @@ def enumeration_opinion(result: RouteResult, affinity: Mapping[str, float], back
     (``semantic_z_floor``). A set chosen by facts, or by lacking one, is whole; a member without
     vectors or background is not judged; meaning never empties the set."""
     members = result.members
-    if result.outcome != "enumerated" or not background or any(
-            m.get("facts") or m.get("lacks") or "rare" not in m for m in members):
+    if not background or not built_from_words(result):
         return result
 
     def far(m: dict) -> bool:
@@ -552,8 +558,8 @@ def enumeration_opinion(result: RouteResult, affinity: Mapping[str, float], back
     if not dropped or len(dropped) == len(members):
         return result
     kept = [m for m in members if m["scope"] not in dropped]
-    note = {**_opinion_note(sorted(((affinity[m["scope"]], m["scope"]) for m in members if m["scope"] in affinity),
-                                   key=lambda x: (-x[0], x[1]))),
+    note = {**_opinion_note(_by_affinity(result, {m["scope"]: affinity[m["scope"]] for m in members
+                                                  if m["scope"] in affinity}, Context())),
             "action": "narrowed", "dropped": dropped}
     return replace(result, scopes=[m["scope"] for m in kept], members=kept, semantic=note)
 
