@@ -344,3 +344,71 @@ def test_the_copy_that_answers_is_the_cwds_else_an_eligible_one_built_here_else_
     assert shadowed_copies(group, pulled={"web"}) == {"web", "web@team"}             # built here first
     assert shadowed_copies(group, cwd_scope="web@team") == {"web", "web-fork"}       # the cwd's
     assert shadowed_copies(group, eligible={"web@team", "other"}) == {"web", "web-fork"}   # in the group asked
+
+
+def _languages(idx, held):
+    for lang, scopes in held.items():
+        idx.postings["fact:" + lang] = {idx.position[s]: 1.0 for s in scopes}
+    return idx
+
+
+def test_a_question_naming_its_language_routes_only_to_projects_in_it():
+    # gamma's words match best, but the asker works in Go: only delta is written in Go
+    idx = _languages(build_index({**CORPUS, "delta": CORPUS["delta"] + " cookie session redirect" * 3}),
+                     {"python": ["alpha", "beta", "gamma", "click"], "go": ["delta"]})
+    plain = route("how do I keep the cookie session across a redirect header?", idx, Context(), ALIASES, P)
+    assert plain.scopes[0] == "gamma"
+    r = route("In my Go service, how do I keep the cookie session across a redirect header?", idx, Context(),
+              ALIASES, P)
+    assert r.scopes == ["delta"] and r.languages == ["go"]
+    assert set(r.other_language) == {"alpha", "beta", "gamma", "click"}
+
+
+def test_a_language_no_project_is_written_in_rules_nothing_out():
+    idx = _languages(build_index(CORPUS), {"python": ["alpha", "beta", "gamma", "click"]})
+    r = route("In my Rust crate, how do I keep the cookie session across a redirect header?", idx, Context(),
+              ALIASES, P)
+    assert r.scopes[0] == "gamma" and r.other_language == []
+
+
+def test_a_named_project_or_the_cwd_is_not_ruled_out_by_the_language():
+    idx = _languages(build_index(CORPUS), {"python": ["alpha", "beta", "gamma", "click"], "go": ["delta"]})
+    named = route("In click, how do I prompt for an option from my Go app?", idx, Context(), ALIASES, P)
+    assert named.scopes[0] == "click"
+    here = route("How do I keep the cookie session across a redirect header in my Go service?", idx,
+                 Context(cwd_scope="gamma"), ALIASES, P)
+    assert "gamma" in here.scopes and "gamma" not in here.other_language
+
+
+def test_the_language_a_question_ports_to_is_not_the_projects():
+    from loci.query.grammar import named_languages
+
+    assert named_languages("In my Node CLI, can I hand `-5` to `--offset`?") == {"javascript", "typescript"}
+    assert named_languages("How do I make my Go command-line app print a hint?") == {"go"}
+    assert named_languages("I'm porting a help-text-driven argument parser to Rust.") == frozenset()
+    assert named_languages("render templates without reaching into Python internals") == frozenset()
+    # plain words: lower case, first in the question, or inside a code span
+    assert named_languages("Go to the node's children and rust-proof the `Python` call") == frozenset()
+
+
+def test_a_one_shot_route_reads_the_language_facts_the_question_names(tmp_path, loci_home):
+    import json
+
+    from typer.testing import CliRunner
+
+    from conftest import GIZMO, setup_home
+    from loci.front.cli import app
+
+    prose = "Keep the cookie session across a redirect header. " * 4
+    setup_home(tmp_path / "code", {
+        "pysess": {"README.md": "# pysess\n\n" + prose * 2, "pysess/jar.py": "def cookie_session():\n    pass\n"},
+        "jssess": {"README.md": "# jssess\n\n" + prose, "jar.js": "export function cookieSession() {}\n",
+                   "package.json": '{"name": "jssess"}\n'},
+        "gizmo": GIZMO, "tree": {"README.md": "# tree\n\nWalk a directory tree, descend into symlinks.\n"}})
+    ask = ["route", "--json", "--no-cwd"]
+    plain = json.loads(CliRunner().invoke(app, ask + ["How do I keep the cookie session across a redirect?"]).output)
+    assert plain["scopes"][0] == "pysess"
+    # "Node" is no fact's own word: the question's reading says which facts to load
+    res = CliRunner().invoke(app, ask + ["In my Node app, how do I keep the cookie session across a redirect?"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["scopes"] == ["jssess"]

@@ -124,6 +124,9 @@ def route_lines(result, explain: bool = False) -> list[str]:
         lines.append(f"  tokens: {' '.join(result.tokens[:40])}")
         if result.excluded:
             lines.append(f"  excluded by the question: {', '.join(result.excluded)}")
+        if getattr(result, "other_language", None):
+            lines.append(f"  asked about {' or '.join(result.languages)}: {len(result.other_language)} "
+                         f"project(s) in other languages left out")
         lines.append(f"  {'scope':<24} {'total':>7} {'evid':>7} {'name':>5} {'cwd':>5} {'rec':>5}  matched")
         for d in result.details[:DETAILS_SHOWN]:
             matched = ", ".join(f"{t}={v:.2f}" for t, v in sorted(d.matched.items(), key=lambda kv: -kv[1])[:6])

@@ -170,6 +170,7 @@ class Session:
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= set(q.other_spellings.values())
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
+        toks |= {"fact:" + lang for lang in q.languages}   # "my Node CLI": javascript, typescript
         toks |= set(q.pairs)   # "click option" may write `click.option` (router._api_phrase)
         return load_routing(self.layout, toks | self.alias_tokens(), self.merged)
 

@@ -373,3 +373,35 @@ def question_shape(question: str) -> Shape:
     q = question.lower()
     return Shape(define=bool(_DEFINE.search(q)), callers=bool(_CALLERS.search(q)),
                  callees=bool(_CALLEES.search(q)), chain=bool(_CHAIN.search(q)))
+
+
+# a programming language or its runtime, as a question names the one the asker works in ("my Node
+# CLI", "a Go app", "in Rust"): the language fact (``loci_pipeline.facts.LANGUAGES``) it means.
+# Names that are also plain words ("Go", "Rust", "Node", "Swift") count only capitalised and not
+# first in the question; after "to", "into", "than", "like" a language is another one than the
+# project's ("porting it to Rust", "reach into Python internals")
+ECOSYSTEMS = {"python": ("python",), "pypi": ("python",), "rust": ("rust",), "go": ("go",), "golang": ("go",),
+              "javascript": ("javascript", "typescript"), "typescript": ("typescript", "javascript"),
+              "node": ("javascript", "typescript"), "node.js": ("javascript", "typescript"),
+              "nodejs": ("javascript", "typescript"), "npm": ("javascript", "typescript"),
+              "ruby": ("ruby",), "java": ("java",), "kotlin": ("kotlin",), "swift": ("swift",),
+              "php": ("php",), "scala": ("scala",), "elixir": ("elixir",), "lua": ("lua",), "zig": ("zig",)}
+_PLAIN_WORD_LANGUAGES = frozenset({"go", "rust", "node", "swift", "java", "lua", "python", "ruby", "scala", "zig"})
+_ECOSYSTEM = LazyPattern(r"(?<![\w`.\-/])(" + "|".join(sorted(map(re.escape, ECOSYSTEMS), key=len, reverse=True))
+                         + r")(?![\w`\-/]|\.\w)", re.I)
+_OTHER_LANGUAGE = LazyPattern(r"\b(?:to|into|than|like|unlike|vs\.?|versus)\s+$", re.I)
+
+
+def named_languages(question: str) -> frozenset[str]:
+    """The language facts of the ecosystem the question says the asker works in ("In my Node
+    CLI", "a Go command-line app", "my Python script"): empty when it names none."""
+    text = _CODE_SPAN.sub(" ", question)
+    out: set[str] = set()
+    for m in _ECOSYSTEM.finditer(text):
+        word = m.group(1)
+        if word.lower() in _PLAIN_WORD_LANGUAGES and (not word[0].isupper() or not text[:m.start()].strip()):
+            continue
+        if _OTHER_LANGUAGE.search(text[max(0, m.start() - 12):m.start()]):
+            continue
+        out.update(ECOSYSTEMS[word.lower()])
+    return frozenset(out)

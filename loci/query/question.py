@@ -104,6 +104,12 @@ class Question:
         return grammar.asks_why(self.text)
 
     @cached_property
+    def languages(self) -> frozenset[str]:
+        """The language facts of the ecosystem it says the asker works in ("my Node CLI":
+        javascript, typescript; ``grammar.named_languages``)."""
+        return grammar.named_languages(self.text)
+
+    @cached_property
     def pairs(self) -> list[str]:
         """Adjacent word pairs ("click option" may be written ``click.option``)."""
         return list(grammar.adjacent_pairs(self.text))

@@ -63,6 +63,10 @@ class RouteResult:
     details: list[ScopeScore] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)
     excluded: list[str] = field(default_factory=list)
+    # the language a question says it is about ("my Node CLI") and the scopes written in none of
+    # it, left out as the excluded are (``other_language``)
+    languages: list[str] = field(default_factory=list)
+    other_language: list[str] = field(default_factory=list)
     semantic: dict | None = None       # what the vectors said, when they were asked (second_opinion)
     # enumeration: why each member is in the set, [{"scope", "facts": [...], "terms": [...]}];
     # the query service replaces each fact token with its citation
@@ -97,6 +101,7 @@ class RouteResult:
         """What `route --explain` shows: the deciding gate, the question's tokens and every
         scope's score parts, best first."""
         return {"gate": self.gate, "tokens": list(self.tokens), "excluded": list(self.excluded),
+                "languages": list(self.languages), "other_language": len(self.other_language),
                 "details": [{"scope": d.scope, "total": d.total, "evidence": d.evidence, "alias": d.alias,
                              "cwd": d.cwd, "recency": d.recency, "demoted": d.demoted,
                              "matched": dict(d.matched)} for d in self.details]}
@@ -317,6 +322,15 @@ def _is_ordinary_word(alias: str, scope: str, index: RoutingIndex) -> bool:
     return bool(holders - {own}) or alias.isalpha() and len(alias) <= 4
 
 
+def other_language(q: Question, index: RoutingIndex, context: Context) -> set[str]:
+    """The scopes a question rules out by naming the language it is about ("In my Node CLI"):
+    those holding none of its language facts, when some scope holds one (the cwd's never)."""
+    held = {i for lang in q.languages for i in index.get(FACT + lang)}
+    if not held:
+        return set()
+    return {s for s in index.scopes if index.position[s] not in held and s != context.cwd_scope}
+
+
 def route(question: "Question | str", index: RoutingIndex, context: Context = Context(),
           aliases: Mapping[str, Sequence[str]] | None = None,
           params: Params = DEFAULT_PARAMS) -> RouteResult:
@@ -327,6 +341,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     enumerative = q.enumerative
     toks = q.tokens
     named, excluded, soft = name_hits(question, aliases, index, enumerative)
+    off_language = other_language(q, index, context) if not (enumerative or named) else set()
     # a copy of another scope (not named, not the cwd's) takes no place and is no second witness
     copies = {s for s in context.shadowed if s not in named and s != context.cwd_scope}
     skip = scope_rows(index, copies)
@@ -371,7 +386,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
                 sc.cwd = params.cwd_boost
 
     def eligible(sc: ScopeScore) -> bool:
-        if sc.scope in excluded:
+        if sc.scope in excluded or sc.scope in off_language:
             return False
         if sc.scope in copies:
             return False
@@ -409,7 +424,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
             forms = surface_forms(question)
             cands = [{"scope": c["scope"], "terms": [forms.get(t, t) for t in c["terms"]]} for c in cands]
         return RouteResult(outcome, [s.scope for s in chosen], reason, cands, scores_out, gate,
-                           ranked, toks, sorted(excluded))
+                           ranked, toks, sorted(excluded), languages=sorted(q.languages) if off_language else [],
+                           other_language=sorted(off_language))
 
     if top is None:
         return result("abstained", [], "out_of_group" if context.eligible is not None else "no_evidence",
@@ -595,7 +611,7 @@ def open_to_opinion(result: RouteResult) -> bool:
 
 def _by_affinity(result: RouteResult, affinity: Mapping[str, float], context: Context) -> list[tuple[float, str]]:
     """(affinity, scope) of the scopes an opinion may name (eligible, not excluded), closest first."""
-    excluded = set(result.excluded) | (set(context.shadowed) - set(result.scopes))
+    excluded = set(result.excluded) | set(result.other_language) | (set(context.shadowed) - set(result.scopes))
     return sorted(((a, s) for s, a in affinity.items() if s not in excluded
                    and (context.eligible is None or s in context.eligible)), key=lambda x: (-x[0], x[1]))
 
