@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import threading
 import warnings
 
 from loci_pipeline.definitions import LANGUAGES, Definition, attach_map, module_name, regex_definitions
@@ -273,15 +274,29 @@ def _short_end(text: str, i: int, quote: str) -> int:
         i = j + 1
 
 
+# CPython 3.11 counts the depth of the tree it builds per interpreter, not per thread: two
+# threads parsing at once (doit indexes several scopes in threads) can raise "SystemError: AST
+# constructor recursion depth mismatch" (python/cpython#106905) and fail a scope's index. The
+# tree is built holding the GIL anyway, so one parse at a time costs next to nothing.
+_PARSING = threading.Lock()
+
+
+def parse_python(text: str) -> ast.Module | None:
+    """The module's tree, or None when it does not parse (or the parser fails on it)."""
+    try:
+        with _PARSING, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, SystemError):
+        return None
+
+
 def python_source(text: str, relpath: str, max_chars: int
                   ) -> tuple[list[Episode], list[Definition]] | None:
     """Docstrings (headed by qualified name, at the def line), comment blocks and definitions
     of a Python file; None when it does not parse."""
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parse_python(text)
+    if tree is None:
         return None
     lines_n = text.count("\n") + 1
     module = module_name(relpath)

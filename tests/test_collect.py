@@ -734,3 +734,41 @@ def test_a_repository_without_tags_has_no_tag_passage(repo):
     write(repo, "main.go", "package main\n")
     commit_all(repo, "no tag yet")
     assert not [c for c in collect_scope("s", repo).chunks if c.path.startswith("tag:")]
+
+
+def test_python_files_are_parsed_one_at_a_time_across_threads(monkeypatch):
+    # CPython 3.11's parser is not safe in two threads at once (python/cpython#106905)
+    import ast
+    import threading
+    import time
+
+    from loci_pipeline import comments
+
+    inside, most = [0], [0]
+    real = ast.parse
+
+    def slow_parse(text, *a, **kw):
+        inside[0] += 1
+        most[0] = max(most[0], inside[0])
+        time.sleep(0.01)
+        inside[0] -= 1
+        return real(text, *a, **kw)
+
+    monkeypatch.setattr(comments.ast, "parse", slow_parse)
+    threads = [threading.Thread(target=comments.python_source, args=("def f():\n    pass\n", "m.py", 250))
+               for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1
+
+
+def test_a_file_the_parser_fails_on_is_skipped_not_fatal(monkeypatch):
+    from loci_pipeline import comments
+
+    def broken(*_a, **_kw):
+        raise SystemError("AST constructor recursion depth mismatch (before=42, after=36)")
+
+    monkeypatch.setattr(comments.ast, "parse", broken)
+    assert comments.python_source("def f():\n    pass\n", "m.py", 250) is None
