@@ -269,3 +269,14 @@ def test_a_fused_route_keeps_a_place_for_the_scope_closest_in_meaning():
     assert lexical.outcome == "abstained"
     r = second_opinion(lexical, near(gamma=0.62, delta=0.61, alpha=0.60, click=0.59, beta=0.2), Context(), weak, q)
     assert r.semantic["action"] == "fused" and r.scopes == ["delta", "gamma"]
+
+
+def test_meaning_does_not_add_a_project_in_a_language_the_question_rules_out():
+    idx = routing_index(CORPUS)
+    idx.postings["fact:python"] = {idx.position[s]: 1.0 for s in ("alpha", "beta", "gamma", "click")}
+    idx.postings["fact:go"] = {idx.position["delta"]: 1.0}
+    q = "how is the sprocket calibration parser wired in my Python service"
+    lexical = route(q, idx, Context(), ALIASES, P)
+    assert lexical.scopes == ["alpha"] and lexical.other_language == ["delta"]
+    r = second_opinion(lexical, near(delta=0.7, beta=0.45), Context(), P, q)
+    assert "delta" not in r.scopes and r.scopes == ["alpha", "beta"]
