@@ -1,6 +1,7 @@
 """Accuracy beside unrelated real scopes: published packages made repositories, built, and pulled.
 
     python bench/unrelated_bed.py fetch [--pypi 400] [--npm 100] [--cache DIR] [--jobs 6]
+    python bench/unrelated_bed.py build --unrelated-home H [--cache DIR] [--limit 230] [--batch 140]
     python bench/unrelated_bed.py publish --unrelated-home H [--home HOME_22] [--scopes 1000] --store DIR
     python bench/unrelated_bed.py score --store DIR [--home HOME_22] --work DIR [--homes ...]
 
@@ -11,7 +12,10 @@ development projects by name and any package that carries a copy of one (a vendo
 (``pip download --no-binary NAME``, ``npm pack``), skips those under ``MIN_TEXT`` or over
 ``MAX_TEXT`` bytes of text or over ``MAX_ARCHIVE`` bytes of archive, and makes each a git repository of one commit (fixed author
 and date) under ``--cache`` (``bench/.cache/unrelated``); ``fetched.json`` there records every
-name and why it was skipped. Build them as any home builds repositories (``loci setup -y``).
+name and why it was skipped. ``build`` registers the kept ones in fetch order (``--limit``) in a
+home of their own and builds them as any home is built, ``--batch`` at a time (``loci add`` each,
+``loci update --no-scan``; ``loci embed`` and ``loci calibrate`` after the first batch, which later
+updates refresh): a run stopped between batches goes on where it stopped.
 
 ``publish`` exports the development home's scopes and the unrelated home's scopes into one
 folder store, then hard-links copies of the unrelated bundles under other names (forks:
@@ -236,6 +240,42 @@ def fetch(args) -> int:
     return 0
 
 
+def next_batch(fetched: list[dict], registered: set[str], limit: int, batch: int) -> list[str]:
+    """The folders of the next ``batch`` kept packages not registered yet, in fetch order, the
+    home holding at most ``limit`` of them."""
+    room = max(0, min(batch, limit - len(registered)))
+    return [r["folder"] for r in fetched if r["kept"] and r["folder"] not in registered][:room]
+
+
+def build(args) -> int:
+    from bench.measure import run_checked
+
+    home: Path = args.unrelated_home
+    env = inputs.child_env(home)
+    loci = [sys.executable, "-m", "loci"]
+    fetched = json.loads((args.cache / "fetched.json").read_text())
+    while True:
+        registry = home / "scopes.json"
+        registered = {s["name"] for s in json.loads(registry.read_text())["scopes"]} if registry.is_file() else set()
+        built = {p.stem for p in (home / "meta").glob("*.json")} if (home / "meta").is_dir() else set()
+        todo = sorted(registered - built)    # registered by a run stopped before it built them
+        todo += next_batch(fetched, registered, args.limit, args.batch - len(todo))
+        if not todo:
+            break
+        start = time.perf_counter()
+        for folder in todo:
+            if folder not in registered:
+                run_checked([*loci, "add", str(args.cache / "repos" / folder)], env=env, cwd=ROOT)
+        first = not (home / "embed.json").is_file()
+        run_checked([*loci, "update", "--no-scan", "--quiet"], env=env, cwd=ROOT)
+        if first:
+            run_checked([*loci, "embed", "--quiet"], env=env, cwd=ROOT)
+            run_checked([*loci, "calibrate"], env=env, cwd=ROOT)
+        print(f"{len(todo)} built in {time.perf_counter() - start:.0f} s; {len(registered | set(todo))} in "
+              f"{inputs.shown(home)}", flush=True)
+    return 0
+
+
 def bed_names(dev: list[str], unrelated: list[str], total: int) -> list[tuple[str, str]]:
     """``(source scope, published name)`` for the unrelated bundles of a bed of ``total``
     scopes beside ``dev``: each unrelated scope once under its own name, then copies under
@@ -414,6 +454,11 @@ def main(argv=None) -> int:
                    help="folder holding pypi.tsv and npm.tsv (registry name lists with download ranks)")
     f.add_argument("--cache", type=Path, default=CACHE)
     f.add_argument("--jobs", type=int, default=6, help="downloads at once (default 6)")
+    b = sub.add_parser("build", help="build the fetched repositories into a home of their own, in batches")
+    b.add_argument("--unrelated-home", type=Path, required=True, help="the home to build (made when missing)")
+    b.add_argument("--cache", type=Path, default=CACHE, help="the folder `fetch` filled")
+    b.add_argument("--limit", type=int, default=230, help="kept packages built, all told, in fetch order")
+    b.add_argument("--batch", type=int, default=140, help="packages registered and built at a time")
     p = sub.add_parser("publish", help="the bed: development bundles, unrelated bundles and their copies")
     inputs.add_home(p)
     p.add_argument("--unrelated-home", required=True, help="a home built from the fetched repositories")
@@ -430,7 +475,7 @@ def main(argv=None) -> int:
                    help="; ".join(f"{k}: {v}" for k, v in HOMES.items()))
     args = ap.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    return {"fetch": fetch, "publish": publish, "score": score}[args.command](args)
+    return {"fetch": fetch, "build": build, "publish": publish, "score": score}[args.command](args)
 
 
 if __name__ == "__main__":

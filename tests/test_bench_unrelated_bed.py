@@ -102,3 +102,12 @@ def test_fetch_downloads_several_packages_at_once_and_records_each(tmp_path, mon
     assert unrelated_bed.fetch(args) == 0
     rows = json.loads((tmp_path / "cache" / "fetched.json").read_text())
     assert sorted(r["name"] for r in rows) == ["alpha", "beta", "delta", "gamma"]
+
+
+def test_the_next_batch_takes_kept_packages_in_fetch_order_up_to_the_limit():
+    from bench.unrelated_bed import next_batch
+
+    fetched = [{"folder": f, "kept": f != "b"} for f in "abcdefg"]
+    assert next_batch(fetched, set(), limit=10, batch=3) == ["a", "c", "d"]
+    assert next_batch(fetched, {"a", "c", "d"}, limit=5, batch=3) == ["e", "f"]
+    assert next_batch(fetched, {"a", "c", "d", "e", "f"}, limit=5, batch=3) == []
