@@ -102,8 +102,21 @@ def test_a_vocabulary_route_nothing_comes_close_to_in_meaning_abstains_with_its_
     assert r.candidates[0]["scope"] == "alpha" and "sprocket" in r.candidates[0]["terms"]
 
 
-def test_the_veto_needs_every_scope_to_be_far():
-    r = ask("how is the sprocket calibration parser wired", near(gamma=0.3, alpha=0.1))
+def test_the_veto_reads_the_routes_own_scopes_not_the_nearest_of_all():
+    # among hundreds of scopes one is always near-ish: alpha, the words' choice, is far, and
+    # gamma is not near enough to join the route
+    r = ask("how is the sprocket calibration parser wired", near(gamma=0.35, alpha=0.1))
+    assert r.outcome == "abstained" and r.semantic["action"] == "vetoed"
+    assert r.candidates[0]["scope"] == "alpha"
+
+
+def test_a_far_route_stands_when_a_scope_is_near_enough_to_join_it():
+    r = ask("how is the sprocket calibration parser wired", near(gamma=0.45, alpha=0.1))
+    assert r.outcome == "routed" and r.scopes == ["alpha", "gamma"] and r.semantic["action"] == "added"
+
+
+def test_a_route_whose_own_scope_is_near_is_not_vetoed():
+    r = ask("how is the sprocket calibration parser wired", near(alpha=0.33, gamma=0.3))
     assert r.outcome == "routed" and r.scopes[0] == "alpha"
 
 

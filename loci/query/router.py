@@ -660,8 +660,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     cosine of its nearest chunks), measured at the edge; this stays pure. The
     lexical decision keeps its order: the vectors' favourite is appended when
     it clears ``semantic_add_floor`` and is not already chosen, so a paraphrase
-    that shares no word with its answer still reaches it. When no scope comes
-    even ``semantic_veto_floor`` close, the words matched by coincidence (an
+    that shares no word with its answer still reaches it. When none of the
+    route's own scopes comes even ``semantic_veto_floor`` close and no other
+    scope is near enough to join it, the words matched by coincidence (an
     off-topic question that happens to use a project's example data) and the
     route becomes a no-evidence abstention, its scopes kept as the shortlist.
     An abstention for lack of evidence (never a deictic one, nor a group
@@ -692,7 +693,9 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     note = _opinion_note(ranked)
     out = replace(result, semantic=note)
     if result.outcome == "routed":
-        near_nothing = best < params.semantic_veto_floor or (
+        # judged on the route's own scopes: among hundreds some other scope is always near-ish
+        own = max((affinity[s] for s in result.scopes if s in affinity), default=best)
+        near_nothing = (own < params.semantic_veto_floor and best < params.semantic_add_floor) or (
             bool(background) and stands_out(affinity, background, near) < params.semantic_z_veto)
         if near_nothing and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
