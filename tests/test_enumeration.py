@@ -243,3 +243,16 @@ def test_a_project_holding_several_of_the_questions_common_words_is_a_member_one
     assert r.outcome == "enumerated"
     assert "bravo" in r.scopes          # three of the question's words, none distinctive alone
     assert "charlie" not in r.scopes     # one common word, however often
+
+
+def test_a_language_spelled_as_an_everyday_word_is_a_fact_only_where_the_question_names_it():
+    # alpha and bravo ship a few .sh scripts (language "shell"); charlie and delta offer completions
+    idx = _index({"alpha": ["shell"], "bravo": ["shell"], "charlie": ["python"], "delta": ["go"]},
+                 {"charlie": "shell completion zsh fish bash completion " * 5,
+                  "delta": "shell completion zsh fish completion " * 5})
+    offer = route("Which of my projects offer shell tab-completion (bash/zsh/fish)?", idx, aliases=ALIASES)
+    assert sorted(offer.scopes) == ["charlie", "delta"]
+    written = route("Which of my projects are written in shell?", idx, aliases=ALIASES)
+    assert sorted(written.scopes) == ["alpha", "bravo"]
+    going = route("Which of my projects go beyond plain completion?", idx, aliases=ALIASES)
+    assert not any(m.get("facts") for m in going.members)

@@ -412,3 +412,11 @@ def test_a_one_shot_route_reads_the_language_facts_the_question_names(tmp_path, 
     res = CliRunner().invoke(app, ask + ["In my Node app, how do I keep the cookie session across a redirect?"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["scopes"] == ["jssess"]
+
+
+def test_a_language_named_after_written_in_counts_in_lower_case():
+    from loci.query.grammar import named_languages
+
+    assert named_languages("Which of my projects are written in go?") == {"go"}
+    assert named_languages("Which of my projects are written in shell?") == {"shell"}
+    assert named_languages("Which of my projects offer shell tab-completion?") == frozenset()

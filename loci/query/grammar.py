@@ -385,21 +385,28 @@ ECOSYSTEMS = {"python": ("python",), "pypi": ("python",), "rust": ("rust",), "go
               "node": ("javascript", "typescript"), "node.js": ("javascript", "typescript"),
               "nodejs": ("javascript", "typescript"), "npm": ("javascript", "typescript"),
               "ruby": ("ruby",), "java": ("java",), "kotlin": ("kotlin",), "swift": ("swift",),
-              "php": ("php",), "scala": ("scala",), "elixir": ("elixir",), "lua": ("lua",), "zig": ("zig",)}
-_PLAIN_WORD_LANGUAGES = frozenset({"go", "rust", "node", "swift", "java", "lua", "python", "ruby", "scala", "zig"})
+              "php": ("php",), "scala": ("scala",), "elixir": ("elixir",), "lua": ("lua",), "zig": ("zig",),
+              "shell": ("shell",), "bash": ("shell",)}
+_PLAIN_WORD_LANGUAGES = frozenset({"go", "rust", "node", "swift", "java", "lua", "python", "ruby", "scala", "zig",
+                                   "shell", "bash"})
+# language facts spelled as everyday words: the word is the fact only where the question names the
+# language ("written in Go", "my Shell scripts"), not in "go beyond", "shell tab-completion"
+PLAIN_WORD_FACTS = frozenset({"go", "rust", "swift", "shell"})
 _ECOSYSTEM = LazyPattern(r"(?<![\w`.\-/])(" + "|".join(sorted(map(re.escape, ECOSYSTEMS), key=len, reverse=True))
                          + r")(?![\w`\-/]|\.\w)", re.I)
+_WRITTEN_IN = LazyPattern(r"\b(?:written|coded|implemented)\s+in\s+(?:pure\s+)?$", re.I)
 _OTHER_LANGUAGE = LazyPattern(r"\b(?:to|into|than|like|unlike|vs\.?|versus)\s+$", re.I)
 
 
 def named_languages(question: str) -> frozenset[str]:
     """The language facts of the ecosystem the question says the asker works in ("In my Node
-    CLI", "a Go command-line app", "my Python script"): empty when it names none."""
+    CLI", "a Go command-line app", "my Python script", "written in go"): empty when it names none."""
     text = _CODE_SPAN.sub(" ", question)
     out: set[str] = set()
     for m in _ECOSYSTEM.finditer(text):
         word = m.group(1)
-        if word.lower() in _PLAIN_WORD_LANGUAGES and (not word[0].isupper() or not text[:m.start()].strip()):
+        if (word.lower() in _PLAIN_WORD_LANGUAGES and (not word[0].isupper() or not text[:m.start()].strip())
+                and not _WRITTEN_IN.search(text[max(0, m.start() - 20):m.start()])):
             continue
         if _OTHER_LANGUAGE.search(text[max(0, m.start() - 12):m.start()]):
             continue

@@ -352,8 +352,10 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     holders: dict[str, set[int]] = {}
     negated = {t for w in grammar.negated_words(question) for t in tokenize(w)[:1]} if enumerative else set()
     toks = [t for t in toks if t not in negated]
+    # "shell", "go": a language fact only where the question names the language (grammar.PLAIN_WORD_FACTS)
+    plain = grammar.PLAIN_WORD_FACTS - q.languages
     for tok in toks:
-        rows, facts = index.get(tok), index.get(FACT + tok)
+        rows, facts = index.get(tok), ({} if tok in plain else index.get(FACT + tok))
         if rows or facts:
             holders[tok] = (set(rows) | set(facts)) - skip
         evidence = token_evidence(index, tok, params, skip)
@@ -436,7 +438,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, question)
+        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q)
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
@@ -495,7 +497,7 @@ DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation
 
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
                       params: Params, distinctive_terms, top: ScopeScore,
-                      question: str = "") -> tuple[list[ScopeScore], list[dict]]:
+                      question: "Question | str" = "") -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -512,10 +514,13 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     only when the question asks what a project uses (builds on, depends on, pulls in);
     "with no dependencies" asks for the dependency-free fact.
     """
+    q = Question.of(question)
+    question = q.text
     if grammar.asks_for_no_dependencies(question):
         toks = [*toks, DEPENDENCY_FREE]
         negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
-    held = asked_facts(elig, toks, index, grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
+    held = asked_facts(elig, [t for t in toks if t not in grammar.PLAIN_WORD_FACTS - q.languages], index,
+                       grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
     best = max((len(v) for v in held.values()), default=0)
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
