@@ -110,6 +110,12 @@ class Question:
         return grammar.named_languages(self.text)
 
     @cached_property
+    def unnamed_language_words(self) -> frozenset[str]:
+        """Language facts spelled as everyday words ("shell", "go") that it uses as words, not as
+        the language's name: no fact of the question (``grammar.PLAIN_WORD_FACTS``)."""
+        return grammar.PLAIN_WORD_FACTS - self.languages
+
+    @cached_property
     def pairs(self) -> list[str]:
         """Adjacent word pairs ("click option" may be written ``click.option``)."""
         return list(grammar.adjacent_pairs(self.text))

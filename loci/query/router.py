@@ -352,8 +352,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     holders: dict[str, set[int]] = {}
     negated = {t for w in grammar.negated_words(question) for t in tokenize(w)[:1]} if enumerative else set()
     toks = [t for t in toks if t not in negated]
-    # "shell", "go": a language fact only where the question names the language (grammar.PLAIN_WORD_FACTS)
-    plain = grammar.PLAIN_WORD_FACTS - q.languages
+    plain = q.unnamed_language_words   # "shell tab-completion" is no fact:shell
     for tok in toks:
         rows, facts = index.get(tok), ({} if tok in plain else index.get(FACT + tok))
         if rows or facts:
@@ -519,7 +518,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     if grammar.asks_for_no_dependencies(question):
         toks = [*toks, DEPENDENCY_FREE]
         negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
-    held = asked_facts(elig, [t for t in toks if t not in grammar.PLAIN_WORD_FACTS - q.languages], index,
+    held = asked_facts(elig, [t for t in toks if t not in q.unnamed_language_words], index,
                        grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
     best = max((len(v) for v in held.values()), default=0)
     if best:
