@@ -251,9 +251,14 @@ def build(args) -> int:
     from bench.measure import run_checked
 
     home: Path = args.unrelated_home
+    record = args.cache / "fetched.json"
+    if not record.is_file():
+        inputs.fail(f"{inputs.shown(record)} is missing", "run `python bench/unrelated_bed.py fetch` first")
+    if args.limit < 1 or args.batch < 1:
+        inputs.fail("--limit and --batch must be at least 1", f"got --limit {args.limit} --batch {args.batch}")
     env = inputs.child_env(home)
     loci = [sys.executable, "-m", "loci"]
-    fetched = json.loads((args.cache / "fetched.json").read_text())
+    fetched = json.loads(record.read_text())
     while True:
         registry = home / "scopes.json"
         registered = {s["name"] for s in json.loads(registry.read_text())["scopes"]} if registry.is_file() else set()

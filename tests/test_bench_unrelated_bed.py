@@ -111,3 +111,29 @@ def test_the_next_batch_takes_kept_packages_in_fetch_order_up_to_the_limit():
     assert next_batch(fetched, set(), limit=10, batch=3) == ["a", "c", "d"]
     assert next_batch(fetched, {"a", "c", "d"}, limit=5, batch=3) == ["e", "f"]
     assert next_batch(fetched, {"a", "c", "d", "e", "f"}, limit=5, batch=3) == []
+
+
+def test_build_without_a_fetch_says_so_and_writes_no_home(tmp_path, capsys):
+    import pytest
+
+    from bench.unrelated_bed import main
+
+    home = tmp_path / "home"
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "--unrelated-home", str(home), "--cache", str(tmp_path / "never-fetched")])
+    assert exit_.value.code == 2
+    assert "fetched.json is missing" in capsys.readouterr().err and not home.exists()
+
+
+def test_build_refuses_an_empty_batch(tmp_path, capsys):
+    import json
+
+    import pytest
+
+    from bench.unrelated_bed import main
+
+    (tmp_path / "fetched.json").write_text(json.dumps([{"folder": "a", "kept": True}]))
+    with pytest.raises(SystemExit) as exit_:
+        main(["build", "--unrelated-home", str(tmp_path / "home"), "--cache", str(tmp_path), "--batch", "0"])
+    assert exit_.value.code == 2 and "--batch" in capsys.readouterr().err
+    assert not (tmp_path / "home").exists()
