@@ -249,6 +249,8 @@ def next_batch(fetched: list[dict], registered: set[str], limit: int, batch: int
 
 def build(args) -> int:
     from bench.measure import run_checked
+    from loci.kernel.config import layout
+    from loci.kernel.registry import load_registry
 
     home: Path = args.unrelated_home
     record = args.cache / "fetched.json"
@@ -259,11 +261,11 @@ def build(args) -> int:
     env = inputs.child_env(home)
     loci = [sys.executable, "-m", "loci"]
     fetched = json.loads(record.read_text())
+    lay = layout(home)
     while True:
-        registry = home / "scopes.json"
-        registered = {s["name"] for s in json.loads(registry.read_text())["scopes"]} if registry.is_file() else set()
-        built = {p.stem for p in (home / "meta").glob("*.json")} if (home / "meta").is_dir() else set()
-        todo = sorted(registered - built)    # registered by a run stopped before it built them
+        registered = set(load_registry(lay).names())
+        # registered by a run stopped before it built them
+        todo = sorted(name for name in registered if not lay.meta(name).is_file())
         todo += next_batch(fetched, registered, args.limit, args.batch - len(todo))
         if not todo:
             break
