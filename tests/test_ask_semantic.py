@@ -188,7 +188,7 @@ def test_a_long_lived_session_measures_the_same_scopes_as_a_one_shot(garage, mon
     for long_lived in (False, True):
         measured.clear()
         session = open_session(keep_full_index=long_lived)
-        session.params = replace(session.params, semantic_shortlist=1)
+        session.params = replace(session.params, semantic_shortlist=1, semantic_read=1)
         answers.append(route_question(session, question).to_json())
         seen.append(sorted(measured))
     assert seen[0] == seen[1] and len(seen[0]) < 3      # the shortlist and the route's own, not all three
@@ -278,7 +278,7 @@ def test_an_abstentions_candidates_are_measured_even_when_the_first_pass_misses_
     monkeypatch.setattr(SemanticSide, "_shortlist", lambda self, q, scopes, n, include: ["motors", *include])
     measured = _spy_on_measured_scopes(monkeypatch)
     session = open_session()
-    session.params = replace(session.params, semantic_shortlist=1)
+    session.params = replace(session.params, semantic_shortlist=1, semantic_read=1)
     route_question(session, "Which pivot charts fit a kennel?")
     assert sorted(measured) == ["motors", "sheets"]
 
@@ -426,3 +426,33 @@ def test_an_enumeration_of_words_has_its_members_judged_in_meaning_and_only_thei
     assert out["outcome"] == "enumerated" and seen == [(out["scopes"], sorted(out["scopes"]), True)]
     runner.invoke(app, ["route", "--json", "--fast", "--no-cwd", question])
     assert len(seen) == 1          # --fast never reads vectors
+
+
+def test_the_second_opinion_reads_further_than_the_scopes_it_judges_the_question_on(garage, monkeypatch):
+    """The first pass's first `semantic_read` are read to find the closest scope; only its first
+    `semantic_shortlist` and the route's own say whether the question stands out at all."""
+    from dataclasses import replace
+
+    from loci.query.ask import open_session, route_question
+    from loci.query.router import RouteResult
+    from loci.query.semantic_search import SemanticSide
+    import loci.query.ask as ask_module
+
+    abstention = RouteResult("abstained", [], "no_evidence", [{"scope": "sheets", "terms": ["charts"]}],
+                             {"sheets": 0.2}, gate="evidence")
+    monkeypatch.setattr(ask_module, "route", lambda *a, **kw: abstention)
+    monkeypatch.setattr(SemanticSide, "_shortlist", lambda self, q, scopes, n, include: [*scopes[:n], *include])
+    seen = {}
+
+    def spy(result, affinity, ctx, params, q, background=None, judged=None):
+        seen.update(read=sorted(affinity), judged=sorted(judged))
+        return result
+
+    monkeypatch.setattr(ask_module, "second_opinion", spy)
+    session = open_session()
+    scopes = session.indexed()
+    assert len(scopes) == 3
+    session.params = replace(session.params, semantic_shortlist=1, semantic_read=2)
+    route_question(session, "Which pivot charts fit a kennel?")
+    assert seen["read"] == sorted({*scopes[:2], "sheets"})
+    assert seen["judged"] == sorted({scopes[0], "sheets"})

@@ -92,6 +92,9 @@ def test_the_second_opinion_spends_no_place_of_its_shortlist_on_a_copy(tmp_path,
             measured.append(list(scopes))
             return {s: 0.3 for s in scopes}
 
+        def first_pass(self, text, scopes, n, include=()):
+            return list(scopes)
+
     session = open_session()
     monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: Side())
     route_question(session, "how do I keep cookies across redirects?")

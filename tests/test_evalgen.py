@@ -178,6 +178,9 @@ class _FarInMeaning:
     def affinities(self, question, scopes, k, **_):
         return {s: 0.0 for s in scopes}
 
+    def first_pass(self, question, scopes, n, include=()):
+        return list(scopes)
+
 
 def test_eval_scores_as_abstained_what_ask_abstains_on(corpus):
     from loci.query.ask import ask, open_session, route_question

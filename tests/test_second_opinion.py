@@ -293,3 +293,40 @@ def test_meaning_does_not_add_a_project_in_a_language_the_question_rules_out():
     assert lexical.scopes == ["alpha"] and lexical.other_language == ["delta"]
     r = second_opinion(lexical, near(delta=0.7, beta=0.45), Context(), P, q)
     assert "delta" not in r.scopes and r.scopes == ["alpha", "beta"]
+
+
+# --- a wider read finds the closest scope; the calibrated few judge whether the question is on-topic
+
+def test_a_scope_read_only_to_find_the_closest_does_not_save_an_off_topic_route_from_the_veto():
+    # beta stands 3 spreads above its background, but it was read beyond the few whose closeness
+    # calibration fitted the veto on (the first pass's first and the route's own): as many draws
+    # as are read, one of them stands out by chance
+    q = "how is the sprocket calibration parser wired"
+    bg = {s: (0.25, 0.05) for s in CORPUS}
+    flat = near(alpha=0.32, beta=0.40, gamma=0.30, delta=0.30, click=0.29)
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    assert second_opinion(lexical, flat, Context(), P, q, bg).outcome == "routed"     # beta judged: not vetoed
+    r = second_opinion(lexical, flat, Context(), P, q, bg, judged={"alpha", "gamma"})
+    assert r.outcome == "abstained" and r.semantic["action"] == "vetoed"
+
+
+def test_a_scope_read_beyond_the_judged_few_can_still_join_a_route_as_the_closest():
+    q = "how is the sprocket calibration parser wired"
+    bg = {s: (0.20, 0.04) for s in CORPUS}
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    r = second_opinion(lexical, near(delta=0.55, alpha=0.48, beta=0.2, gamma=0.2, click=0.2), Context(), P, q, bg,
+                       judged={"alpha", "beta"})
+    assert r.outcome == "routed" and r.scopes == ["alpha", "delta"] and r.semantic["action"] == "added"
+
+
+def test_the_clear_lead_in_meaning_is_weighed_among_the_judged_scopes():
+    # among the judged, delta leads clearly (0.35 against alpha's 0.04); gamma, read further out, is
+    # as close as delta but was never part of what calibration measured such a lead on
+    q = "how is the sprocket calibration parser wired"
+    bg = {s: (0.20, 0.04) for s in CORPUS}
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    aff = near(delta=0.55, gamma=0.54, alpha=0.24, beta=0.2, click=0.2)
+    wide = second_opinion(lexical, aff, Context(), P, q, bg)
+    assert wide.scopes[0] == "alpha"                       # no clear leader among all read
+    judged = second_opinion(lexical, aff, Context(), P, q, bg, judged={"alpha", "delta", "beta"})
+    assert judged.scopes[0] == "delta"

@@ -657,7 +657,7 @@ Background = Mapping[str, tuple[float, float]]   # per scope: off-topic question
 
 def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: Context = Context(),
                    params: Params = DEFAULT_PARAMS, question: "Question | str" = "",
-                   background: Background | None = None) -> RouteResult:
+                   background: Background | None = None, judged: Collection[str] | None = None) -> RouteResult:
     """Let the chunk vectors widen, veto or rescue a decision made on vocabulary alone.
 
     ``affinity`` is each scope's closeness to the question in meaning (the mean
@@ -684,6 +684,11 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     scope's background as few off-topic questions do (``semantic_z_floor``), a vocabulary route
     count as near nothing when no scope stands out more than a typical off-topic question does
     (``semantic_z_veto``), and orders the scopes by meaning above their background.
+
+    ``judged``: the scopes whose closeness says how far the question stands out and whether one
+    leads clearly (the first pass's first ``semantic_shortlist`` and the route's own, what
+    calibration fits those cuts on); the others in ``affinity`` were read only to find the closest.
+    Among more scopes read, one stands out by chance more often. None: every scope in ``affinity``.
     """
     ranked = _by_affinity(result, affinity, context)
     if not ranked or not open_to_opinion(result):
@@ -692,15 +697,17 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     best, leader = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else best
     near = [s for _a, s in ranked]
+    judged_near = near if judged is None else [s for s in near if s in judged]
     by_meaning = _above_background(near, affinity, background)
-    clear = _clear_leader(by_meaning, affinity, background, params.semantic_lead_ratio)
+    clear = _clear_leader([s for s in by_meaning if s in judged_near], affinity, background,
+                          params.semantic_lead_ratio)
     note = _opinion_note(ranked)
     out = replace(result, semantic=note)
     if result.outcome == "routed":
         # judged on the route's own scopes: among hundreds some other scope is always near-ish
         own = max((affinity[s] for s in result.scopes if s in affinity), default=best)
         near_nothing = (own < params.semantic_veto_floor and best < params.semantic_add_floor) or (
-            bool(background) and stands_out(affinity, background, near) < params.semantic_z_veto)
+            bool(background) and stands_out(affinity, background, judged_near) < params.semantic_z_veto)
         if near_nothing and all(s in affinity for s in result.scopes):
             # (a chosen scope with no vectors yet, say one indexed but not embedded, cannot be judged)
             note["action"] = "vetoed"
@@ -724,7 +731,7 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         # an English encoder reads another script's letters as noise: no opinion on such a question
         foreign = q.reads_as_foreign_prose
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
-                or stands_out(affinity, background, near) >= params.semantic_z_floor):
+                or stands_out(affinity, background, judged_near) >= params.semantic_z_floor):
             chosen = _two_witnesses(result, by_meaning)
             if clear is not None:
                 chosen = [clear, *(s for s in chosen if s != clear)]

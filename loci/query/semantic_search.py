@@ -137,8 +137,8 @@ class SemanticSide:
         only their vectors are read. ``keep`` holds each matrix read for the next question (a
         long-lived session); without it a one-shot reads the stored rows once."""
         scopes = list(scopes)
-        if shortlist is not None and len(scopes) > shortlist:
-            scopes = self._shortlist(question, scopes, shortlist, include)
+        if shortlist is not None:
+            scopes = self.first_pass(question, scopes, shortlist, include)
         if self.prefetch is not None:   # a pulled map's shortlisted stores come together, not one by one
             self.prefetch(scopes)
         out = {}
@@ -147,6 +147,12 @@ class SemanticSide:
             if got is not None:
                 out[scope] = got
         return out
+
+    def first_pass(self, question: str, scopes, n: int, include=()) -> list[str]:
+        """The ``n`` scopes whose merged summaries come closest to the question, plus ``include``;
+        every scope of ``scopes`` when there are no more than ``n`` or no summary."""
+        scopes = list(scopes)
+        return self._shortlist(question, scopes, n, include) if len(scopes) > n else scopes
 
     def _shortlist(self, question: str, scopes: list[str], n: int, include) -> list[str]:
         from loci.query.semantic import load_summary, shortlist
