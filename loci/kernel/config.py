@@ -279,7 +279,7 @@ class Params:
     semantic_lead_ratio: float = 0.75    # ... and the scope closest above its background leads when the next has <= this share of its lift
     semantic_fused_max: int = 2          # scopes a no-evidence question gets from words and meaning together
     semantic_shortlist: int = 4          # scopes (nearest by summary) whose closeness judges if a question is on-topic
-    semantic_read: int = 16              # scopes (nearest by summary) whose vectors the second opinion reads to find the closest
+    semantic_read: int = 8               # scopes (nearest by summary) whose vectors the second opinion reads to find the closest
     semantic_summary_k: int = 16         # centroids per scope in the summary that first pass reads
     # what a passage's closest window beats its own row by on off-topic questions, for 1, 2, 3, 4,
     # 5+ windows: a window pays it before it speaks for its passage (`loci calibrate` fits it per home)

@@ -392,7 +392,7 @@ class StoredRows:
             block = np.asarray(self.matrix[a:a + ROW_BLOCK], dtype=np.float32)
             out[a:a + ROW_BLOCK] = block @ q
             if first:
-                norms = np.linalg.norm(block, axis=1)
+                norms = np.sqrt(np.einsum("ij,ij->i", block, block))
                 inv[a:a + ROW_BLOCK] = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
         self.inv = inv
         out *= inv

@@ -124,9 +124,9 @@ class SemanticSide:
             vectors = scope_vectors(self.layout, self.model_id, scope, lex)
         if vectors is None or vectors.stored.dim != self.encoder.dim:
             return None
-        cos = (self.cosines(scope, vectors, question) if keep
-               else vectors.stored.cosines(self.qvec(question)))
-        return affinity(cos[vectors.affine], k)
+        if keep:   # the search of the same question reads every row's cosine
+            return affinity(self.cosines(scope, vectors, question)[vectors.affine], k)
+        return affinity(vectors.affine_cosines(self.qvec(question)), k)
 
     def affinities(self, question: str, scopes, k: int, *, include=(), shortlist: int | None = None,
                    keep: bool = True) -> dict[str, float]:
@@ -216,6 +216,16 @@ class ScopeVectors:
         self.stored = stored
         self.affine = own_row_index(keys, copies)
         self._passages = None
+
+    def affine_cosines(self, query_vec) -> "np.ndarray":
+        """The query's cosine to the ``affine`` rows alone (a one-shot route reads no window)."""
+        from loci.query.semantic import StoredRows
+
+        rows, a = self.stored.matrix, self.affine
+        if not len(a):
+            return StoredRows(rows[:0]).cosines(query_vec)
+        contiguous = int(a[-1]) - int(a[0]) + 1 == len(a)   # as a build writes them: a view, no copy
+        return StoredRows(rows[int(a[0]):int(a[-1]) + 1] if contiguous else rows[a]).cosines(query_vec)
 
     @property
     def keys(self) -> list[str]:
