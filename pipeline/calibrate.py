@@ -292,7 +292,8 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
         except Exception as exc:  # EncoderUnavailable, or a model only a path could name
             problems.append(f"{model}: {str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__}")
             continue
-        out[model] = semantic_from_pieces(per, len(questions), opinion_reads(layout, model, null[0], judged, readable))
+        read, few = opinion_reads(layout, model, null[0], judged, readable)
+        out[model] = semantic_from_pieces(per, len(questions), read, few)
     pieces.save()
     result: dict = {"models": out}
     if problems:
@@ -303,20 +304,23 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
 
 
 def opinion_reads(layout: Layout, model: str, vectors: Callable, judged: Sequence[Sequence[str]] | None,
-                  eligible: list[str]) -> list[set] | None:
+                  eligible: list[str]) -> tuple[list[set] | None, list[set] | None]:
     """``measured_by_opinion`` for ``model``'s off-topic questions (``vectors()``: encoded, as the
-    pieces read them), or None (every scope) without ``judged``, a merged summary of this model, or
-    an encoder for the questions."""
+    pieces read them) twice: as far as the live opinion reads (``semantic_read``) and for the few
+    whose standing judges a question (``semantic_shortlist``); (None, None) (every scope) without
+    ``judged``, a merged summary of this model, or an encoder for the questions."""
     from loci.query.semantic import load_summary
 
     summary = load_summary(layout, model) if judged is not None else None
     if summary is None:
-        return None
+        return None, None
     try:
         encoded = vectors()
     except Exception:  # EncoderUnavailable: a pulled home's pieces came with its bundles, unencoded
-        return None
-    return measured_by_opinion(summary, encoded, eligible, judged)
+        return None, None
+    p = DEFAULT_PARAMS
+    return (measured_by_opinion(summary, encoded, eligible, judged, max(p.semantic_read, p.semantic_shortlist)),
+            measured_by_opinion(summary, encoded, eligible, judged, p.semantic_shortlist))
 
 
 def model_pieces(layout: Layout, pieces, model: str, questions: Sequence[str], load_encoder: Callable,
@@ -419,11 +423,13 @@ def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
                                      "floor": got["floor"], "null": got["null"]}
 
 
-def semantic_from_pieces(per: Mapping[str, Mapping], n: int, measured: Sequence[set] | None = None) -> dict:
+def semantic_from_pieces(per: Mapping[str, Mapping], n: int, measured: Sequence[set] | None = None,
+                         few: Sequence[set] | None = None) -> dict:
     """One model's corpus-level values from its scopes' pieces ({scope: {"floor", "null"}}, in
     the index's order): the floors, the route floors from each question's best over the scopes
     the second opinion measures for it (``measured``, per question; None: every scope), each
-    scope's background and the z floor and veto."""
+    scope's background and the z floor and veto, read over the scopes whose standing judges each
+    question (``few``; default ``measured``)."""
     floors = {scope: piece["floor"] for scope, piece in per.items()}
     per_scope = {scope: piece["null"] for scope, piece in per.items() if piece.get("null") is not None}
     standings = {scope: per[scope]["z"] for scope in per_scope} if all("z" in per[s] for s in per_scope) else None
@@ -438,8 +444,9 @@ def semantic_from_pieces(per: Mapping[str, Mapping], n: int, measured: Sequence[
         background = background_from(per_scope)
         if background:
             out["background"] = background
-            out["route"]["semantic_z_floor"] = z_floor_from(per_scope, standings=standings, measured=measured)
-            out["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL, standings, measured)
+            few = measured if few is None else few
+            out["route"]["semantic_z_floor"] = z_floor_from(per_scope, standings=standings, measured=few)
+            out["route"]["semantic_z_veto"] = z_floor_from(per_scope, BACKGROUND_TYPICAL, standings, few)
     return out
 
 

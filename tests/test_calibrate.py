@@ -467,6 +467,22 @@ def test_the_route_floors_are_fitted_on_the_scopes_the_second_opinion_measures()
     assert semantic_from_pieces(per, 4, measured=[{"gone"}] * 4)["route"] == every
 
 
+def test_the_add_floor_is_fitted_on_every_scope_read_and_the_z_floor_on_the_few_that_judge():
+    """The live opinion reads `semantic_read` scopes to find the closest and judges how far a
+    question stands out on its first `semantic_shortlist`: each cut fitted where it is applied."""
+    from loci_pipeline.calibrate import semantic_from_pieces
+
+    base = [0.20, 0.21, 0.19, 0.20, 0.22, 0.18, 0.20, 0.21]
+    nulls = {"quiet": base, "spiky": base[:-1] + [0.60], "other": [v + 0.1 for v in base]}
+    per = {s: {"floor": 0.5, "null": v} for s, v in nulls.items()}
+    n = len(base)
+    wide = semantic_from_pieces(per, n, measured=[{"quiet", "spiky", "other"}] * n)["route"]
+    split = semantic_from_pieces(per, n, measured=[{"quiet", "spiky", "other"}] * n, few=[{"quiet", "other"}] * n)["route"]
+    assert split["semantic_add_floor"] == wide["semantic_add_floor"]        # the best of all read
+    assert split["semantic_z_floor"] < wide["semantic_z_floor"]             # spiky's outlier was never judged
+    assert semantic_from_pieces(per, n, measured=[{"quiet", "other"}] * n)["route"]["semantic_z_floor"] == split["semantic_z_floor"]
+
+
 def test_the_z_floor_reads_each_questions_standing_where_it_was_measured():
     from loci_pipeline.calibrate import z_floor_from
 
@@ -506,12 +522,13 @@ def test_calibrate_fits_the_route_floors_on_the_scopes_the_opinion_measures(corp
     seen = []
 
     def measured(summary, qvecs, scopes, judged, shortlist=4):
-        seen.append((sorted(scopes), len(judged), len(qvecs)))
+        seen.append((sorted(scopes), len(judged), len(qvecs), shortlist))
         return [{"gizmo"}] * len(qvecs)
 
     monkeypatch.setattr(cal, "measured_by_opinion", measured)
     got = cal.calibrate(layout(), load_encoder=lambda model, lay: enc, write=False)
-    assert seen == [(["gizmo", "webby"], n, n)]
+    # once as far as the opinion reads, once for the few whose standing judges the question
+    assert seen == [(["gizmo", "webby"], n, n, DEFAULT_PARAMS.semantic_read), (["gizmo", "webby"], n, n, DEFAULT_PARAMS.semantic_shortlist)]
     route, every = (d["semantic"]["models"]["fake-model"]["route"] for d in (got, gizmo_only))
     from loci_pipeline.calibration_pieces import Pieces
 
