@@ -258,8 +258,12 @@ def test_route_explain_shows_the_gate_and_each_scopes_parts(home):
 
 @covers("loci --install-completion")
 def test_install_completion_writes_the_completion_script_for_the_shell(tmp_path, monkeypatch):
+    import shellingham
+
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("SHELL", "/bin/bash")
+    # the shell is found from the parent processes: run from a detached job it is none
+    monkeypatch.setattr(shellingham, "detect_shell", lambda *a, **kw: ("bash", "/bin/bash"))
     res = runner.invoke(app, ["--install-completion"], prog_name="loci")
     assert res.exit_code == 0, res.output
     scripts = list(tmp_path.rglob("loci*"))
