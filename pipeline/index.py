@@ -20,7 +20,7 @@ from loci.kernel import tokens
 from loci.kernel.atomic import write_with
 from loci_pipeline.chunks import Chunk
 from loci_pipeline.lexical_fit import fit_and_write
-from loci_pipeline.paths import path_kind
+from loci_pipeline.paths import path_kind, symbol_weight
 from loci.kernel.language import is_foreign, translation_language
 
 CHUNK_SCHEMA = pa.schema([
@@ -86,7 +86,7 @@ def routing_vocabulary(definitions: Iterable[tuple[str, str, str, int]],
         vocab.update(symbol_vocab)
     else:
         for name, _kind, relpath, _line in definitions:
-            w = DEFINITION_WEIGHT * params.path_weight(path_kind(relpath))
+            w = DEFINITION_WEIGHT * symbol_weight(relpath, path_kind(relpath), params)
             if w:
                 for tok in tokens.tokenize(name):
                     vocab[tok] += w

@@ -23,6 +23,20 @@ _TEST_FILE = re.compile(r"(^test_.*|.*_test\.\w+$|.*\.test\.\w+$|.*\.spec\.\w+$|
 _GENERATED_FILE = re.compile(r".*(\.min\.(js|css)$|_pb2\.py$|\.pb\.go$|\.generated\.\w+$|\.lock$)")
 
 
+# a type stub (``sessions.pyi``, ``index.d.ts``) declares names another file defines: a stub
+# package repeats a library's every name, and "where is X defined?" means the library. A name a
+# stub declares weighs as a passing mention in prose does (index.PROSE_WEIGHT) toward routing.
+DECLARATION_FACTOR = 0.35
+_DECLARATION_FILE = re.compile(r".*(\.pyi|\.d\.ts|\.d\.mts|\.d\.cts)$")
+
+
+def symbol_weight(relpath: str, kind: str, params) -> float:
+    """How much a name defined in ``relpath`` (of path ``kind``) counts toward routing: the path
+    kind's weight, a declaration's share of it in a type stub."""
+    weight = params.path_weight(kind)
+    return weight * DECLARATION_FACTOR if weight and _DECLARATION_FILE.match(relpath.lower()) else weight
+
+
 def path_kind(relpath: str) -> str:
     """One of PATH_KINDS for a '/'-separated path relative to the repository root."""
     parts = [p.lower() for p in relpath.replace("\\", "/").split("/") if p]

@@ -21,7 +21,7 @@ from loci.query.structure import bare_name, name_parts
 from loci.kernel.tokens import tokenize
 from loci.kernel.atomic import write_with
 from loci_pipeline.graph_file import read_graph_json
-from loci_pipeline.paths import path_kind
+from loci_pipeline.paths import path_kind, symbol_weight
 
 MAX_GRAPH_BYTES = 200_000_000
 
@@ -213,7 +213,7 @@ def symbol_vocabulary(symbols: pa.Table, params: Params = DEFAULT_PARAMS) -> Cou
     cols = symbols.to_pydict()
     kinds = cols.get("path_kind") or [path_kind(p) for p in cols["path"]]
     for label, kind, path, where in zip(cols["label"], cols["kind"], cols["path"], kinds):
-        weight = params.path_weight(where)
+        weight = symbol_weight(path, where, params)
         if not weight:
             continue
         text = posixpath.splitext(posixpath.basename(path))[0] if kind == "file" else label

@@ -604,3 +604,20 @@ def test_a_module_qualified_name_falls_back_to_class_and_method(store):
 def test_a_qualified_name_unknown_here_falls_back_to_the_bare_name(store):
     hits = query(store, "where is Mixin.should_strip_auth defined")
     assert where(hits)[0] == "defines should_strip_auth pkg/adapter.py:1"
+
+
+def test_a_name_a_stub_only_declares_weighs_less_than_where_it_is_defined():
+    """A type stub (``.pyi``, ``.d.ts``) declares what another file defines: "where is X defined?"
+    is answered by the project that defines it, not by a stub package that repeats its names."""
+    import pyarrow as pa
+
+    from loci_pipeline.structure_tables import SYMBOL_SCHEMA
+
+    rows = [("should_strip_auth", "requests/sessions.py"), ("merge_setting", "requests-stubs/sessions.pyi"),
+            ("ChalkInstance", "types/index.d.ts"), ("makeChalk", "source/index.ts")]
+    table = pa.table({"id": [str(i) for i in range(len(rows))], "label": [r[0] for r in rows],
+                      "kind": ["function"] * len(rows), "path": [r[1] for r in rows], "line": [1] * len(rows),
+                      "path_kind": ["source"] * len(rows), "parts": [""] * len(rows)}, schema=SYMBOL_SCHEMA)
+    vocab = symbol_vocabulary(table)
+    assert vocab["should_strip_auth"] == 1.0 and vocab["makechalk"] == 1.0
+    assert 0 < vocab["merge_setting"] < 0.5 and 0 < vocab["chalkinstance"] < 0.5

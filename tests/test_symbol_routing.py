@@ -103,3 +103,18 @@ def test_a_code_name_route_is_not_put_to_the_vectors(index):
     for affinity in ({s: 0.0 for s in DEFS}, {"parsers": 0.5, "tasks": 0.9, "styles": 0.1}):
         judged = second_opinion(r, affinity, Context())   # neither vetoed nor widened
         assert judged.outcome == "routed" and judged.scopes == ["parsers"] and judged.semantic is None
+
+
+def test_the_project_that_defines_a_name_leads_a_stub_that_only_declares_it():
+    """A type-stub package repeats a library's names (declared in .pyi files: they weigh less);
+    both hold the name, but "where is it defined?" is answered by the library first, however much
+    more of the small stub package the name is."""
+    stub = {"lib": ["should_strip_auth"] + [f"helper_{i}" for i in range(40)], "stubs": ["should_strip_auth"]}
+    index = index_of(stub)
+    i_stub = index.scopes.index("stubs")
+    for t in tokenize("should_strip_auth"):
+        index.postings[t][i_stub] = 0.7                          # two declarations at 0.35 each
+    r = route("Where is should_strip_auth defined?", index, Context(), {s: [s] for s in stub})
+    assert r.gate == "symbol" and r.scopes == ["lib", "stubs"]
+    totals = {d.scope: d.total for d in r.details}
+    assert totals["stubs"] > totals["lib"]                   # by the words alone the stub would lead

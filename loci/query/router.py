@@ -220,9 +220,9 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
     return named, excluded, soft
 
 
-def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[tuple[str, list[int]]]:
+def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[tuple[str, list[int], set[int]]]:
     """Each code name the question uses (``parse_defaults``, ``PluginManager._verify_hook``,
-    ``PolynomialHash``) with the scopes that hold it.
+    ``PolynomialHash``) with the scopes that hold it, heaviest first, and those that weigh the most.
 
     A code name is looked up whole (its qualified form first, then its last part): its split
     words are ordinary vocabulary. A scope holds it when its weight for the name is at least
@@ -231,7 +231,7 @@ def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[t
     """
     words = grammar.identifiers(question) + [w for w in grammar.upper_camel_words(question)
                                              if w not in grammar.identifiers(question)]
-    out: list[tuple[str, list[int]]] = []
+    out: list[tuple[str, list[int], set[int]]] = []
     for word in words:
         for key in _whole_names(word):
             rows = index.get(key)
@@ -239,7 +239,7 @@ def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[t
                 top = max(rows.values())
                 held = sorted((i for i, w in rows.items() if w >= params.symbol_holder_share * top),
                               key=lambda i: -rows[i])
-                out.append((word, held))
+                out.append((word, held, {i for i in held if rows[i] == top}))
                 break
     return out
 
@@ -249,9 +249,11 @@ def symbol_route(question: "Question | str", index: RoutingIndex, params: Params
     """For a question about code structure (where is X defined, what calls X), the scopes its
     code names pick out: (scopes, name, too_many), or None.
 
-    Every name held by at most ``select_max`` eligible scopes contributes its holders (best
-    evidence first, ``select_max`` in all): a function defined in one project is asked about
-    there. When every name is held more widely, the holders come back as an abstention's
+    Every name held by at most ``select_max`` eligible scopes contributes its holders (``select_max``
+    in all): a function defined in one project is asked about there. The heaviest holder of a name
+    comes first (it defines the name; a type stub declares it at a fraction of that weight), then
+    the others by evidence: a small stub package's words are all the library's names, so by
+    evidence alone it would lead the library it describes. When every name is held more widely, the holders come back as an abstention's
     shortlist (``too_many``). Elsewhere a code name is vocabulary like any word: an open
     question's ``sys.exit()``, ``pyproject.toml`` or ``Node.js`` names no project's code.
     """
@@ -260,17 +262,19 @@ def symbol_route(question: "Question | str", index: RoutingIndex, params: Params
     if not (shape.callers or shape.callees or shape.define and grammar.asks_where(q.text)):
         return None
     by_pos = {index.position[s.scope]: s for s in elig}
-    picks = []
-    for word, held in symbol_holders(q.text, index, params):
+    picks, defines = [], set()
+    for word, held, heaviest in symbol_holders(q.text, index, params):
         scopes = [by_pos[i] for i in held if i in by_pos]
         if scopes:
             picks.append((word, scopes))
+            if len(scopes) <= params.select_max:
+                defines.update(index.scopes[i] for i in heaviest)
     if not picks:
         return None
     few = [(w, sc) for w, sc in picks if len(sc) <= params.select_max]
     if few:
         chosen = {s.scope: s for _w, sc in few for s in sc}
-        ranked = sorted(chosen.values(), key=lambda s: (-s.total, s.scope))
+        ranked = sorted(chosen.values(), key=lambda s: (s.scope not in defines, -s.total, s.scope))
         return ranked[: params.select_max], few[0][0], False
     word, scopes = min(picks, key=lambda p: len(p[1]))
     return sorted(scopes, key=lambda s: (-s.total, s.scope))[:5], word, True
