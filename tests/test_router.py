@@ -420,3 +420,21 @@ def test_a_language_named_after_written_in_counts_in_lower_case():
     assert named_languages("Which of my projects are written in go?") == {"go"}
     assert named_languages("Which of my projects are written in shell?") == {"shell"}
     assert named_languages("Which of my projects offer shell tab-completion?") == frozenset()
+
+
+def test_a_project_named_as_such_leads_an_ordinary_word_that_only_follows_a_preposition():
+    """ "the requests library" names requests; "with backoff" may name the backoff package or mean
+    backoff: when the question names one project unmistakably, a word that is vocabulary elsewhere
+    and reads as a name only after a preposition is not a second name."""
+    corpus = {
+        "requests": FILLER + "session adapter connection pool http cookie " * 5 + "requests " * 3,
+        "backoff": FILLER + "retry retries backoff decorator exponential jitter giveup " * 6,
+        "net": FILLER + "retry backoff connection timeout " * 2 + "requests " * 2,
+    }
+    idx = build_index(corpus)
+    aliases = {s: [s] for s in corpus}
+    q = "Does the requests library retry failed connections on its own, and how do I add retries with backoff?"
+    r = route(q, idx, Context(), aliases, P)
+    assert r.scopes[0] == "requests"
+    alone = route("How do I add retries with backoff to my http calls?", idx, Context(), aliases, P)
+    assert alone.scopes[0] == "backoff"        # no other name: the preposition still names it

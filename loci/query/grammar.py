@@ -84,15 +84,17 @@ def _alias_pattern(alias: str) -> str:
     return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
 
 
-def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
-    """Count (strong, bare, excluded) uses of ``alias`` in ``question``.
+def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
+    """Count (strong, bare, excluded, marked) uses of ``alias`` in ``question``.
 
     A use is strong when it reads as a name: code-formatted or quoted, capitalised
     (not in capitals: "CLI" is an acronym) against a lower-case alias, at the head of the question followed by ':' or ',',
     after 'in/with/using/for...', before 'library/package/...', or as "X's".
     ``excluded`` is True when the name follows 'besides', 'not counting', ...
+    ``marked``: the strong uses that read as a name by more than a preposition before them
+    ("with backoff" may mean backoff, "the requests library" cannot mean anything else).
     """
-    strong = bare = 0
+    strong = bare = marked = 0
     excluded = False
     pat = re.compile(_alias_pattern(alias), re.I)
     for m in pat.finditer(question):
@@ -118,9 +120,10 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool]:
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
         if quoted or possessive or follower or at_head or prefix or (capitalised and not sentence_start):
             strong += 1
+            marked += bool(quoted or possessive or follower or at_head or (capitalised and not sentence_start))
         else:
             bare += 1
-    return strong, bare, excluded
+    return strong, bare, excluded, marked
 
 
 _NEGATION = LazyPattern(

@@ -197,26 +197,34 @@ def _recency_ranks(index: RoutingIndex) -> list[float]:
 def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: RoutingIndex,
               enumerative: bool) -> tuple[dict[str, int], set[str], dict[str, list[str]]]:
     """Scopes the question names (strong uses), scopes it excludes ("besides X"), and
-    scopes whose ordinary-word name appears bare, with the words that follow it."""
+    scopes whose ordinary-word name appears bare, with the words that follow it.
+
+    When the question names some project unmistakably ("the requests library", `attrs`), an
+    ordinary word that reads as a name only after a preposition ("with backoff") is a bare use."""
     soft: dict[str, list[str]] = {}
     named: dict[str, int] = {}
     excluded: set[str] = set()
     lowered = question.lower()
+    uses = []
     for scope, names in aliases.items():
         for alias in names:
             if len(alias) < 2 or alias.lower() not in lowered:
                 continue
-            strong, bare, excl = grammar.name_uses(question, alias)
-            if excl:
-                excluded.add(scope)
-            if strong:
-                named[scope] = named.get(scope, 0) + strong
-            elif bare and not _is_ordinary_word(alias, scope, index):
-                named[scope] = named.get(scope, 0) + bare
-            elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
-                named[scope] = named.get(scope, 0) + bare
-            elif bare:
-                soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
+            uses.append((scope, alias, *grammar.name_uses(question, alias)))
+    unmistakable = any(marked for *_rest, marked in uses)
+    for scope, alias, strong, bare, excl, marked in uses:
+        if unmistakable and strong and not marked and _is_ordinary_word(alias, scope, index):
+            strong, bare = 0, bare + strong
+        if excl:
+            excluded.add(scope)
+        if strong:
+            named[scope] = named.get(scope, 0) + strong
+        elif bare and not _is_ordinary_word(alias, scope, index):
+            named[scope] = named.get(scope, 0) + bare
+        elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
+            named[scope] = named.get(scope, 0) + bare
+        elif bare:
+            soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
     return named, excluded, soft
 
 
