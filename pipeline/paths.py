@@ -20,6 +20,7 @@ _EXAMPLE = {"example", "examples", "sample", "samples", "demo", "demos", "tutori
             "tutorials", "cookbook"}
 _DOCS = {"doc", "docs", "documentation", "man", "guide", "guides"}
 _TEST_FILE = re.compile(r"(^test_.*|.*_test\.\w+$|.*\.test\.\w+$|.*\.spec\.\w+$|^conftest\.py$|^test\.\w+$|.*-test\.\w+$|.*\.test-d\.ts$)")
+_PROSE_EXTENSIONS = (".md", ".rst", ".txt", ".adoc")
 _GENERATED_FILE = re.compile(r".*(\.min\.(js|css)$|_pb2\.py$|\.pb\.go$|\.generated\.\w+$|\.lock$)")
 
 
@@ -56,6 +57,11 @@ def path_kind(relpath: str) -> str:
         return "test"
     if any(d in _EXAMPLE for d in dirs):
         return "example"
-    if any(d in _DOCS for d in dirs) or name.endswith((".md", ".rst", ".txt", ".adoc")):
+    prose = name.endswith(_PROSE_EXTENSIONS)
+    if any(d in _DOCS for d in dirs):
+        # code in the documentation illustrates the project (a snippet, a tutorial's script, the
+        # docs' own build config), as an examples/ folder's does: it defines no API of the project
+        return "docs" if prose else "example"
+    if prose:
         return "docs"
     return "source"

@@ -18,7 +18,10 @@ from loci_pipeline.paths import PATH_KINDS, path_kind
     ("static/app.min.js", "generated"),
     ("proto/msg_pb2.py", "generated"),
     ("examples/quickstart.py", "example"),
-    ("docs/guide/intro.py", "docs"),
+    ("docs/guide/intro.md", "docs"),
+    ("docs/guide/intro.py", "example"),                 # code in the docs illustrates, as examples do
+    ("docs/snippets/migration/collapse_excgroups.py", "example"),
+    ("docs/conf.py", "example"),
     ("CHANGELOG.md", "docs"),
     ("", "source"),
 ])
