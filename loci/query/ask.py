@@ -342,11 +342,11 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         return result
     # the same scopes are measured in every session (a one-shot, the MCP server, eval), so they
     # all answer alike; a long-lived session keeps the matrices it has read for the next question
-    # The summaries' first pass is coarse: at 1,000 scopes the closest scope is among its first 4 for
-    # 112 of 196 questions, among its first 16 for 152 (reading every scope's vectors: 150 in the first
-    # 4). Its first `semantic_read` are read to find the closest; whether the question stands out at
-    # all is judged on its first `semantic_shortlist`, as calibration measured off-topic questions
-    # (docs/decisions/semantic-routing.md, session 17)
+    # The summaries' first pass is coarse: at 1,000 scopes the right scope is among its first 4 for
+    # 112 of 196 questions, its first 8 for 133 (every scope's own affinity: 149 in its first 4;
+    # bench/first_pass.py). Its first `semantic_read` are read to find the closest; whether the
+    # question stands out at all is judged on its first `semantic_shortlist`, as calibration measured
+    # off-topic questions (docs/decisions/semantic-routing.md, session 17)
     own = judged_scopes(result)
     affinity = semantic.affinities(text, measured, params.semantic_route_k, include=own,
                                    shortlist=max(params.semantic_read, params.semantic_shortlist),

@@ -261,9 +261,10 @@ def symbol_route(question: "Question | str", index: RoutingIndex, params: Params
     in all): a function defined in one project is asked about there. The heaviest holder of a name
     comes first (it defines the name; a type stub declares it at a fraction of that weight), then
     the others by evidence: a small stub package's words are all the library's names, so by
-    evidence alone it would lead the library it describes. When every name is held more widely, the holders come back as an abstention's
-    shortlist (``too_many``). Elsewhere a code name is vocabulary like any word: an open
-    question's ``sys.exit()``, ``pyproject.toml`` or ``Node.js`` names no project's code.
+    evidence alone it would lead the library it describes. When every name is held more widely,
+    the holders come back as an abstention's shortlist (``too_many``). Elsewhere a code name is
+    vocabulary like any word: an open question's ``sys.exit()``, ``pyproject.toml`` or ``Node.js``
+    names no project's code.
     """
     q = Question.of(question)
     shape = q.shape
