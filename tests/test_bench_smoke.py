@@ -419,3 +419,28 @@ def test_the_overview_bench_refuses_a_corpus_holding_no_scope_in_one_line(tmp_pa
         overview.main(["--home", str(loci_home), "--corpus", str(tmp_path / "elsewhere")])
     err = capsys.readouterr().err.strip()
     assert caught.value.code == 2 and len(err.splitlines()) == 1 and "--corpus" in err
+
+
+def test_first_pass_refuses_a_depth_below_one_in_one_line(tmp_path, capsys):
+    from bench import first_pass
+
+    with pytest.raises(SystemExit) as caught:
+        first_pass.main(["--depths", "4", "0", "--home", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert caught.value.code == 2 and "--depths" in err and "at least 1" in err
+
+
+def test_first_pass_on_a_home_without_vectors_names_the_command_that_makes_them(tmp_path, loci_home, capsys):
+    from conftest import GIZMO, WEBBY, setup_home
+
+    from bench import first_pass
+
+    setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})   # indexed, never embedded
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"id": "q1", "family": "vocab", "question": "how do I calibrate a sprocket?",
+                                     "cwd": None, "gold_scopes": ["gizmo"], "mode": "one"}) + "\n")
+    with pytest.raises(SystemExit) as caught:
+        first_pass.main(["--home", str(loci_home), "--questions", str(questions)])
+    err = capsys.readouterr().err.strip()
+    assert caught.value.code == 2 and len(err.splitlines()) == 1
+    assert "no merged vector summary" in err and "loci embed" in err
