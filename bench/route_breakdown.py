@@ -44,7 +44,7 @@ if open_to_opinion(r):
     side.qvec(q)
     t5 = time.perf_counter()
     p = side.route_params(s.params)
-    side.affinities(q, s.indexed(), p.semantic_route_k, include=r.scopes, shortlist=max(p.semantic_read, p.semantic_shortlist),
+    side.affinities(q, s.indexed(), p.semantic_route_k, include=r.scopes, shortlist=p.semantic_scopes_read,
                     keep=False)
     t6 = time.perf_counter()
     out.update(numpy=t3 - t2, open_semantic=t4 - t3, encode=t5 - t4, affinities=t6 - t5)

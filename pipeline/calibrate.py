@@ -319,7 +319,7 @@ def opinion_reads(layout: Layout, model: str, vectors: Callable, judged: Sequenc
     except Exception:  # EncoderUnavailable: a pulled home's pieces came with its bundles, unencoded
         return None, None
     p = DEFAULT_PARAMS
-    return (measured_by_opinion(summary, encoded, eligible, judged, max(p.semantic_read, p.semantic_shortlist)),
+    return (measured_by_opinion(summary, encoded, eligible, judged, p.semantic_scopes_read),
             measured_by_opinion(summary, encoded, eligible, judged, p.semantic_shortlist))
 
 

@@ -20,7 +20,7 @@ from loci.kernel import tokens
 from loci.kernel.atomic import write_with
 from loci_pipeline.chunks import Chunk
 from loci_pipeline.lexical_fit import fit_and_write
-from loci_pipeline.paths import path_kind, symbol_weight
+from loci_pipeline.paths import DEFINITION_WEIGHT, PATH_WEIGHT, PROSE_WEIGHT, path_kind, symbol_weight
 from loci.kernel.language import is_foreign, translation_language
 
 CHUNK_SCHEMA = pa.schema([
@@ -30,10 +30,6 @@ CHUNK_SCHEMA = pa.schema([
 ])
 VOCAB_SCHEMA = pa.schema([("token", pa.string()), ("weight", pa.float32())])
 
-# how much each source of routing vocabulary counts, before the path-kind weight
-DEFINITION_WEIGHT = 1.0
-PATH_WEIGHT = 0.5
-PROSE_WEIGHT = 0.35
 ROUTING_PROSE_KINDS = ("readme", "doc")
 GRAM_TEXT_CHARS = 800  # char n-grams of a chunk's first characters: morphology, not coverage
 

@@ -24,10 +24,14 @@ _PROSE_EXTENSIONS = (".md", ".rst", ".txt", ".adoc")
 _GENERATED_FILE = re.compile(r".*(\.min\.(js|css)$|_pb2\.py$|\.pb\.go$|\.generated\.\w+$|\.lock$)")
 
 
+# how much each source of routing vocabulary counts (loci_pipeline.index), before the path-kind weight
+DEFINITION_WEIGHT = 1.0
+PATH_WEIGHT = 0.5
+PROSE_WEIGHT = 0.35
 # a type stub (``sessions.pyi``, ``index.d.ts``) declares names another file defines: a stub
 # package repeats a library's every name, and "where is X defined?" means the library. A name a
-# stub declares weighs as a passing mention in prose does (index.PROSE_WEIGHT) toward routing.
-DECLARATION_FACTOR = 0.35
+# stub declares weighs as a passing mention in prose does.
+DECLARATION_FACTOR = PROSE_WEIGHT / DEFINITION_WEIGHT
 _DECLARATION_FILE = re.compile(r".*(\.pyi|\.d\.ts|\.d\.mts|\.d\.cts)$")
 
 

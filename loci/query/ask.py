@@ -349,7 +349,7 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
     # off-topic questions (docs/decisions/semantic-routing.md, session 17)
     own = judged_scopes(result)
     affinity = semantic.affinities(text, measured, params.semantic_route_k, include=own,
-                                   shortlist=max(params.semantic_read, params.semantic_shortlist),
+                                   shortlist=params.semantic_scopes_read,
                                    keep=session.keep_full_index)
     judged = semantic.first_pass(text, measured, params.semantic_shortlist, own)
     return second_opinion(result, affinity, ctx, params, q, getattr(semantic, "background", None), judged=judged)

@@ -118,9 +118,10 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
         prefix = prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
         follower = nxt_word in NAME_FOLLOWERS
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
-        if quoted or possessive or follower or at_head or prefix or (capitalised and not sentence_start):
+        unmistakable = quoted or possessive or follower or at_head or (capitalised and not sentence_start)
+        if unmistakable or prefix:
             strong += 1
-            marked += bool(quoted or possessive or follower or at_head or (capitalised and not sentence_start))
+            marked += unmistakable
         else:
             bare += 1
     return strong, bare, excluded, marked

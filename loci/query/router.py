@@ -213,13 +213,15 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
             uses.append((scope, alias, *grammar.name_uses(question, alias)))
     unmistakable = any(marked for *_rest, marked in uses)
     for scope, alias, strong, bare, excl, marked in uses:
-        if unmistakable and strong and not marked and _is_ordinary_word(alias, scope, index):
+        guessed = unmistakable and strong and not marked   # named only after a preposition
+        ordinary = (guessed or bare and not strong) and _is_ordinary_word(alias, scope, index)
+        if guessed and ordinary:
             strong, bare = 0, bare + strong
         if excl:
             excluded.add(scope)
         if strong:
             named[scope] = named.get(scope, 0) + strong
-        elif bare and not _is_ordinary_word(alias, scope, index):
+        elif bare and not ordinary:
             named[scope] = named.get(scope, 0) + bare
         elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
             named[scope] = named.get(scope, 0) + bare
@@ -710,10 +712,10 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     best, leader = ranked[0]
     margin = best - ranked[1][0] if len(ranked) > 1 else best
     near = [s for _a, s in ranked]
-    judged_near = near if judged is None else [s for s in near if s in judged]
+    judged = set(near if judged is None else judged)
+    judged_near = [s for s in near if s in judged]
     by_meaning = _above_background(near, affinity, background)
-    clear = _clear_leader([s for s in by_meaning if s in judged_near], affinity, background,
-                          params.semantic_lead_ratio)
+    clear = _clear_leader([s for s in by_meaning if s in judged], affinity, background, params.semantic_lead_ratio)
     note = _opinion_note(ranked)
     out = replace(result, semantic=note)
     if result.outcome == "routed":

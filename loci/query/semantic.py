@@ -11,7 +11,7 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Mapping, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -319,19 +319,22 @@ def load_summary(layout: Layout, model_id: str) -> tuple[dict[str, tuple[int, in
     return spans, matrix if unit else as_unit(matrix)
 
 
-def shortlist(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray,
-              scopes, n: int) -> list[str]:
-    """The ``n`` scopes whose summary rows come closest to the question (best first), then every
-    scope the summary lacks (embedded since it was merged): the only ones worth reading in full."""
+def summary_scores(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray) -> dict[str, float]:
+    """Each summarised scope's first-pass score: its closest summary row's cosine to the question."""
     spans, rows = summary
     cos = rows @ np.asarray(qvec, np.float32).reshape(-1) if len(rows) else np.zeros(0, np.float32)
-    known = []
-    for s in scopes:
-        a, b = spans.get(s, (0, 0))
-        if b > a:
-            known.append((float(cos[a:b].max()), s))
+    return {s: float(cos[a:b].max()) for s, (a, b) in spans.items() if b > a}
+
+
+def shortlist(summary: tuple[dict[str, tuple[int, int]], np.ndarray], qvec: np.ndarray | None,
+              scopes, n: int, scores: Mapping[str, float] | None = None) -> list[str]:
+    """The ``n`` scopes whose summary rows come closest to the question (best first), then every
+    scope the summary lacks (embedded since it was merged): the only ones worth reading in full.
+    ``scores``: the question's ``summary_scores`` when the caller has them."""
+    scores = summary_scores(summary, qvec) if scores is None else scores
+    known = [(scores[s], s) for s in scopes if s in scores]
     best = [s for _, s in sorted(known, key=lambda x: (-x[0], x[1]))[:n]]
-    return best + [s for s in scopes if s not in spans]
+    return best + [s for s in scopes if s not in summary[0]]
 
 
 def align(chunk_hashes: list[str], hashes: list[str], matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -34,6 +34,7 @@ class SemanticSide:
     _labels: Any = field(default=None, init=False, repr=False)
     _cosines: Any = field(default=None, init=False, repr=False)
     _summary: Any = None
+    _summary_scores: Any = field(default=None, init=False, repr=False)   # (question, its first-pass scores)
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
     budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
     prefetch: Any = None   # scopes -> None: the session's fetch of mapped scopes' stores, several at once
@@ -155,13 +156,16 @@ class SemanticSide:
         return self._shortlist(question, scopes, n, include) if len(scopes) > n else scopes
 
     def _shortlist(self, question: str, scopes: list[str], n: int, include) -> list[str]:
-        from loci.query.semantic import load_summary, shortlist
+        from loci.query.semantic import load_summary, shortlist, summary_scores
 
         if self._summary is None:
             self._summary = load_summary(self.layout, self.model_id) or False
         if not self._summary:
             return scopes
-        chosen = shortlist(self._summary, self.qvec(question), scopes, n)
+        cached = self._summary_scores   # one first pass a question, however many cuts are read of it
+        if cached is None or cached[0] != question:
+            cached = self._summary_scores = (question, summary_scores(self._summary, self.qvec(question)))
+        chosen = shortlist(self._summary, None, scopes, n, scores=cached[1])
         return chosen + [s for s in include if s in scopes and s not in chosen]
 
     def route_params(self, params):
