@@ -62,6 +62,8 @@ class _Plan:
     old: dict[str, np.ndarray]      # hash -> stored vector, when the file matches the encoder
     old_rows: int                   # rows on disk, whatever model wrote them
     exists: bool
+    copies: list[str] | None = None       # the translated copies among the chunks (None: not tracked)
+    old_copies: list[str] | None = None   # those the store's manifest names
 
     @property
     def todo(self) -> list[str]:
@@ -77,7 +79,7 @@ class _Plan:
 
     @property
     def unchanged(self) -> bool:
-        return self.exists and not self.todo and self.dropped == 0
+        return self.exists and not self.todo and self.dropped == 0 and self.copies == self.old_copies
 
 
 def sha1(text: str) -> str:
@@ -95,10 +97,11 @@ def _read_columns(path: Path, columns: list[str], what: str) -> dict[str, list]:
     return {c: table.column(c).to_pylist() for c in columns}
 
 
-def _windowed(path: Path, chunks: dict[str, list]) -> list[tuple[str, str, str]]:
-    """(hash, text, heading) of the chunks that may get windows: all but translated copies, which
-    the English encoder reads as noise (the multilingual store reads them). A chunks file without
-    kinds, paths or headings (written by hand or long ago) gives every chunk, with no heading."""
+def _by_copy(path: Path, chunks: dict[str, list]) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """(hash, text, heading) of the chunks that may get windows, and the hashes of the others:
+    translated copies, which the English encoder reads as noise (the multilingual store reads
+    them) and a route leaves out. A chunks file without kinds, paths or headings (written by hand
+    or long ago) gives every chunk, with no heading, and no copy."""
     import pyarrow.parquet as pq
 
     from loci.kernel.language import is_translated_copy
@@ -108,8 +111,13 @@ def _windowed(path: Path, chunks: dict[str, list]) -> list[tuple[str, str, str]]
     extra = _read_columns(path, [c for c in ("heading", "kind", "path") if c in names], "the chunks")
     headings = extra.get("heading") or [""] * rows
     kinds, paths = extra.get("kind") or [""] * rows, extra.get("path") or [""] * rows
-    return [(h, t, hd) for h, t, hd, k, p in zip(chunks["hash"], chunks["text"], headings, kinds, paths)
-            if not is_translated_copy(k, p)]
+    rows, copies = [], set()
+    for h, t, hd, k, p in zip(chunks["hash"], chunks["text"], headings, kinds, paths):
+        if is_translated_copy(k, p):
+            copies.add(h)
+        else:
+            rows.append((h, t, hd))
+    return rows, sorted(copies - {h for h, _, _ in rows})   # a text also said in English is no copy
 
 
 def encoding_of(encoder: Encoder) -> str:
@@ -125,7 +133,17 @@ def stored_encoding(path: Path) -> str:
     return str(data.get("encoding", "")) if data else ""
 
 
-def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder) -> _Plan:
+def stored_copies(path: Path) -> list[str] | None:
+    """The translated copies a vector store's manifest names; None when it names none (written
+    before they were named, or a label store)."""
+    from loci.kernel.vectorstore import manifest_copies, read_manifest
+
+    data = read_manifest(path)
+    return manifest_copies(data) if data else None
+
+
+def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder,
+          copies: list[str] | None = None) -> _Plan:
     meta, got = read_meta(path), stored_vectors(path)
     old: dict[str, np.ndarray] = {}
     rows = 0
@@ -138,7 +156,8 @@ def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: E
     elif path.is_file():  # a vector store from before schema 2 (Parquet): reuse, then replace it
         old = _legacy(path, encoder)
         rows = len(old)
-    return _Plan(path, wanted, key_column, old, rows, exists=got is not None)
+    return _Plan(path, wanted, key_column, old, rows, exists=got is not None, copies=copies,
+                 old_copies=stored_copies(path) if copies is not None else None)
 
 
 def _legacy(path: Path, encoder: Encoder) -> dict[str, np.ndarray]:
@@ -293,9 +312,11 @@ def store_as_parquet(path: Path, key_column: str) -> bytes:
                       "vector": pa.FixedSizeListArray.from_arrays(
                           pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()),
                           int(meta["dim"]))})
+    copies = stored_copies(path)
     table = table.replace_schema_metadata({b"loci.model": str(meta["model"]).encode(),
                                            b"loci.dim": str(meta["dim"]).encode(),
-                                           b"loci.encoding": stored_encoding(path).encode()})
+                                           b"loci.encoding": stored_encoding(path).encode(),
+                                           **({b"loci.copies": json.dumps(copies).encode()} if copies is not None else {})})
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd")
     return sink.getvalue()
@@ -307,7 +328,8 @@ def _write(plan: _Plan, fresh: dict[str, np.ndarray], encoder: Encoder) -> None:
     for i, h in enumerate(hashes):
         matrix[i] = fresh[h] if h in fresh else plan.old[h]
     keys = [plan.wanted[h] for h in hashes] if plan.key_column else hashes
-    write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder))
+    write_vectors(plan.path, keys, matrix, encoder.model_id, encoder.dim, encoding=encoding_of(encoder),
+                  copies=plan.copies)
 
 
 def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progress | None = None,
@@ -320,10 +342,11 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         raise EmbedError(f"scope {name!r} has no episode store yet: run `loci index`")
     chunks = _read_columns(chunks_path, ["hash", "text"], "the chunks")
     wanted = dict(zip(chunks["hash"], chunks["text"]))
+    windowed, copies = _by_copy(chunks_path, chunks)
     reach = getattr(encoder, "reach", None)
     if reach is not None and overlap > 0:   # a chunk longer than the encoder reads: its tail as windows too
-        wanted.update(chunk_windows(_windowed(chunks_path, chunks), reach, overlap))
-    plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder)]
+        wanted.update(chunk_windows(windowed, reach, overlap))
+    plans = [_plan(layout.vectors(encoder.model_id, name), wanted, None, encoder, copies)]
     symbols_path = layout.symbols(name)
     label_path = label_vectors_path(layout, encoder.model_id, name)
     if symbols_path.is_file():
@@ -410,7 +433,8 @@ def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAU
         target.unlink(missing_ok=True)
         return
     keys, matrix = got
-    rows = summarise(matrix[own_row_index(keys)], k).astype(np.float16)   # no rows for a scope with no chunks
+    own = own_row_index(keys, set(stored_copies(layout.vectors(model_id, name)) or ()))   # as a route reads them
+    rows = summarise(matrix[own], k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 
 

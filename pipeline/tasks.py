@@ -402,8 +402,11 @@ def vectors_state(ctx: BuildContext, name: str) -> str:
         symbols = "none"
     from loci_pipeline.encode_setting import EncodeSetting
 
+    from loci.kernel.vectorstore import STORE_FORMAT
+
     windows = ctx.params.embed_window_overlap
-    return f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}" + (f"|w{windows}" if windows else "")
+    return (f"{ctx.model_id()}|{EncodeSetting.from_params(ctx.params).tag}|{symbols}" + (f"|w{windows}" if windows else "")
+            + f"|s{STORE_FORMAT}")
 
 
 def vectors_action(ctx: BuildContext, name: str) -> dict:

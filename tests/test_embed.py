@@ -561,3 +561,75 @@ def test_a_translated_copy_gets_no_windows(lay):
     embed_scope("alpha", lay, ReachingEncoder(), overlap=2)
     owners = {window_owner(k) for k in load_vectors(lay, "fake", "alpha")[0]} - {None}
     assert owners == {sha(LONG)}
+
+
+# --- the store names its translated copies (a route reads their vectors without the query file) ---
+
+def write_readmes(lay, scope: str, texts: dict[str, str]) -> None:
+    """One readme chunk a file: ``{path: text}``."""
+    n = len(texts)
+    table = pa.table({
+        "id": pa.array(range(n), pa.int32()), "scope": [scope] * n, "kind": ["readme"] * n,
+        "path": list(texts), "line": pa.array([1] * n, pa.int32()), "heading": [""] * n,
+        "text": list(texts.values()), "path_kind": ["docs"] * n, "hash": [sha(t) for t in texts.values()],
+        "author": [""] * n, "date": [""] * n,
+    })
+    lay.chunks(scope).parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, lay.chunks(scope))
+
+
+TRANSLATED = {"README.md": "a fast file finder", "README.es.md": "un buscador de archivos rapido",
+              "docs/guide.md": "how to search hidden files"}
+
+
+def test_the_store_names_the_chunks_of_translated_copies(lay):
+    write_readmes(lay, "alpha", TRANSLATED)
+    embed_scope("alpha", lay, FakeEncoder())
+    manifest = json.loads(meta_path(lay.vectors("fake", "alpha")).read_text())
+    assert manifest["copies"] == [sha("un buscador de archivos rapido")]
+
+
+def test_a_store_without_translated_copies_names_none(lay):
+    write_chunks(lay, "alpha", ["one", "two"])
+    embed_scope("alpha", lay, FakeEncoder())
+    assert json.loads(meta_path(lay.vectors("fake", "alpha")).read_text())["copies"] == []
+
+
+def test_a_store_written_before_copies_were_named_gains_them_without_encoding(lay):
+    from loci.kernel.atomic import write_json
+
+    write_readmes(lay, "alpha", TRANSLATED)
+    embed_scope("alpha", lay, FakeEncoder())
+    path = meta_path(lay.vectors("fake", "alpha"))
+    old = json.loads(path.read_text())
+    del old["copies"]
+    write_json(path, old)
+    again = FakeEncoder()
+    assert embed_scope("alpha", lay, again).encoded == 0 and again.calls == []
+    assert json.loads(path.read_text())["copies"] == [sha("un buscador de archivos rapido")]
+    still = FakeEncoder()
+    before = path.stat().st_mtime_ns
+    embed_scope("alpha", lay, still)
+    assert path.stat().st_mtime_ns == before    # named now: left alone
+
+
+def test_the_summary_leaves_translated_copies_out(lay):
+    from loci.query.semantic import scope_summary_path
+
+    write_readmes(lay, "alpha", TRANSLATED)
+    embed_scope("alpha", lay, FakeEncoder())
+    rows = np.load(scope_summary_path(lay, "fake", "alpha")).astype(np.float32)
+    enc = FakeEncoder()
+    copy = enc.encode(["un buscador de archivos rapido"])[0]
+    assert len(rows) == 2 and np.max(rows @ copy) < 0.99
+
+
+def test_a_bundle_carries_the_names_of_translated_copies(lay, tmp_path):
+    from loci_pipeline.embed import store_as_parquet, store_from_parquet
+
+    write_readmes(lay, "alpha", TRANSLATED)
+    embed_scope("alpha", lay, FakeEncoder())
+    parquet = tmp_path / "v.parquet"
+    parquet.write_bytes(store_as_parquet(lay.vectors("fake", "alpha"), "hash"))
+    store_from_parquet(parquet, tmp_path / "copy.json", "hash")
+    assert json.loads(meta_path(tmp_path / "copy.json").read_text())["copies"] == [sha("un buscador de archivos rapido")]

@@ -225,3 +225,16 @@ def test_the_small_job_encoder_cuts_texts_like_the_build_setting():
     whole = NumpyBuild(packaged_model_path(), TRANSFORMER_ID, EncodeSetting(256)).encode(texts)
     assert float(cut[0] @ cut[1]) > 0.9999
     assert float(whole[0] @ whole[1]) < 0.99
+
+
+def test_the_vectors_task_state_changes_with_what_a_store_records(tmp_path, monkeypatch):
+    """A home whose stores do not name their translated copies yet re-runs its vectors tasks
+    once, which rewrites each manifest and encodes nothing (tests/test_embed.py)."""
+    import loci.kernel.vectorstore
+    from loci.kernel.config import layout
+    from loci_pipeline.tasks import BuildContext, vectors_state
+
+    ctx = BuildContext(layout(tmp_path / "home"), model="fake")
+    now = vectors_state(ctx, "alpha")
+    monkeypatch.setattr(loci.kernel.vectorstore, "STORE_FORMAT", loci.kernel.vectorstore.STORE_FORMAT - 1)
+    assert vectors_state(ctx, "alpha") != now

@@ -337,3 +337,51 @@ def test_stored_rows_refuse_a_question_vector_of_another_width():
     with pytest.raises(ValueError, match="run `loci embed`"):
         rows.cosines(np.ones(5, dtype=np.float32))
     assert rows.inv is None                           # nothing half-taken
+
+
+def _store_with_a_copy(lay, copies):
+    """alpha's store: README.md's row and README.es.md's, the manifest naming ``copies``
+    (None: a store written before copies were named)."""
+    from loci.kernel.atomic import write_json
+    from loci.kernel.vectorfiles import write_vectors
+    from loci.kernel.vectorstore import meta_path
+
+    path = lay.vectors("fake", "alpha")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_vectors(path, ["en", "es"], np.stack([unit(1, 0), unit(0, 1)]), "fake", 2, copies=copies or [])
+    if copies is None:
+        data = json.loads(meta_path(path).read_text())
+        del data["copies"]
+        write_json(meta_path(path), data)
+
+
+class _QueryFile:
+    """A scope's query file as far as the vectors ask it: which chunks are translated copies."""
+
+    def __init__(self, copies):
+        self.copies, self.asked = set(copies), 0
+
+    def translated_hashes(self):
+        self.asked += 1
+        return self.copies
+
+
+def test_a_route_leaves_out_the_copies_its_store_names_without_opening_the_query_file(lay):
+    from loci.query.semantic_search import scope_vectors
+
+    _store_with_a_copy(lay, ["es"])
+
+    def never():
+        raise AssertionError("the query file was opened")
+
+    vectors = scope_vectors(lay, "fake", "alpha", never)
+    assert vectors.affine.tolist() == [0]
+
+
+def test_a_store_that_names_no_copies_is_read_with_the_query_file_s_translations(lay):
+    from loci.query.semantic_search import scope_vectors
+
+    _store_with_a_copy(lay, None)
+    query_file = _QueryFile({"es"})
+    vectors = scope_vectors(lay, "fake", "alpha", lambda: query_file)
+    assert vectors.affine.tolist() == [0] and query_file.asked == 1

@@ -5,6 +5,7 @@ same files from the same bytes. numpy and pyarrow are imported by whoever import
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -26,16 +27,19 @@ def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
 
 
 def write_vectors(path: Path, keys: list[str], matrix: np.ndarray, model_id: str, dim: int,
-                  dtype: str = VECTOR_DTYPE, encoding: str = "") -> None:
+                  dtype: str = VECTOR_DTYPE, encoding: str = "", copies: list[str] | None = None) -> None:
     """One vector store: the matrix (.npy), then its manifest (.json) naming the keys in row
-    order, the matrix file it belongs to and how the model was run (``encoding``, when not
-    plainly). A reader memory-maps the matrix without pyarrow."""
+    order, the matrix file it belongs to, how the model was run (``encoding``, when not
+    plainly) and, for a scope's chunks, which keys are translated copies (``copies``: what a
+    route leaves out, known without opening the scope's query file). A reader memory-maps the
+    matrix without pyarrow."""
     stored = quantize(matrix.reshape(len(keys), dim), dtype)
     mpath = matrix_path(path)
     write_with(mpath, lambda tmp: save_npy(tmp, stored))
     write_json(meta_path(path), {"model": model_id, "dim": int(dim), "schema": VECTOR_SCHEMA,
                                  "dtype": str(stored.dtype), "rows": len(keys), "keys": keys,
-                                 "matrix": matrix_stamp(mpath), **({"encoding": encoding} if encoding else {})})
+                                 "matrix": matrix_stamp(mpath), **({"encoding": encoding} if encoding else {}),
+                                 **({"copies": list(copies)} if copies is not None else {})})
     if path.suffix == ".parquet":
         path.unlink(missing_ok=True)   # the schema-1 store this one replaces
         path.with_suffix(".keys.npy").unlink(missing_ok=True)
@@ -68,7 +72,17 @@ def store_from_checked_parquet(parquet: Path, path: Path, key: str, want: dict) 
 def _write_table(table, path: Path, key_column: str, model: str, dim: int, raw: dict) -> None:
     matrix = np.asarray(flat_vectors(table.column("vector")), dtype=np.float32).reshape(len(table), dim)
     write_vectors(path, table.column(key_column).to_pylist(), matrix, model, dim,
-                  encoding=raw.get(b"loci.encoding", b"").decode())
+                  encoding=raw.get(b"loci.encoding", b"").decode(), copies=table_copies(raw))
+
+
+def table_copies(raw: dict) -> list[str] | None:
+    """The translated copies a vector table's metadata names (``loci.copies``), None when it names
+    none (a bundle made before they were named) or names them unreadably."""
+    try:
+        copies = json.loads(raw[b"loci.copies"])
+    except (KeyError, ValueError):
+        return None
+    return copies if isinstance(copies, list) and all(isinstance(c, str) for c in copies) else None
 
 
 def flat_vectors(column) -> np.ndarray:

@@ -21,6 +21,10 @@ STATIC_ID = "all-minilm-l6-v2-static256"
 DEFAULT_MODEL = "transformer"
 VECTOR_SCHEMA = 2
 VECTOR_DTYPE = "int8"
+# what a chunk store records, in the build's vectors task state: a home built before a record was
+# added runs its vectors tasks once more, which add it without encoding (``loci_pipeline.embed``).
+# 2: the manifest names the translated copies (``loci.kernel.vectorfiles.write_vectors``' ``copies``)
+STORE_FORMAT = 2
 """How vectors are stored: int8 rows scaled to +-127 each (docs/decisions/footprint.md)."""
 
 _ALIASES = {
@@ -72,6 +76,13 @@ def read_manifest(path: Path) -> dict | None:
     if not isinstance(data, dict) or data.get("schema") != VECTOR_SCHEMA:
         return None
     return data
+
+
+def manifest_copies(data: dict) -> list[str] | None:
+    """The translated copies a chunk store's manifest names (``write_vectors``' ``copies``); None
+    when it names none: a store written before they were named, or a label store."""
+    copies = data.get("copies")
+    return copies if isinstance(copies, list) and all(isinstance(c, str) for c in copies) else None
 
 
 def read_meta(path: Path) -> dict[str, object] | None:

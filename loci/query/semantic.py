@@ -20,7 +20,7 @@ from loci.kernel.errors import EncoderUnavailable  # noqa: F401  (defined numpy-
 from loci.kernel.vectorstore import (  # noqa: F401  (re-exported: callers name them here too)
     DEFAULT_MODEL, MERGED, STATIC_ID, TRANSFORMER_ID, VECTOR_DTYPE, VECTOR_SCHEMA,
     has_vectors, matrix_path, matrix_stamp, merged_summary_files, meta_path, model_id_for,
-    load_npy, read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
+    load_npy, manifest_copies, read_manifest, read_meta, scope_summary_path, vector_files, WINDOW_SEP, window_owner)
 
 if TYPE_CHECKING:
     from loci.kernel.config import Layout
@@ -251,6 +251,12 @@ def as_unit(matrix: np.ndarray) -> np.ndarray:
 def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tuple[list[str], np.ndarray] | None:
     """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None;
     ``unit=False`` leaves the rows as stored (mapped int8 or float16: see ``StoredRows``)."""
+    got = _stored(path, with_keys, unit)
+    return got[1:] if got else None
+
+
+def _stored(path: Path, with_keys: bool, unit: bool) -> tuple[dict, list[str], np.ndarray] | None:
+    """(manifest, keys, rows) of ``stored_vectors``."""
     data = read_manifest(path)
     if data is None:
         return None
@@ -266,7 +272,7 @@ def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tup
     if (matrix.ndim != 2 or matrix.shape != (rows, dim) or str(matrix.dtype) != data.get("dtype")
             or not isinstance(keys, list) or (with_keys and len(keys) != rows)):
         return None
-    return keys, as_unit(matrix) if unit else matrix
+    return data, keys, as_unit(matrix) if unit else matrix
 
 
 def _empty(path: Path) -> np.ndarray:
@@ -292,6 +298,18 @@ def read_store(path: Path, unit: bool = True) -> tuple[list[str], np.ndarray]:
 def load_vectors(layout: Layout, model_id: str, scope: str, unit: bool = True) -> tuple[list[str], np.ndarray]:
     """(chunk hashes, matrix) of a scope under a model; empty if it was never embedded."""
     return read_store(layout.vectors(model_id, scope), unit)
+
+
+def load_scope_store(layout: Layout, model_id: str, scope: str) -> tuple[list[str], np.ndarray, set[str] | None]:
+    """(chunk hashes, rows as stored, the translated copies its manifest names or None) of a
+    scope under a model; no hashes when it was never embedded."""
+    path = layout.vectors(model_id, scope)
+    got = _stored(path, True, False)
+    if got is None:
+        return [], _empty(path), None
+    data, keys, matrix = got
+    copies = manifest_copies(data)
+    return keys, matrix, set(copies) if copies is not None else None
 
 
 def load_label_vectors(layout: Layout, model_id: str, scope: str, unit: bool = True) -> tuple[list[str], np.ndarray]:

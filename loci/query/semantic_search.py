@@ -81,10 +81,16 @@ class SemanticSide:
         """The scope's stored chunk vectors, read once for the route and the search (None when it
         has none); ``lex``: its LexicalIndex when the caller has it open."""
         def read():
-            index = lex if lex is not None else (self.lexical(scope) if self.lexical is not None else None)
-            return scope_vectors(self.layout, self.model_id, scope, index)
+            return scope_vectors(self.layout, self.model_id, scope, self._query_file(scope, lex))
 
         return self._vectors.fetch(scope, read)
+
+    def _query_file(self, scope: str, lex=None):
+        """How ``scope_vectors`` opens the scope's query file if it must: ``lex`` when the caller
+        has it open, else the session's own (None: ``scope_vectors`` opens it)."""
+        if lex is not None:
+            return lambda: lex
+        return (lambda: self.lexical(scope)) if self.lexical is not None else None
 
     def cosines(self, scope: str, vectors: "ScopeVectors", question: str):
         """The question's cosine to every stored row of the scope: the route's affinity and the
@@ -121,8 +127,7 @@ class SemanticSide:
         if keep:
             vectors = self.vectors(scope)
         else:
-            lex = self.lexical(scope) if self.lexical is not None else None
-            vectors = scope_vectors(self.layout, self.model_id, scope, lex)
+            vectors = scope_vectors(self.layout, self.model_id, scope, self._query_file(scope))
         if vectors is None or vectors.stored.dim != self.encoder.dim:
             return None
         if keep:   # the search of the same question reads every row's cosine
@@ -250,15 +255,17 @@ class ScopeVectors:
                    + (self._passages.nbytes if self._passages else 0))
 
 
-def scope_vectors(layout, model_id: str, scope: str, lex=None) -> ScopeVectors | None:
-    """The scope's ``ScopeVectors`` (None when it has none); ``lex``: its LexicalIndex when the
-    caller has it open (else its query file is opened here)."""
+def scope_vectors(layout, model_id: str, scope: str, query_file=None) -> ScopeVectors | None:
+    """The scope's ``ScopeVectors`` (None when it has none). Its translated copies are those its
+    store's manifest names; a store written before they were named asks the scope's query file
+    (``query_file()``: its LexicalIndex, opened only then; by default opened here)."""
     from loci.query.lexical import load_lexical
-    from loci.query.semantic import StoredRows, load_vectors
+    from loci.query.semantic import StoredRows, load_scope_store
 
-    keys, matrix = load_vectors(layout, model_id, scope, unit=False)
+    keys, matrix, copies = load_scope_store(layout, model_id, scope)
     if not keys:
         return None
-    lex = lex if lex is not None else load_lexical(layout.query_db(scope))
-    copies = lex.translated_hashes() if lex is not None else set()
+    if copies is None:
+        lex = query_file() if query_file is not None else load_lexical(layout.query_db(scope))
+        copies = lex.translated_hashes() if lex is not None else set()
     return ScopeVectors(keys, StoredRows(matrix), copies)
