@@ -237,7 +237,8 @@ def test_a_bundle_without_a_query_file_is_pulled_whole_by_a_map_pull(published):
 
 def _fake_records(lay, names):
     for name in names:
-        territory.write_record(lay, name, "file:///nowhere", name, [], None, None)
+        territory.write_record(lay, name, "file:///nowhere", name,
+                               [{"role": "query", "path": "query.sqlite", "sha256": "", "size": 0}], None, None)
 
 
 def test_several_mapped_scopes_are_fetched_together_in_a_bounded_pool(loci_home, monkeypatch):
@@ -291,17 +292,18 @@ def test_the_second_opinion_fetches_its_scopes_in_one_pass_and_a_damaged_one_onc
 
     monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
     cli("pull", str(published), "--quiet", "--no-calibrate")
-    _flip(published / "gizmo" / "query.sqlite")
+    _flip(published / "gizmo" / "vectors.parquet")   # what the opinion's read fetches
     passes, fetched = [], []
     real_all, real_fetch = territory.ensure_all, territory._fetch
-    monkeypatch.setattr(territory, "ensure_all", lambda lay, scopes: passes.append(list(scopes)) or real_all(lay, scopes))
+    monkeypatch.setattr(territory, "ensure_all", lambda lay, scopes, roles=territory.EAGER_ROLES:
+                        passes.append(list(scopes)) or real_all(lay, scopes, roles))
     monkeypatch.setattr(territory, "_fetch", lambda lay, rec, roles=territory.TERRITORY_ROLES: fetched.append(rec["scope"]) or real_fetch(lay, rec, roles))
     session = open_session()
     got = session.semantic().affinities("cookies across redirects", ["gizmo", "webby"], 3, keep=False)
     assert passes[0] == ["gizmo", "webby"]                        # together, before any is read
     assert sorted(fetched) == ["gizmo", "webby"]                  # the damaged one tried once
     assert list(got) == ["webby"]                                 # the other still measured
-    assert [n for n in session.notes if n.startswith("gizmo:") and "sha256" in n and "\n" not in n]
+    assert [n for n in session.notes if n.startswith("gizmo:") and "vectors" in n and "sha256" in n and "\n" not in n]
 
 
 def test_a_vector_columns_values_are_taken_row_after_row_from_a_sliced_chunked_column():
@@ -402,3 +404,59 @@ def test_an_eviction_pass_skips_a_file_another_pass_removed_meanwhile(loci_home,
     monkeypatch.setattr(type(lay.home), "is_file", lambda p: p.name == "gone.npy" or real_is_file(p))
     assert territory.evict(lay, keep={"new"}, cap=0, grace=0) == ["old"]
     assert territory.state(lay, "old") == "mapped" and territory.state(lay, "new") == "cached"
+
+
+# --- the second opinion reads a mapped scope's vectors alone: they name its translated copies ---
+
+def _opinion_session(published, monkeypatch):
+    from test_bundle import FakeEncoder
+
+    import loci.query.semantic
+    from loci.query.ask import open_session
+
+    monkeypatch.setattr(loci.query.semantic, "load_encoder", lambda name, lay, **kw: FakeEncoder())
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    return open_session()
+
+
+def test_the_second_opinion_fetches_a_mapped_scopes_vectors_and_leaves_its_query_file(published, monkeypatch):
+    session = _opinion_session(published, monkeypatch)
+    got = session.semantic().affinities("cookies across redirects", ["gizmo", "webby"], 3, keep=False)
+    lay = layout()
+    model = json.loads(lay.embed_config.read_text())["model_id"]
+    assert sorted(got) == ["gizmo", "webby"]
+    for name in ("gizmo", "webby"):
+        assert lay.vectors(model, name).with_suffix(".npy").is_file()
+        assert not lay.query_db(name).exists() and territory.state(lay, name) == "mapped"
+
+
+def test_a_scope_answered_after_the_opinion_read_it_fetches_only_its_query_file(published, monkeypatch):
+    session = _opinion_session(published, monkeypatch)
+    session.semantic().affinities("cookies across redirects", ["gizmo", "webby"], 3, keep=False)
+    roles = []
+    real = territory._fetch
+    monkeypatch.setattr(territory, "_fetch", lambda lay, rec, roles_=territory.TERRITORY_ROLES:
+                        roles.append(tuple(roles_)) or real(lay, rec, roles_))
+    assert territory.ensure(layout(), "webby") is None
+    assert roles == [("query",)] and territory.state(layout(), "webby") == "cached"
+
+
+def test_vectors_fetched_without_their_query_file_are_evicted_beyond_the_cap(published, monkeypatch):
+    session = _opinion_session(published, monkeypatch)
+    session.semantic().affinities("cookies across redirects", ["gizmo"], 3, keep=False)
+    lay = layout()
+    assert territory.cached_bytes(lay, "gizmo") > 0
+    old = time.time() - 3600
+    os.utime(lay.map_used("gizmo"), (old, old))
+    assert territory.evict(lay, cap=0) == ["gizmo"]
+    assert territory.cached_bytes(lay, "gizmo") == 0
+
+
+def test_doctor_counts_the_vectors_the_opinion_fetched_of_a_mapped_scope(published, monkeypatch):
+    session = _opinion_session(published, monkeypatch)
+    session.semantic().affinities("cookies across redirects", ["gizmo"], 3, keep=False)
+    found = {f["scope"]: f for f in json.loads(cli("doctor", "--json", code=1).stdout)
+             if f["scope"] in ("gizmo", "webby")}
+    assert found["gizmo"]["problem"] == found["webby"]["problem"] == "pulled_mapped"
+    assert "of its vectors are cached here" in found["gizmo"]["message"]
+    assert "cached" not in found["webby"]["message"]

@@ -305,8 +305,10 @@ def _pulled(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
     kept = territory.state(layout, scope.name)
     if kept == "mapped":
+        read = territory.cached_bytes(layout, scope.name) / (1 << 20)   # its vectors, when the second opinion read them
+        held = f"; {read:.1f} MB of its vectors are cached here" if read else ""
         return [Finding(scope.name, "pulled_mapped", f"pulled from {scope.path}{at} as a map: its stores "
-                        "are fetched when a question first needs them", None, NOTE)]
+                        f"are fetched when a question first needs them{held}", None, NOTE)]
     if load_lexical(layout.query_db(scope.name)) is None:
         return [Finding(scope.name, "query_file_stale", "its query file is missing or from another "
                         "version of loci: a pull builds it again from the bundle", "loci update")]

@@ -31,6 +31,10 @@ TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote un
 # what a scope's fetch brings (``ensure``): what the second opinion measures a shortlisted scope by;
 # the symbol labels only a scope answered from reads come when it first does (``ensure_role``)
 EAGER_ROLES = ("query", "vectors")
+# what the second opinion's read of a scope brings: its chunk vectors, whose manifest names the
+# translated copies it leaves out; the query file comes only if the scope is answered from
+# (or its vectors were published before they named their copies)
+READ_ROLES = ("vectors",)
 VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label"}
 
 _locks: dict[str, threading.Lock] = {}
@@ -152,37 +156,47 @@ def ensure(layout: Layout, scope: str) -> str | None:
     return ensure_all(layout, [scope]).get(scope)
 
 
-def ensure_all(layout: Layout, scopes) -> dict[str, str]:
-    """``ensure`` for several scopes: those not cached are fetched ``FETCH_SCOPES`` at a time
-    (copying and hashing release the GIL), each verified and installed on its own, so one that
-    fails leaves the others; then one eviction pass keeps them all. Returns a one-line note for
-    each scope that could not be fetched."""
+def ensure_all(layout: Layout, scopes, roles=EAGER_ROLES) -> dict[str, str]:
+    """``ensure`` for several scopes (of their stores of ``roles``: ``READ_ROLES`` for the second
+    opinion's read): those not here yet are fetched ``FETCH_SCOPES`` at a time (copying and
+    hashing release the GIL), each verified and installed on its own, so one that fails leaves
+    the others; then one eviction pass keeps them all. Returns a one-line note for each scope
+    that could not be fetched."""
     todo = []
     for scope in dict.fromkeys(scopes):
         rec = read_record(layout, scope)
         if rec is None:
             continue
-        if is_cached(layout, scope):
-            _touch(layout, scope)
-        else:
+        if _missing(layout, rec, roles):
             todo.append((scope, rec))
+        else:
+            _touch(layout, scope)
     if not todo:
         return {}
     if len(todo) == 1:
-        got = [_ensure_one(layout, *todo[0])]
+        got = [_ensure_one(layout, *todo[0], roles)]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(FETCH_SCOPES, len(todo))) as pool:
-            got = list(pool.map(lambda item: _ensure_one(layout, *item), todo))
+            got = list(pool.map(lambda item: _ensure_one(layout, *item, roles), todo))
     evict(layout, keep={scope for scope, _ in todo})
     return {scope: note for (scope, _), note in zip(todo, got) if note}
 
 
-def _ensure_one(layout: Layout, scope: str, rec: dict) -> str | None:
+def _missing(layout: Layout, rec: dict, roles) -> tuple[str, ...]:
+    """The stores of ``roles`` the record names and the home lacks (the query file's presence is
+    what "cached" means; a vector store's is its manifest, written last)."""
+    recorded = {f["role"] for f in rec["files"]}
+    return tuple(r for r in roles if r in recorded and not _dest_files(layout, rec, r)[-1].is_file())
+
+
+def _ensure_one(layout: Layout, scope: str, rec: dict, roles=EAGER_ROLES) -> str | None:
     with _lock(scope):
-        if not is_cached(layout, scope):   # another thread of this process may have fetched it
-            note = _fetched(layout, scope, rec, EAGER_ROLES, "its stores", "answered without it")
+        missing = _missing(layout, rec, roles)   # another thread of this process may have fetched them
+        if missing:
+            what = "its stores" if "query" in missing else f"its {' and '.join(r.replace('_', ' ') for r in missing)}"
+            note = _fetched(layout, scope, rec, missing, what, "answered without it")
             if note:
                 return note
         _touch(layout, scope)   # before the eviction pass: what it fetched counts against the cap
@@ -321,11 +335,13 @@ def evict(layout: Layout, keep: set[str] = frozenset(), cap: int | None = None,
             used = stamp.stat().st_mtime
         except (OSError, ValueError):
             continue
-        query = layout.query_db(rec.get("scope", ""))
-        if not rec.get("scope") or not query.is_file():
+        if not rec.get("scope") or not isinstance(rec.get("files"), list):
             continue
+        query = layout.query_db(rec["scope"])
         sizes = {p: _size(p) for p in _files(layout, rec) if p.is_file()}
         files = [p for p, size in sizes.items() if size is not None]   # another pass may have removed one
+        if not files:   # nothing fetched (or all evicted): a map alone
+            continue
         cached.append((used, stamp.stem, query, files, sum(sizes[p] for p in files)))
     total = sum(c[4] for c in cached)
     out = []

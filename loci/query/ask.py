@@ -189,13 +189,15 @@ class Session:
         self.budget = ByteBudget(self.params.engine_cache_bytes)
         self._lexical, self._structure = self.budget.view(), self.budget.view()
 
-    def prefetch(self, scopes) -> None:
+    def prefetch(self, scopes, roles=None) -> None:
         """The stores of ``scopes`` pulled as a map and not here yet, fetched together
-        (``territory.ensure_all``); one that cannot be is noted and reads as having no store,
-        as ``lexical`` reads it after a failed fetch (not tried again for this session's view)."""
-        from loci.kernel.territory import ensure_all
+        (``territory.ensure_all``; only those of ``roles`` when given: the second opinion reads
+        vectors); one that cannot be is noted and reads as having no store, as ``lexical`` reads
+        it after a failed fetch (not tried again for this session's view)."""
+        from loci.kernel.territory import EAGER_ROLES, ensure_all
 
-        for scope, note in ensure_all(self.layout, [s for s in scopes if s not in self._lexical]).items():
+        for scope, note in ensure_all(self.layout, [s for s in scopes if s not in self._lexical],
+                                      roles or EAGER_ROLES).items():
             self.notes.append(note)
             self._lexical[scope] = None
 

@@ -37,7 +37,7 @@ class SemanticSide:
     _summary_scores: Any = field(default=None, init=False, repr=False)   # (question, its first-pass scores)
     lexical: Any = None    # scope -> its LexicalIndex, the session's own (one connection per scope)
     budget: Any = None   # the ByteBudget its caches share (the session's; None: one of Params.engine_cache_bytes)
-    prefetch: Any = None   # scopes -> None: the session's fetch of mapped scopes' stores, several at once
+    prefetch: Any = None   # (scopes, roles) -> None: the session's fetch of mapped scopes' stores, several at once
     fetch_store: Any = None   # (scope, role) -> None: the session's fetch of a store a scope's fetch left remote
 
     @classmethod
@@ -145,8 +145,10 @@ class SemanticSide:
         scopes = list(scopes)
         if shortlist is not None:
             scopes = self.first_pass(question, scopes, shortlist, include)
-        if self.prefetch is not None:   # a pulled map's shortlisted stores come together, not one by one
-            self.prefetch(scopes)
+        if self.prefetch is not None:   # a pulled map's shortlisted vectors come together, not one by one
+            from loci.kernel.territory import READ_ROLES
+
+            self.prefetch(scopes, READ_ROLES)
         out = {}
         for scope in scopes:
             got = self._affinity(question, scope, k, keep=keep)
