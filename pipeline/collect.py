@@ -29,7 +29,7 @@ from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
 
 
-COLLECTOR_VERSION = 1   # bump when what is collected changes, so fingerprints move
+COLLECTOR_VERSION = 2   # bump when what is collected changes, so fingerprints move (2: guides read whole)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -42,7 +42,10 @@ MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "package.json"
 _NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|contributing|security|"
                         r"code_of_conduct|support)([.\-_].*)?")
 _CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
-NOTE_MAX_PIECES = 3               # a note file contributes at most this many chunks
+NOTE_MAX_PIECES = 3               # a licence or a manifest contributes at most this many chunks
+# a project's guides are read whole: how to run its tests is often a contributing guide's fifth
+# section; a licence's legal text and a manifest's tables say what their first pieces say
+_GUIDE_NAME = re.compile(r"(?i)(contributing|security|support)([.\-_].*)?")
 SNIFF_BYTES = 8192
 GIT_TIMEOUT = 60
 
@@ -463,7 +466,8 @@ def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
         if text is None:
             continue
         if prose is not None:
-            limit = NOTE_MAX_PIECES if prose[0] == "note" else None
+            capped = prose[0] == "note" and not _GUIDE_NAME.fullmatch(rel.rsplit("/", 1)[-1])
+            limit = NOTE_MAX_PIECES if capped else None
             out.chunks.extend(_prose_chunks(name, rel, text, prose, params, limit))
             if ext is not None:                    # setup.py: a manifest that also defines
                 _, defs = comments.source_episodes(text, rel, ext, params.chunk_max_chars)

@@ -352,6 +352,17 @@ def test_license_contributing_security_and_manifests_are_notes(repo):
     assert "workflow" not in texts(got) and "nested license" not in texts(got)
 
 
+
+def test_a_contributing_guide_is_read_whole_and_a_licence_is_capped(repo):
+    """How to run the tests is often a guide's fifth section; a licence's legal text is boilerplate."""
+    sections = "\n\n".join(f"## Step {i}\n\n{'Some advice. ' * 40}" for i in range(6))
+    write(repo, "CONTRIBUTING.md", f"# Contributing\n\n{sections}\n\n## Running the tests\n\nRun `python -Im pytest`.\n")
+    write(repo, ".github/SECURITY.md", f"# Security\n\n{sections}\n\n## Reporting\n\nMail the maintainers.\n")
+    write(repo, "LICENSE", "\n\n".join(f"Section {i}\n{'=' * 10}\n\n{'Legal words. ' * 60}" for i in range(8)))
+    got = collect_scope("s", repo)
+    assert "python -Im pytest" in texts(got) and "Mail the maintainers" in texts(got)
+    assert sum(c.path == "LICENSE" for c in got.chunks) == collect_mod.NOTE_MAX_PIECES
+
 # --- source: docstrings, comments, definitions -----------------------------------------
 
 PYTHON = '''\
