@@ -63,6 +63,21 @@ def test_a_fact_file_enters_grounded_even_when_no_ranker_touched_it():
     assert [d for d, _ in got] == [1, 9] and dict(got)[9] >= FACT_FILE_BASE
 
 
+def test_changelog_entries_follow_the_first_k_other_passages_when_no_change_is_asked():
+    bm25 = {1: 10.0, 2: 9.0, 3: 8.0, 4: 7.0, 5: 6.0}
+    kinds = {d: DOC for d in bm25}
+    got = rank(bm25, None, kinds, k=2, changelog=[1, 2])
+    assert [d for d, _ in got] == [3, 4, 1, 2, 5]
+
+
+def test_changelog_entries_keep_their_place_unless_named_and_follow_the_other_passages_when_those_run_out():
+    bm25 = {1: 10.0, 2: 9.0, 3: 8.0}
+    kinds = {d: DOC for d in bm25}
+    assert [d for d, _ in rank(bm25, None, kinds, k=2)] == [1, 2, 3]            # no changelog named: a change asked
+    assert [d for d, _ in rank(bm25, None, kinds, k=3, changelog=[1])] == [2, 3, 1]
+    assert [d for d, _ in rank(bm25, None, kinds, k=5, changelog=[1])] == [2, 3, 1]   # the docs run out
+
+
 def test_ties_are_broken_by_row_and_the_list_is_cut_at_three_times_k():
     bm25 = {d: 5.0 for d in range(20)}
     got = rank(bm25, None, {d: DOC for d in range(20)}, k=2)
@@ -175,3 +190,15 @@ def test_a_passage_only_the_borrowed_words_find_is_weighed_by_its_own_kinds():
     in_a_test = dict(search_scope("how does the clicking wheel stay put?", ["click", "wheel"], lex,
                                   semantic=meaning, semantic_floor=0.9))
     assert in_a_test[9] < shipped[9]
+
+
+@pytest.mark.parametrize("question, first", [
+    ("How do I spread periodic tasks over the hour?", 2),                 # how it works: the docs first
+    ("What changed about spreading periodic tasks in 2.0?", 1),          # a change: the entry keeps its place
+    ("Why do periodic tasks spread over the hour now?", 1),              # a reason: changelogs give them
+    ("Since which version are periodic tasks spread over the hour?", 1),
+])
+def test_a_changelog_entry_yields_to_the_docs_unless_the_question_asks_about_a_change(question, first):
+    lex = FakeLex({1: 10.0, 2: 9.0}, {}, {1: DOC, 2: DOC}, prose={1: "CHANGELOG.rst", 2: "README.rst"})
+    got = search_scope(question, ["periodic"], lex, plan=Plan(k=1))
+    assert got[0][0] == first

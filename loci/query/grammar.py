@@ -166,6 +166,20 @@ def asks_why(question: str) -> bool:
     return bool(_ASKS_WHY.search(question))
 
 
+# a question about a change: what changed, since when, in which version, what was added, removed,
+# deprecated or broken, how to upgrade (a changelog's own subject)
+_ASKS_CHANGE = LazyPattern(
+    r"\b(?:chang(?:e|ed|es|ing|elog)|releas(?:e|ed|es)|version(?:s|ed)?|deprecat\w*|remov(?:ed|al)|renamed|"
+    r"upgrad\w*|migrat\w*|breaking|regressions?|since|added|introduced|dropped|history|what's\s+new|"
+    r"v?\d+\.\d+(?:\.\d+)*)\b", re.I)
+
+
+def asks_about_change(question: str) -> bool:
+    """Does the question ask about a change (what changed, since which version, what was removed,
+    how to upgrade)? A changelog answers it; otherwise the docs say how things work now."""
+    return bool(_ASKS_CHANGE.search(question))
+
+
 # "what is this project?", "what does fd do?", "how do I use this?": the question asks what a
 # project is or how it is used, and its subject is the whole rest of the question (a name, a
 # pointer, or nothing: "show me a quick example" asked inside a project)

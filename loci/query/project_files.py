@@ -100,6 +100,11 @@ README_ROWS = 300   # the README's sections read for their headings (fd's has 60
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
 
 
+def is_changelog(path: str) -> bool:
+    """A changelog: a top-level CHANGES/HISTORY/NEWS/release-notes file, or one under the docs."""
+    return bool(("/" not in path and _CHANGELOG_TOP.match(path)) or _CHANGELOG_DOCS.match(path))
+
+
 def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row), its
@@ -122,8 +127,7 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
                 out["manifest"].append(row)
         elif _DOCS_INDEX.match(path):
             out["docs_index"].append(row)
-        elif ("/" not in path and _CHANGELOG_TOP.match(path) or _CHANGELOG_DOCS.match(path)) \
-                and is_translation(path) is None:
+        elif is_changelog(path) and is_translation(path) is None:
             changelogs.append(("/" in path, path, row))
         else:
             rank = next((i for i, p in enumerate(_DOCS_USAGE) if p.match(path)), None)

@@ -104,6 +104,11 @@ class Question:
         return grammar.asks_why(self.text)
 
     @cached_property
+    def about_change(self) -> bool:
+        """It asks why, or about a change: a changelog entry answers it as well as the docs do."""
+        return self.why or grammar.asks_about_change(self.text)
+
+    @cached_property
     def languages(self) -> frozenset[str]:
         """The language facts of the ecosystem it says the asker works in ("my Node CLI":
         javascript, typescript; ``grammar.named_languages``)."""

@@ -13,8 +13,8 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
-from loci.query.project_files import (RECENT_COMMITS, about_rows, fact_file_patterns, is_fact_file, own_files,
-                                      rows_read)
+from loci.query.project_files import (RECENT_COMMITS, about_rows, fact_file_patterns, is_changelog, is_fact_file,
+                                      own_files, rows_read)
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -132,15 +132,18 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
          semantic: Meaning | None = None, semantic_floor: float | None = None,
          semantic_led: bool = False, fact_files: Iterable[int] = (),
          demoted: Iterable[int] = (), rationale: bool = True, kept: Collection[int] | None = None,
-         params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
+         changelog: Iterable[int] = (), params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
     ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]);
     ``fact_files`` are rows of the files holding the fact a question about the project asks
     for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies;
     ``rationale`` False (the question asks no why) counts commit bodies, docstrings and comments
-    at ``params.outside_why``: they explain code and its changes, prose answers how. The gate keeps
-    the ``grounded`` rows (``kept``: the caller's ``grounded`` of these same scores, when it has them).
+    at ``params.outside_why``: they explain code and its changes, prose answers how. ``changelog``
+    rows (changelog entries, for a question that asks about no change) follow the first ``k`` other
+    passages: an entry says what changed in a feature with the feature's own words, the docs say
+    how it works. The gate keeps the ``grounded`` rows (``kept``: the caller's ``grounded`` of these
+    same scores, when it has them).
     """
     meaning = semantic.scores() if semantic else None
     cosines, vouched = (semantic.cosines, semantic.vouched) if semantic else ({}, frozenset())
@@ -167,12 +170,22 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
         if score > 0:
             out.append((d, score))
     out.sort(key=lambda p: (-p[1], p[0]))
+    out = after_the_docs(out, set(changelog), k)
     slots = [p for p in out if p[0] in facts][:FACT_FILE_SLOTS]
     late = [p for p in slots if out.index(p) >= k - len(slots)]
     if late:
         rest = [p for p in out if p not in late]
         out = rest[:1] + late + rest[1:]
     return out[: k * 3]
+
+
+def after_the_docs(ranked: list[tuple[int, float]], late: set[int], k: int) -> list[tuple[int, float]]:
+    """``ranked`` with the ``late`` rows after the first ``k`` others (after all of them when
+    there are fewer), each group in its own order."""
+    if not late:
+        return ranked
+    others = [p for p in ranked if p[0] not in late]
+    return others[:k] + [p for p in ranked if p[0] in late] + others[k:]
 
 
 def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, plan: Plan = Plan(),
@@ -207,9 +220,10 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     demoted = set() if q.reads_as_foreign_prose else {
         i for i in candidates if i in prose and translation_language(prose[i]) is not None}
     kinds = lex.chunk_kinds(candidates)
+    logs = () if q.about_change else {i for i in candidates if i in prose and is_changelog(prose[i])}
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
-                  fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, params=params)
+                  fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
 
 
