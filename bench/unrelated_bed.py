@@ -128,13 +128,15 @@ def ranked_npm(names: Path) -> list[str]:
     return [r["name"] for r in sorted(rows, key=lambda r: -int(r["downloads_a_month"]))]
 
 
-def download(registry: str, name: str, dest: Path) -> Path | None:
-    """The source archive of ``name`` in ``dest`` through the registry's own client, or None."""
-    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", name, "-q", name, "-d", str(dest)]
+def download(registry: str, name: str, dest: Path, version: str | None = None) -> Path | None:
+    """The source archive of ``name`` (at ``version``, else the newest) in ``dest`` through the
+    registry's own client, or None."""
+    wanted = f"{name}=={version}" if version else name
+    pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", name, "-q", wanted, "-d", str(dest)]
     # pip reads the archive's metadata: with this environment's build tools first (no build
     # environment installed per package), then as pip does by default
     tries = [pip + ["--no-build-isolation"], pip] if registry == "pypi" else \
-        [["npm", "pack", name, "--silent", "--pack-destination", str(dest)]]
+        [["npm", "pack", f"{name}@{version}" if version else name, "--silent", "--pack-destination", str(dest)]]
     for argv in tries:
         try:
             subprocess.run(argv, capture_output=True, timeout=90, check=True, cwd=dest)

@@ -444,3 +444,15 @@ def test_first_pass_on_a_home_without_vectors_names_the_command_that_makes_them(
     err = capsys.readouterr().err.strip()
     assert caught.value.code == 2 and len(err.splitlines()) == 1
     assert "no merged vector summary" in err and "loci embed" in err
+
+
+def test_the_held_out_questions_are_labelled_over_the_pinned_packages_alone():
+    from bench.heldout import PINNED, QUESTIONS
+    from loci.query.scoring import load_questions, parse_evidence
+
+    questions = load_questions(QUESTIONS)
+    assert len(questions) == 40 and len({q["id"] for q in questions}) == 40
+    for q in questions:
+        assert set(q["gold_scopes"]) <= set(PINNED) and q["gold_scopes"]
+        assert q["cwd"] in (None, *q["gold_scopes"])
+        assert {parse_evidence(e).scope for e in q["evidence"]} <= set(q["gold_scopes"]) and q["answer_terms"]
