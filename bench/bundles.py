@@ -202,10 +202,19 @@ def evict_all(home: Path) -> int:
 
 
 def cached_scopes(home: Path) -> int:
+    """Mapped scopes whose query file is here: those a question was answered from."""
     from loci.kernel import territory
 
     lay = make_layout(home)
     return sum(territory.state(lay, s) == "cached" for s in territory.mapped_scopes(lay))
+
+
+def read_scopes(home: Path) -> int:
+    """Mapped scopes with anything fetched: answered from, or only read by the second opinion (vectors)."""
+    from loci.kernel import territory
+
+    lay = make_layout(home)
+    return sum(territory.cached_bytes(lay, s) > 0 for s in territory.mapped_scopes(lay))
 
 
 def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rounds: int,
@@ -231,13 +240,14 @@ def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rou
         incremental.append(seconds)
     out["incremental_pull_s"] = incremental
     compiled_sources()
-    fetched, cached, reached, baseline = [], [], [], []
+    fetched, cached, reached, read, baseline = [], [], [], [], []
     for r in range(ask_rounds):
         for q in qs[:asks]:
             evict_all(home)
             fetched.append(one_shot(home, [q], compile_first=False)[0])
             if r == 0:
                 reached.append(cached_scopes(home))
+                read.append(read_scopes(home))
             cached.append(one_shot(home, [q], compile_first=False)[0])
             # the baseline, in the same run: the same question on the built home the bed was made from
             baseline.append(one_shot(source, [q], compile_first=False)[0])
@@ -247,7 +257,8 @@ def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rou
     out["ask_p50_s_cached"] = statistics.median(cached)
     out["ask_ratio_with_fetch"] = round(out["ask_p50_s_with_fetch"] / out["ask_p50_s_source_home"], 2)
     out["ask_ratio_cached"] = round(out["ask_p50_s_cached"] / out["ask_p50_s_source_home"], 2)
-    out["scopes_fetched_per_question"] = reached
+    out["query_files_fetched_per_question"] = reached   # the scopes answered from
+    out["scopes_fetched_per_question"] = read           # and those the second opinion read (vectors)
     out["home_bytes_per_scope_after_asks"] = du(home) // n
     return out
 
