@@ -61,3 +61,11 @@ def test_a_dotfile_or_extension_as_written_is_a_token_of_its_own_besides_its_wor
     # not an attribute, a sentence's end, a version or a number
     for text in ("os.environ", "x.env", "the end. Next", "v1.2", "wait .5 seconds"):
         assert not [t for t in tokenize(text) if t.startswith(".")], text
+
+
+def test_a_plural_acronym_is_one_word_not_two_fragments():
+    assert tokenize("IDs") == ["id"] and tokenize("URLs") == ["url"] and tokenize("APIs") == ["api"]
+    assert "ls" not in tokenize("list the URLs") and "rs" not in tokenize("open PRs")
+    assert identifier_parts("getURLs") == ["get", "url"] and identifier_parts("UUIDsFor") == ["uuid", "for"]
+    assert tokenize("getURLs")[1:] == tokenize("getURL")[1:]   # the name as written stays whole
+    assert identifier_parts("HTTPServer") == ["http", "server"] and identifier_parts("IOstream") == ["i", "ostream"]

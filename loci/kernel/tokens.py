@@ -17,7 +17,9 @@ _TOKEN = re.compile(r"[^\W\d][\w]*(?:(?:\.|::|-)[^\W\d][\w]*)*|\d{2,}")
 # the dot found first (the fast part), what precedes it read after
 _DOT_NAME = re.compile(r"\.([^\W\d_][^\W_]*)\b")
 _BEFORE_DOT = frozenset(" \t\n\r\"'`([{<,;:=/*")
-_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+# a plural acronym ("URLs", "IDs") is one part: split at its last capital it made "ur" + "ls"
+_CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+_PLURAL_ACRONYM = re.compile(r"[A-Z]{2,}s")
 
 STOPWORDS = frozenset(
     """a about above after again against all also am an and any are aren as at be because been
@@ -61,15 +63,22 @@ def identifier_parts(name: str) -> list[str]:
     parts: list[str] = []
     for piece in re.split(r"[_\W]+", name):
         if piece:
-            parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+            parts.extend(_singular(m.group(0)).lower() for m in _CAMEL.finditer(piece))
     return parts
 
 
+def _singular(word: str) -> str:
+    """A plural acronym's singular ("URLs" -> "URL"); any other word as it is."""
+    return word[:-1] if _PLURAL_ACRONYM.fullmatch(word) else word
+
+
 def _is_compound(word: str) -> bool:
-    return "_" in word.strip("_") or any(c.isupper() for c in word[1:]) and not word.isupper()
+    return "_" in word.strip("_") or (any(c.isupper() for c in word[1:]) and not word.isupper()
+                                      and not _PLURAL_ACRONYM.fullmatch(word))
 
 
 def _emit_word(word: str, out: list[str]) -> None:
+    word = _singular(word)
     lower = word.lower()
     if _is_compound(word):
         out.append(lower.strip("_"))

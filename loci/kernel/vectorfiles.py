@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from loci.kernel.atomic import write_json, write_with
-from loci.kernel.vectorstore import VECTOR_DTYPE, VECTOR_SCHEMA, matrix_path, matrix_stamp, meta_path
+from loci.kernel.vectorstore import VECTOR_DTYPE, VECTOR_SCHEMA, manifest_copies, matrix_path, matrix_stamp, meta_path
 
 
 def quantize(matrix: np.ndarray, dtype: str = VECTOR_DTYPE) -> np.ndarray:
@@ -79,10 +79,9 @@ def table_copies(raw: dict) -> list[str] | None:
     """The translated copies a vector table's metadata names (``loci.copies``), None when it names
     none (a bundle made before they were named) or names them unreadably."""
     try:
-        copies = json.loads(raw[b"loci.copies"])
+        return manifest_copies({"copies": json.loads(raw[b"loci.copies"])})
     except (KeyError, ValueError):
         return None
-    return copies if isinstance(copies, list) and all(isinstance(c, str) for c in copies) else None
 
 
 def flat_vectors(column) -> np.ndarray:
