@@ -39,13 +39,14 @@ PROSE_EXTS = {"md": "md", "markdown": "md", "mdx": "md", "rst": "rst", "adoc": "
               "asciidoc": "adoc"}
 MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "package.json", "cargo.toml",
                        "go.mod", "tox.ini", "makefile"})
-_NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|contributing|security|"
-                        r"code_of_conduct|support)([.\-_].*)?")
+# a project's notes: its legal texts, and its guides, which are read whole (how to run its tests
+# is often a contributing guide's fifth section); a licence's legal text and a manifest's tables
+# say what their first pieces say (NOTE_MAX_PIECES)
+_GUIDES = r"contributing|security|support"
+_NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|code_of_conduct|" + _GUIDES + r")([.\-_].*)?")
+_GUIDE_NAME = re.compile(r"(?i)(" + _GUIDES + r")([.\-_].*)?")
 _CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
 NOTE_MAX_PIECES = 3               # a licence or a manifest contributes at most this many chunks
-# a project's guides are read whole: how to run its tests is often a contributing guide's fifth
-# section; a licence's legal text and a manifest's tables say what their first pieces say
-_GUIDE_NAME = re.compile(r"(?i)(contributing|security|support)([.\-_].*)?")
 SNIFF_BYTES = 8192
 GIT_TIMEOUT = 60
 

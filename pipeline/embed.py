@@ -26,8 +26,9 @@ from loci.query.semantic import (
     EMBED_HINT, STATIC_ID, TRANSFORMER_ID, Encoder,
     EncoderUnavailable, force_offline,
     is_static_model, label_vectors_path, matrix_path, matrix_stamp, model_id_for,
-    as_unit, merged_summary_files, own_row_index, packaged_model_path, read_meta, read_store, scope_summary_path,
-    static_model_dir, stored_vectors, vector_files,
+    as_unit, manifest_copies, merged_summary_files, own_row_index, packaged_model_path, read_meta, read_store,
+    read_vector_store, scope_summary_path,
+    static_model_dir, vector_files,
 )
 from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
 from loci.kernel.atomic import write_json, write_with
@@ -133,31 +134,22 @@ def stored_encoding(path: Path) -> str:
     return str(data.get("encoding", "")) if data else ""
 
 
-def stored_copies(path: Path) -> list[str] | None:
-    """The translated copies a vector store's manifest names; None when it names none (written
-    before they were named, or a label store)."""
-    from loci.kernel.vectorstore import manifest_copies, read_manifest
-
-    data = read_manifest(path)
-    return manifest_copies(data) if data else None
-
-
 def _plan(path: Path, wanted: dict[str, str], key_column: str | None, encoder: Encoder,
           copies: list[str] | None = None) -> _Plan:
-    meta, got = read_meta(path), stored_vectors(path)
+    got = read_vector_store(path)   # one read of the manifest: its model, encoding and copies too
     old: dict[str, np.ndarray] = {}
     rows = 0
-    if meta is not None and got is not None:
-        keys, matrix = got
+    if got is not None:
+        data, keys, matrix = got
         rows = len(keys)
-        if meta["model"] == encoder.model_id and meta["dim"] == encoder.dim \
-                and stored_encoding(path) == encoding_of(encoder):
+        if str(data.get("model")) == encoder.model_id and data.get("dim") == encoder.dim \
+                and str(data.get("encoding", "")) == encoding_of(encoder):
             old = dict(zip((sha1(k) for k in keys) if key_column else keys, matrix))
     elif path.is_file():  # a vector store from before schema 2 (Parquet): reuse, then replace it
         old = _legacy(path, encoder)
         rows = len(old)
     return _Plan(path, wanted, key_column, old, rows, exists=got is not None, copies=copies,
-                 old_copies=stored_copies(path) if copies is not None else None)
+                 old_copies=manifest_copies(got[0]) if got is not None and copies is not None else None)
 
 
 def _legacy(path: Path, encoder: Encoder) -> dict[str, np.ndarray]:
@@ -304,18 +296,18 @@ def store_as_parquet(path: Path, key_column: str) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    meta, got = read_meta(path), stored_vectors(path)
-    if meta is None or got is None:
+    got = read_vector_store(path)
+    if got is None:
         raise EmbedError(f"the vectors at {matrix_path(path)} are unreadable or torn: run `loci embed`")
-    keys, matrix = got
+    data, keys, matrix = got
+    dim = int(data["dim"])
     table = pa.table({key_column: pa.array(keys, pa.string()),
                       "vector": pa.FixedSizeListArray.from_arrays(
-                          pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()),
-                          int(meta["dim"]))})
-    copies = stored_copies(path)
-    table = table.replace_schema_metadata({b"loci.model": str(meta["model"]).encode(),
-                                           b"loci.dim": str(meta["dim"]).encode(),
-                                           b"loci.encoding": stored_encoding(path).encode(),
+                          pa.array(np.ascontiguousarray(matrix, np.float32).reshape(-1), pa.float32()), dim)})
+    copies = manifest_copies(data)
+    table = table.replace_schema_metadata({b"loci.model": str(data["model"]).encode(),
+                                           b"loci.dim": str(dim).encode(),
+                                           b"loci.encoding": str(data.get("encoding", "")).encode(),
                                            **({b"loci.copies": json.dumps(copies).encode()} if copies is not None else {})})
     sink = io.BytesIO()
     pq.write_table(table, sink, compression="zstd")
@@ -428,12 +420,12 @@ def summarise(matrix: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
 def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
     """The scope's summary from its chunks' own vectors, not their windows (no file when unreadable)."""
     target = scope_summary_path(layout, model_id, name)
-    got = stored_vectors(layout.vectors(model_id, name))
+    got = read_vector_store(layout.vectors(model_id, name))
     if got is None:
         target.unlink(missing_ok=True)
         return
-    keys, matrix = got
-    own = own_row_index(keys, set(stored_copies(layout.vectors(model_id, name)) or ()))   # as a route reads them
+    data, keys, matrix = got
+    own = own_row_index(keys, set(manifest_copies(data) or ()))   # as a route reads them
     rows = summarise(matrix[own], k).astype(np.float16)   # no rows for a scope with no chunks
     write_with(target, lambda tmp: _save_npy(tmp, rows))
 

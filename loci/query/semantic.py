@@ -251,12 +251,13 @@ def as_unit(matrix: np.ndarray) -> np.ndarray:
 def stored_vectors(path: Path, with_keys: bool = True, unit: bool = True) -> tuple[list[str], np.ndarray] | None:
     """(keys, float32 unit rows) of one vector store when its manifest and matrix agree, else None;
     ``unit=False`` leaves the rows as stored (mapped int8 or float16: see ``StoredRows``)."""
-    got = _stored(path, with_keys, unit)
+    got = read_vector_store(path, with_keys, unit)
     return got[1:] if got else None
 
 
-def _stored(path: Path, with_keys: bool, unit: bool) -> tuple[dict, list[str], np.ndarray] | None:
-    """(manifest, keys, rows) of ``stored_vectors``."""
+def read_vector_store(path: Path, with_keys: bool = True, unit: bool = True) -> tuple[dict, list[str], np.ndarray] | None:
+    """(manifest, keys, rows) of ``stored_vectors``: what else the manifest records (model, dim,
+    encoding, translated copies) from the same read."""
     data = read_manifest(path)
     if data is None:
         return None
@@ -304,7 +305,7 @@ def load_scope_store(layout: Layout, model_id: str, scope: str) -> tuple[list[st
     """(chunk hashes, rows as stored, the translated copies its manifest names or None) of a
     scope under a model; no hashes when it was never embedded."""
     path = layout.vectors(model_id, scope)
-    got = _stored(path, True, False)
+    got = read_vector_store(path, True, False)
     if got is None:
         return [], _empty(path), None
     data, keys, matrix = got
