@@ -456,3 +456,27 @@ def test_the_held_out_questions_are_labelled_over_the_pinned_packages_alone():
         assert set(q["gold_scopes"]) <= set(PINNED) and q["gold_scopes"]
         assert q["cwd"] in (None, *q["gold_scopes"])
         assert {parse_evidence(e).scope for e in q["evidence"]} <= set(q["gold_scopes"]) and q["answer_terms"]
+
+
+def test_a_held_out_package_that_cannot_be_downloaded_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
+    from bench import heldout
+
+    monkeypatch.setattr(heldout, "download", lambda registry, name, dest, version=None: None)
+    with pytest.raises(SystemExit) as exc:
+        heldout.main(["lay-out", "--dest", str(tmp_path / "repos")])
+    err = capsys.readouterr().err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "==" in err and "package index" in err
+    assert list((tmp_path / "repos").iterdir()) == []
+
+
+def test_scope_read_refuses_no_pass_and_a_home_without_vectors_in_one_line(tmp_path, loci_home, capsys):
+    from conftest import GIZMO, setup_home
+
+    from bench import scope_read
+
+    setup_home(tmp_path / "code", {"gizmo": GIZMO})   # indexed, never embedded
+    for argv, said in ((["--passes", "0"], "--passes"), ([], "loci embed")):
+        with pytest.raises(SystemExit) as caught:
+            scope_read.main(["--home", str(loci_home), *argv])
+        err = capsys.readouterr().err.strip()
+        assert caught.value.code == 2 and len(err.splitlines()) == 1 and said in err

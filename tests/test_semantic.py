@@ -385,3 +385,18 @@ def test_a_store_that_names_no_copies_is_read_with_the_query_file_s_translations
     query_file = _QueryFile({"es"})
     vectors = scope_vectors(lay, "fake", "alpha", lambda: query_file)
     assert vectors.affine.tolist() == [0] and query_file.asked == 1
+
+
+def test_a_manifest_naming_its_copies_unreadably_is_read_with_the_query_file_s_translations(lay):
+    from loci.kernel.atomic import write_json
+    from loci.kernel.vectorfiles import table_copies
+    from loci.kernel.vectorstore import meta_path
+    from loci.query.semantic_search import scope_vectors
+
+    _store_with_a_copy(lay, ["es"])
+    path = meta_path(lay.vectors("fake", "alpha"))
+    write_json(path, {**json.loads(path.read_text()), "copies": "es"})
+    query_file = _QueryFile({"es"})
+    assert scope_vectors(lay, "fake", "alpha", lambda: query_file).affine.tolist() == [0] and query_file.asked == 1
+    assert table_copies({b"loci.copies": b"not json"}) is None and table_copies({}) is None
+    assert table_copies({b"loci.copies": b'["a", 1]'}) is None and table_copies({b"loci.copies": b'["a"]'}) == ["a"]
