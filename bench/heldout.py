@@ -1,23 +1,30 @@
-"""A held-out check: 40 labelled questions over 16 published packages nobody tuned on.
+"""Held-out checks: labelled questions over published packages nobody tuned on, in two sets.
 
-    python bench/heldout.py lay-out [--dest DIR]        # the 16 repositories (pip, ~1 min)
-    LOCI_HOME=H loci setup DIR -y                        # a home over them (~5 min on 2 cores)
-    python bench/eval_folds.py --home H --questions bench/data/heldout-questions.jsonl
+    python bench/heldout.py lay-out [--set 2] [--dest DIR]   # the set's repositories (~1 min)
+    LOCI_HOME=H loci setup DIR -y                             # a home over them (~5 min on 2 cores)
+    python bench/eval_folds.py --home H --questions bench/data/heldout[2]-questions.jsonl
 
-The questions (``bench/data/heldout-questions.jsonl``, session 18) were written by helpers who read
-only the packages' own files, never loci's code, nor its development questions: named, plain-words
-and paraphrased questions, code structure, and questions asked from inside a project, 8 families of
-confusable neighbours (tenacity / backoff, arrow / python-dateutil, loguru / structlog, marshmallow /
-cattrs ...). ``lay-out`` downloads each package's source distribution at the version the labels
-were written against (``PINNED``: evidence lines are line numbers) with the registry's own client
-and makes it a git repository of one commit, as ``bench/unrelated_bed.py fetch`` does. Every rule
-chosen on the development questions can be read here on repositories that chose nothing.
+Set 1 (``heldout-questions.jsonl``, session 18): 40 questions over 16 Python packages, 8 pairs of
+confusable neighbours (tenacity / backoff, arrow / python-dateutil, loguru / structlog ...): named,
+plain-words and paraphrased questions, code structure, and questions asked from inside a project.
+Set 2 (``heldout2-questions.jsonl``, session 19): 14 packages from both registries, JavaScript and
+Python side by side (chokidar / watchdog, kleur / colorama, yargs / minimist ...), and the families
+set 1 lacks: why-questions, questions in other languages, enumerations over the whole set, and
+questions that must abstain (off-topic, or "this project" with no folder to tell which).
+
+The questions were written by helpers who read only the packages' own files, never loci's code,
+nor its development questions. ``lay-out`` downloads each package at the version its labels were
+written against (``SETS``: evidence lines are line numbers) with the registry's own client (pip's
+source distribution, npm's published tarball) and makes it a git repository of one commit, as
+``bench/unrelated_bed.py fetch`` does. Every rule chosen on the development questions can be read
+here on repositories that chose nothing.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,39 +34,67 @@ if str(ROOT) not in sys.path:
 from bench import inputs  # noqa: E402
 from bench.unrelated_bed import download, make_repo, unpack  # noqa: E402
 
-QUESTIONS = ROOT / "bench" / "data" / "heldout-questions.jsonl"
-DEFAULT_DEST = inputs.CACHE / "heldout"
-PINNED = {"arrow": "1.4.0", "backoff": "2.2.1", "cachetools": "8.0.2", "cattrs": "26.2.1", "croniter": "7.0.0",
-          "loguru": "0.7.3", "marshmallow": "4.4.0", "more-itertools": "11.2.1", "python-dateutil": "4.0.0",
-          "python-dotenv": "1.2.4", "semver": "3.1.2", "sortedcontainers": "2.4.0", "structlog": "26.1.0",
-          "tabulate": "0.8.10", "tenacity": "9.2.1", "xmltodict": "1.0.4"}
+
+@dataclass(frozen=True)
+class HeldOutSet:
+    questions: Path
+    pinned: dict[str, tuple[str, str]]   # folder (scope) name -> (registry, version)
+    dest: Path
 
 
-def lay_out(dest: Path) -> list[str]:
+def _pypi(**versions: str) -> dict[str, tuple[str, str]]:
+    return {name.replace("_", "-"): ("pypi", v) for name, v in versions.items()}
+
+
+def _npm(**versions: str) -> dict[str, tuple[str, str]]:
+    return {name.replace("_", "-"): ("npm", v) for name, v in versions.items()}
+
+
+SETS = {
+    "1": HeldOutSet(ROOT / "bench" / "data" / "heldout-questions.jsonl", _pypi(
+        arrow="1.4.0", backoff="2.2.1", cachetools="8.0.2", cattrs="26.2.1", croniter="7.0.0", loguru="0.7.3",
+        marshmallow="4.4.0", more_itertools="11.2.1", python_dateutil="4.0.0", python_dotenv="1.2.4",
+        semver="3.1.2", sortedcontainers="2.4.0", structlog="26.1.0", tabulate="0.8.10", tenacity="9.2.1",
+        xmltodict="1.0.4"), inputs.CACHE / "heldout"),
+    "2": HeldOutSet(ROOT / "bench" / "data" / "heldout2-questions.jsonl", {
+        **_npm(chokidar="6.0.0", kleur="4.1.5", yargs="18.2.0", minimist="1.2.8", filesize="11.0.30",
+               env_paths="4.0.0", pino="10.4.0"),
+        **_pypi(watchdog="7.1.0", colorama="0.4.6", filelock="3.19.1", portalocker="3.2.0", humanize="4.13.0",
+                platformdirs="4.3.8")}, inputs.CACHE / "heldout-2"),
+}
+QUESTIONS = SETS["1"].questions
+PINNED = {name: version for name, (_, version) in SETS["1"].pinned.items()}
+
+
+def lay_out(dest: Path, pinned: dict[str, tuple[str, str]] = SETS["1"].pinned) -> list[str]:
     """Each pinned package a repository ``dest/NAME`` (those already there are kept); the names."""
     dest.mkdir(parents=True, exist_ok=True)
-    for name, version in PINNED.items():
+    for name, (registry, version) in pinned.items():
         folder = dest / name
         if folder.is_dir():
             continue
         with tempfile.TemporaryDirectory() as dl:
-            archive = download("pypi", name, Path(dl), version)
+            archive = download(registry, name, Path(dl), version)
             if archive is None:
-                inputs.fail(f"{name}=={version}: no source archive", "check that the package index is reachable")
+                index = "package index" if registry == "pypi" else "npm registry"
+                inputs.fail(f"{name}=={version}: no source archive", f"check that the {index} is reachable")
             unpack(archive, folder)
         make_repo(folder)
         print(f"{name} {version}: {inputs.shown(folder)}", flush=True)
-    return list(PINNED)
+    return list(pinned)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    lay = sub.add_parser("lay-out", help="download and lay out the 16 repositories")
-    lay.add_argument("--dest", type=Path, default=DEFAULT_DEST, help="where (default bench/.cache/heldout)")
+    lay = sub.add_parser("lay-out", help="download and lay out one set's repositories")
+    lay.add_argument("--set", choices=sorted(SETS), default="1", help="which set (default 1: 16 Python packages)")
+    lay.add_argument("--dest", type=Path, help="where (default bench/.cache/heldout, set 2 bench/.cache/heldout-2)")
     args = ap.parse_args(argv)
-    names = lay_out(args.dest)
-    print(f"{len(names)} repositories in {inputs.shown(args.dest)}; questions: {inputs.shown(QUESTIONS)}")
+    chosen = SETS[args.set]
+    dest = args.dest or chosen.dest
+    names = lay_out(dest, chosen.pinned)
+    print(f"{len(names)} repositories in {inputs.shown(dest)}; questions: {inputs.shown(chosen.questions)}")
     return 0
 
 

@@ -446,26 +446,32 @@ def test_first_pass_on_a_home_without_vectors_names_the_command_that_makes_them(
     assert "no merged vector summary" in err and "loci embed" in err
 
 
-def test_the_held_out_questions_are_labelled_over_the_pinned_packages_alone():
-    from bench.heldout import PINNED, QUESTIONS
+@pytest.mark.parametrize("which", ["1", "2"])
+def test_the_held_out_questions_are_labelled_over_their_sets_packages_alone(which):
+    from bench.heldout import SETS
     from loci.query.scoring import load_questions, parse_evidence
 
-    questions = load_questions(QUESTIONS)
-    assert len(questions) == 40 and len({q["id"] for q in questions}) == 40
+    chosen = SETS[which]
+    questions = load_questions(chosen.questions)
+    assert len(questions) >= 40 and len({q["id"] for q in questions}) == len(questions)
     for q in questions:
-        assert set(q["gold_scopes"]) <= set(PINNED) and q["gold_scopes"]
+        assert set(q["gold_scopes"]) <= set(chosen.pinned)
+        assert bool(q["gold_scopes"]) == (q["mode"] != "abstain") and (len(q["gold_scopes"]) > 1) == (q["mode"] == "set")
         assert q["cwd"] in (None, *q["gold_scopes"])
-        assert {parse_evidence(e).scope for e in q["evidence"]} <= set(q["gold_scopes"]) and q["answer_terms"]
+        assert {parse_evidence(e).scope for e in q["evidence"]} <= set(q["gold_scopes"])
+        assert bool(q["answer_terms"]) == (q["mode"] != "abstain")
 
 
-def test_a_held_out_package_that_cannot_be_downloaded_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("which, registry", [("1", "package index"), ("2", "npm registry")])
+def test_a_held_out_package_that_cannot_be_downloaded_is_one_line_and_leaves_no_folder(tmp_path, monkeypatch, capsys,
+                                                                                      which, registry):
     from bench import heldout
 
     monkeypatch.setattr(heldout, "download", lambda registry, name, dest, version=None: None)
     with pytest.raises(SystemExit) as exc:
-        heldout.main(["lay-out", "--dest", str(tmp_path / "repos")])
+        heldout.main(["lay-out", "--set", which, "--dest", str(tmp_path / "repos")])
     err = capsys.readouterr().err
-    assert exc.value.code == 2 and err.count("\n") == 1 and "==" in err and "package index" in err
+    assert exc.value.code == 2 and err.count("\n") == 1 and "==" in err and registry in err
     assert list((tmp_path / "repos").iterdir()) == []
 
 
