@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable
 
+from loci.kernel import runtimes
 from loci_pipeline.dependencies import declared, dependencies, read_head as _head, runtime_dependencies
 
 LANGUAGES = {
@@ -122,6 +123,8 @@ class Fact:
         conduct"), then every word of ``words``."""
         from loci.kernel.tokens import tokenize
 
+        if self.kind == "runtime":   # made whole by loci.kernel.runtimes: "python-3.9", "node-min-20"
+            return self.words.split()
         out = [] if " " in self.value else tokenize(self.value)[:1] or [self.value.lower()]
         for tok in tokenize(self.words):
             if tok not in out:
@@ -169,6 +172,7 @@ def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) 
         if rel:
             facts.append(Fact("file", value, rel, 1, words))
     facts += _toolchain(root, paths, top)
+    facts += runtime_facts(root, top)
     facts += changelog_mentions(root, next((f.source for f in facts if f.value == "changelog"), None))
     for rel in paths:
         m = _TRANSLATED.match(Path(rel).name) if rel.count("/") <= 1 else None
@@ -179,6 +183,46 @@ def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) 
 
 
 _MENTION = re.compile(r"\b(python|pypy|node(?:\.js)?|rust|go|django|flask)\s+v?(\d+\.\d+)\b", re.I)
+
+
+_PYTHON_RANGE = (("pyproject.toml", r'^requires-python\s*=\s*["\']([^"\']+)["\']'),
+                 ("setup.cfg", r"^python_requires\s*=\s*(.+?)\s*$"),
+                 ("setup.py", r'python_requires\s*=\s*["\']([^"\']+)["\']'))
+_CLASSIFIER = r"Programming Language :: Python :: (\d+\.\d+)\b"
+_NODE_ENGINE = r'"engines"\s*:\s*\{[^}]*?"node"\s*:\s*"([^"]+)"'
+
+
+def runtime_facts(root: Path, top: dict[str, str]) -> list[Fact]:
+    """The Python and Node versions the top-level manifests declare (``loci.kernel.runtimes``):
+    a range where there is one, else the Python classifiers; cited at the line that says it."""
+    out = []
+    python = None
+    for manifest, pattern in _PYTHON_RANGE:
+        rel = top.get(manifest)
+        m = re.search(pattern, _head(root / rel, 200000), re.M) if rel else None
+        if m:
+            python = (m.group(1), rel, _line_of(root, rel, re.escape(m.group(0))))
+            break
+    if python:
+        spec, rel, line = python
+        out.append(Fact("runtime", f"python {spec}", rel, line,
+                        " ".join(runtimes.runtime_tokens("python", runtimes.admitted("python", spec)))))
+    else:
+        for manifest in ("pyproject.toml", "setup.cfg", "setup.py"):
+            rel = top.get(manifest)
+            found = re.findall(_CLASSIFIER, _head(root / rel, 200000)) if rel else []
+            lines = sorted({tuple(map(int, v.split("."))) for v in found} & set(runtimes.WINDOWS["python"]))
+            if lines:
+                value = "python " + ", ".join(".".join(map(str, ln)) for ln in lines)
+                out.append(Fact("runtime", value, rel, _line_of(root, rel, _CLASSIFIER),
+                                " ".join(runtimes.runtime_tokens("python", lines))))
+                break
+    rel = top.get("package.json")
+    m = re.search(_NODE_ENGINE, _head(root / rel, 200000), re.S) if rel else None
+    if m:
+        out.append(Fact("runtime", f"node {m.group(1)}", rel, _line_of(root, rel, r'^\s*"node"\s*:'),
+                        " ".join(runtimes.runtime_tokens("node", runtimes.admitted("node", m.group(1))))))
+    return [f for f in out if f.words]
 
 
 def changelog_mentions(root: Path, changelog: str | None) -> list[Fact]:

@@ -166,7 +166,7 @@ class Session:
                 self._routing = load_routing(self.layout, None, self.merged)
             return self._routing
         q = Question.of(question)
-        toks = set(q.words)
+        toks = set(q.words) | set(q.tokens)   # the tokens add the runtime versions it asks ("Node 20 or newer")
         toks |= {ABBREVIATIONS[t] for t in toks if t in ABBREVIATIONS}
         toks |= set(q.other_spellings.values())
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}

@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
 
-from loci.kernel import language
+from loci.kernel import language, runtimes
 from loci.kernel.tokens import question_words
 from loci.query import grammar
 
@@ -64,6 +64,8 @@ class Question:
         for tok in self.words:
             if enumerative and tok in grammar.ENUM_FRAME or tok in skip:
                 continue
+            seen.setdefault(tok, None)
+        for tok in runtimes.asked_tokens(self.text):   # "Python 3.9", "Node 20 or newer": declared ranges
             seen.setdefault(tok, None)
         return list(seen)
 
