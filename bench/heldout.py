@@ -7,10 +7,11 @@
 Set 1 (``heldout-questions.jsonl``, session 18): 40 questions over 16 Python packages, 8 pairs of
 confusable neighbours (tenacity / backoff, arrow / python-dateutil, loguru / structlog ...): named,
 plain-words and paraphrased questions, code structure, and questions asked from inside a project.
-Set 2 (``heldout2-questions.jsonl``, session 19): 14 packages from both registries, JavaScript and
-Python side by side (chokidar / watchdog, kleur / colorama, yargs / minimist ...), and the families
-set 1 lacks: why-questions, questions in other languages, enumerations over the whole set, and
-questions that must abstain (off-topic, or "this project" with no folder to tell which).
+Set 2 (``heldout2-questions.jsonl``, session 19): 53 questions over 13 packages from both
+registries, JavaScript and Python side by side (chokidar / watchdog, kleur / colorama, yargs /
+minimist ...), with the families set 1 lacks: why-questions, questions in other languages,
+enumerations over the whole set, and questions that must abstain (off-topic, or "this project"
+with no folder to tell which).
 
 The questions were written by helpers who read only the packages' own files, never loci's code,
 nor its development questions. ``lay-out`` downloads each package at the version its labels were
