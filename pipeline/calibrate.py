@@ -150,7 +150,7 @@ def measure(questions: Sequence[evalgen.GenQuestion], index: RoutingIndex,
         top = r.details[0] if r.details else None
         held = {t: len((set(index.get(t)) | set(index.get(FACT + t))) - skip) for t in r.tokens}
         conc = [ev for t, ev in (top.matched.items() if top else ())
-                if held.get(t, 0) <= params.concentrated_cap(len(index.scopes) - len(skip))]
+                if held.get(t, 0) <= params.concentrated_max_scopes]
         out.append(Sample(q.question, q.family, not q.should_abstain,
                           top.evidence if top else 0.0, max(conc, default=0.0),
                           sum(1 for t in (top.matched if top else ()) if held.get(t, 0) <= cap),

@@ -256,22 +256,3 @@ def test_a_language_spelled_as_an_everyday_word_is_a_fact_only_where_the_questio
     assert sorted(written.scopes) == ["alpha", "bravo"]
     going = route("Which of my projects go beyond plain completion?", idx, aliases=ALIASES)
     assert not any(m.get("facts") for m in going.members)
-
-
-def test_a_word_two_of_a_dozen_projects_share_is_no_topic_of_its_own():
-    from loci.kernel.config import DEFAULT_PARAMS as P
-
-    assert P.concentrated_cap(13) == 1 and P.concentrated_cap(22) == 2 and P.concentrated_cap(1000) == 2
-    topics = ["parse flags argv options", "watch files events directory", "colour terminal ansi styles",
-              "lock file process mutex", "config folder platform paths", "log json level transport",
-              "size bytes human readable units", "time delta human natural", "cron schedule jobs",
-              "retry backoff attempts", "table grid columns rows", "semver version compare"]
-    texts = {f"p{i:02d}": (FILLER + topics[i] + " ") * 3 for i in range(12)}
-    texts["p06"] += "convert bytes into human readable sizes " * 4
-    texts["p02"] += "turn on colours " * 2   # "turn": an ordinary word two projects use
-    texts["p05"] += "turn off levels " * 2
-    idx = routing_index(texts)
-    r = route("Which of my projects can turn raw bytes into human readable sizes?", idx,
-              aliases={s: [s] for s in texts})
-    assert r.outcome == "enumerated" and "p06" in r.scopes
-    assert "p02" not in r.scopes and "p05" not in r.scopes

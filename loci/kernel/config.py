@@ -249,7 +249,6 @@ class Params:
     evidence_floor: float = 1.0
     min_matched_tokens: int = 4
     concentrated_max_scopes: int = 2
-    concentrated_max_share: float = 0.1  # ... and at most this share of them: 2 of 13 projects share ordinary words
     concentrated_min_evidence: float = 0.6
     distinctive_max_share: float = 0.5
     # the words' fit of `loci calibrate` (evidence floor) measures at most this many generated routable
@@ -323,12 +322,6 @@ class Params:
 
     def signature(self) -> str:
         return _params_signature(self)
-
-    def concentrated_cap(self, n_scopes: int) -> int:
-        """How many of ``n_scopes`` scopes may hold a word that still names a topic ("NO_COLOR",
-        "bm25"): ``concentrated_max_scopes``, fewer in a small home, where two of thirteen projects
-        share words as ordinary as "turn" or "friendly" (docs/decisions/enumeration.md)."""
-        return max(1, min(self.concentrated_max_scopes, int(n_scopes * self.concentrated_max_share)))
 
     def index_signature(self) -> str:
         """A digest of the parameters a scope's index is built with (``INDEX_PARAMS``): a change of

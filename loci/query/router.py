@@ -409,7 +409,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         return context.eligible is None or sc.scope in context.eligible
 
     distinct_cap = max(1, int(n * params.distinctive_max_share))
-    concentrated = {t for t, h in holders.items() if len(h) <= params.concentrated_cap(n)}
+    concentrated = {t for t, h in holders.items() if len(h) <= params.concentrated_max_scopes}
 
     def has_concentrated(sc: ScopeScore) -> list[str]:
         return [t for t in sc.matched if t in concentrated
@@ -522,7 +522,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     ``enum_word_evidence`` or more: "parse", "command" and "argument" are every CLI project's
     words, but a project using them all is about parsing arguments), not far below the best,
     and every scope using one of
-    the question's rare words (held by few scopes, ``Params.concentrated_cap``: "NO_COLOR",
+    the question's rare words (held by at most ``concentrated_max_scopes``: "NO_COLOR",
     "dotenv") more than the average scope does, since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
@@ -539,7 +539,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
     else:
-        rare = {t for t in toks if 0 < len(index.get(t)) <= params.concentrated_cap(len(index.scopes))}
+        rare = {t for t in toks if 0 < len(index.get(t)) <= params.concentrated_max_scopes}
 
         def several_words(s: ScopeScore) -> bool:   # together they name the topic; one common word does not
             return sum(1 for v in s.matched.values() if v >= params.enum_word_evidence) >= params.enum_words
