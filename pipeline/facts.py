@@ -195,14 +195,17 @@ _NODE_ENGINE = r'"engines"\s*:\s*\{[^}]*?"node"\s*:\s*"([^"]+)"'
 def runtime_facts(root: Path, top: dict[str, str]) -> list[Fact]:
     """The Python and Node versions the top-level manifests declare (``loci.kernel.runtimes``):
     a range where there is one, else the Python classifiers; cited at the line that says it."""
+    def found(manifest: str, pattern: str, flags=re.M) -> tuple[str, str, int] | None:
+        """(the captured value, the manifest, the line it is on) or None."""
+        rel = top.get(manifest)
+        text = _head(root / rel, 200000) if rel else ""
+        m = re.search(pattern, text, flags)
+        return (m.group(1), rel, text.count("\n", 0, m.start(1)) + 1) if m else None
+
     out = []
     python = None
     for manifest, pattern in _PYTHON_RANGE:
-        rel = top.get(manifest)
-        m = re.search(pattern, _head(root / rel, 200000), re.M) if rel else None
-        if m:
-            python = (m.group(1), rel, _line_of(root, rel, re.escape(m.group(0))))
-            break
+        python = python or found(manifest, pattern)
     if python:
         spec, rel, line = python
         out.append(Fact("runtime", f"python {spec}", rel, line,
@@ -210,18 +213,18 @@ def runtime_facts(root: Path, top: dict[str, str]) -> list[Fact]:
     else:
         for manifest in ("pyproject.toml", "setup.cfg", "setup.py"):
             rel = top.get(manifest)
-            found = re.findall(_CLASSIFIER, _head(root / rel, 200000)) if rel else []
-            lines = sorted({tuple(map(int, v.split("."))) for v in found} & set(runtimes.WINDOWS["python"]))
+            listed = re.findall(_CLASSIFIER, _head(root / rel, 200000)) if rel else []
+            lines = sorted({tuple(map(int, v.split("."))) for v in listed} & set(runtimes.WINDOWS["python"]))
             if lines:
                 value = "python " + ", ".join(".".join(map(str, ln)) for ln in lines)
                 out.append(Fact("runtime", value, rel, _line_of(root, rel, _CLASSIFIER),
                                 " ".join(runtimes.runtime_tokens("python", lines))))
                 break
-    rel = top.get("package.json")
-    m = re.search(_NODE_ENGINE, _head(root / rel, 200000), re.S) if rel else None
-    if m:
-        out.append(Fact("runtime", f"node {m.group(1)}", rel, _line_of(root, rel, r'^\s*"node"\s*:'),
-                        " ".join(runtimes.runtime_tokens("node", runtimes.admitted("node", m.group(1))))))
+    node = found("package.json", _NODE_ENGINE, re.S)
+    if node:
+        spec, rel, line = node
+        out.append(Fact("runtime", f"node {spec}", rel, line,
+                        " ".join(runtimes.runtime_tokens("node", runtimes.admitted("node", spec)))))
     return [f for f in out if f.words]
 
 

@@ -66,6 +66,14 @@ def test_the_declared_ranges_are_facts_cited_at_their_line(tmp_path):
     assert "python-min-3.10" in python.tokens()
 
 
+def test_the_node_range_is_cited_at_the_engines_entry_not_an_earlier_node_key(tmp_path):
+    (tmp_path / "package.json").write_text('{\n  "name": "x",\n  "exports": {"node": "./a.js"},\n'
+                                           '  "engines": {\n    "node": ">=18"\n  }\n}\n')
+    (tmp_path / "a.js").write_text("")
+    node = [f for f in scope_facts(tmp_path, ["a.js", "package.json"]) if f.kind == "runtime"]
+    assert [(f.value, f.line) for f in node] == [("node >=18", 5)] and "node-min-18" in node[0].tokens()
+
+
 def test_classifiers_speak_for_a_manifest_without_a_range(tmp_path):
     (tmp_path / "setup.py").write_text('setup(\n    name="x",\n    classifiers=[\n'
                                        '        "Programming Language :: Python :: 3.8",\n'
