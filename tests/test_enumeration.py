@@ -256,3 +256,28 @@ def test_a_language_spelled_as_an_everyday_word_is_a_fact_only_where_the_questio
     assert sorted(written.scopes) == ["alpha", "bravo"]
     going = route("Which of my projects go beyond plain completion?", idx, aliases=ALIASES)
     assert not any(m.get("facts") for m in going.members)
+
+
+def test_in_a_small_home_an_everyday_word_two_projects_share_is_no_topic_of_its_own():
+    topics = ["parse flags argv options", "watch files events directory", "colour terminal ansi styles",
+              "lock file process mutex", "config folder platform paths", "log json level transport",
+              "size bytes human readable units", "time delta human natural", "cron schedule jobs",
+              "retry backoff attempts", "table grid columns rows", "semver version compare"]
+    texts = {f"p{i:02d}": (FILLER + topics[i] + " ") * 3 for i in range(12)}
+    texts["p06"] += "convert bytes into human readable sizes " * 4
+    texts["p02"] += "turn on colours " * 2   # "turn": an everyday word two of twelve projects use
+    texts["p05"] += "turn off levels " * 2
+    idx = routing_index(texts)
+    r = route("Which of my projects can turn raw bytes into human readable sizes?", idx,
+              aliases={s: [s] for s in texts})
+    assert r.outcome == "enumerated" and "p06" in r.scopes
+    assert "p02" not in r.scopes and "p05" not in r.scopes
+
+
+def test_a_name_shaped_word_is_read_from_how_the_question_writes_it():
+    from loci.query.grammar import name_shaped_tokens
+
+    shaped = name_shaped_tokens("Which honour NO_COLOR, rank by BM25, offer tab-completion, or listen on 8080 "
+                                "and turn 'MB' sizes friendly?")
+    assert {"no_color", "bm25", "8080", "mb"} <= shaped
+    assert not {"turn", "friendli", "size", "honour", "listen", "tab", "completion"} & shaped

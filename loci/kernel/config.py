@@ -267,6 +267,8 @@ class Params:
     enum_min_share: float = 0.3
     enum_words: int = 2                  # a vocabulary member without a distinctive word holds this many
     enum_word_evidence: float = 0.1      # of the question's words, each with at least this evidence
+    rare_word_max_share: float = 0.1     # an everyday word names an enumeration's topic only when at most this
+                                         # share of the scopes hold it (2 of 13 share "turn" by chance)
     # --- the semantic second opinion (cosines of the default transformer; see docs/decisions)
     semantic_route_k: int = 3            # a scope's affinity: mean cosine of its k nearest chunks
     semantic_add_floor: float = 0.40     # the vectors' favourite joins an evidence route above this

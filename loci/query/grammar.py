@@ -343,6 +343,23 @@ def identifiers(question: str) -> list[str]:
     return out
 
 
+_NAME_SHAPED = LazyPattern(r"[\w$][\w$.\-]*[\w$]|[\w$]")
+
+
+def name_shaped_tokens(question: str) -> set[str]:
+    """The tokens of the words ``question`` writes as names rather than everyday words: with a digit,
+    an underscore, an inner dot, or two capitals ("NO_COLOR", "BM25", "8080", "MB", ".env").
+    "turn" or "friendly" is none, however few projects use it, and neither is a compound English
+    writes with a hyphen ("human-friendly", "command-line")."""
+    out: set[str] = set()
+    for m in _NAME_SHAPED.finditer(question):
+        word = m.group(0)
+        if any(c.isdigit() for c in word) or "_" in word or "." in word \
+                or sum(c.isupper() for c in word) >= 2:
+            out.update(tokenize(word))
+    return out
+
+
 _WHERE = LazyPattern(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)
 _FILE_NAME = LazyPattern(r"\.(?:py|js|mjs|cjs|ts|go|rs|toml|json|ya?ml|md|rst|txt|cfg|ini|lock|html|css)$", re.I)
 

@@ -523,7 +523,9 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     words, but a project using them all is about parsing arguments), not far below the best,
     and every scope using one of
     the question's rare words (held by at most ``concentrated_max_scopes``: "NO_COLOR",
-    "dotenv") more than the average scope does, since such a word names the topic. Negated words ("aren't
+    "dotenv"; an everyday word also by under ``rare_word_max_share`` of the scopes: in a home of a
+    dozen, two projects share "turn" or "friendly" by chance) more than the average scope does,
+    since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
     "with no dependencies" asks for the dependency-free fact.
@@ -539,7 +541,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
     else:
-        rare = {t for t in toks if 0 < len(index.get(t)) <= params.concentrated_max_scopes}
+        named_like = grammar.name_shaped_tokens(question)
+        small_cap = max(1, int(len(index.scopes) * params.rare_word_max_share))
+        rare = {t for t in toks if 0 < len(index.get(t)) <= (
+            params.concentrated_max_scopes if t in named_like else min(params.concentrated_max_scopes, small_cap))}
 
         def several_words(s: ScopeScore) -> bool:   # together they name the topic; one common word does not
             return sum(1 for v in s.matched.values() if v >= params.enum_word_evidence) >= params.enum_words
