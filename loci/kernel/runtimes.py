@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import re
 
+from loci.kernel.lazyre import LazyPattern
+
 Line = tuple[int, ...]   # (3, 9) for Python, (20,) for Node
 
 WINDOWS: dict[str, tuple[Line, ...]] = {
     "python": tuple([(2, m) for m in range(8)] + [(3, m) for m in range(21)]),
     "node": tuple((m,) for m in range(41)),
 }
-_OP = re.compile(r"^\s*(~=|===|==|!=|<=|>=|<|>|\^|~|=)?\s*v?([\d*xX]+(?:\.[\d*xX]+)*)\s*$")
+_OP = LazyPattern(r"^\s*(~=|===|==|!=|<=|>=|<|>|\^|~|=)?\s*v?([\d*xX]+(?:\.[\d*xX]+)*)\s*$")
 
 
 def _parts(version: str) -> list[int | None]:
@@ -127,15 +129,18 @@ def runtime_tokens(runtime: str, lines: list[Line]) -> list[str]:
     return [_name(runtime, line) for line in lines] + [_name(runtime + "-min", min(lines))]
 
 
-_ASKED = re.compile(r"\b(python|py|node(?:\.?js)?)\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)?(\+)?", re.I)
-_OR_NEWER = re.compile(r"^\s*(?:or|and)\s+(?:newer|later|higher|above|up|greater)\b", re.I)
-_AT_LEAST = re.compile(r"\b(?:at\s+least|minimum(?:\s+of)?|>=)\s*$", re.I)
+_ASKED = LazyPattern(r"\b(python|py|node(?:\.?js)?)\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)?(\+)?", re.I)
+_OR_NEWER = LazyPattern(r"^\s*(?:or|and)\s+(?:newer|later|higher|above|up|greater)\b", re.I)
+_AT_LEAST = LazyPattern(r"\b(?:at\s+least|minimum(?:\s+of)?|>=)\s*$", re.I)
 
 
 def asked_tokens(question: str) -> list[str]:
     """The fact tokens of each runtime version ``question`` names: "supports Python 3.9" ->
     python-3.9; "Node 20 or newer" (or "at least", "20+") -> node-min-20 ... node-min-40."""
     out: list[str] = []
+    low = question.lower()
+    if not any(c.isdigit() for c in low) or ("py" not in low and "node" not in low):
+        return out   # most questions name no version: a one-shot process compiles nothing here
     for m in _ASKED.finditer(question):
         runtime = "python" if m.group(1).lower().startswith("py") else "node"
         major, minor = int(m.group(2)), m.group(3)
