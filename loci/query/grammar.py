@@ -187,53 +187,61 @@ _SUBJECT = r"(?P<s>[\w@./-]+(?:\s+[\w@./-]+){0,3}?)"
 _LEAD = r"^(?:so|and|ok|okay|hi|hey|please)?[\s,]*"
 _SUBJECT_T = _SUBJECT.replace("?P<s>", "?P<t>")
 _RECENT = r"(?:the\s+)?(?:latest|last|newest|most\s+recent|recent|current)\s+"
+_WHAT = "what"                                       # what, what's, whats
+_RECENT_OPENERS = "show give the latest last newest most recent current"
+# per kind, (the words one of its questions can open with after the lead, its pattern): a pattern
+# is compiled and tried only for a question opening so (a one-shot question compiled all 28)
 _ABOUT = {
     "changes": (
-        r"what(?:'s|\s+is|\s+(?:has\s+)?changed)\s+(?:new\s+)?(?:in|with)\s+" + _RECENT + r"(?:" + _SUBJECT_T + r"\s+)?(?:version|release)"
-        r"(?:\s+of\s+" + _SUBJECT + r")?",
-        r"what(?:'s|\s+is)\s+new(?:\s+(?:in|with)\s+" + _SUBJECT + r")?",
-        r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:changes|release\s+notes|changelog(?:\s+entr(?:y|ies))?)"
-        r"(?:\s+(?:of|for|in)\s+" + _SUBJECT + r")?",
+        (_WHAT, r"what(?:'s|\s+is|\s+(?:has\s+)?changed)\s+(?:new\s+)?(?:in|with)\s+" + _RECENT + r"(?:" + _SUBJECT_T
+         + r"\s+)?(?:version|release)(?:\s+of\s+" + _SUBJECT + r")?"),
+        (_WHAT, r"what(?:'s|\s+is)\s+new(?:\s+(?:in|with)\s+" + _SUBJECT + r")?"),
+        (_RECENT_OPENERS, r"(?:(?:show|give)\s+me\s+)?" + _RECENT
+         + r"(?:changes|release\s+notes|changelog(?:\s+entr(?:y|ies))?)(?:\s+(?:of|for|in)\s+" + _SUBJECT + r")?"),
         # "what's the latest release?", "what was in the last release of click?"
-        r"what(?:'s|\s+is|\s+was)\s+(?:in\s+)?" + _RECENT + r"release(?:\s+of\s+" + _SUBJECT + r")?",
-        r"(?:what(?:'s|\s+is)\s+(?:in\s+)?)?the\s+changelog(?:\s+of\s+" + _SUBJECT + r")?",
-        r"any\s+(?:recent|new)\s+changes(?:\s+(?:in|to)\s+" + _SUBJECT + r")?",
+        (_WHAT, r"what(?:'s|\s+is|\s+was)\s+(?:in\s+)?" + _RECENT + r"release(?:\s+of\s+" + _SUBJECT + r")?"),
+        (_WHAT + " the", r"(?:what(?:'s|\s+is)\s+(?:in\s+)?)?the\s+changelog(?:\s+of\s+" + _SUBJECT + r")?"),
+        ("any", r"any\s+(?:recent|new)\s+changes(?:\s+(?:in|to)\s+" + _SUBJECT + r")?"),
     ),
     "recent": (
-        r"what\s+(?:has\s+)?changed\s+(?:recently|lately)(?:\s+in\s+" + _SUBJECT + r")?",
-        r"what(?:'s|\s+has)\s+changed(?:\s+in\s+" + _SUBJECT + r")?",
-        r"what(?:'s|\s+has)\s+been\s+(?:happening|going\s+on|worked\s+on|changing)(?:\s+(?:in|with|on)\s+"
-        + _SUBJECT + r")?(?:\s+(?:recently|lately))?",
-        r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:commits|work|activity)(?:\s+(?:of|for|in|on)\s+" + _SUBJECT + r")?",
+        (_WHAT, r"what\s+(?:has\s+)?changed\s+(?:recently|lately)(?:\s+in\s+" + _SUBJECT + r")?"),
+        (_WHAT, r"what(?:'s|\s+has)\s+changed(?:\s+in\s+" + _SUBJECT + r")?"),
+        (_WHAT, r"what(?:'s|\s+has)\s+been\s+(?:happening|going\s+on|worked\s+on|changing)(?:\s+(?:in|with|on)\s+"
+         + _SUBJECT + r")?(?:\s+(?:recently|lately))?"),
+        (_RECENT_OPENERS, r"(?:(?:show|give)\s+me\s+)?" + _RECENT + r"(?:commits|work|activity)(?:\s+(?:of|for|in|on)\s+"
+         + _SUBJECT + r")?"),
     ),
     "version": (
-        r"(?:what|which)\s+version\s+(?:is|of)\s+" + _SUBJECT + r"(?:\s+is\s+this)?",
-        r"what(?:'s|\s+is)\s+the\s+(?:current|latest)\s+version(?:\s+of\s+" + _SUBJECT + r")?",
+        (_WHAT + " which", r"(?:what|which)\s+version\s+(?:is|of)\s+" + _SUBJECT + r"(?:\s+is\s+this)?"),
+        (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:current|latest)\s+version(?:\s+of\s+" + _SUBJECT + r")?"),
     ),
     "overview": (
-        r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT,
-        r"what(?:'s|\s+is)\s+in\s+" + _SUBJECT,                            # "what's in this repo?"
-        r"what\s+can\s+(?:i|we|you|one)\s+do\s+with\s+" + _SUBJECT,
-        r"(?:an?\s+)?(?:overview|summary|tl;?\s*dr)",
+        (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT),
+        (_WHAT, r"what(?:'s|\s+is)\s+in\s+" + _SUBJECT),                            # "what's in this repo?"
+        (_WHAT, r"what\s+can\s+(?:i|we|you|one)\s+do\s+with\s+" + _SUBJECT),
+        ("a overview summary tl", r"(?:an?\s+)?(?:overview|summary|tl;?\s*dr)"),
         # before "what are X": "the main features" are the project's, not a subject
-        r"what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:main\s+|key\s+|core\s+)?features(?:\s+of\s+" + _SUBJECT + r")?",
-        r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?",
-        r"what\s+(?:does|do|can|did|will)\s+" + _SUBJECT + r"\s+do",
-        r"what\s+(?:problems?|need)\s+(?:does|do|did)\s+" + _SUBJECT + r"\s+(?:solve|address|fill)",
-        r"why\s+(?:does|do)\s+" + _SUBJECT + r"\s+exist",
-        r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain(?:\s+what)?)\s+"
-        + _SUBJECT + r"(?:\s+(?:is|does|do))?",
-        r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)(?:\s+(?:of|to)\s+" + _SUBJECT + r")?",
-        r"how\s+would\s+you\s+describe\s+" + _SUBJECT,
+        (_WHAT, r"what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:main\s+|key\s+|core\s+)?features(?:\s+of\s+" + _SUBJECT + r")?"),
+        (_WHAT, r"what(?:'s|\s+is|\s+are)\s+" + _SUBJECT + r"(?:\s+(?:all\s+)?about|\s+(?:used|meant|good)\s+for|\s+for)?"),
+        (_WHAT, r"what\s+(?:does|do|can|did|will)\s+" + _SUBJECT + r"\s+do"),
+        (_WHAT, r"what\s+(?:problems?|need)\s+(?:does|do|did)\s+" + _SUBJECT + r"\s+(?:solve|address|fill)"),
+        ("why", r"why\s+(?:does|do)\s+" + _SUBJECT + r"\s+exist"),
+        ("can tell describe summari introduce explain",
+         r"(?:can\s+you\s+)?(?:tell\s+me\s+about|describe|summari[sz]e|introduce(?:\s+me\s+to)?|explain(?:\s+what)?)\s+"
+         + _SUBJECT + r"(?:\s+(?:is|does|do))?"),
+        ("give a", r"(?:give\s+(?:me\s+)?)?an?\s+(?:overview|summary|introduction|intro|description)(?:\s+(?:of|to)\s+"
+         + _SUBJECT + r")?"),
+        ("how", r"how\s+would\s+you\s+describe\s+" + _SUBJECT),
     ),
     "usage": (
-        r"how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|run|get\s+started(?:\s+with)?|start\s+(?:with|using)|"
-        r"begin\s+(?:with|using))(?:\s+" + _SUBJECT + r")?",
-        r"how\s+to\s+(?:use|get\s+started(?:\s+with)?|start\s+using)(?:\s+" + _SUBJECT + r")?",
-        r"(?:how\s+(?:do|can)\s+(?:i|we)\s+)?get(?:ting)?\s+started(?:\s+with\s+" + _SUBJECT + r")?",
-        r"where\s+(?:do|should|can)\s+(?:i|we)\s+(?:start|begin)(?:\s+with\s+" + _SUBJECT + r")?",
-        r"(?:(?:show|give)\s+me\s+)?(?:an?\s+|some\s+)?(?:quick|simple|basic|minimal|short|small)?\s*"
-        r"(?:example|usage\s+example|quick\s*start|tutorial)s?(?:\s+(?:of|for)\s+(?:using\s+)?" + _SUBJECT + r")?",
+        ("how", r"how\s+(?:do|can|should|would)\s+(?:i|we|you|one)\s+(?:use|run|get\s+started(?:\s+with)?|start\s+(?:with|using)|"
+         r"begin\s+(?:with|using))(?:\s+" + _SUBJECT + r")?"),
+        ("how", r"how\s+to\s+(?:use|get\s+started(?:\s+with)?|start\s+using)(?:\s+" + _SUBJECT + r")?"),
+        ("how get", r"(?:how\s+(?:do|can)\s+(?:i|we)\s+)?get(?:ting)?\s+started(?:\s+with\s+" + _SUBJECT + r")?"),
+        ("where", r"where\s+(?:do|should|can)\s+(?:i|we)\s+(?:start|begin)(?:\s+with\s+" + _SUBJECT + r")?"),
+        ("show give a some quick simple basic minimal short small example usage tutorial",
+         r"(?:(?:show|give)\s+me\s+)?(?:an?\s+|some\s+)?(?:quick|simple|basic|minimal|short|small)?\s*"
+         r"(?:example|usage\s+example|quick\s*start|tutorial)s?(?:\s+(?:of|for)\s+(?:using\s+)?" + _SUBJECT + r")?"),
     ),
 }
 ABOUT_MAX_WORDS = 12
@@ -241,7 +249,16 @@ _ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats which
     summarize introduce explain give an a some show get getting quick simple basic minimal short small example
     examples tutorial quickstart usage the latest last newest recent any where overview summary tl tldr
     tl;dr""".split())
-_ABOUT_PATTERNS = tuple((kind, LazyPattern(_LEAD + p + r"$", re.I)) for kind, ps in _ABOUT.items() for p in ps)
+_ABOUT_PATTERNS = tuple((kind, tuple(openers.split()), LazyPattern(_LEAD + p + r"$", re.I))
+                        for kind, ps in _ABOUT.items() for openers, p in ps)
+_LEAD_WORDS = ("so", "and", "ok", "okay", "hi", "hey", "please")
+
+
+def _openings(text: str) -> list[str]:
+    """The question (lower case) as each of its readings of ``_LEAD`` leaves it: whole, and past a
+    lead word it starts with; a pattern can match only where one of them starts with its opener."""
+    low = text.lower()
+    return [low[len(lead):].lstrip(" ,") for lead in ("", *_LEAD_WORDS) if low.startswith(lead)]
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
 _DETERMINERS = frozenset("the this that my our".split())
@@ -283,7 +300,10 @@ def about_project(question: str) -> tuple[str, str] | None:
     # and a subject of four words: a longer question, or one opening otherwise, is about content
     if not words or len(words) > ABOUT_MAX_WORDS or words[0].strip(",") not in _ABOUT_LEADS or is_enumerative(text):
         return None
-    for kind, pattern in _ABOUT_PATTERNS:
+    openings = _openings(text)
+    for kind, openers, pattern in _ABOUT_PATTERNS:
+        if not any(o.startswith(openers) for o in openings):
+            continue
         m = pattern.match(text)
         if m:
             found = m.groupdict()
