@@ -523,8 +523,8 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     words, but a project using them all is about parsing arguments), not far below the best,
     and every scope using one of
     the question's rare words (held by at most ``concentrated_max_scopes``: "NO_COLOR",
-    "dotenv"; an everyday word also by under ``rare_word_max_share`` of the scopes: in a home of a
-    dozen, two projects share "turn" or "friendly" by chance) more than the average scope does,
+    "dotenv"; an everyday word also by at most ``rare_word_max_share`` of the scopes: in a home of
+    a dozen, two projects share "turn" or "friendly" by chance) more than the average scope does,
     since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
