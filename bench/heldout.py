@@ -63,8 +63,6 @@ SETS = {
         **_pypi(watchdog="7.1.0", colorama="0.4.6", filelock="3.19.1", portalocker="3.2.0", humanize="4.13.0",
                 platformdirs="4.3.8")}, inputs.CACHE / "heldout-2"),
 }
-QUESTIONS = SETS["1"].questions
-PINNED = {name: version for name, (_, version) in SETS["1"].pinned.items()}
 
 
 def lay_out(dest: Path, pinned: dict[str, tuple[str, str]] = SETS["1"].pinned) -> list[str]:

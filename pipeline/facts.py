@@ -195,36 +195,36 @@ _NODE_ENGINE = r'"engines"\s*:\s*\{[^}]*?"node"\s*:\s*"([^"]+)"'
 def runtime_facts(root: Path, top: dict[str, str]) -> list[Fact]:
     """The Python and Node versions the top-level manifests declare (``loci.kernel.runtimes``):
     a range where there is one, else the Python classifiers; cited at the line that says it."""
+    texts = {m: _head(root / top[m], 200000) for m in ("pyproject.toml", "setup.cfg", "setup.py", "package.json")
+             if m in top}   # each manifest read once
+
     def found(manifest: str, pattern: str, flags=re.M) -> tuple[str, str, int] | None:
         """(the captured value, the manifest, the line it is on) or None."""
-        rel = top.get(manifest)
-        text = _head(root / rel, 200000) if rel else ""
+        text = texts.get(manifest, "")
         m = re.search(pattern, text, flags)
-        return (m.group(1), rel, text.count("\n", 0, m.start(1)) + 1) if m else None
+        return (m.group(1), top[manifest], text.count("\n", 0, m.start(1)) + 1) if m else None
+
+    def fact(runtime: str, value: str, rel: str, line: int, lines: list) -> Fact:
+        return Fact("runtime", f"{runtime} {value}", rel, line, " ".join(runtimes.runtime_tokens(runtime, lines)))
 
     out = []
-    python = None
-    for manifest, pattern in _PYTHON_RANGE:
-        python = python or found(manifest, pattern)
+    python = next((hit for hit in (found(m, p) for m, p in _PYTHON_RANGE) if hit), None)
     if python:
         spec, rel, line = python
-        out.append(Fact("runtime", f"python {spec}", rel, line,
-                        " ".join(runtimes.runtime_tokens("python", runtimes.admitted("python", spec)))))
+        out.append(fact("python", spec, rel, line, runtimes.admitted("python", spec)))
     else:
         for manifest in ("pyproject.toml", "setup.cfg", "setup.py"):
-            rel = top.get(manifest)
-            listed = re.findall(_CLASSIFIER, _head(root / rel, 200000)) if rel else []
+            listed = re.findall(_CLASSIFIER, texts.get(manifest, ""))
             lines = sorted({tuple(map(int, v.split("."))) for v in listed} & set(runtimes.WINDOWS["python"]))
             if lines:
-                value = "python " + ", ".join(".".join(map(str, ln)) for ln in lines)
-                out.append(Fact("runtime", value, rel, _line_of(root, rel, _CLASSIFIER),
-                                " ".join(runtimes.runtime_tokens("python", lines))))
+                first = found(manifest, _CLASSIFIER)
+                out.append(fact("python", ", ".join(".".join(map(str, ln)) for ln in lines), top[manifest],
+                                first[2] if first else 1, lines))
                 break
     node = found("package.json", _NODE_ENGINE, re.S)
     if node:
         spec, rel, line = node
-        out.append(Fact("runtime", f"node {spec}", rel, line,
-                        " ".join(runtimes.runtime_tokens("node", runtimes.admitted("node", spec)))))
+        out.append(fact("node", spec, rel, line, runtimes.admitted("node", spec)))
     return [f for f in out if f.words]
 
 

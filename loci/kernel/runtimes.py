@@ -95,25 +95,18 @@ def _admits_node(clause: str, line: Line) -> bool | None:
 
 
 def admitted(runtime: str, spec: str) -> list[Line]:
-    """The lines of ``runtime``'s window that ``spec`` admits ([] when it reads none of it)."""
-    window = WINDOWS[runtime]
+    """The lines of ``runtime``'s window that ``spec`` admits ([] when it reads none of it): an npm
+    range admits a line one of its ``||`` alternatives does, a PEP 440 one where all its clauses do."""
     if runtime == "node":
-        alternatives = [a for a in spec.split("||")]
-        out = []
-        for line in window:
-            verdicts = [_admits_node(a, line) for a in alternatives]
-            if any(v is None for v in verdicts):
-                return []
-            if any(verdicts):
-                out.append(line)
-        return out
-    clauses = [c for c in spec.split(",") if c.strip()]
+        parts, check, combine = spec.split("||"), _admits_node, any
+    else:
+        parts, check, combine = [c for c in spec.split(",") if c.strip()], _admits_python, all
     out = []
-    for line in window:
-        verdicts = [_admits_python(c, line) for c in clauses]
+    for line in WINDOWS[runtime]:
+        verdicts = [check(part, line) for part in parts]
         if not verdicts or any(v is None for v in verdicts):
             return []
-        if all(verdicts):
+        if combine(verdicts):
             out.append(line)
     return out
 

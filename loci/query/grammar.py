@@ -184,7 +184,8 @@ def asks_about_change(question: str) -> bool:
 # project is or how it is used, and its subject is the whole rest of the question (a name, a
 # pointer, or nothing: "show me a quick example" asked inside a project)
 _SUBJECT = r"(?P<s>[\w@./-]+(?:\s+[\w@./-]+){0,3}?)"
-_LEAD = r"^(?:so|and|ok|okay|hi|hey|please)?[\s,]*"
+_LEAD_WORDS = ("so", "and", "ok", "okay", "hi", "hey", "please")
+_LEAD = r"^(?:" + "|".join(_LEAD_WORDS) + r")?[\s,]*"
 _SUBJECT_T = _SUBJECT.replace("?P<s>", "?P<t>")
 _RECENT = r"(?:the\s+)?(?:latest|last|newest|most\s+recent|recent|current)\s+"
 _WHAT = "what"                                       # what, what's, whats
@@ -251,7 +252,6 @@ _ABOUT_LEADS = frozenset("""so and ok okay hi hey please what what's whats which
     tl;dr""".split())
 _ABOUT_PATTERNS = tuple((kind, tuple(openers.split()), LazyPattern(_LEAD + p + r"$", re.I))
                         for kind, ps in _ABOUT.items() for openers, p in ps)
-_LEAD_WORDS = ("so", "and", "ok", "okay", "hi", "hey", "please")
 
 
 def _openings(text: str) -> list[str]:
