@@ -278,6 +278,36 @@ def test_a_name_shaped_word_is_read_from_how_the_question_writes_it():
     from loci.query.grammar import name_shaped_tokens
 
     shaped = name_shaped_tokens("Which honour NO_COLOR, rank by BM25, offer tab-completion, or listen on 8080 "
-                                "and turn 'MB' sizes friendly?")
-    assert {"no_color", "bm25", "8080", "mb"} <= shaped
+                                "and turn 'MB' sizes friendly, or read a .env file?")
+    assert {"no_color", "bm25", "8080", "mb", ".env"} <= shaped
     assert not {"turn", "friendli", "size", "honour", "listen", "tab", "completion"} & shaped
+
+
+def test_a_member_chosen_by_words_is_cited_by_the_names_the_question_writes_not_its_everyday_words():
+    idx = _index({s: [] for s in ALIASES}, {"alpha": "no_color terminal colour " * 8,
+                                            "bravo": "no_color " * 3 + "parser grammar token " * 5,
+                                            "charlie": "colour theme palette " * 10})
+    r = route("Which of my projects honour the NO_COLOR variable in the terminal?", idx, aliases=ALIASES)
+    cites = {m["scope"]: m["cites"] for m in r.members}
+    assert cites["alpha"][0] == "no_color" and cites["bravo"][0] == "no_color"
+    assert "terminal" not in cites["alpha"]   # held by alpha alone, but an everyday word
+
+
+def test_a_members_block_leads_with_a_passage_holding_the_word_that_made_it_a_member(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    loading = "".join(f"## Loading configuration {i}\n\nSupport for loading configuration from a settings "
+                      f"file, loading configuration support, configuration file loading {i}.\n\n" for i in range(8))
+    dotenv = ("## Variables from dotenv\n\nThe command reads a .env file in the folder it starts in; a .env "
+              "file beside it wins, and a .env file names each variable once.\n")
+    repos = {"webapp": {"README.md": "# webapp\n\nA small web framework.\n", "docs/config.md": loading + dotenv},
+             "settings": {"README.md": "# settings\n\nTyped settings read from a .env file and the environment.\n"}}
+    for i, topic in enumerate(["sprocket ratchet cogwheel", "palette theme colour", "grammar token parser",
+                               "socket packet stream", "matrix vector tensor"]):
+        repos[f"other{i}"] = {"README.md": f"# other{i}\n\nA {topic} library with support for loading its "
+                                           "configuration file at start.\n"}
+    setup_home(tmp_path / "code", repos)
+    res = ask(open_session(), "Where do I have support for loading configuration from a .env file?")
+    assert res.route.outcome == "enumerated" and "webapp" in res.route.scopes, res.route.members
+    block = next(b for b in res.blocks if b.scope == "webapp")
+    assert ".env" in block.episodes[0].text

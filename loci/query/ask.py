@@ -508,6 +508,9 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
         result = replace(result, scopes=[cwd_scope])
     plans = {s: _scope_plan(session, q, about, plan, s, is_cwd=s == cwd_scope or s == scope, named=s in named)
              for s in result.scopes}
+    for m in result.members if result.outcome == "enumerated" else ():
+        if m.get("cites") and m["scope"] in plans:
+            plans[m["scope"]] = replace(plans[m["scope"]], cite=tuple(m["cites"]))
     with ThreadPoolExecutor(max_workers=min(4, len(result.scopes)) or 1) as pool:
         blocks = list(pool.map(lambda s: search_block(session, s, q, plans[s], semantic=semantic,
                                                       semantic_led=s in led_by_meaning), result.scopes))

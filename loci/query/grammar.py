@@ -363,7 +363,7 @@ def identifiers(question: str) -> list[str]:
     return out
 
 
-_NAME_SHAPED = LazyPattern(r"[\w$][\w$.\-]*[\w$]|[\w$]")
+_NAME_SHAPED = LazyPattern(r"\.?[\w$][\w$.\-]*[\w$]|\.?[\w$]")   # a dotfile or an extension keeps its dot
 
 
 def name_shaped_tokens(question: str) -> set[str]:

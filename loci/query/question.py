@@ -159,3 +159,5 @@ class Plan:
     project_named: bool = False  # ... because the question names this project (not asked inside it)
     about: str | None = None   # a kind of ``grammar.about_project`` ("overview", "usage", ...): the question
                                # asks about this scope itself, answered from its own words first
+    cite: tuple[str, ...] = ()   # an enumeration member's words (``router.cited_words``): a passage holding
+                                 # one leads its answer

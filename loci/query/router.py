@@ -538,6 +538,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     held = asked_facts(elig, [t for t in toks if t not in q.unnamed_language_words], index,
                        grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
     best = max((len(v) for v in held.values()), default=0)
+    named_like: set[str] = set()
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
     else:
@@ -567,9 +568,26 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     lacks = {t: index.scopes[min(index.get(FACT + t))] for t in sorted(negated) if index.get(FACT + t)}
     why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
             "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {}),
-            **({} if best else {"rare": sorted(t for t in rare if s.matched.get(t, 0.0) > 0)})}
+            **({} if best else {"rare": sorted(t for t in rare if s.matched.get(t, 0.0) > 0),
+                                "cites": cited_words(s, rare, named_like, distinctive_terms, index)})}
            for s in chosen]
     return chosen, why
+
+
+CITED_WORDS = 3
+
+
+def cited_words(s: ScopeScore, rare: set[str], named_like: set[str], distinctive_terms,
+                index: RoutingIndex) -> list[str]:
+    """The words written as names ("NO_COLOR", ".env", "8080": ``grammar.name_shaped_tokens``) a
+    member chosen by words holds among the question's rare or distinctive ones: its block leads with
+    a passage holding one (``search.cited_first``), as a fact member's with the fact's line. Rare
+    ones first, then those the fewest projects hold, a whole name before its pieces ("no_color"
+    before "color"), then its strongest. An everyday word is no citation: "closest" is held by a
+    sibling-walking helper as much as by a typo suggester."""
+    words = {t for t in set(distinctive_terms(s)) | rare if t in named_like and s.matched.get(t, 0.0) > 0}
+    return sorted(words, key=lambda t: (t not in rare, len(index.get(t)), -len(t), -s.matched.get(t, 0.0), t)
+                  )[:CITED_WORDS]
 
 
 def built_from_words(result: RouteResult) -> bool:

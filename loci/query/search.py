@@ -224,7 +224,33 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
+    if plan.cite:
+        def late(i: int) -> bool:   # as the ranking holds them back: a changelog entry, a translated copy
+            path = prose.get(i)
+            return path is not None and (not q.about_change and is_changelog(path) or
+                                         not q.reads_as_foreign_prose and translation_language(path) is not None)
+        ranked = cited_first(lex, ranked, plan.cite, late)
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
+
+
+def cited_first(lex, ranked: list[tuple[int, float]], words: Sequence[str],
+                late: Callable[[int], bool] = lambda i: False) -> list[tuple[int, float]]:
+    """An enumeration member's answer led by a passage holding a word it was chosen for
+    (``Plan.cite``, rarest first): the best ranked one holding the first word any passage holds,
+    else the passage that word's BM25 ranks first; scored just above the best. A ``late`` passage
+    (a changelog entry, a translated copy) leads only when no other holds the word. "Where do I
+    load configuration from a .env file?" lists a framework for its ".env": its answer shows where."""
+    for word in words:
+        holding = lex.bm25_scores([word]) or {}
+        if not holding:
+            continue
+        order = [d for d, _ in ranked if d in holding]
+        shown = set(order)
+        order += sorted((d for d in holding if d not in shown), key=lambda d: (-holding[d], d))
+        first = next((d for d in order if not late(d)), order[0])
+        top = max((v for _, v in ranked), default=1.0)
+        return [(first, top * 1.01)] + [p for p in ranked if p[0] != first]
+    return ranked
 
 
 def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapping[int, str]) -> list[tuple[int, float]]:
