@@ -202,3 +202,43 @@ def test_a_changelog_entry_yields_to_the_docs_unless_the_question_asks_about_a_c
     lex = FakeLex({1: 10.0, 2: 9.0}, {}, {1: DOC, 2: DOC}, prose={1: "CHANGELOG.rst", 2: "README.rst"})
     got = search_scope(question, ["periodic"], lex, plan=Plan(k=1))
     assert got[0][0] == first
+
+
+class WordLex:
+    """A scope whose BM25 knows which rows hold which word."""
+
+    def __init__(self, holders: dict[str, dict[int, float]]):
+        self.holders = holders
+
+    def bm25_scores(self, tokens):
+        out: dict[int, float] = {}
+        for t in tokens:
+            for d, v in self.holders.get(t, {}).items():
+                out[d] = out.get(d, 0.0) + v
+        return out or None
+
+
+def test_a_cited_word_brings_the_best_ranked_passage_holding_it_first():
+    from loci.query.search import cited_first
+
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6)]
+    got = cited_first(WordLex({".env": {3: 2.0, 4: 9.0}}), ranked, [".env"])
+    assert [d for d, _ in got] == [3, 1, 2, 4] and got[0][1] > 0.9
+
+
+def test_a_cited_word_no_ranked_passage_holds_brings_the_passage_its_bm25_ranks_first():
+    from loci.query.search import cited_first
+
+    ranked = [(1, 0.9), (2, 0.8)]
+    got = cited_first(WordLex({"8080": {7: 1.0, 8: 3.0}}), ranked, ["no_color", "8080"])
+    assert [d for d, _ in got] == [8, 1, 2]
+    assert cited_first(WordLex({}), ranked, ["8080"]) == ranked
+
+
+def test_a_changelog_entry_leads_on_a_cited_word_only_when_no_other_passage_holds_it():
+    from loci.query.search import cited_first
+
+    ranked = [(1, 0.9), (5, 0.8), (2, 0.7)]
+    late = {5}.__contains__
+    assert [d for d, _ in cited_first(WordLex({"mb": {5: 4.0, 6: 1.0}}), ranked, ["mb"], late)][0] == 6
+    assert [d for d, _ in cited_first(WordLex({"mb": {5: 4.0}}), ranked, ["mb"], late)][0] == 5
