@@ -260,6 +260,49 @@ def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rou
     out["query_files_fetched_per_question"] = reached   # the scopes answered from
     out["scopes_fetched_per_question"] = read           # and those the second opinion read (vectors)
     out["home_bytes_per_scope_after_asks"] = du(home) // n
+    evict_all(home)
+    out.update(engine_asks(home, qs[:asks]))
+    return out
+
+
+ENGINE_WARMUP = "how do I install it?"   # asked with no folder it abstains: it starts the engine, fetches nothing
+
+
+def engine_asks(home: Path, qs: list[str], wait_s: float = 120.0) -> dict:
+    """The CLI's default path on the bed: `loci ask` answered by the home's warm engine, which the
+    first question starts (as a user's first question does). Each question asked twice: first
+    (its scopes fetched on the way unless an earlier question fetched them) and again (cached),
+    p50 of each, and the engine's resident memory after them."""
+    from loci.front import engine_client
+
+    env = {k: v for k, v in inputs.child_env(home).items() if k != "LOCI_SERVER"}
+
+    def ask(q: str) -> float:
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "loci", "ask", "--no-cwd", q], env=env, cwd=ROOT,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ChildFailed(proc.args, proc.returncode, proc.stderr.strip().splitlines()[-TAIL_LINES:])
+        return time.perf_counter() - start
+
+    engine_client.stop(str(home))
+    out: dict = {"engine_start_question_s": round(ask(ENGINE_WARMUP), 3)}
+    deadline = time.monotonic() + wait_s
+    while not (state := engine_client.describe(str(home)))["running"] or not state.get("ready"):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no engine answered for {home} within {wait_s:.0f} s")
+        time.sleep(0.5)
+    try:
+        first, again = [], []
+        for q in qs:
+            first.append(ask(q))
+            again.append(ask(q))
+        status = engine_client.describe(str(home))
+    finally:
+        engine_client.stop(str(home))
+    out["engine_ask_p50_s_first"] = round(statistics.median(first), 3)
+    out["engine_ask_p50_s_again"] = round(statistics.median(again), 3)
+    out["engine_rss_mb_after"] = status.get("rss_mb")
     return out
 
 
