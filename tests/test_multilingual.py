@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import make_repo
+from conftest import setup_home
 from loci.front.cli import app
 from loci.kernel.config import layout as make_layout
 from loci.kernel.vectorstore import multilingual_model_dir, multilingual_vectors
@@ -46,20 +46,18 @@ class BilingualEncoder:
         return out
 
 
+FETCHER = {
+    "README.md": "# fetcher\n\n## Timeouts\n\nPass a timeout in seconds to stop waiting for a server.\n\n"
+                 "## Install\n\nRun the installer.\n",
+    "README.es.md": "# fetcher\n\nPase un timeout en segundos para dejar de esperar.\n",
+    "fetcher.py": "def get(url, timeout=None):\n    # the timeout is in seconds\n    return url\n",
+}
+FINDER = {"README.md": "# finder\n\n## Hidden files\n\nHidden files are skipped unless you pass --hidden.\n"}
+
+
 @pytest.fixture
 def home(tmp_path, loci_home):
-    make_repo(tmp_path / "code" / "fetcher", {
-        "README.md": "# fetcher\n\n## Timeouts\n\nPass a timeout in seconds to stop waiting for a server.\n\n"
-                     "## Install\n\nRun the installer.\n",
-        "README.es.md": "# fetcher\n\nPase un timeout en segundos para dejar de esperar.\n",
-        "fetcher.py": "def get(url, timeout=None):\n    # the timeout is in seconds\n    return url\n",
-    })
-    make_repo(tmp_path / "code" / "finder", {
-        "README.md": "# finder\n\n## Hidden files\n\nHidden files are skipped unless you pass --hidden.\n",
-    })
-    res = runner.invoke(app, ["setup", str(tmp_path / "code"), "-y", "--quiet", "--no-graphs", "--no-embed",
-                              "--no-calibrate"])
-    assert res.exit_code == 0, res.output
+    setup_home(tmp_path / "code", {"fetcher": FETCHER, "finder": FINDER})
     return make_layout()
 
 
