@@ -199,3 +199,107 @@ def test_a_meta_holding_a_machine_path_is_refused(built, tmp_path):
     lay.meta("webby").write_text(json.dumps(meta))
     with pytest.raises(BundleError, match="machine path"):
         export_scope(lay, "webby", tmp_path / "out")
+
+
+# --- the multilingual store (role ``multilingual``) --------------------------------------------
+
+def write_multilingual(lay, scope: str, seed: int = 0, dim: int = 4) -> None:
+    """A multilingual store for ``scope`` as the build writes one (its prose chunks' hashes, int8 rows)."""
+    from loci.kernel.vectorfiles import write_vectors
+    from loci.kernel.vectorstore import MULTILINGUAL_ID, multilingual_vectors
+    from loci_pipeline.multilingual import wanted_chunks
+
+    keys = sorted(wanted_chunks(lay, scope))
+    rows = np.random.default_rng(seed).standard_normal((len(keys), dim)).astype(np.float32)
+    multilingual_vectors(lay, scope).parent.mkdir(parents=True, exist_ok=True)
+    write_vectors(multilingual_vectors(lay, scope), keys, rows, MULTILINGUAL_ID, dim)
+
+
+def _roles(folder: Path) -> set[str]:
+    return {f["role"] for f in json.loads((folder / "manifest.json").read_text())["files"]}
+
+
+def test_a_scope_without_a_multilingual_store_is_bundled_without_the_role(built, tmp_path):
+    folder = export_scope(layout(), "gizmo", tmp_path / "out")
+    assert "multilingual" not in _roles(folder)
+    assert "multilingual" not in json.loads((folder / "manifest.json").read_text())
+
+
+def test_no_vectors_leaves_the_multilingual_store_out(built, tmp_path):
+    write_multilingual(layout(), "gizmo")
+    assert "multilingual" in _roles(export_scope(layout(), "gizmo", tmp_path / "with"))
+    folder = export_scope(layout(), "gizmo", tmp_path / "out", no_vectors=True)
+    assert "multilingual" not in _roles(folder) and not (folder / "multilingual.parquet").exists()
+    assert "multilingual" not in json.loads((folder / "manifest.json").read_text())
+
+
+def test_a_torn_multilingual_store_is_not_bundled(built, tmp_path):
+    from loci.kernel.vectorstore import matrix_path, multilingual_vectors
+
+    lay = layout()
+    write_multilingual(lay, "gizmo")
+    with open(matrix_path(multilingual_vectors(lay, "gizmo")), "ab") as fh:
+        fh.write(b"\0" * 16)   # a matrix its manifest does not name: a build between its two writes
+    assert "multilingual" not in _roles(export_scope(lay, "gizmo", tmp_path / "out"))
+
+
+def test_a_changed_multilingual_store_changes_the_bundle_state_and_push_uploads_that_scope(built, tmp_path):
+    from loci_pipeline.share.bundle import bundle_state
+    from loci_pipeline.share.push import push
+
+    lay = layout()
+    write_multilingual(lay, "gizmo", seed=1)
+    write_multilingual(lay, "webby", seed=1)
+    assert push(lay, str(tmp_path / "store")).uploaded == ["gizmo", "webby"]
+    state = bundle_state(lay, "gizmo")
+    write_multilingual(lay, "gizmo", seed=2)
+    assert bundle_state(lay, "gizmo") != state
+    report = push(lay, str(tmp_path / "store"))
+    assert report.uploaded == ["gizmo"] and report.unchanged == ["webby"]
+
+
+def _raw_manifest(*extra: dict) -> dict:
+    return {"bundle_schema": 1, "scope": "x", "files": [
+        {"role": "chunks", "path": "chunks.parquet", "sha256": "0" * 64, "size": 1},
+        {"role": "vocab", "path": "vocab.parquet", "sha256": "1" * 64, "size": 1}, *extra]}
+
+
+def test_a_manifest_naming_an_unknown_role_parses_and_the_role_is_ignored():
+    raw = _raw_manifest({"role": "holograms", "path": "holograms.bin", "sha256": "2" * 64, "size": 5})
+    manifest = parse_manifest(json.dumps(raw).encode(), "src/x")
+    assert [f.role for f in manifest.files] == ["chunks", "vocab"] and manifest.file("holograms") is None
+
+
+@pytest.mark.parametrize("entry, words", [
+    ({"role": "holograms", "path": "holograms.bin", "sha256": "not-a-checksum", "size": 5}, "malformed"),
+    ({"role": "holograms", "path": "holograms.bin", "sha256": "2" * 64, "size": -1}, "malformed"),
+    ({"role": 7, "path": "holograms.bin", "sha256": "2" * 64, "size": 5}, "malformed"),
+    ({"role": "holograms", "path": "../holograms.bin", "sha256": "2" * 64, "size": 5}, "outside the bundle"),
+    ({"role": "vocab", "path": "vocab2.parquet", "sha256": "2" * 64, "size": 5}, "unique roles"),
+])
+def test_a_malformed_entry_is_refused_whatever_its_role(entry, words):
+    with pytest.raises(BundleError, match=words):
+        parse_manifest(json.dumps(_raw_manifest(entry)).encode(), "src/x")
+
+
+def test_duplicate_unknown_roles_are_refused():
+    twice = [{"role": "holograms", "path": f"h{i}.bin", "sha256": "2" * 64, "size": 5} for i in range(2)]
+    with pytest.raises(BundleError, match="unique roles"):
+        parse_manifest(json.dumps(_raw_manifest(*twice)).encode(), "src/x")
+
+
+def test_a_manifest_without_a_required_role_is_still_refused():
+    raw = _raw_manifest()
+    raw["files"] = raw["files"][:1]
+    with pytest.raises(BundleError, match="lacks vocab"):
+        parse_manifest(json.dumps(raw).encode(), "src/x")
+
+
+@pytest.mark.parametrize("model", [None, {"model": "use-multilingual-v3"}, {"model": 5, "dim": 4}, "x"])
+def test_multilingual_vectors_without_their_model_and_dimension_are_refused(model):
+    raw = _raw_manifest({"role": "multilingual", "path": "multilingual.parquet", "sha256": "2" * 64, "size": 5})
+    if model is not None:
+        raw["multilingual"] = model
+    with pytest.raises(BundleError, match="multilingual") as refused:
+        parse_manifest(json.dumps(raw).encode(), "src/x")
+    assert "malformed" not in str(refused.value)   # refused for its model, not as a role unknown

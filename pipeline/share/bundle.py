@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from loci.kernel import tokens
+from loci.kernel import territory, tokens
 from loci.kernel.atomic import write_bytes
 from loci.kernel.errors import LociError
 from loci.kernel.config import DEFAULT_PARAMS, SCHEMA_VERSION, Layout, read_embed_config, safe_name
@@ -25,12 +25,19 @@ from loci.kernel.config import DEFAULT_PARAMS, SCHEMA_VERSION, Layout, read_embe
 BUNDLE_SCHEMA = 1
 MANIFEST = "manifest.json"
 REQUIRED_ROLES = ("chunks", "vocab")
-ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors", "query", "summary")
-VECTOR_ROLES = ("vectors", "label_vectors")
-# what a pull without --all takes (the map: routing, cross-scope references, the vector summary);
+ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors", "query", "summary",
+         "multilingual")
+# each vector store's role: the column its table is keyed by (the multilingual store: chunk hashes, as
+# the chunk vectors), and the manifest field naming the model its vectors are of
+VECTOR_KEYS = {**territory.VECTOR_KEYS, "multilingual": "hash"}
+VECTOR_ROLES = tuple(VECTOR_KEYS)
+MODEL_FIELDS = {"vectors": "embedding", "label_vectors": "embedding", "multilingual": "multilingual"}
+NO_VECTORS_OUT = (*VECTOR_ROLES, "summary")   # what --no-vectors leaves out
+# what a pull without --all takes (the map: routing, cross-scope references, the vector summary, and
+# the multilingual store, which a question in another language measures every scope by);
 # "query" (the publisher's query file, usable where the manifest's ``derived`` is this loci's)
 # and the vectors stay remote until a question needs them (loci.kernel.territory)
-MAP_ROLES = ("vocab", "refs", "summary")
+MAP_ROLES = ("vocab", "refs", "summary", "multilingual")
 RAW_ROLES = ("query", "summary")    # carried as the home's own files, not Parquet tables
 META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats", "facts")
 # what a manifest from another machine may hold at most
@@ -65,19 +72,27 @@ class Manifest:
     def file(self, role: str) -> BundleFile | None:
         return next((f for f in self.files if f.role == role), None)
 
+    def model_of(self, role: str) -> dict:
+        """The model and dimension the vectors of ``role`` are of, as the manifest names them ({} if not)."""
+        field = MODEL_FIELDS[role]
+        return (self.embedding if field == "embedding" else self.raw.get(field)) or {}
+
 
 def role_sources(layout: Layout, name: str) -> dict[str, Path]:
-    """The home's file for each bundle role that exists for ``name`` (vectors: the home's model)."""
+    """The home's file for each bundle role that exists for ``name`` (vectors: the home's model; the
+    multilingual store when it is whole)."""
     from loci.query.semantic import label_vectors_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name)}
     from loci.query.semantic import has_vectors
 
-    from loci.kernel.vectorstore import scope_summary_path
+    from loci.kernel.vectorstore import multilingual_vectors, scope_summary_path, vectors_intact
 
     out["query"] = layout.query_db(name)
     found = {role: path for role, path in out.items() if path.is_file()}
+    if vectors_intact(multilingual_vectors(layout, name)):
+        found["multilingual"] = multilingual_vectors(layout, name)
     cfg = read_embed_config(layout)
     if cfg is not None:  # a vector store is a matrix and its manifest (loci.query.semantic)
         for role, path in (("vectors", layout.vectors(cfg["model_id"], name)),
@@ -95,7 +110,7 @@ def _role_bytes(role: str, path: Path) -> bytes:
     if role in VECTOR_ROLES:
         from loci_pipeline.embed import store_as_parquet
 
-        return store_as_parquet(path, "hash" if role == "vectors" else "label")
+        return store_as_parquet(path, VECTOR_KEYS[role])
     return path.read_bytes()
 
 
@@ -169,13 +184,10 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
     if scope.kind == "pulled":
         raise BundleError(f"scope {name!r} was pulled from {scope.path}; export it where it is built")
     repo = Path(scope.path)
-    embedding = None
-    vec = next((f for f in files if f.role == "vectors"), None)
-    if vec is not None:
-        from loci.query.semantic import read_meta
-
-        vmeta = read_meta(role_sources(layout, name)["vectors"]) or {}
-        embedding = {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
+    carried = {f.role for f in files}
+    sources = role_sources(layout, name)
+    embedding = _model_of(sources["vectors"]) if "vectors" in carried else None
+    multilingual = _model_of(sources["multilingual"]) if "multilingual" in carried else None
     from loci_pipeline.calibrate import bundle_piece
 
     piece = bundle_piece(layout, name, embedding["model"]) if embedding and embedding["model"] else None
@@ -195,9 +207,18 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "embedding": embedding,
         "meta": {k: meta[k] for k in META_FIELDS if k in meta},
         **({"calibration": piece} if piece else {}),     # what calibrating it reads (calibration_pieces)
+        **({"multilingual": multilingual} if multilingual else {}),
         "files": [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size}
                   for f in sorted(files, key=lambda f: f.role)],
     }
+
+
+def _model_of(path: Path) -> dict:
+    """A vector store's model and dimension, as a manifest names them."""
+    from loci.kernel.vectorstore import read_meta
+
+    vmeta = read_meta(path) or {}
+    return {"model": vmeta.get("model"), "dim": vmeta.get("dim")}
 
 
 def manifest_bytes(manifest: dict) -> bytes:
@@ -229,7 +250,7 @@ def plan_bundle(layout: Layout, name: str, *, no_vectors: bool = False) -> tuple
     scope = load_registry(layout).get(name)
     sources = role_sources(layout, name)
     if no_vectors:
-        sources = {r: p for r, p in sources.items() if r not in (*VECTOR_ROLES, "summary")}
+        sources = {r: p for r, p in sources.items() if r not in NO_VECTORS_OUT}
     if not all(r in sources for r in REQUIRED_ROLES) or not layout.meta(name).is_file():
         raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it")
     needles = [str(layout.home.resolve())]
@@ -328,12 +349,16 @@ def _manifest_problem(raw: dict) -> str | None:
     counts = [raw["meta"].get(k, 0) for k in ("chunks", "vocab_tokens", "vocab_weight")] if "meta" in raw else []
     if any(c < 0 for c in counts):
         return "its meta counts a negative number"
-    embedding = raw.get("embedding")
-    if embedding is not None and not (isinstance(embedding, dict) and isinstance(embedding.get("model"), str)
-                                      and len(embedding["model"]) <= NAME_MAX * 2 and _int(embedding.get("dim"))
-                                      and 0 < embedding["dim"] <= DIM_MAX):
-        return f"its embedding is not a model name and a dimension of 1 to {DIM_MAX}"
+    for field in sorted(set(MODEL_FIELDS.values())):
+        if raw.get(field) is not None and not _a_model(raw[field]):
+            return f"its {field} is not a model name and a dimension of 1 to {DIM_MAX}"
     return None
+
+
+def _a_model(value: object) -> bool:
+    """A manifest's ``{"model", "dim"}`` of some vectors: a name and a dimension in range."""
+    return (isinstance(value, dict) and isinstance(value.get("model"), str) and len(value["model"]) <= NAME_MAX * 2
+            and _int(value.get("dim")) and 0 < value["dim"] <= DIM_MAX)
 
 
 def parse_manifest(data: bytes, where: str) -> Manifest:
@@ -361,31 +386,37 @@ def parse_manifest(data: bytes, where: str) -> Manifest:
     files = raw.get("files")
     if not isinstance(files, list):
         raise BundleError(f"{where}: the manifest lists no files; re-export the bundle")
-    out = []
-    for entry in files:
-        if not isinstance(entry, dict):
-            raise BundleError(f"{where}: a file entry is not an object; re-export the bundle")
-        path = entry.get("path")
-        if not _plain_name(path):
-            raise BundleError(f"{where}: the manifest names {path!r}, a path outside the bundle; refused")
-        role, digest, size = entry.get("role"), entry.get("sha256"), entry.get("size")
-        if role not in ROLES or not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest) \
-                or not _int(size) or size < 0:
-            raise BundleError(f"{where}: the entry for {path!r} is malformed; re-export the bundle")
-        if size > FILE_LIMIT:
-            raise BundleError(f"{where}/{path} claims {size} bytes, over the {FILE_LIMIT >> 20} MB a bundle "
-                              f"file may hold; refused before reading it")
-        out.append(BundleFile(role, path, digest, size))
-    roles = [f.role for f in out]
+    entries = [_entry(entry, where) for entry in files]
+    roles = [f.role for f in entries]
     missing = [r for r in REQUIRED_ROLES if r not in roles]
     if missing or len(set(roles)) != len(roles):
         raise BundleError(f"{where}: the manifest lacks {missing[0] if missing else 'unique roles'}; "
                           f"re-export the bundle")
-    embedding = raw.get("embedding")
-    if "vectors" in roles and not (isinstance(embedding, dict) and isinstance(embedding.get("model"), str)
-                                   and isinstance(embedding.get("dim"), int)):
-        raise BundleError(f"{where}: vectors without an embedding model and dimension; re-export the bundle")
-    return Manifest(scope=scope, files=tuple(out), embedding=embedding if "vectors" in roles else None, raw=raw)
+    for role, field in (("vectors", "embedding"), ("multilingual", "multilingual")):
+        if role in roles and not _a_model(raw.get(field)):
+            raise BundleError(f"{where}: {role} vectors without a model and dimension (its {field}); "
+                              f"re-export the bundle")
+    # a role this loci does not know (a newer one's) is neither fetched nor written: its pulls still work
+    out = tuple(f for f in entries if f.role in ROLES)
+    return Manifest(scope=scope, files=out, embedding=raw.get("embedding") if "vectors" in roles else None, raw=raw)
+
+
+def _entry(entry: object, where: str) -> BundleFile:
+    """One checked file entry of a manifest, of any role (a size over the limit refused only for
+    a role this loci fetches)."""
+    if not isinstance(entry, dict):
+        raise BundleError(f"{where}: a file entry is not an object; re-export the bundle")
+    path = entry.get("path")
+    if not _plain_name(path):
+        raise BundleError(f"{where}: the manifest names {path!r}, a path outside the bundle; refused")
+    role, digest, size = entry.get("role"), entry.get("sha256"), entry.get("size")
+    if not valid_name(role) or not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest) \
+            or not _int(size) or size < 0:
+        raise BundleError(f"{where}: the entry for {path!r} is malformed; re-export the bundle")
+    if role in ROLES and size > FILE_LIMIT:
+        raise BundleError(f"{where}/{path} claims {size} bytes, over the {FILE_LIMIT >> 20} MB a bundle "
+                          f"file may hold; refused before reading it")
+    return BundleFile(role, path, digest, size)
 
 
 def check_size(f: BundleFile, size: int, where: str) -> None:

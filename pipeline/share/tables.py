@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loci_pipeline.share.bundle import VECTOR_ROLES, BundleError, Manifest
+from loci_pipeline.share.bundle import VECTOR_KEYS, VECTOR_ROLES, BundleError, Manifest
 
 
 def _schemas() -> dict:
@@ -72,7 +72,7 @@ def _vectors(role: str, path: Path, manifest: Manifest) -> str | None:
     """A vector table as ``loci_pipeline.embed.store_as_parquet`` writes it, of the manifest's model."""
     from loci.kernel.vectorfiles import vector_table_problem
 
-    return vector_table_problem(path, "hash" if role == "vectors" else "label", manifest.embedding or {})
+    return vector_table_problem(path, VECTOR_KEYS[role], manifest.model_of(role))
 
 
 def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dict:
