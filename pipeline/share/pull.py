@@ -32,7 +32,6 @@ from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci_pipeline.share.bundle import (
     MANIFEST,
-    VECTOR_ROLES,
     BundleError,
     derived_signature,
     parse_manifest,
@@ -226,19 +225,27 @@ def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
     from loci.kernel import territory
-    from loci.kernel.vectorstore import scope_summary_path
-    from loci.query.semantic import label_vectors_path, matrix_path, meta_path
+    from loci.kernel.vectorstore import multilingual_vectors, scope_summary_path
+    from loci.query.semantic import label_vectors_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name),
            "map_vocab": territory.vocab_db(layout, name)}
+    stores = {"multilingual": multilingual_vectors(layout, name)}   # of its own encoder, whatever the home's model
     if model is not None:
         out["summary"] = scope_summary_path(layout, model, name)
-        for role, path in (("vectors", layout.vectors(model, name)),
-                           ("label_vectors", label_vectors_path(layout, model, name))):
-            # the matrix before its manifest; ``role`` itself (a schema-1 Parquet store) is removed
-            out[role], out[f"{role}.matrix"], out[f"{role}.meta"] = path, matrix_path(path), meta_path(path)
+        stores.update(vectors=layout.vectors(model, name), label_vectors=label_vectors_path(layout, model, name))
+    for role, path in stores.items():
+        out.update(_store_destinations(role, path))
     return out
+
+
+def _store_destinations(role: str, path: Path) -> dict[str, Path]:
+    """A vector store's staged keys: the matrix before its manifest; ``role`` itself (a schema-1
+    Parquet store) is removed."""
+    from loci.kernel.vectorstore import matrix_path, meta_path
+
+    return {role: path, f"{role}.matrix": matrix_path(path), f"{role}.meta": meta_path(path)}
 
 
 def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
@@ -282,9 +289,11 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _remote_files(inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
     """The stores a map leaves remote, each with its checksum (vectors only where the home
-    has a model to keep them under)."""
+    has a model to keep them under; the multilingual store came with the map)."""
+    from loci.kernel.territory import TERRITORY_ROLES
+
     return [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size} for f in inc.manifest.files
-            if f.role == "query" or (f.role in VECTOR_ROLES and not no_vectors and f.role in dests)]
+            if f.role in TERRITORY_ROLES and (f.role == "query" or (not no_vectors and f.role in dests))]
 
 
 def origin_of(store: Store, inc: Incoming) -> dict:
@@ -385,10 +394,26 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                 "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
         _settle(records, report.unchanged, entries, now)
         write_json(pulled_path(layout), {"scopes": records}, compact=True)
+        _encoder_cache(layout, any("multilingual.meta" in staged[inc.name] for inc in incoming))
     report.imported = [inc.name for inc in incoming]
     report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}
     report.model = model if any(inc.manifest.embedding for inc in incoming) and not no_vectors else None
     return report
+
+
+def _encoder_cache(layout: Layout, brought: bool) -> None:
+    """After a pull that ``brought`` multilingual stores: the encoder's unpacked tables written as
+    the build writes them, when its package is installed and the home has no current copy, so a
+    one-shot question in another language maps them instead of unpacking the package (~8 s)."""
+    from loci_pipeline import multilingual
+
+    if not brought or not multilingual.available():
+        return
+    from loci.kernel.vectorstore import multilingual_model_dir
+    from loci.query.multilingual import cache_current
+
+    if not cache_current(multilingual_model_dir(layout)):
+        multilingual.write_model_cache(layout)
 
 
 def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset(),

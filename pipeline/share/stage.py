@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from loci.kernel.config import Params
-from loci_pipeline.share.bundle import MAP_ROLES, RAW_ROLES, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size
+from loci_pipeline.share.bundle import (
+    MAP_ROLES, NO_VECTORS_OUT, RAW_ROLES, ROLES, VECTOR_KEYS, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size,
+)
 from loci_pipeline.share.store import Entry, Store
 
 
@@ -26,10 +28,13 @@ class Incoming:
 
 def wanted(inc: Incoming, no_vectors: bool) -> list:
     """The files of ``inc`` a pull fetches: a map's, or every table (a query file and a
-    summary are built here from them)."""
-    if inc.mapped:
-        return [f for f in inc.manifest.files if f.role in MAP_ROLES and not (no_vectors and f.role == "summary")]
-    return [f for f in inc.manifest.files if f.role not in RAW_ROLES and not (no_vectors and f.role in VECTOR_ROLES)]
+    summary are built here from them); no vectors with ``no_vectors``, and multilingual ones
+    only of the encoder this loci runs (of another, the scope lands without them)."""
+    from loci.kernel.vectorstore import MULTILINGUAL_ID
+
+    roles = MAP_ROLES if inc.mapped else [r for r in ROLES if r not in RAW_ROLES]
+    return [f for f in inc.manifest.files if f.role in roles and not (no_vectors and f.role in NO_VECTORS_OUT)
+            and (f.role != "multilingual" or inc.manifest.model_of(f.role).get("model") == MULTILINGUAL_ID)]
 
 
 FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
@@ -92,8 +97,10 @@ def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
             out = stage / "map_vocab.sqlite"
             vocab = tables["vocab"].to_pydict()
             write_vocab_db(out, list(zip(vocab["token"], vocab["weight"])))
-            return {**staged, "map_vocab": out, **({"summary": summary} if summary is not None else {})}
-        return {**staged, **_derived(stage, staged, manifest, params, tables)}
+            stores = _vector_stores(stage, staged, manifest)   # takes the vector tables out of staged
+            return {**staged, **stores, "map_vocab": out, **({"summary": summary} if summary is not None else {})}
+        derived = _derived(stage, staged, manifest, params, tables)   # takes the vector tables out of staged
+        return {**staged, **derived}
     except BundleError:
         raise
     except Exception as exc:  # checksums held, so the publisher wrote a bad table
@@ -175,8 +182,6 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
 
     import pyarrow.parquet as pq
 
-    from loci.kernel.vectorfiles import store_from_parquet
-    from loci.query.semantic import matrix_path, meta_path
     from loci_pipeline.chunks import Chunk
     from loci_pipeline.index import write_query_file
 
@@ -193,12 +198,20 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
         structure = SimpleNamespace(symbols=read("symbols"), calls=read("calls"))
     out["query"] = stage / "query.sqlite"
     write_query_file(out["query"], chunks, list(zip(vocab["token"], vocab["weight"])), params, structure)
-    for role, column in (("vectors", "hash"), ("label_vectors", "label")):
-        if role not in staged:
-            continue
-        store = stage / f"{role}.store"   # the home's form: a matrix and its manifest
-        meta = store_from_parquet(staged.pop(role), store, column)
-        want = manifest.embedding or {}
+    return {**out, **_vector_stores(stage, staged, manifest)}
+
+
+def _vector_stores(stage: Path, staged: dict[str, Path], manifest: Manifest) -> dict[str, Path]:
+    """Each staged vector table (taken out of ``staged``) written as the home's store, a matrix
+    and its manifest: ``{"<role>.matrix", "<role>.meta"}``."""
+    from loci.kernel.vectorfiles import store_from_parquet
+    from loci.query.semantic import matrix_path, meta_path
+
+    out: dict[str, Path] = {}
+    for role in [r for r in VECTOR_ROLES if r in staged]:
+        store = stage / f"{role}.store"
+        meta = store_from_parquet(staged.pop(role), store, VECTOR_KEYS[role])
+        want = manifest.model_of(role)
         if meta.get("model") != want.get("model") or meta.get("dim") != want.get("dim"):
             raise BundleError(f"{role}.parquet holds vectors of {meta.get('model')} "
                               f"(dim {meta.get('dim')}), not the manifest's {want.get('model')}; re-export it")
