@@ -92,6 +92,23 @@ def test_a_question_in_another_language_is_measured_against_the_pulled_scopes(pu
     assert set(affinity) == set(SCOPES) and max(affinity, key=affinity.get) == "finder"
 
 
+def test_a_question_in_another_language_measures_mapped_scopes_without_fetching_their_stores(published):
+    """Routing reads the multilingual store alone: a session's side (which opens a scope's chunk
+    index for passages, and so would fetch a mapped scope's query file and vectors) measures
+    every pulled scope and leaves them all mapped; only the scope answered from is fetched."""
+    from loci.query.ask import open_session
+    from loci.query.multilingual import MultilingualSide, foreign_scores, scope_affinity
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    session = open_session()
+    side = MultilingualSide.open(session.layout, lexical=session.lexical, encoder=BilingualEncoder())
+    affinity = scope_affinity(side, "¿Cómo muestro los archivos ocultos?", list(SCOPES))
+    assert max(affinity, key=affinity.get) == "finder"
+    assert [territory.state(session.layout, s) for s in SCOPES] == ["mapped", "mapped"]
+    assert foreign_scores(side, "¿Cómo muestro los archivos ocultos?", ["finder"])["finder"]
+    assert [territory.state(session.layout, s) for s in SCOPES] == ["mapped", "cached"]
+
+
 @pytest.mark.parametrize("mode", sorted(FULL))
 def test_a_tampered_multilingual_file_is_refused_by_name_and_the_other_scopes_pull(published, mode):
     _flip(published / "finder" / "multilingual.parquet")

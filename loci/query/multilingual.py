@@ -350,16 +350,26 @@ class MultilingualSide:
         from loci.query.semantic_search import ScopeVectors
 
         got = stored_vectors(multilingual_vectors(self.layout, scope), unit=False)
-        if got is None or not len(got[0]) or self._index(scope) is None:
+        if got is None or not len(got[0]):
             return None
         keys, matrix = got
         return ScopeVectors(list(keys), StoredRows(matrix))
 
-    def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
-        """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
-        the scope has no store."""
+    def closeness(self, question: str, scope: str) -> float | None:
+        """The cosine of the scope's passage closest to the question, read from its store alone
+        (None without one): routing reads no chunk index, so a scope pulled as a map is measured
+        without fetching its stores."""
         store = self._store(scope)
         if store is None:
+            return None
+        cos = store.affine_cosines(self.qvec(question))
+        return float(cos.max()) if len(cos) else None
+
+    def passages(self, question: str, scope: str, top: int = TOP_PASSAGES) -> list[tuple[int, float]] | None:
+        """The scope's ``top`` chunk rows closest to the question, (row, cosine) best first; None when
+        the scope has no store or no chunk index."""
+        store = self._store(scope)
+        if store is None or self._index(scope) is None:
             return None
         import numpy as np
 
@@ -398,5 +408,12 @@ def foreign_scores(side_or_layout, question: str, scopes: Iterable[str],
 def scope_affinity(side_or_layout, question: str, scopes: Iterable[str]) -> dict[str, float]:
     """Each scope's closeness to the question: its best passage's cosine (scopes without a store
     are absent). The measurement that chose the best passage: docs/decisions/multilingual.md."""
-    return {scope: got[0][1] for scope, got in foreign_scores(side_or_layout, question, scopes, top=1).items()
-            if got}
+    side = _side(side_or_layout)
+    if side is None:
+        return {}
+    out = {}
+    for scope in scopes:
+        best = side.closeness(question, scope)
+        if best is not None:
+            out[scope] = best
+    return out
