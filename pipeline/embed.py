@@ -33,7 +33,7 @@ from loci.query.semantic import (
 from loci_pipeline.build_encoder import DeferredEncoder, load_build_encoder
 from loci.kernel.atomic import write_json, write_with
 from loci.kernel.vectorfiles import save_npy as _save_npy, quantize, store_from_parquet, write_vectors  # noqa: F401
-from loci.kernel.vectorstore import summary_problem
+from loci.kernel.vectorstore import summarised_store, summary_problem
 from loci_pipeline.encode_setting import BUILD_SETTING, EncodeSetting
 from loci_pipeline.windows import WordPieces, chunk_windows
 
@@ -370,9 +370,7 @@ def embed_scope(name: str, layout: Layout, encoder: Encoder, *, progress: Progre
         todo = plan.todo
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
         _write(plan, dict(zip(todo, vectors)), encoder)
-    summary = scope_summary_path(layout, encoder.model_id, name)
-    if not plans[0].unchanged or not summary.is_file() or summary_problem(summary) is not None:
-        write_scope_summary(layout, encoder.model_id, name)
+    refresh_summary(layout, encoder.model_id, name, changed=not plans[0].unchanged)
     return EmbedResult(encoded=total, reused=sum(p.reused for p in plans),
                        dropped=sum(p.dropped for p in plans) + dropped_files)
 
@@ -417,10 +415,20 @@ def summarise(matrix: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     return (centres / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
 
+def refresh_summary(layout: Layout, model_id: str, name: str, changed: bool) -> None:
+    """The scope's summary of ``model_id`` written again when its store ``changed``, or when it is
+    missing or unreadable."""
+    summary = scope_summary_path(layout, model_id, name)
+    if changed or not summary.is_file() or summary_problem(summary) is not None:
+        write_scope_summary(layout, model_id, name)
+
+
 def write_scope_summary(layout: Layout, model_id: str, name: str, k: int = DEFAULT_PARAMS.semantic_summary_k) -> None:
-    """The scope's summary from its chunks' own vectors, not their windows (no file when unreadable)."""
+    """The scope's summary from its chunks' own vectors, not their windows (no file when unreadable);
+    of the multilingual encoder (``MULTILINGUAL_ID``): from its multilingual store
+    (``loci.kernel.vectorstore.summarised_store``)."""
     target = scope_summary_path(layout, model_id, name)
-    got = read_vector_store(layout.vectors(model_id, name))
+    got = read_vector_store(summarised_store(layout, model_id, name))
     if got is None:
         target.unlink(missing_ok=True)
         return

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 from loci.kernel.atomic import write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params
 from loci.kernel.language import translation_language
-from loci.kernel.vectorstore import matrix_stamp, multilingual_model_dir, multilingual_vectors
+from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
 from loci.query.multilingual import (
     ARRAY_ALIGN, ARRAYS_FILE, CACHE_FILE, TABLE_FILE, TOKENIZER_FILE, MultilingualEncoder, cache_current, cache_tag,
     cached_backend, freeze, installed, load_encoder, pack,
@@ -61,8 +61,9 @@ def wanted_chunks(layout: Layout, name: str, params: Params = DEFAULT_PARAMS) ->
 
 def embed_multilingual_scope(name: str, layout: Layout, encoder, *, params: Params = DEFAULT_PARAMS,
                              progress: Callable[[int, int], None] | None = None) -> EmbedResult:
-    """Bring the scope's multilingual store up to date under ``encoder`` (atomic: matrix, then manifest)."""
-    from loci_pipeline.embed import EmbedResult, _encode, _plan, _write
+    """Bring the scope's multilingual store up to date under ``encoder`` (atomic: matrix, then manifest),
+    and its summary (``loci_pipeline.embed.write_scope_summary``), which a map pull carries."""
+    from loci_pipeline.embed import EmbedResult, _encode, _plan, _write, refresh_summary
 
     plan = _plan(multilingual_vectors(layout, name), wanted_chunks(layout, name, params), None, encoder)
     todo = plan.todo
@@ -77,6 +78,7 @@ def embed_multilingual_scope(name: str, layout: Layout, encoder, *, params: Para
     if not plan.unchanged:
         vectors = _encode(encoder, [plan.wanted[h] for h in todo], tick)
         _write(plan, dict(zip(todo, vectors)), encoder)
+    refresh_summary(layout, MULTILINGUAL_ID, name, changed=not plan.unchanged)   # what a map carries
     return EmbedResult(encoded=len(todo), reused=plan.reused, dropped=plan.dropped)
 
 

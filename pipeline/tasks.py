@@ -465,6 +465,10 @@ def embed_action(ctx: BuildContext) -> dict:
     from loci_pipeline.embed import merge_summaries
 
     merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
+    if ctx.multilingual():
+        from loci.kernel.vectorstore import MULTILINGUAL_ID
+
+        merge_summaries(ctx.layout, MULTILINGUAL_ID, ctx.scope_names())
     write_json(ctx.layout.embed_config, embed_config(ctx))
     return embed_config(ctx)
 
@@ -656,7 +660,9 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                    + [str(scope_summary_path(layout, ctx.model_id(), name))], **QUIET}
 
     def multilingual_tasks():
-        from loci.kernel.vectorstore import multilingual_vectors, vector_files, vectors_intact
+        from loci.kernel.vectorstore import (
+            MULTILINGUAL_ID, multilingual_vectors, scope_summary_path, vector_files, vectors_intact,
+        )
 
         yield {"basename": "multilingual", "name": None,
                "doc": "encode new or changed prose chunks in 16 languages, one subtask per scope"}
@@ -674,7 +680,8 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda: multilingual_state(ctx)),
                                 lambda store=store: vectors_intact(store)],
-                   "targets": [str(p) for p in vector_files(store)], **QUIET}
+                   "targets": [str(p) for p in vector_files(store)]
+                   + [str(scope_summary_path(layout, MULTILINGUAL_ID, name))], **QUIET}
 
     def task_multilingual_model():
         """The multilingual encoder's tables, unpacked into the home once."""
@@ -687,14 +694,15 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
 
     def task_embed():
         """Every scope's vectors (and multilingual store), then embed.json naming the model the queries use."""
-        from loci.kernel.vectorstore import summaries_merged
+        from loci.kernel.vectorstore import MULTILINGUAL_ID, summaries_merged
 
         deps = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
         return {"actions": [(embed_action, [ctx])], "task_dep": deps,
                 "targets": [str(layout.embed_config)],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
-                             lambda: summaries_merged(layout, ctx.model_id())], **QUIET}
+                             lambda: summaries_merged(layout, ctx.model_id()),
+                             lambda: not ctx.multilingual() or summaries_merged(layout, MULTILINGUAL_ID)], **QUIET}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""

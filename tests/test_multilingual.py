@@ -12,7 +12,9 @@ from typer.testing import CliRunner
 from conftest import setup_home
 from loci.front.cli import app
 from loci.kernel.config import layout as make_layout
-from loci.kernel.vectorstore import multilingual_model_dir, multilingual_vectors
+from loci.kernel.vectorstore import (
+    MULTILINGUAL_ID, merged_summary_files, multilingual_model_dir, multilingual_vectors, scope_summary_path,
+)
 from loci.query import multilingual
 from loci.query.lexical import load_lexical
 from loci.query.multilingual import MultilingualSide, foreign_scores, is_foreign, scope_affinity
@@ -94,6 +96,17 @@ def test_the_store_holds_prose_chunks_but_not_code_or_translated_copies(home):
     assert multilingual_vectors(home, "fetcher").with_suffix(".npy").is_file()
 
 
+def test_the_build_writes_each_scopes_multilingual_summary_outside_the_english_models_folders(home):
+    build(home, BilingualEncoder())
+    for scope in ("fetcher", "finder"):
+        rows = np.load(scope_summary_path(home, MULTILINGUAL_ID, scope))
+        assert rows.dtype == np.float16 and rows.ndim == 2 and rows.shape[1] == BilingualEncoder.dim and len(rows)
+    assert not home.vectors_root.exists()   # calibration reads every folder there as an English model's
+    before = scope_summary_path(home, MULTILINGUAL_ID, "finder").stat().st_mtime_ns
+    build(home, BilingualEncoder())       # nothing changed: the summary is not written again
+    assert scope_summary_path(home, MULTILINGUAL_ID, "finder").stat().st_mtime_ns == before
+
+
 def test_a_second_build_encodes_nothing_and_a_changed_chunk_alone(home, tmp_path):
     build(home, BilingualEncoder())
     again = BilingualEncoder()
@@ -131,6 +144,8 @@ def test_loci_embed_builds_the_store_when_the_package_is_there(home, monkeypatch
     res = runner.invoke(app, ["embed", "--quiet"])
     assert res.exit_code == 0, res.output
     assert unpacked and multilingual_vectors(home, "finder").with_suffix(".json").is_file()
+    merged = json.loads(merged_summary_files(home, MULTILINGUAL_ID)[1].read_text())
+    assert merged["model"] == MULTILINGUAL_ID and sorted(s for s, _, _ in merged["scopes"]) == ["fetcher", "finder"]
     side = MultilingualSide.open(home, encoder=BilingualEncoder())
     assert max(scope_affinity(side, "¿archivos ocultos?", ["fetcher", "finder"]).items(), key=lambda kv: kv[1])[0] \
         == "finder"

@@ -1,6 +1,8 @@
-"""Bundles carry each scope's multilingual store (role ``multilingual``): a push publishes it, a
-pull (a map or ``--all``) lands it where the build would have written it, so a question in
-another language is routed to pulled scopes as to local ones."""
+"""Bundles carry each scope's multilingual store (role ``multilingual``) and its summary (role
+``multilingual_summary``): a push publishes both; a map pull lands the summary and leaves the
+store remote (fetched when a question in another language ranks the scope close), ``--all``
+lands the store (the summary made from it), so such a question is routed to pulled scopes as
+to local ones."""
 from __future__ import annotations
 
 import json
@@ -17,7 +19,9 @@ from test_pull import _edit_manifest, cli, swap
 from conftest import GIT_ENV, setup_home
 from loci.kernel import territory
 from loci.kernel.config import layout
-from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_path, meta_path, multilingual_vectors
+from loci.kernel.vectorstore import (
+    MULTILINGUAL_ID, matrix_path, merged_summary_files, meta_path, multilingual_vectors, scope_summary_path,
+)
 
 SCOPES = ("fetcher", "finder")
 FULL = {"map": (), "all": ("--all",)}
@@ -54,25 +58,48 @@ def _store(lay, scope: str) -> tuple[list[str], np.ndarray]:
     return json.loads(meta_path(path).read_text())["keys"], np.load(matrix_path(path))
 
 
-def test_a_push_carries_each_scopes_multilingual_store_and_names_its_model(corpus):
+def test_a_push_carries_each_scopes_multilingual_store_and_its_summary_and_names_their_model(corpus):
     for scope in SCOPES:
         manifest = json.loads((corpus.v1 / scope / "manifest.json").read_text())
         entry = next(f for f in manifest["files"] if f["role"] == "multilingual")
         assert (corpus.v1 / scope / entry["path"]).stat().st_size == entry["size"]
+        summary = next(f for f in manifest["files"] if f["role"] == "multilingual_summary")
+        assert summary["path"] == "multilingual_summary.npy"
+        assert (corpus.v1 / scope / summary["path"]).read_bytes() == \
+            scope_summary_path(corpus.home_a, MULTILINGUAL_ID, scope).read_bytes()
         assert manifest["multilingual"] == {"model": MULTILINGUAL_ID, "dim": BilingualEncoder.dim}
         old = json.loads((corpus.v0 / scope / "manifest.json").read_text())
-        assert "multilingual" not in {f["role"] for f in old["files"]} and "multilingual" not in old
+        assert not {"multilingual", "multilingual_summary"} & {f["role"] for f in old["files"]}
+        assert "multilingual" not in old
 
 
-@pytest.mark.parametrize("mode", sorted(FULL))
-def test_a_pull_brings_each_scopes_multilingual_vectors(published, corpus, mode):
-    cli("pull", str(published), *FULL[mode], "--quiet", "--no-calibrate")
+def _merged_scopes(lay) -> list[str]:
+    return sorted(s for s, _, _ in json.loads(merged_summary_files(lay, MULTILINGUAL_ID)[1].read_text())["scopes"])
+
+
+def test_a_map_pull_brings_each_scopes_multilingual_summary_and_leaves_its_store_remote(published, corpus):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    for scope in SCOPES:
+        assert scope_summary_path(lay, MULTILINGUAL_ID, scope).read_bytes() == \
+            scope_summary_path(corpus.home_a, MULTILINGUAL_ID, scope).read_bytes()
+        assert not meta_path(multilingual_vectors(lay, scope)).exists()
+        assert "multilingual" in {f["role"] for f in territory.read_record(lay, scope)["files"]}
+        assert territory.state(lay, scope) == "mapped"
+    assert _merged_scopes(lay) == list(SCOPES)
+
+
+def test_a_full_pull_brings_each_scopes_multilingual_store_and_its_summary(published, corpus):
+    cli("pull", str(published), "--all", "--quiet", "--no-calibrate")
     lay = layout()
     for scope in SCOPES:
         keys, matrix = _store(lay, scope)
         want_keys, want = _store(corpus.home_a, scope)
         assert keys == want_keys and matrix.dtype == want.dtype and np.array_equal(matrix, want)
-        assert territory.state(lay, scope) == ("mapped" if mode == "map" else None)
+        assert territory.state(lay, scope) is None
+        assert np.array_equal(np.load(scope_summary_path(lay, MULTILINGUAL_ID, scope)),
+                              np.load(scope_summary_path(corpus.home_a, MULTILINGUAL_ID, scope)))
+    assert _merged_scopes(lay) == list(SCOPES)
 
 
 @pytest.mark.parametrize("mode", sorted(FULL))
@@ -92,59 +119,119 @@ def test_a_question_in_another_language_is_measured_against_the_pulled_scopes(pu
     assert set(affinity) == set(SCOPES) and max(affinity, key=affinity.get) == "finder"
 
 
-def test_a_question_in_another_language_measures_mapped_scopes_without_fetching_their_stores(published):
-    """Routing reads the multilingual store alone: a session's side (which opens a scope's chunk
-    index for passages, and so would fetch a mapped scope's query file and vectors) measures
-    every pulled scope and leaves them all mapped; only the scope answered from is fetched."""
+def _mapped_session(params=None):
+    from dataclasses import replace
+
     from loci.query.ask import open_session
-    from loci.query.multilingual import MultilingualSide, foreign_scores, scope_affinity
+    from loci.query.multilingual import MultilingualSide
+
+    session = open_session()
+    if params:
+        session.params = replace(session.params, **params)
+    session._multilingual = MultilingualSide.open(session.layout, lexical=session.lexical, encoder=BilingualEncoder())
+    return session
+
+
+def _local_stores(lay) -> list[str]:
+    return [s for s in SCOPES if meta_path(multilingual_vectors(lay, s)).is_file()]
+
+
+def test_a_question_in_another_language_fetches_the_store_the_summary_ranks_first_and_leaves_the_others(published):
+    """On a home of maps the merged multilingual summary ranks the scopes; only the closest
+    ``semantic_read`` have their multilingual store fetched (not their query file or vectors), and
+    the route follows the one that holds the answer."""
+    from loci.query.ask import route_question
 
     cli("pull", str(published), "--quiet", "--no-calibrate")
-    session = open_session()
-    side = MultilingualSide.open(session.layout, lexical=session.lexical, encoder=BilingualEncoder())
-    affinity = scope_affinity(side, "¿Cómo muestro los archivos ocultos?", list(SCOPES))
-    assert max(affinity, key=affinity.get) == "finder"
+    session = _mapped_session({"semantic_read": 1})
+    r = route_question(session, "¿Cómo muestro los archivos ocultos cuando busco algo?")
+    assert r.outcome == "routed" and r.scopes[0] == "finder" and r.semantic["action"] == "foreign"
+    assert _local_stores(session.layout) == ["finder"]
     assert [territory.state(session.layout, s) for s in SCOPES] == ["mapped", "mapped"]
-    assert foreign_scores(side, "¿Cómo muestro los archivos ocultos?", ["finder"])["finder"]
-    assert [territory.state(session.layout, s) for s in SCOPES] == ["mapped", "cached"]
+
+
+def test_the_routes_own_scopes_are_fetched_beside_those_the_summary_ranks_first(published):
+    from loci.query.multilingual import remote_to_measure
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    side = _mapped_session().multilingual()
+    question = "¿Cómo muestro los archivos ocultos?"
+    assert remote_to_measure(side, question, list(SCOPES), 1) == ["finder"]
+    assert remote_to_measure(side, question, list(SCOPES), 1, include=["fetcher"]) == ["finder", "fetcher"]
+    territory.ensure_all(side.layout, ["finder"], territory.FOREIGN_ROLES)
+    assert remote_to_measure(side, question, list(SCOPES), 8) == ["fetcher"]   # a store here is not fetched again
+
+
+def test_a_home_of_maps_alone_opens_the_multilingual_side_and_gets_a_foreign_opinion(published):
+    from loci.query.ask import route_question
+    from loci.query.multilingual import MultilingualSide
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    lay = layout()
+    assert _local_stores(lay) == [] and MultilingualSide.open(lay, encoder=BilingualEncoder()) is not None
+    r = route_question(_mapped_session(), "¿Cómo muestro los archivos ocultos cuando busco algo?")
+    assert r.scopes[0] == "finder" and r.semantic["action"] == "foreign"
+    assert _local_stores(lay) == list(SCOPES)     # both ranked within semantic_read (8)
+
+
+# what each pull takes of the multilingual store: a map its summary, --all the store itself
+TAKEN = {"map": "multilingual_summary.npy", "all": "multilingual.parquet"}
+
+
+def _landed(lay, scope: str, mode: str) -> bool:
+    """The scope's multilingual part a pull in ``mode`` lands is here."""
+    return (scope_summary_path(lay, MULTILINGUAL_ID, scope) if mode == "map"
+            else meta_path(multilingual_vectors(lay, scope))).is_file()
 
 
 @pytest.mark.parametrize("mode", sorted(FULL))
 def test_a_tampered_multilingual_file_is_refused_by_name_and_the_other_scopes_pull(published, mode):
-    _flip(published / "finder" / "multilingual.parquet")
+    _flip(published / "finder" / TAKEN[mode])
     res = cli("pull", str(published), *FULL[mode], "--no-calibrate", code=1)
     refusal = res.stderr.strip().splitlines()
-    assert len(refusal) == 1 and "'finder'" in refusal[0] and "multilingual.parquet" in refusal[0]
+    assert len(refusal) == 1 and "'finder'" in refusal[0] and TAKEN[mode] in refusal[0]
     lay = layout()
-    assert meta_path(multilingual_vectors(lay, "fetcher")).is_file() and lay.meta("fetcher").is_file()
-    assert not lay.meta("finder").exists() and not meta_path(multilingual_vectors(lay, "finder")).exists()
+    assert _landed(lay, "fetcher", mode) and lay.meta("fetcher").is_file()
+    assert not lay.meta("finder").exists() and not _landed(lay, "finder", mode)
 
 
-def test_a_multilingual_table_of_another_model_than_its_manifest_names_is_refused(published):
+@pytest.mark.parametrize("mode, refusal", [("all", "multilingual.parquet holds vectors of"),
+                                           ("map", "multilingual_summary.npy is not a summary of 8-wide")])
+def test_multilingual_vectors_of_another_dimension_than_the_manifest_names_are_refused(published, mode, refusal):
     _edit_manifest(published / "finder", lambda m: m.update(multilingual={"model": MULTILINGUAL_ID, "dim": 8}))
-    res = cli("pull", str(published), "--all", "--no-calibrate", code=1)
-    assert "'finder'" in res.stderr and "multilingual.parquet holds vectors of" in res.stderr
-    assert meta_path(multilingual_vectors(layout(), "fetcher")).is_file()
+    res = cli("pull", str(published), *FULL[mode], "--no-calibrate", code=1)
+    assert "'finder'" in res.stderr and refusal in res.stderr
+    assert _landed(layout(), "fetcher", mode)
 
 
-def test_multilingual_vectors_of_another_model_are_left_out_and_the_scope_still_pulls(published):
+@pytest.mark.parametrize("mode", sorted(FULL))
+def test_multilingual_vectors_of_another_model_are_left_out_and_the_scope_still_pulls(published, mode):
     _edit_manifest(published / "finder", lambda m: m.update(multilingual={"model": "another-encoder", "dim": 4}))
-    out = json.loads(cli("pull", str(published), "--all", "--json", "--no-calibrate").stdout)
+    out = json.loads(cli("pull", str(published), *FULL[mode], "--json", "--no-calibrate").stdout)
     lay = layout()
-    assert sorted(out["imported"]) == list(SCOPES) and lay.query_db("finder").is_file()
+    assert sorted(out["imported"]) == list(SCOPES) and lay.meta("finder").is_file()
     assert not meta_path(multilingual_vectors(lay, "finder")).exists()
-    assert meta_path(multilingual_vectors(lay, "fetcher")).is_file()
+    assert not scope_summary_path(lay, MULTILINGUAL_ID, "finder").exists()
+    assert _landed(lay, "fetcher", mode) and _merged_scopes(lay) == ["fetcher"]
+    if mode == "map":   # nor is it recorded to be fetched
+        assert "multilingual" not in {f["role"] for f in territory.read_record(lay, "finder")["files"]}
 
 
 @pytest.mark.parametrize("mode", sorted(FULL))
 def test_a_re_pull_of_a_bundle_that_lost_its_multilingual_store_removes_the_local_copy(published, corpus, mode):
     cli("pull", str(published), *FULL[mode], "--quiet", "--no-calibrate")
-    assert meta_path(multilingual_vectors(layout(), "fetcher")).is_file()
+    assert _landed(layout(), "fetcher", mode)
+    if mode == "map":
+        territory.ensure_all(layout(), ["fetcher"], territory.FOREIGN_ROLES)
+        assert meta_path(multilingual_vectors(layout(), "fetcher")).is_file()
     swap(published, corpus.v0)
     out = json.loads(cli("pull", str(published), *FULL[mode], "--json", "--no-calibrate").stdout)
     assert sorted(out["imported"]) == list(SCOPES)
-    assert not any(p.exists() for s in SCOPES for p in (matrix_path(multilingual_vectors(layout(), s)),
-                                                         meta_path(multilingual_vectors(layout(), s))))
+    lay = layout()
+    assert not any(p.exists() for s in SCOPES for p in (matrix_path(multilingual_vectors(lay, s)),
+                                                         meta_path(multilingual_vectors(lay, s)),
+                                                         scope_summary_path(lay, MULTILINGUAL_ID, s)))
+    assert not any(p.exists() for p in merged_summary_files(lay, MULTILINGUAL_ID))
 
 
 def _files(home) -> set[str]:
@@ -196,7 +283,7 @@ def test_the_encoder_cache_is_not_written_again_when_it_is_current(published, mo
     monkeypatch.setattr(loci_pipeline.multilingual, "write_model_cache",
                         lambda lay: pytest.fail("the cache was current"))
     cli("pull", str(published), "--quiet", "--no-calibrate")
-    assert meta_path(multilingual_vectors(layout(), "finder")).is_file()
+    assert scope_summary_path(layout(), MULTILINGUAL_ID, "finder").is_file()
 
 
 

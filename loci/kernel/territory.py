@@ -1,15 +1,16 @@
 """A pulled scope's stores that stay in the remote store until a question needs them.
 
 `loci pull` (without ``--all``) brings each scope's map: what the router and the second
-opinion's first pass read (its meta, its routing vocabulary, its vector summary, its
-references). It leaves the rest (the query file, the chunk and symbol-label vectors) where
-the bundle is published, and records here where each is and its sha256 and size from the
+opinion's first pass read (its meta, its routing vocabulary, its vector summaries, its
+references). It leaves the rest (the query file, the chunk and symbol-label vectors, the
+multilingual store) where the bundle is published, and records here where each is and its sha256 and size from the
 bundle's manifest. The first question that opens the scope fetches its query file and chunk
 vectors (``ensure``; the second opinion's shortlist several at once, ``ensure_all``),
 verifies each against the record, installs them (the query file last: its presence is what
 "cached" means) and evicts the least recently used cached scopes beyond the cap
 (``LOCI_CACHE_MB``, default ``CACHE_MB``); its symbol-label vectors come the first time a
-question reads them (``ensure_role``). A scope that cannot be fetched is answered without,
+question reads them (``ensure_role``); its multilingual store when a question in another
+language measures it (``ensure_all`` of ``FOREIGN_ROLES``). A scope that cannot be fetched is answered without,
 with a one-line note.
 
 Both sides use this module: the pull writes the records (``write_record``) and the query side
@@ -27,7 +28,8 @@ from loci.kernel.config import Layout, safe_name
 CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
 FETCH_SCOPES = 4           # scopes fetched at once (``ensure_all``): each its files together, so 12 streams at most
-TERRITORY_ROLES = ("query", "vectors", "label_vectors")   # what stays remote until a question needs it
+# what stays remote until a question needs it (the multilingual store: one in another language)
+TERRITORY_ROLES = ("query", "vectors", "label_vectors", "multilingual")
 # what a scope's fetch brings (``ensure``): what the second opinion measures a shortlisted scope by;
 # the symbol labels only a scope answered from reads come when it first does (``ensure_role``)
 EAGER_ROLES = ("query", "vectors")
@@ -35,7 +37,9 @@ EAGER_ROLES = ("query", "vectors")
 # translated copies it leaves out; the query file comes only if the scope is answered from
 # (or its vectors were published before they named their copies)
 READ_ROLES = ("vectors",)
-VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label"}
+# a foreign question's read of a scope: its multilingual store (``loci.query.multilingual``)
+FOREIGN_ROLES = ("multilingual",)
+VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label", "multilingual": "hash"}
 
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
@@ -64,14 +68,16 @@ def read_record(layout: Layout, scope: str) -> dict | None:
 
 
 def write_record(layout: Layout, scope: str, source: str, folder: str, files: list[dict],
-                 embedding: dict | None, model: str | None) -> None:
+                 embedding: dict | None, model: str | None, multilingual: dict | None = None) -> None:
     """``files``: each store left remote, ``{"role", "path", "sha256", "size"}``; ``embedding``:
     the manifest's model and dimension, which the vectors must be of; ``model``: the home's
-    model id, under which they are stored here."""
+    model id, under which they are stored here; ``multilingual``: the manifest's model and
+    dimension of the multilingual store."""
     from loci.kernel.atomic import write_json
 
     write_json(record_path(layout, scope), {"scope": scope, "source": source, "folder": folder,
-                                            "files": files, "embedding": embedding, "model": model})
+                                            "files": files, "embedding": embedding, "model": model,
+                                            **({"multilingual": multilingual} if multilingual else {})})
 
 
 def _dest(layout: Layout, rec: dict, role: str) -> Path:
@@ -82,6 +88,10 @@ def _dest(layout: Layout, rec: dict, role: str) -> Path:
         return layout.vectors(rec["model"], rec["scope"])
     if role == "label_vectors":
         return layout.label_vectors(rec["model"], rec["scope"])
+    if role == "multilingual":
+        from loci.kernel.vectorstore import multilingual_vectors
+
+        return multilingual_vectors(layout, rec["scope"])
     raise ValueError(f"a store of role {role!r} is not fetched")
 
 
@@ -303,7 +313,8 @@ def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) ->
     from loci.kernel.vectorstore import matrix_path, meta_path
 
     store = stage / f"{f['role']}.store"
-    found = store_from_checked_parquet(parquet, store, VECTOR_KEYS[f["role"]], rec.get("embedding") or {})
+    model = rec.get("multilingual" if f["role"] == "multilingual" else "embedding") or {}
+    found = store_from_checked_parquet(parquet, store, VECTOR_KEYS[f["role"]], model)
     if found:
         raise RemoteError(f"{rec['source']}/{rec['folder']}/{f['path']} {found}")
     return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]

@@ -133,7 +133,21 @@ def scope_summary_path(layout: Layout, model_id: str, scope: str) -> Path:
     """One scope's summary: a few unit rows (centroids of its chunk vectors), float16 .npy."""
     from loci.kernel.config import safe_name
 
-    return layout.summary_dir(model_id) / f"{safe_name(scope)}.npy"
+    return summary_dir(layout, model_id) / f"{safe_name(scope)}.npy"
+
+
+def summary_dir(layout: Layout, model_id: str) -> Path:
+    """Where the summaries of a model's stores are: the multilingual encoder's beside its stores,
+    outside ``vectors/`` (whose folders calibration reads as the English models')."""
+    if model_id == MULTILINGUAL_ID:
+        return multilingual_vectors(layout, "x").parent / "summary"
+    return layout.summary_dir(model_id)
+
+
+def summarised_store(layout: Layout, model_id: str, scope: str) -> Path:
+    """The vector store a scope's summary of ``model_id`` is made from: its chunk vectors, or its
+    multilingual store."""
+    return multilingual_vectors(layout, scope) if model_id == MULTILINGUAL_ID else layout.vectors(model_id, scope)
 
 
 _NPY_HEADERS = threading.Lock()
@@ -176,7 +190,7 @@ def summary_problem(path: Path) -> str | None:
 def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
     """Every scope's summary in one matrix (float32 unit rows, ``"unit"`` in the manifest; float16
     before), and its manifest (scope -> row range, matrix stamp)."""
-    folder = layout.summary_dir(model_id)
+    folder = summary_dir(layout, model_id)
     return folder / f"{MERGED}.npy", folder / f"{MERGED}.json"
 
 

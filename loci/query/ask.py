@@ -335,7 +335,7 @@ def _route(session: Session, q: Question, ctx: Context, fast: bool) -> RouteResu
         return result       # punctuation alone ("-") means nothing a vector could match
     # a copy is measured through the scope that answers for it: no place of a shortlist goes to it
     measured = [s for s in session.indexed() if s not in ctx.shadowed or s in result.scopes]
-    foreign = _foreign_affinity(session, q, measured)
+    foreign = _foreign_affinity(session, q, measured, judged_scopes(result))
     if foreign is not None:
         return foreign_opinion(result, foreign, ctx, session.params)
     semantic = session.semantic()
@@ -375,15 +375,22 @@ def judged_scopes(result: RouteResult) -> list[str]:
     return list(result.scopes) or [c["scope"] for c in result.candidates]
 
 
-def _foreign_affinity(session: Session, q: Question, scopes: list[str]) -> dict[str, float] | None:
+def _foreign_affinity(session: Session, q: Question, scopes: list[str], own=()) -> dict[str, float] | None:
     """For a question not in English, when the home has the multilingual store: each scope's best
-    passage by that encoder (the English vectors read such a question as noise). Else None."""
+    passage by that encoder (the English vectors read such a question as noise). Else None.
+    Of the scopes pulled as maps, those whose multilingual summary comes closest (``semantic_read``)
+    and the route's ``own`` have their store fetched first; the others are not measured."""
     if not q.foreign:   # an English question opens nothing more
         return None
-    from loci.query.multilingual import scope_affinity
+    from loci.kernel.territory import FOREIGN_ROLES, ensure_all
+    from loci.query.multilingual import remote_to_measure, scope_affinity
 
     side = session.multilingual()
-    return scope_affinity(side, q.text, scopes) if side is not None else None
+    if side is None:
+        return None
+    fetch = remote_to_measure(side, q.text, scopes, session.params.semantic_read, own)
+    session.notes.extend(ensure_all(session.layout, fetch, FOREIGN_ROLES).values())
+    return scope_affinity(side, q.text, scopes)
 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:

@@ -42,7 +42,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 
 from loci.kernel import language
-from loci.kernel.vectorstore import MULTILINGUAL_ID, matrix_stamp, multilingual_model_dir, multilingual_vectors
+from loci.kernel.vectorstore import (
+    MULTILINGUAL_ID, has_vectors, matrix_stamp, merged_summary_files, multilingual_model_dir, multilingual_vectors,
+)
 from loci.kernel.errors import EncoderUnavailable
 
 if TYPE_CHECKING:
@@ -316,10 +318,12 @@ class MultilingualSide:
 
     @classmethod
     def open(cls, layout, *, lexical=None, encoder=None, budget=None) -> "MultilingualSide | None":
-        """None when the home has no multilingual store, or (without ``encoder``) the package is
-        not installed: the caller ranks as it would without this side."""
+        """None when the home has no multilingual store nor their merged summary (a home of scopes
+        pulled as maps has only that), or (without ``encoder``) the package is not installed: the
+        caller ranks as it would without this side."""
         folder = multilingual_vectors(layout, "x").parent
-        if not folder.is_dir() or not any(folder.glob("*.json")):
+        if not folder.is_dir() or not (any(folder.glob("*.json"))
+                                       or merged_summary_files(layout, MULTILINGUAL_ID)[1].is_file()):
             return None
         if encoder is None and not installed():
             return None
@@ -339,8 +343,15 @@ class MultilingualSide:
 
     def _store(self, scope: str):
         """The scope's store (``semantic_search.ScopeVectors``, its chunks read through it as
-        ``Passages`` at the first question), or None when it has none; held in the byte budget."""
-        return self._stores.fetch(scope, lambda: self._read(scope))
+        ``Passages`` at the first question), or None when it has none; held in the byte budget
+        (not its absence: a scope pulled as a map gets its store when a question fetches it)."""
+        try:
+            return self._stores[scope]
+        except KeyError:
+            got = self._read(scope)
+        if got is not None:
+            self._stores[scope] = got
+        return got
 
     def _index(self, scope: str):
         return self.lexical(scope) if self.lexical is not None else _open_lexical(self.layout, scope)
@@ -403,6 +414,22 @@ def foreign_scores(side_or_layout, question: str, scopes: Iterable[str],
         if got is not None:
             out[scope] = got
     return out
+
+
+def remote_to_measure(side: MultilingualSide, question: str, scopes: Iterable[str], n: int,
+                      include: Iterable[str] = ()) -> list[str]:
+    """The scopes without their store here (pulled as maps) that a question should be measured
+    against once fetched: the ``n`` whose rows of the merged multilingual summary come closest to
+    it, best first, then those of ``include`` (the route's own). Nothing when every store is here."""
+    from loci.query.semantic import load_summary, shortlist
+
+    remote = [s for s in scopes if not has_vectors(multilingual_vectors(side.layout, s))]
+    if not remote:
+        return []
+    summary = load_summary(side.layout, MULTILINGUAL_ID)
+    best = [] if summary is None else [s for s in shortlist(summary, side.qvec(question), remote, n)
+                                       if s in summary[0]]
+    return list(dict.fromkeys(best + [s for s in include if s in remote]))
 
 
 def scope_affinity(side_or_layout, question: str, scopes: Iterable[str]) -> dict[str, float]:

@@ -26,19 +26,21 @@ BUNDLE_SCHEMA = 1
 MANIFEST = "manifest.json"
 REQUIRED_ROLES = ("chunks", "vocab")
 ROLES = ("chunks", "vocab", "symbols", "calls", "refs", "vectors", "label_vectors", "query", "summary",
-         "multilingual")
+         "multilingual", "multilingual_summary")
 # each vector store's role: the column its table is keyed by (the multilingual store: chunk hashes, as
 # the chunk vectors), and the manifest field naming the model its vectors are of
-VECTOR_KEYS = {**territory.VECTOR_KEYS, "multilingual": "hash"}
+VECTOR_KEYS = territory.VECTOR_KEYS
 VECTOR_ROLES = tuple(VECTOR_KEYS)
 MODEL_FIELDS = {"vectors": "embedding", "label_vectors": "embedding", "multilingual": "multilingual"}
-NO_VECTORS_OUT = (*VECTOR_ROLES, "summary")   # what --no-vectors leaves out
-# what a pull without --all takes (the map: routing, cross-scope references, the vector summary, and
-# the multilingual store, which a question in another language measures every scope by);
-# "query" (the publisher's query file, usable where the manifest's ``derived`` is this loci's)
-# and the vectors stay remote until a question needs them (loci.kernel.territory)
-MAP_ROLES = ("vocab", "refs", "summary", "multilingual")
-RAW_ROLES = ("query", "summary")    # carried as the home's own files, not Parquet tables
+# each summary's role: the vector store it summarises (a map carries the summary, the store stays remote)
+SUMMARY_OF = {"summary": "vectors", "multilingual_summary": "multilingual"}
+NO_VECTORS_OUT = (*VECTOR_ROLES, *SUMMARY_OF)   # what --no-vectors leaves out
+# what a pull without --all takes (the map: routing, cross-scope references, and the summaries the
+# second opinion and a question in another language rank every scope by first); "query" (the
+# publisher's query file, usable where the manifest's ``derived`` is this loci's), the vectors and
+# the multilingual store stay remote until a question needs them (loci.kernel.territory)
+MAP_ROLES = ("vocab", "refs", "summary", "multilingual_summary")
+RAW_ROLES = ("query", *SUMMARY_OF)    # carried as the home's own files, not Parquet tables
 META_FIELDS = ("chunks", "vocab_tokens", "vocab_weight", "updated", "has_graph", "redactions", "stats", "facts")
 # what a manifest from another machine may hold at most
 MANIFEST_DEPTH = 32          # nesting of JSON objects and lists
@@ -87,12 +89,15 @@ def role_sources(layout: Layout, name: str) -> dict[str, Path]:
            "calls": layout.calls(name), "refs": layout.refs(name)}
     from loci.query.semantic import has_vectors
 
-    from loci.kernel.vectorstore import multilingual_vectors, scope_summary_path, vectors_intact
+    from loci.kernel.vectorstore import MULTILINGUAL_ID, multilingual_vectors, scope_summary_path, vectors_intact
 
     out["query"] = layout.query_db(name)
     found = {role: path for role, path in out.items() if path.is_file()}
     if vectors_intact(multilingual_vectors(layout, name)):
         found["multilingual"] = multilingual_vectors(layout, name)
+        summary = scope_summary_path(layout, MULTILINGUAL_ID, name)
+        if summary.is_file():
+            found["multilingual_summary"] = summary
     cfg = read_embed_config(layout)
     if cfg is not None:  # a vector store is a matrix and its manifest (loci.query.semantic)
         for role, path in (("vectors", layout.vectors(cfg["model_id"], name)),
@@ -116,7 +121,7 @@ def _role_bytes(role: str, path: Path) -> bytes:
 
 def file_name(role: str) -> str:
     """A role's file in a bundle: a Parquet table, or the home's own file for a raw role."""
-    return {"query": "query.sqlite", "summary": "summary.npy"}.get(role, f"{role}.parquet")
+    return "query.sqlite" if role == "query" else f"{role}.npy" if role in SUMMARY_OF else f"{role}.parquet"
 
 
 def derived_signature(params) -> str:

@@ -11,7 +11,7 @@ refusal, or a kill at any point, leaves the previous state answering; the next
 pull redoes what was not recorded.
 
 Without ``full`` (``loci pull`` without ``--all``) a bundle that carries its query file is
-pulled as a map: its vocabulary, references and summary only, the rest left in the store
+pulled as a map: its vocabulary, references and summaries only, the rest left in the store
 with a record of each file's checksum (``loci.kernel.territory``, which the query side uses
 to fetch them when a question first needs the scope).
 """
@@ -32,12 +32,13 @@ from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci_pipeline.share.bundle import (
     MANIFEST,
+    SUMMARY_OF,
     BundleError,
     derived_signature,
     parse_manifest,
 )
 from loci_pipeline.share.refusals import kept_bundles, other_models, reason, set_aside
-from loci_pipeline.share.stage import Incoming, fetch_all, stage_all
+from loci_pipeline.share.stage import Incoming, fetch_all, readable, stage_all
 from loci_pipeline.share.store import Entry, Store, open_store
 
 MANIFEST_LIMIT = 4 << 20
@@ -143,10 +144,11 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
 
 def mappable(manifest, derived: str, no_vectors: bool) -> bool:
     """A bundle whose stores can stay remote: it carries its query file, built as this loci
-    builds one, and (for its vectors) its summary, which the second opinion's first pass reads."""
+    builds one, and (for its vectors and its multilingual store) their summaries, which the second
+    opinion's first pass and a question in another language read first."""
     roles = {f.role for f in manifest.files}
     return ("query" in roles and manifest.raw.get("derived") == derived
-            and (no_vectors or "vectors" not in roles or "summary" in roles))
+            and (no_vectors or all(store not in roles or summary in roles for summary, store in SUMMARY_OF.items())))
 
 
 def _manifest(data: bytes, store: Store, entry: Entry):
@@ -225,12 +227,13 @@ def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
 def _destinations(layout: Layout, name: str, model: str | None) -> dict[str, Path]:
     """Where each staged key lives in the home (every role, so a role the bundle lost is removed)."""
     from loci.kernel import territory
-    from loci.kernel.vectorstore import multilingual_vectors, scope_summary_path
+    from loci.kernel.vectorstore import MULTILINGUAL_ID, multilingual_vectors, scope_summary_path
     from loci.query.semantic import label_vectors_path
 
     out = {"chunks": layout.chunks(name), "vocab": layout.vocab(name), "symbols": layout.symbols(name),
            "calls": layout.calls(name), "refs": layout.refs(name), "query": layout.query_db(name),
-           "map_vocab": territory.vocab_db(layout, name)}
+           "map_vocab": territory.vocab_db(layout, name),
+           "multilingual_summary": scope_summary_path(layout, MULTILINGUAL_ID, name)}
     stores = {"multilingual": multilingual_vectors(layout, name)}   # of its own encoder, whatever the home's model
     if model is not None:
         out["summary"] = scope_summary_path(layout, model, name)
@@ -251,19 +254,21 @@ def _store_destinations(role: str, path: Path) -> dict[str, Path]:
 def _install(layout: Layout, name: str, staged: dict[str, Path], inc: Incoming, store: Store,
              model: str | None, no_vectors: bool) -> bool:
     """Move one staged scope into place; its meta goes last, so a reader trusts only a whole scope.
-    Returns whether its summary moved (a map's, staged; a full copy's is written at the merge).
+    Returns whether its summaries moved (a map's, staged; a full copy's are written at the merge).
     A scope pulled as a map: its record of the stores left remote first, and no stale copy
     of them stays (the next question fetches this version)."""
     from loci.kernel import territory
 
     dests = _destinations(layout, name, model)
     if inc.mapped:
-        territory.write_record(layout, name, store.url, inc.entry.folder,
-                               _remote_files(inc, dests, no_vectors), inc.manifest.embedding, model)
+        territory.write_record(layout, name, store.url, inc.entry.folder, _remote_files(inc, dests, no_vectors),
+                               inc.manifest.embedding, model, inc.manifest.raw.get("multilingual"))
     else:
         territory.forget(layout, name)
+    # the English summary staged and unchanged, and the multilingual one too (or absent before and now)
     same_summary = ("summary" in staged and dests.get("summary") is not None
-                    and _same_file(staged["summary"], dests["summary"]))
+                    and all(_same_file(staged[k], dests[k]) if k in staged else not dests[k].exists()
+                            for k in SUMMARY_OF if k in dests))
     for key, dest in dests.items():
         if key in staged:
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -289,11 +294,12 @@ def _same_file(a: Path, b: Path) -> bool:
 
 def _remote_files(inc: Incoming, dests: dict[str, Path], no_vectors: bool) -> list[dict]:
     """The stores a map leaves remote, each with its checksum (vectors only where the home
-    has a model to keep them under; the multilingual store came with the map)."""
+    has a model to keep them under; a multilingual store only of the encoder this loci runs)."""
     from loci.kernel.territory import TERRITORY_ROLES
 
     return [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size} for f in inc.manifest.files
-            if f.role in TERRITORY_ROLES and (f.role == "query" or (not no_vectors and f.role in dests))]
+            if f.role in TERRITORY_ROLES and readable(inc.manifest, f.role)
+            and (f.role == "query" or (not no_vectors and f.role in dests))]
 
 
 def origin_of(store: Store, inc: Incoming) -> dict:
@@ -394,7 +400,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
                 "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
         _settle(records, report.unchanged, entries, now)
         write_json(pulled_path(layout), {"scopes": records}, compact=True)
-        _encoder_cache(layout, any("multilingual.meta" in staged[inc.name] for inc in incoming))
+        _encoder_cache(layout, any(key in staged[inc.name] for inc in incoming
+                                   for key in ("multilingual.meta", "multilingual_summary")))
     report.imported = [inc.name for inc in incoming]
     report.renamed = {inc.manifest.scope: inc.name for inc in incoming if inc.name != inc.manifest.scope}
     report.model = model if any(inc.manifest.embedding for inc in incoming) and not no_vectors else None
@@ -402,7 +409,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
 
 
 def _encoder_cache(layout: Layout, brought: bool) -> None:
-    """After a pull that ``brought`` multilingual stores: the encoder's unpacked tables written as
+    """After a pull that ``brought`` multilingual stores (or a map their summaries): the encoder's unpacked tables written as
     the build writes them, when its package is installed and the home has no current copy, so a
     one-shot question in another language maps them instead of unpacking the package (~8 s)."""
     from loci_pipeline import multilingual
@@ -418,23 +425,24 @@ def _encoder_cache(layout: Layout, brought: bool) -> None:
 
 def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset(),
            summaries_moved: set[str] | None = None) -> None:
-    """The changed scopes' vector summaries and the merged summary file (what a one-shot second
-    opinion reads first; merged again only when a summary moved), cross-scope uses (rewritten
+    """The changed scopes' vector summaries and the merged summary file of the home's model and of
+    the multilingual encoder (what a one-shot second opinion, or a question in another language, reads first; merged again only when a summary moved), cross-scope uses (rewritten
     only when references moved), routing (only ``changed`` rewritten), the manifest last."""
     from loci.kernel.registry import load_registry
     from loci.kernel.vectorstore import merged_summary_files
     from loci_pipeline.routing import merge_routing
     from loci_pipeline.uses import merge_uses
 
-    names = load_registry(layout).names()
-    if model is not None:
-        from loci_pipeline.embed import merge_summaries, write_scope_summary
+    from loci.kernel.vectorstore import MULTILINGUAL_ID
+    from loci_pipeline.embed import merge_summaries, write_scope_summary
 
+    names = load_registry(layout).names()
+    moved = summaries_moved is None or bool(set(changed) & summaries_moved)
+    for model_id in ([model] if model is not None else []) + [MULTILINGUAL_ID]:
         for name in changed:
-            if name not in mapped:   # a map's summary came with it (its vectors did not)
-                write_scope_summary(layout, model, name)
-        moved = summaries_moved is None or bool(set(changed) & summaries_moved)
-        if moved or not all(p.is_file() for p in merged_summary_files(layout, model)):
-            merge_summaries(layout, model, names)
+            if name not in mapped:   # a map's summaries came with it (its stores did not)
+                write_scope_summary(layout, model_id, name)
+        if moved or not all(p.is_file() for p in merged_summary_files(layout, model_id)):
+            merge_summaries(layout, model_id, names)
     merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
     merge_routing(layout, names, changed=changed)

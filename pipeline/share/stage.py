@@ -12,7 +12,8 @@ from pathlib import Path
 
 from loci.kernel.config import Params
 from loci_pipeline.share.bundle import (
-    MAP_ROLES, NO_VECTORS_OUT, RAW_ROLES, ROLES, VECTOR_KEYS, VECTOR_ROLES, BundleError, Manifest, check_copied, check_size,
+    MAP_ROLES, NO_VECTORS_OUT, RAW_ROLES, ROLES, SUMMARY_OF, VECTOR_KEYS, VECTOR_ROLES, BundleError, Manifest,
+    check_copied, check_size,
 )
 from loci_pipeline.share.store import Entry, Store
 
@@ -27,14 +28,21 @@ class Incoming:
 
 
 def wanted(inc: Incoming, no_vectors: bool) -> list:
-    """The files of ``inc`` a pull fetches: a map's, or every table (a query file and a
-    summary are built here from them); no vectors with ``no_vectors``, and multilingual ones
+    """The files of ``inc`` a pull fetches: a map's, or every table (a query file and the
+    summaries are built here from them); no vectors with ``no_vectors``, and multilingual ones
     only of the encoder this loci runs (of another, the scope lands without them)."""
-    from loci.kernel.vectorstore import MULTILINGUAL_ID
-
     roles = MAP_ROLES if inc.mapped else [r for r in ROLES if r not in RAW_ROLES]
     return [f for f in inc.manifest.files if f.role in roles and not (no_vectors and f.role in NO_VECTORS_OUT)
-            and (f.role != "multilingual" or inc.manifest.model_of(f.role).get("model") == MULTILINGUAL_ID)]
+            and readable(inc.manifest, f.role)]
+
+
+def readable(manifest: Manifest, role: str) -> bool:
+    """Whether this loci reads a role's vectors: not the multilingual store (nor its summary) of
+    another encoder than the one it runs."""
+    from loci.kernel.vectorstore import MULTILINGUAL_ID
+
+    return (SUMMARY_OF.get(role, role) != "multilingual"
+            or manifest.model_of("multilingual").get("model") == MULTILINGUAL_ID)
 
 
 FETCH_THREADS = 8  # requests in flight: an object store answers each after a round trip
@@ -87,18 +95,18 @@ def _build(stage: Path, staged: dict[str, Path], manifest: Manifest, where: str,
     from loci_pipeline.share.tables import check_summary, check_tables
 
     try:
-        summary = staged.pop("summary", None)
+        summaries = {role: staged.pop(role) for role in SUMMARY_OF if role in staged}
         tables = check_tables(staged, manifest, where)
         if mapped:
             from loci_pipeline.query_store import write_vocab_db
 
-            if summary is not None:
-                check_summary(summary, manifest, where)
+            for role, path in summaries.items():
+                check_summary(path, manifest.model_of(SUMMARY_OF[role]), where)
             out = stage / "map_vocab.sqlite"
             vocab = tables["vocab"].to_pydict()
             write_vocab_db(out, list(zip(vocab["token"], vocab["weight"])))
             stores = _vector_stores(stage, staged, manifest)   # takes the vector tables out of staged
-            return {**staged, **stores, "map_vocab": out, **({"summary": summary} if summary is not None else {})}
+            return {**staged, **stores, "map_vocab": out, **summaries}
         derived = _derived(stage, staged, manifest, params, tables)   # takes the vector tables out of staged
         return {**staged, **derived}
     except BundleError:

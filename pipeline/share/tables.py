@@ -99,15 +99,15 @@ def check_tables(staged: dict[str, Path], manifest: Manifest, where: str) -> dic
     return tables
 
 
-def check_summary(path: Path, manifest: Manifest, where: str) -> None:
+def check_summary(path: Path, model: dict, where: str) -> None:
     """A scope's summary as ``loci_pipeline.embed.write_scope_summary`` writes it: float16 rows of the
-    manifest's dimension, finite."""
+    dimension of the ``model`` its store is of, as the manifest names it (``Manifest.model_of``), finite."""
     import numpy as np
 
     try:
         rows = np.load(path, allow_pickle=False)
     except (OSError, ValueError, EOFError) as exc:
         raise BundleError(f"{where}/{path.name} cannot be read ({str(exc)[:80]}); re-export the bundle") from None
-    dim = (manifest.embedding or {}).get("dim")
+    dim = model.get("dim")
     if rows.dtype != np.float16 or rows.ndim != 2 or rows.shape[1] != dim or not np.isfinite(rows).all():
         raise BundleError(f"{where}/{path.name} is not a summary of {dim}-wide float16 rows; re-export the bundle")
