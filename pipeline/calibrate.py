@@ -405,22 +405,30 @@ def window_chance_from(per: Mapping[str, Mapping]) -> tuple[float, ...]:
     return tuple(filled)
 
 
-def bundle_piece(layout: Layout, scope: str, model: str) -> dict | None:
-    """The scope's semantic piece for its bundle's manifest (kept here, else computed from its
-    vectors), with what fitted it; None when it cannot be had (no encoder for the questions)."""
+def bundle_piece(layout: Layout, scope: str, model: str | None) -> dict | None:
+    """The scope's calibration piece for its bundle's manifest, with what fitted it: its semantic
+    piece for ``model`` (kept here, else computed from its vectors) and its multilingual one when
+    `loci calibrate` kept one for its store as it is (the encoder is not loaded to push); None
+    when neither can be had."""
     from loci.query import semantic
-    from loci_pipeline.calibration_pieces import Pieces, questions_digest
+    from loci_pipeline.calibration_pieces import MULTILINGUAL, Pieces, multilingual_for_bundle, questions_digest
 
     questions = evalgen.UNANSWERABLE_QUESTIONS
     method = piece_signature()
-    pieces = Pieces(layout, [scope], method)
-    try:
-        got = model_pieces(layout, pieces, model, questions, semantic.load_encoder).get(scope)
-    except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
+    got = None
+    if model:
+        pieces = Pieces(layout, [scope], method)
+        try:
+            got = model_pieces(layout, pieces, model, questions, semantic.load_encoder).get(scope)
+        except Exception:  # EncoderUnavailable: the bundle goes without, its consumers compute it or not
+            got = None
+        pieces.save()
+    foreign = multilingual_for_bundle(layout, scope, method)
+    if got is None and foreign is None:
         return None
-    pieces.save()
-    return None if got is None else {"method": method, "questions": questions_digest(), "model": model,
-                                     "floor": got["floor"], "null": got["null"]}
+    return {"method": method, "questions": questions_digest(),
+            **({"model": model, "floor": got["floor"], "null": got["null"]} if got is not None else {}),
+            **({MULTILINGUAL: foreign} if foreign is not None else {})}
 
 
 def semantic_from_pieces(per: Mapping[str, Mapping], n: int, measured: Sequence[set] | None = None,

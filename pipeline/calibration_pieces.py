@@ -210,12 +210,15 @@ class Pieces:
         return out
 
     def multilingual(self, best: Callable[[str], list[float] | None], tag: str = "") -> dict[str, list[float]]:
-        """{scope: each foreign question's best passage cosine} for the scopes with a store here."""
+        """{scope: each foreign question's best passage cosine} for the scopes with a store here, or
+        pulled with a bundle that carried these values (a map's store stays remote)."""
         out = {}
         for scope in self.scopes:
             entry = self.kept[scope].get(MULTILINGUAL)
             inputs = multilingual_inputs(self.layout, scope) + "|" + tag
-            if not (isinstance(entry, dict) and entry.get("inputs") == inputs):
+            current = isinstance(entry, dict) and (entry.get("inputs") == inputs or (
+                "landed" in entry and entry["landed"] == landed_state(self.layout, scope)))
+            if not current:
                 entry = {"inputs": inputs, "best": None if inputs.startswith("vectors=none") else best(scope)}
                 self.kept[scope][MULTILINGUAL] = entry
                 self.dirty.add(scope)
@@ -240,15 +243,35 @@ def landed_state(layout: Layout, scope: str) -> str:
 
 
 def land_pieces(layout: Layout, bundles: Sequence[tuple[str, Mapping]], method: str) -> None:
-    """Keep the semantic piece each pulled bundle carries ((local name, manifest) each, the
-    scope installed), valid for those installed files only (``landed_state``); a piece fitted
-    another way than ``method``, or malformed, is left out."""
+    """Keep the pieces each pulled bundle carries ((local name, manifest) each, the scope
+    installed): its semantic one and its multilingual one, each valid for those installed files
+    only (``landed_state``); a piece fitted another way than ``method``, or malformed, is left out."""
     for scope, manifest in bundles:
         got = manifest.get("calibration")
-        if not (isinstance(got, dict) and got.get("method") == method and got.get("questions") == questions_digest()
-                and isinstance(got.get("model"), str) and valid_semantic(got, len(evalgen.UNANSWERABLE_QUESTIONS))):
+        if not (isinstance(got, dict) and got.get("method") == method and got.get("questions") == questions_digest()):
             continue
-        kept = read_piece(layout, scope, method)
-        entry = {"floor": got["floor"], "null": got["null"], "landed": landed_state(layout, scope)}
-        write_piece(layout, scope, method, {**{k: v for k, v in kept.items() if k == MULTILINGUAL},
-                                            "semantic": {got["model"]: entry}})
+        landed = landed_state(layout, scope)
+        out: dict = {}
+        if isinstance(got.get("model"), str) and valid_semantic(got, len(evalgen.UNANSWERABLE_QUESTIONS)):
+            out["semantic"] = {got["model"]: {"floor": got["floor"], "null": got["null"], "landed": landed}}
+        if valid_best(got.get(MULTILINGUAL), len(evalgen.UNANSWERABLE_FOREIGN)):
+            out[MULTILINGUAL] = {"inputs": "landed", "best": got[MULTILINGUAL], "landed": landed}
+        if out:
+            kept = read_piece(layout, scope, method)
+            write_piece(layout, scope, method, {**{k: v for k, v in kept.items() if k in ("semantic", MULTILINGUAL)},
+                                                **out})
+
+
+def valid_best(best: object, n: int) -> bool:
+    """Each foreign off-topic question's best passage cosine: ``n`` numbers in [-1, 1] or None."""
+    return isinstance(best, list) and len(best) == n and all(v is None or (_number(v) and -1.0 <= v <= 1.0)
+                                                             for v in best)
+
+
+def multilingual_for_bundle(layout: Layout, scope: str, method: str) -> list | None:
+    """The scope's kept foreign off-topic values (``Pieces.multilingual``), when computed from its
+    multilingual store as it is now: what its bundle carries (None: not kept, or stale)."""
+    entry = read_piece(layout, scope, method).get(MULTILINGUAL)
+    current = isinstance(entry, dict) and str(entry.get("inputs", "")).startswith(multilingual_inputs(layout, scope) + "|")
+    best = entry.get("best") if current else None
+    return best if valid_best(best, len(evalgen.UNANSWERABLE_FOREIGN)) and any(v is not None for v in best) else None

@@ -292,3 +292,27 @@ def test_a_pull_leaves_no_vector_table_beside_the_stores_it_wrote(published, mod
     cli("pull", str(published), *FULL[mode], "--quiet", "--no-calibrate")
     home = layout().home
     assert not [p for folder in ("vectors", "multilingual") for p in (home / folder).rglob("*.parquet")]
+
+
+def test_a_pulled_map_fits_the_multilingual_floor_from_the_pieces_its_bundles_carry(corpus, tmp_path, loci_home,
+                                                                                     monkeypatch):
+    """`loci calibrate` fits the floor a question in another language must reach on each scope's
+    closeness to off-topic questions in other languages. A map's stores stay remote, so its
+    bundles carry those values: the pulled home fits the floor the publishing home fitted."""
+    from loci.query import evalgen
+    from loci_pipeline.calibrate import multilingual_floor
+
+    questions = evalgen.UNANSWERABLE_FOREIGN
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a.home))
+    fitted = multilingual_floor(corpus.home_a, list(SCOPES), questions, BilingualEncoder())
+    assert "multilingual_route_floor" in fitted
+    cli("push", str(tmp_path / "v2"), "--quiet")
+    carried = json.loads((tmp_path / "v2" / "finder" / "manifest.json").read_text())["calibration"]["multilingual"]
+    assert len(carried) == len(questions)
+
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    cli("pull", str(tmp_path / "v2"), "--quiet", "--no-calibrate")
+    lay = layout()
+    assert [territory.state(lay, s) for s in SCOPES] == ["mapped", "mapped"]
+    assert not matrix_path(multilingual_vectors(lay, "finder")).exists()
+    assert multilingual_floor(lay, list(SCOPES), questions, BilingualEncoder()) == fitted

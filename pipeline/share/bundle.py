@@ -195,7 +195,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
     multilingual = _model_of(sources["multilingual"]) if "multilingual" in carried else None
     from loci_pipeline.calibrate import bundle_piece
 
-    piece = bundle_piece(layout, name, embedding["model"]) if embedding and embedding["model"] else None
+    piece = bundle_piece(layout, name, embedding["model"] if embedding else None)
     return {
         "bundle_schema": BUNDLE_SCHEMA,
         "loci_schema": SCHEMA_VERSION,
