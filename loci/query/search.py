@@ -217,20 +217,28 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
         candidates &= kept
     if not candidates:
         return own_words_first(lex, plan.about, [], prose) if plan.about else []
-    demoted = set() if q.reads_as_foreign_prose else {
-        i for i in candidates if i in prose and translation_language(prose[i]) is not None}
+    translated, changelog = held_back(q, prose)
+    demoted = {i for i in candidates if translated(i)}
     kinds = lex.chunk_kinds(candidates)
-    logs = () if q.about_change else {i for i in candidates if i in prose and is_changelog(prose[i])}
+    logs = {i for i in candidates if changelog(i)}
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
     if plan.cite:
-        def late(i: int) -> bool:   # as the ranking holds them back: a changelog entry, a translated copy
-            path = prose.get(i)
-            return path is not None and (not q.about_change and is_changelog(path) or
-                                         not q.reads_as_foreign_prose and translation_language(path) is not None)
-        ranked = cited_first(lex, ranked, plan.cite, late)
+        ranked = cited_first(lex, ranked, plan.cite, lambda i: translated(i) or changelog(i))
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
+
+
+def held_back(q: Question, prose: Mapping[int, str]) -> tuple[Callable[[int], bool], Callable[[int], bool]]:
+    """Which rows the ranking holds back for ``q``: (a translated copy, for a question not read as
+    another language's prose; a changelog entry, for a question that asks about no change)."""
+    def translated(i: int) -> bool:
+        return not q.reads_as_foreign_prose and i in prose and translation_language(prose[i]) is not None
+
+    def changelog(i: int) -> bool:
+        return not q.about_change and i in prose and is_changelog(prose[i])
+
+    return translated, changelog
 
 
 def cited_first(lex, ranked: list[tuple[int, float]], words: Sequence[str],

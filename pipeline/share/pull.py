@@ -433,12 +433,14 @@ def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[st
     from loci_pipeline.routing import merge_routing
     from loci_pipeline.uses import merge_uses
 
-    from loci.kernel.vectorstore import MULTILINGUAL_ID
+    from loci.kernel.vectorstore import MULTILINGUAL_ID, multilingual_vectors
     from loci_pipeline.embed import merge_summaries, write_scope_summary
 
     names = load_registry(layout).names()
     moved = summaries_moved is None or bool(set(changed) & summaries_moved)
-    for model_id in ([model] if model is not None else []) + [MULTILINGUAL_ID]:
+    # the multilingual summaries only in a home that holds some multilingual store or summary
+    multilingual = [MULTILINGUAL_ID] if multilingual_vectors(layout, "x").parent.is_dir() else []
+    for model_id in ([model] if model is not None else []) + multilingual:
         for name in changed:
             if name not in mapped:   # a map's summaries came with it (its stores did not)
                 write_scope_summary(layout, model_id, name)
