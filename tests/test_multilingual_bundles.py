@@ -316,3 +316,25 @@ def test_a_pulled_map_fits_the_multilingual_floor_from_the_pieces_its_bundles_ca
     assert [territory.state(lay, s) for s in SCOPES] == ["mapped", "mapped"]
     assert not matrix_path(multilingual_vectors(lay, "finder")).exists()
     assert multilingual_floor(lay, list(SCOPES), questions, BilingualEncoder()) == fitted
+
+
+@pytest.mark.parametrize("bad", [[0.1] * 3, ["near"] * 30, [2.0] * 30, "0.1"])
+def test_a_malformed_multilingual_piece_is_left_out_and_the_bundle_still_pulls(corpus, tmp_path, loci_home,
+                                                                              monkeypatch, bad):
+    """A carried piece of the wrong length, not numbers, out of [-1, 1] or not a list lands nowhere:
+    the scope pulls, and no floor is fitted on values nobody measured (the shipped one stays)."""
+    from loci.query import evalgen
+    from loci_pipeline.calibrate import multilingual_floor
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a.home))
+    multilingual_floor(corpus.home_a, list(SCOPES), evalgen.UNANSWERABLE_FOREIGN, BilingualEncoder())
+    cli("push", str(tmp_path / "v3"), "--quiet")
+    for scope in SCOPES:
+        _edit_manifest(tmp_path / "v3" / scope, lambda m: m["calibration"].update(multilingual=bad))
+
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    cli("pull", str(tmp_path / "v3"), "--quiet", "--no-calibrate")
+    lay = layout()
+    assert [territory.state(lay, s) for s in SCOPES] == ["mapped", "mapped"]
+    got = multilingual_floor(lay, list(SCOPES), evalgen.UNANSWERABLE_FOREIGN, BilingualEncoder())
+    assert "multilingual_route_floor" not in got and "skipped" in got
