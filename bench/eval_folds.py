@@ -6,6 +6,9 @@ The home defaults to ``$LOCI_HOME``, else ``bench/.cache/home-22`` (``python ben
 builds it); the questions to ``corpus/dev-questions.jsonl`` of the shared folder (``bench/inputs.py``).
 
 Prints overall and per-family figures for all questions, fold A (tuned) and fold B (untuned).
+``top1_answered`` is top-1 that also counts a first scope other than the gold one whose first five
+passages hold every answer term of the label (``loci.query.scoring``): beside many other scopes,
+how much of the loss is a neighbour that answers.
 ``--answers`` lists the questions routed to a gold scope whose answer is not among the first
 five: the evidence wanted, the five passages given (kind, source, score) and where the first
 hit ranks when twenty are asked for.
@@ -27,7 +30,7 @@ from bench.stamp import stamp  # noqa: E402
 from loci.query import evalgen, scoring  # noqa: E402
 from loci.query.ask import open_session  # noqa: E402
 
-COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
+COLS = ("n", "top1", "set_f1", "abstain_precision", "abstain_recall", "hit5", "hit5_routed", "top1_answered")
 
 
 def _row(name: str, m: dict) -> str:

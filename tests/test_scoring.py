@@ -209,3 +209,39 @@ def test_hit_at_5_when_routed_right_counts_only_questions_whose_route_was_right(
     m = score(questions, {"r": right, "w": wrong}).families["paraphrase"]
     assert m.hit5 == 0.5            # the wrong route still found the answer in its second block
     assert m.hit5_routed == 0.0     # but among the routes that were right, the answer was missed
+
+
+def test_a_first_scope_whose_five_hold_every_answer_term_counts_as_answered_elsewhere():
+    # beside many other scopes a neighbour may answer: the label's own answer terms say whether it did
+    questions = [q("n", "vocab", "one", ["requests"], terms=["stream=True", "iter_content"]),
+                 q("p", "vocab", "one", ["requests"], terms=["stream=True", "iter_content"]),
+                 q("g", "vocab", "one", ["requests"], terms=["stream=True"])]
+    results = {
+        "n": routed("urllib3", "requests", blocks=[
+            block("urllib3", [episode("hay"), episode("use stream=True and iter_content(1024)")])]),
+        "p": routed("urllib3", blocks=[block("urllib3", [episode("stream=True only")])]),
+        "g": routed("requests", blocks=[block("requests", [episode("stream=True")])]),
+    }
+    report = score(questions, results)
+    by_id = {s.id: s for s in report.questions}
+    assert by_id["n"].answered_elsewhere and by_id["n"].top1 is False
+    assert not by_id["p"].answered_elsewhere     # one of the two terms is not an answer
+    assert not by_id["g"].answered_elsewhere     # routed right: nothing to credit elsewhere
+    m = report.overall
+    assert m.top1 == pytest.approx(1 / 3)
+    assert m.top1_answered == pytest.approx(2 / 3)
+
+
+def test_answered_elsewhere_needs_the_answer_in_the_first_five_of_the_first_scope():
+    questions = [q("late", "vocab", "one", ["a"], terms=["needle"]),
+                 q("second", "vocab", "one", ["a"], terms=["needle"]),
+                 q("none", "vocab", "one", ["a"]),
+                 q("abst", "vocab", "one", ["a"], terms=["needle"])]
+    late = routed("b", blocks=[block("b", [episode("hay")] * 5 + [episode("needle")])])
+    second = routed("b", "c", blocks=[block("b", [episode("hay")]), block("c", [episode("needle")])])
+    results = {"late": late, "second": second,
+               "none": routed("b", blocks=[block("b", [episode("anything")])]),
+               "abst": abstained()}
+    report = score(questions, results)
+    assert not any(s.answered_elsewhere for s in report.questions)
+    assert report.overall.top1_answered == 0.0

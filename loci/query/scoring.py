@@ -17,6 +17,10 @@ Rules, per question mode:
   ``LINE_WINDOW``, or the same commit; structure: the same source file). A
   ``set`` question is a hit when every gold scope that has a block has such a
   result. A missing result (the tool failed) counts as a miss everywhere.
+- answered elsewhere (mode ``one``): the route put another scope first, and that scope's block
+  holds every answer term among its first five episodes or structure results. Beside many other
+  scopes a neighbour may answer (a library's own dependency, a fork); the label's own terms say
+  whether it did. ``top1_answered`` counts these with the top-1 hits.
 """
 from __future__ import annotations
 
@@ -65,6 +69,7 @@ class QuestionScore:
     abstained: bool
     hit5: bool | None
     routed_right: bool = False   # the route put a gold scope first (one) or returned the gold set (set)
+    answered_elsewhere: bool = False   # another scope came first, and its first five hold every answer term
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -79,6 +84,7 @@ class Metrics:
     errors: int = 0
     top1_hits: int = 0
     top1_n: int = 0
+    elsewhere_hits: int = 0
     set_sums: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
     set_n: int = 0
     abstain_tp: int = 0
@@ -95,6 +101,7 @@ class Metrics:
         if s.top1 is not None:
             self.top1_n += 1
             self.top1_hits += s.top1
+            self.elsewhere_hits += s.answered_elsewhere
         if s.set_prf is not None:
             self.set_n += 1
             self.set_sums = [a + b for a, b in zip(self.set_sums, s.set_prf)]
@@ -111,6 +118,11 @@ class Metrics:
     @property
     def top1(self) -> float | None:
         return _ratio(self.top1_hits, self.top1_n)
+
+    @property
+    def top1_answered(self) -> float | None:
+        """top-1 that also counts a first scope that answers by the label's terms (not gold)."""
+        return _ratio(self.top1_hits + self.elsewhere_hits, self.top1_n)
 
     @property
     def set_precision(self) -> float | None:
@@ -143,7 +155,7 @@ class Metrics:
 
     def as_dict(self) -> dict:
         names = ("n", "errors", "top1", "set_precision", "set_recall", "set_f1",
-                 "abstain_precision", "abstain_recall", "hit5", "hit5_routed")
+                 "abstain_precision", "abstain_recall", "hit5", "hit5_routed", "top1_answered")
         return {k: getattr(self, k) for k in names}
 
 
@@ -237,6 +249,15 @@ def _hit5(question: Mapping, result: Mapping | None) -> bool | None:
     return bool(outcomes) and all(outcomes)
 
 
+def _answered_elsewhere(question: Mapping, result: Mapping | None, top1: bool | None) -> bool:
+    terms = list(question.get("answer_terms") or [])
+    if top1 is not False or not terms or not result or result.get("outcome") != "routed":
+        return False
+    first = (result.get("scopes") or [None])[0]
+    block = next((b for b in result.get("blocks") or () if b.get("scope") == first), None)
+    return block is not None and _block_hits(block, [], terms, need_all=True)
+
+
 def score_question(question: Mapping, result: Mapping | None) -> QuestionScore:
     """Score one result (``None`` when the tool produced none) against its label."""
     mode = question["mode"]
@@ -255,7 +276,8 @@ def score_question(question: Mapping, result: Mapping | None) -> QuestionScore:
         error=result is None, top1=top1, set_prf=set_prf,
         should_abstain=mode == "abstain", abstained=outcome == "abstained",
         hit5=_hit5(question, result),
-        routed_right=bool(top1) or (set_prf is not None and set_prf[1] == 1.0))
+        routed_right=bool(top1) or (set_prf is not None and set_prf[1] == 1.0),
+        answered_elsewhere=_answered_elsewhere(question, result, top1))
 
 
 def score(questions: Iterable[Mapping], results: Mapping[str, Mapping | None]) -> Report:
