@@ -327,6 +327,21 @@ def test_a_british_spelling_in_the_question_finds_the_american_one_in_a_project_
     assert set(american.scopes) == {"paint", "bars"}
 
 
+def test_a_word_weighs_the_same_whichever_spelling_the_question_uses():
+    # "colour" and "color" are one word: the project that uses it most leads either way, and the
+    # one project that writes the rarer spelling once is not lifted by that spelling's rarity
+    index = build_index({**CORPUS, "paint": FILLER + "color palette ansi terminal " * 6,
+                         "bars": FILLER * 2 + "meter loop terminal " * 4 + "colour",
+                         "cli": FILLER + "color flag option " * 2 + "terminal",
+                         "web": FILLER + "color theme css " * 2})
+    names = {s: [s] for s in [*CORPUS, "paint", "bars", "cli", "web"]}
+    british = route("Which of my projects can colour terminal output?", index, Context(), names, P)
+    american = route("Which of my projects can color terminal output?", index, Context(), names, P)
+    assert british.scopes == american.scopes
+    assert british.scopes[0] == "paint"
+    assert british.scores == american.scores
+
+
 def test_the_spelling_pairs_are_the_tokens_the_tokenizer_makes_of_both_forms():
     from loci.kernel.tokens import tokenize
     from loci.query.spelling import _BRITISH_AMERICAN, OTHER_SPELLING

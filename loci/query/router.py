@@ -146,7 +146,8 @@ def rarity(n_scopes: int, n_holders: int) -> float:
     return math.log(1 + n_scopes / n_holders) / math.log(1 + n_scopes)
 
 
-def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozenset[int] = frozenset()) -> dict[int, float]:
+def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozenset[int] = frozenset(),
+                   also: Sequence[str] = ()) -> dict[int, float]:
     """Per-scope evidence of one token: log of the scope's smoothed share over the mean share.
 
     A scope that uses the token more than the average scope does earns evidence; a
@@ -154,8 +155,17 @@ def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozen
     tiny scope's share honest, and the saturating factor w / (w + k) keeps a word
     mentioned once or twice in a big scope's prose from counting as prominent there.
     ``skip``: scopes counted nowhere (copies of another scope: one content is one witness).
+    ``also``: other forms of the same word ("color" for "colour", ``dir`` for "directory"): one
+    word, one posting list, each scope's weights of its forms added. Scored apart, the rarer form
+    would lift the one project that writes it above those that use the word most.
     """
     rows = index.get(token)
+    for other in also:
+        extra = index.get(other)
+        if extra:
+            rows = dict(rows)
+            for i, w in extra.items():
+                rows[i] = rows.get(i, 0.0) + w
     if skip:
         rows = {i: w for i, w in rows.items() if i not in skip}
     if not rows:
@@ -368,17 +378,24 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     negated = {t for w in grammar.negated_words(question) for t in tokenize(w)[:1]} if enumerative else set()
     toks = [t for t in toks if t not in negated]
     plain = q.unnamed_language_words   # "shell tab-completion" is no fact:shell
+    forms_of: dict[str, list[str]] = {}
     for tok in toks:
         rows, facts = index.get(tok), ({} if tok in plain else index.get(FACT + tok))
         if rows or facts:
             holders[tok] = (set(rows) | set(facts)) - skip
-        evidence = token_evidence(index, tok, params, skip)
-        for other in (ABBREVIATIONS.get(tok), q.other_spellings.get(tok)):
-            # "directory" also finds code's "dir", "colour" finds "color": one word, its best form
-            if other and other not in toks:
-                holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
-                for i, ev in token_evidence(index, other, params, skip).items():
-                    evidence[i] = max(evidence.get(i, 0.0), ev)
+        # "colour" finds "color": one word in two spellings, one posting list
+        spelt = q.other_spellings.get(tok)
+        forms = forms_of[tok] = [spelt] if spelt and spelt not in toks else []
+        for other in forms:
+            holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
+        evidence = token_evidence(index, tok, params, skip, also=forms)
+        short = ABBREVIATIONS.get(tok)
+        if short and short not in toks:
+            # "directory" also finds code's "dir": its best form, an abbreviation being a code name's
+            # piece that other words share ("int", "col", "ref")
+            holders.setdefault(tok, set()).update(set(index.get(short)) - skip)
+            for i, ev in token_evidence(index, short, params, skip).items():
+                evidence[i] = max(evidence.get(i, 0.0), ev)
         facts = {i: w for i, w in facts.items() if i not in skip}
         for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
             evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
@@ -452,7 +469,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q)
+        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q,
+                                        lambda t: word_holders(index, t, forms_of.get(t, ())))
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
@@ -491,6 +509,14 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
 FACT_USES = FACT + "uses:"   # the fact is a declared dependency
 
 
+def word_holders(index: RoutingIndex, token: str, forms: Sequence[str] = ()) -> int:
+    """How many scopes hold a word in any of its forms (``token`` and ``forms``)."""
+    held = index.get(token)
+    if not forms:
+        return len(held)
+    return len(set(held).union(*(index.get(f) for f in forms)))
+
+
 def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingIndex,
                 uses: bool) -> dict[str, list[str]]:
     """Per eligible scope, the question's words it holds as facts (licence, language, marker
@@ -511,7 +537,7 @@ DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation
 
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
                       params: Params, distinctive_terms, top: ScopeScore,
-                      question: "Question | str" = "") -> tuple[list[ScopeScore], list[dict]]:
+                      question: "Question | str" = "", holders=None) -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -528,8 +554,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
-    "with no dependencies" asks for the dependency-free fact.
+    "with no dependencies" asks for the dependency-free fact. ``holders(t)``: how many scopes hold
+    word ``t`` in any of its spellings (by default, in the one given).
     """
+    holders = holders or (lambda t: len(index.get(t)))
     q = Question.of(question)
     question = q.text
     if grammar.asks_for_no_dependencies(question):
@@ -544,7 +572,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     else:
         named_like = grammar.name_shaped_tokens(question)
         small_cap = max(1, int(len(index.scopes) * params.rare_word_max_share))
-        rare = {t for t in toks if 0 < len(index.get(t)) <= (
+        rare = {t for t in toks if 0 < holders(t) <= (
             params.concentrated_max_scopes if t in named_like else min(params.concentrated_max_scopes, small_cap))}
 
         def several_words(s: ScopeScore) -> bool:   # together they name the topic; one common word does not
@@ -569,7 +597,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
             "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {}),
             **({} if best else {"rare": sorted(t for t in rare if s.matched.get(t, 0.0) > 0),
-                                "cites": cited_words(s, rare, named_like, distinctive_terms, index)})}
+                                "cites": cited_words(s, rare, named_like, distinctive_terms, holders)})}
            for s in chosen]
     return chosen, why
 
@@ -578,7 +606,7 @@ CITED_WORDS = 3
 
 
 def cited_words(s: ScopeScore, rare: set[str], named_like: set[str], distinctive_terms,
-                index: RoutingIndex) -> list[str]:
+                holders) -> list[str]:
     """The words written as names ("NO_COLOR", ".env", "8080": ``grammar.name_shaped_tokens``) a
     member chosen by words holds among the question's rare or distinctive ones: its block leads with
     a passage holding one (``search.cited_first``), as a fact member's with the fact's line. Rare
@@ -586,7 +614,7 @@ def cited_words(s: ScopeScore, rare: set[str], named_like: set[str], distinctive
     before "color"), then its strongest. An everyday word is no citation: "closest" is held by a
     sibling-walking helper as much as by a typo suggester."""
     words = {t for t in set(distinctive_terms(s)) | rare if t in named_like and s.matched.get(t, 0.0) > 0}
-    return sorted(words, key=lambda t: (t not in rare, len(index.get(t)), -len(t), -s.matched.get(t, 0.0), t)
+    return sorted(words, key=lambda t: (t not in rare, holders(t), -len(t), -s.matched.get(t, 0.0), t)
                   )[:CITED_WORDS]
 
 
