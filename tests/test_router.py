@@ -379,6 +379,23 @@ def test_a_question_naming_its_language_routes_only_to_projects_in_it():
     assert set(r.other_language) == {"alpha", "beta", "gamma", "click"}
 
 
+def test_the_words_naming_the_language_are_spent_on_ruling_projects_out():
+    # "Node.js" picked the JavaScript projects; among them it tells nothing: the project whose own
+    # prose says "node.js" most (a logger) does not outrank the one that answers about flags
+    idx = _languages(build_index({
+        **CORPUS,
+        "logger": FILLER + "node.js logger fast json node.js transport " * 5 + "error",
+        "jscli": FILLER + "option flag conflict command argument parse " * 4 + "node.js",
+        "pycli": FILLER + "option flag conflict command argument parse " * 4}),
+        {"javascript": ["logger", "jscli"], "python": ["alpha", "beta", "gamma", "click", "pycli"],
+         "go": ["delta"]})
+    names = {**ALIASES, "logger": ["logger"], "jscli": ["jscli"], "pycli": ["pycli"]}
+    r = route("In a Node.js command-line tool, how do I declare that two flags conflict with an error?",
+              idx, Context(), names, Params(evidence_floor=1.0))
+    assert r.languages == ["javascript", "typescript"] and "pycli" in r.other_language
+    assert r.scopes[0] == "jscli"
+
+
 def test_a_language_no_project_is_written_in_rules_nothing_out():
     idx = _languages(build_index(CORPUS), {"python": ["alpha", "beta", "gamma", "click"]})
     r = route("In my Rust crate, how do I keep the cookie session across a redirect header?", idx, Context(),

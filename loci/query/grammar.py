@@ -453,11 +453,11 @@ _WRITTEN_IN = LazyPattern(r"\b(?:written|coded|implemented)\s+in\s+(?:pure\s+)?$
 _OTHER_LANGUAGE = LazyPattern(r"\b(?:to|into|than|like|unlike|vs\.?|versus)\s+$", re.I)
 
 
-def named_languages(question: str) -> frozenset[str]:
-    """The language facts of the ecosystem the question says the asker works in ("In my Node
-    CLI", "a Go command-line app", "my Python script", "written in go"): empty when it names none."""
+def ecosystem_words(question: str) -> tuple[str, ...]:
+    """The words with which the question says which ecosystem the asker works in ("In my Node
+    CLI": "Node"; "a Go command-line app", "my Python script", "written in go"), in question order."""
     text = _CODE_SPAN.sub(" ", question)
-    out: set[str] = set()
+    out: list[str] = []
     for m in _ECOSYSTEM.finditer(text):
         word = m.group(1)
         if (word.lower() in _PLAIN_WORD_LANGUAGES and (not word[0].isupper() or not text[:m.start()].strip())
@@ -465,5 +465,11 @@ def named_languages(question: str) -> frozenset[str]:
             continue
         if _OTHER_LANGUAGE.search(text[max(0, m.start() - 12):m.start()]):
             continue
-        out.update(ECOSYSTEMS[word.lower()])
-    return frozenset(out)
+        out.append(word)
+    return tuple(out)
+
+
+def named_languages(question: str) -> frozenset[str]:
+    """The language facts of the ecosystem the question names (``ecosystem_words``): empty when
+    it names none."""
+    return frozenset(lang for word in ecosystem_words(question) for lang in ECOSYSTEMS[word.lower()])

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from loci.kernel import language, runtimes
-from loci.kernel.tokens import question_words
+from loci.kernel.tokens import question_words, tokenize
 from loci.query import grammar
 
 
@@ -115,6 +115,11 @@ class Question:
         """The language facts of the ecosystem it says the asker works in ("my Node CLI":
         javascript, typescript; ``grammar.named_languages``)."""
         return grammar.named_languages(self.text)
+
+    @cached_property
+    def language_tokens(self) -> frozenset[str]:
+        """The tokens of the words that name its ecosystem ("Node.js": node.js, node, js)."""
+        return frozenset(t for w in grammar.ecosystem_words(self.text) for t in tokenize(w))
 
     @cached_property
     def unnamed_language_words(self) -> frozenset[str]:

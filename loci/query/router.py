@@ -187,6 +187,31 @@ def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozen
     return out
 
 
+def spellings_of(tok: str, toks: Sequence[str], q: Question) -> list[str]:
+    """The question word's other spelling, unless the question also writes it."""
+    spelt = q.other_spellings.get(tok)
+    return [spelt] if spelt and spelt not in toks else []
+
+
+def word_evidence(index: RoutingIndex, tok: str, toks: Sequence[str], q: Question, params: Params,
+                  skip: frozenset[int], holders: dict[str, set[int]]) -> dict[int, float]:
+    """Per-scope evidence of one of the question's words as vocabulary, in any of its forms; the
+    scopes holding another form join the word's ``holders``."""
+    # "colour" finds "color": one word in two spellings, one posting list
+    forms = spellings_of(tok, toks, q)
+    for other in forms:
+        holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
+    evidence = token_evidence(index, tok, params, skip, also=forms)
+    short = ABBREVIATIONS.get(tok)
+    if short and short not in toks:
+        # "directory" also finds code's "dir": its best form, an abbreviation being a code name's
+        # piece that other words share ("int", "col", "ref")
+        holders.setdefault(tok, set()).update(set(index.get(short)) - skip)
+        for i, ev in token_evidence(index, short, params, skip).items():
+            evidence[i] = max(evidence.get(i, 0.0), ev)
+    return evidence
+
+
 def _recency(index: RoutingIndex) -> list[float]:
     """Each scope's rank by its newest commit, 0 to 1 (computed once per index)."""
     cached = index.__dict__.get("_recency")
@@ -377,31 +402,23 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     holders: dict[str, set[int]] = {}
     negated = {t for w in grammar.negated_words(question) for t in tokenize(w)[:1]} if enumerative else set()
     toks = [t for t in toks if t not in negated]
+    # the words naming the ecosystem ruled the other languages out: among the projects left they
+    # count as the language fact every one of them holds, not as vocabulary ("Node.js" is a Node
+    # logger's word as much as a Node CLI parser's)
+    spent = q.language_tokens if off_language else frozenset()
     plain = q.unnamed_language_words   # "shell tab-completion" is no fact:shell
-    forms_of: dict[str, list[str]] = {}
     for tok in toks:
-        rows, facts = index.get(tok), ({} if tok in plain else index.get(FACT + tok))
+        rows, facts = ({} if tok in spent else index.get(tok)), ({} if tok in plain else index.get(FACT + tok))
         if rows or facts:
             holders[tok] = (set(rows) | set(facts)) - skip
-        # "colour" finds "color": one word in two spellings, one posting list
-        spelt = q.other_spellings.get(tok)
-        forms = forms_of[tok] = [spelt] if spelt and spelt not in toks else []
-        for other in forms:
-            holders.setdefault(tok, set()).update(set(index.get(other)) - skip)
-        evidence = token_evidence(index, tok, params, skip, also=forms)
-        short = ABBREVIATIONS.get(tok)
-        if short and short not in toks:
-            # "directory" also finds code's "dir": its best form, an abbreviation being a code name's
-            # piece that other words share ("int", "col", "ref")
-            holders.setdefault(tok, set()).update(set(index.get(short)) - skip)
-            for i, ev in token_evidence(index, short, params, skip).items():
-                evidence[i] = max(evidence.get(i, 0.0), ev)
+        evidence = {} if tok in spent else word_evidence(index, tok, toks, q, params, skip, holders)
         facts = {i: w for i, w in facts.items() if i not in skip}
         for i in facts:  # a fact (license, language, dependency) is held or not, whatever the size
             evidence[i] = evidence.get(i, 0.0) + params.fact_evidence * rarity(n, len(facts))
         for i, ev in evidence.items():
             scores[i].matched[tok] = ev
-    norm = max(1.0, len(toks)) ** params.length_norm
+    said = [t for t in toks if t not in spent or index.get(FACT + t)]   # a spent word that is no fact says nothing
+    norm = max(1.0, len(said)) ** params.length_norm
     for sc in scores:
         sc.evidence = sum(sc.matched.values()) / norm if sc.matched else 0.0
         if sc.scope in context.demoted:
@@ -470,7 +487,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
         chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q,
-                                        lambda t: word_holders(index, t, forms_of.get(t, ())))
+                                        lambda t: word_holders(index, t, spellings_of(t, toks, q)))
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
