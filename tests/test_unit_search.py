@@ -242,3 +242,58 @@ def test_a_changelog_entry_leads_on_a_cited_word_only_when_no_other_passage_hold
     late = {5}.__contains__
     assert [d for d, _ in cited_first(WordLex({"mb": {5: 4.0, 6: 1.0}}), ranked, ["mb"], late)][0] == 6
     assert [d for d, _ in cited_first(WordLex({"mb": {5: 4.0}}), ranked, ["mb"], late)][0] == 5
+
+
+class TextLex(WordLex):
+    """A scope whose BM25 knows which rows hold which word, and whose rows have texts."""
+
+    def __init__(self, texts: dict[int, str]):
+        from loci.kernel.tokens import tokenize
+
+        holders: dict[str, dict[int, float]] = {}
+        for d, text in texts.items():
+            for t in tokenize(text):
+                holders.setdefault(t, {})[d] = holders.setdefault(t, {}).get(d, 0.0) + 1.0
+        super().__init__(holders)
+        self.texts = texts
+
+    def chunks(self, rows):
+        return {d: {"text": self.texts[d], "heading": None} for d in rows if d in self.texts}
+
+
+def test_a_string_the_question_quotes_brings_the_passage_holding_it_verbatim_first():
+    from loci.query.search import quoted_first
+
+    lex = TextLex({1: "Numbers are aligned on the decimal point.", 2: "Tables print rows of numbers.",
+                   3: 'print(tabulate([["Ver1", "18.0"]], disable_numparse=True))', 4: "Version 18 adds 0 padding."})
+    ranked = [(1, 0.9), (2, 0.8), (4, 0.7)]
+    got = quoted_first(lex, ranked, ["18.0"])
+    assert [d for d, _ in got] == [3, 1, 2, 4] and got[0][1] > 0.9   # 4 holds "18" and "0", not "18.0"
+
+
+def test_a_quoted_string_many_passages_hold_or_none_holds_changes_nothing():
+    from loci.query.search import quoted_first
+
+    lex = TextLex({d: f"the user record number {d}" for d in range(1, 8)})
+    ranked = [(1, 0.9), (2, 0.8)]
+    assert quoted_first(lex, ranked, ["user"]) == ranked          # held by seven passages: says nothing
+    assert quoted_first(lex, ranked, ["512kb"]) == ranked         # held by none
+    assert quoted_first(lex, ranked, ["-5"]) == ranked            # no word to look it up by
+
+
+def test_the_quoted_strings_of_a_question():
+    from loci.query.grammar import quoted_strings
+
+    assert quoted_strings("strings like '18.0' get realigned") == ("18.0",)
+    assert quoted_strings('it prints "too many arguments" and `--offset` fails; it\'s odd, isn\'t it') == (
+        "too many arguments", "--offset")
+    assert quoted_strings("the project's users' names") == ()
+
+
+def test_a_quoted_string_whose_words_too_many_passages_hold_is_not_read_for():
+    from loci.query.search import QUOTE_CANDIDATES, quoted_first
+
+    texts = {d: f"option number {d} of many" for d in range(QUOTE_CANDIDATES + 5)}
+    texts[999] = "Options: shown under their own heading"
+    ranked = [(1, 0.9), (2, 0.8)]
+    assert quoted_first(TextLex(texts), ranked, ["Options:"]) == ranked

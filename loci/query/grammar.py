@@ -380,6 +380,20 @@ def name_shaped_tokens(question: str) -> set[str]:
     return out
 
 
+_QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`""")
+
+
+def quoted_strings(question: str) -> tuple[str, ...]:
+    """The strings the question quotes ('18.0', "too many arguments", `--offset`), in its order:
+    text the asker has seen, an apostrophe ("it's", "users'") being none."""
+    out = []
+    for m in _QUOTED.finditer(question):
+        text = next(g for g in m.groups() if g is not None).strip()
+        if text:
+            out.append(text)
+    return tuple(out)
+
+
 _WHERE = LazyPattern(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)
 _FILE_NAME = LazyPattern(r"\.(?:py|js|mjs|cjs|ts|go|rs|toml|json|ya?ml|md|rst|txt|cfg|ini|lock|html|css)$", re.I)
 

@@ -117,6 +117,11 @@ class Question:
         return grammar.named_languages(self.text)
 
     @cached_property
+    def quoted(self) -> tuple[str, ...]:
+        """The strings it quotes (``grammar.quoted_strings``): text the asker has seen."""
+        return grammar.quoted_strings(self.text)
+
+    @cached_property
     def language_tokens(self) -> frozenset[str]:
         """The tokens of the words that name its ecosystem ("Node.js": node.js, node, js)."""
         return frozenset(t for w in grammar.ecosystem_words(self.text) for t in tokenize(w))

@@ -224,6 +224,8 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
+    if q.quoted:
+        ranked = quoted_first(lex, ranked, q.quoted, lambda i: translated(i) or changelog(i))
     if plan.cite:
         ranked = cited_first(lex, ranked, plan.cite, lambda i: translated(i) or changelog(i))
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
@@ -250,14 +252,52 @@ def cited_first(lex, ranked: list[tuple[int, float]], words: Sequence[str],
     load configuration from a .env file?" lists a framework for its ".env": its answer shows where."""
     for word in words:
         holding = lex.bm25_scores([word]) or {}
-        if not holding:
+        if holding:
+            return led_by(ranked, holding, late)
+    return ranked
+
+
+def led_by(ranked: list[tuple[int, float]], holding: Mapping[int, float],
+           late: Callable[[int], bool] = lambda i: False) -> list[tuple[int, float]]:
+    """``ranked`` led by one of the ``holding`` passages: the best ranked, else the one scored
+    highest there; a ``late`` one only when no other holds it. Scored just above the best."""
+    order = [d for d, _ in ranked if d in holding]
+    shown = set(order)
+    order += sorted((d for d in holding if d not in shown), key=lambda d: (-holding[d], d))
+    first = next((d for d in order if not late(d)), order[0])
+    top = max((v for _, v in ranked), default=1.0)
+    return [(first, top * 1.01)] + [p for p in ranked if p[0] != first]
+
+
+QUOTE_MAX_HOLDERS = 3    # a quoted string more passages hold says little about which one answers
+QUOTE_CANDIDATES = 60    # at most this many passages holding its words are read for it
+
+
+def quoted_first(lex, ranked: list[tuple[int, float]], quoted: Sequence[str],
+                 late: Callable[[int], bool] = lambda i: False) -> list[tuple[int, float]]:
+    """A string the question quotes ('18.0', "too many arguments") is text the asker has seen: when
+    one to ``QUOTE_MAX_HOLDERS`` passages of the scope hold it verbatim (case and spacing aside),
+    the best ranked of them leads (``led_by``). The first quoted string that qualifies decides; one
+    with no word to look it up by ('-5'), or whose words more than ``QUOTE_CANDIDATES`` passages
+    hold together ("Options:"), changes nothing."""
+    from loci.kernel.tokens import tokenize
+
+    for text in quoted:
+        words = sorted(set(tokenize(text)))
+        if not words:
             continue
-        order = [d for d, _ in ranked if d in holding]
-        shown = set(order)
-        order += sorted((d for d in holding if d not in shown), key=lambda d: (-holding[d], d))
-        first = next((d for d in order if not late(d)), order[0])
-        top = max((v for _, v in ranked), default=1.0)
-        return [(first, top * 1.01)] + [p for p in ranked if p[0] != first]
+        per = [lex.bm25_scores([w]) or {} for w in words]
+        common = set(per[0]).intersection(*per[1:])
+        if not common or len(common) > QUOTE_CANDIDATES:   # none, or too many to tell it is rare
+            continue
+        score = {d: sum(p[d] for p in per) for d in common}
+        candidates = sorted(common, key=lambda d: (-score[d], d))
+        rows = lex.chunks(candidates)
+        needle = " ".join(text.lower().split())
+        holding = {d: score[d] for d in candidates if d in rows
+                   and needle in " ".join(((rows[d].get("heading") or "") + "\n" + rows[d]["text"]).lower().split())}
+        if 1 <= len(holding) <= QUOTE_MAX_HOLDERS:
+            return led_by(ranked, holding, late)
     return ranked
 
 
