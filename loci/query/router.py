@@ -155,9 +155,9 @@ def token_evidence(index: RoutingIndex, token: str, params: Params, skip: frozen
     tiny scope's share honest, and the saturating factor w / (w + k) keeps a word
     mentioned once or twice in a big scope's prose from counting as prominent there.
     ``skip``: scopes counted nowhere (copies of another scope: one content is one witness).
-    ``also``: other forms of the same word ("color" for "colour", ``dir`` for "directory"): one
-    word, one posting list, each scope's weights of its forms added. Scored apart, the rarer form
-    would lift the one project that writes it above those that use the word most.
+    ``also``: other spellings of the same word ("color" for "colour"): one word, one posting
+    list, each scope's weights of its forms added. Scored apart, the rarer spelling would lift the
+    one project that writes it above those that use the word most.
     """
     rows = index.get(token)
     for other in also:
@@ -487,7 +487,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
         chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q,
-                                        lambda t: word_holders(index, t, spellings_of(t, toks, q)))
+                                        lambda t: holder_count(index, t, spellings_of(t, toks, q)))
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
@@ -526,7 +526,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
 FACT_USES = FACT + "uses:"   # the fact is a declared dependency
 
 
-def word_holders(index: RoutingIndex, token: str, forms: Sequence[str] = ()) -> int:
+def holder_count(index: RoutingIndex, token: str, forms: Sequence[str] = ()) -> int:
     """How many scopes hold a word in any of its forms (``token`` and ``forms``)."""
     held = index.get(token)
     if not forms:
@@ -554,7 +554,7 @@ DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation
 
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
                       params: Params, distinctive_terms, top: ScopeScore,
-                      question: "Question | str" = "", holders=None) -> tuple[list[ScopeScore], list[dict]]:
+                      question: "Question | str" = "", holder_count=None) -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -571,10 +571,10 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     since such a word names the topic. Negated words ("aren't
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
-    "with no dependencies" asks for the dependency-free fact. ``holders(t)``: how many scopes hold
-    word ``t`` in any of its spellings (by default, in the one given).
+    "with no dependencies" asks for the dependency-free fact. ``holder_count(t)``: how many scopes
+    hold word ``t`` in any of its spellings (by default, in the one given).
     """
-    holders = holders or (lambda t: len(index.get(t)))
+    holder_count = holder_count or (lambda t: len(index.get(t)))
     q = Question.of(question)
     question = q.text
     if grammar.asks_for_no_dependencies(question):
@@ -589,7 +589,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     else:
         named_like = grammar.name_shaped_tokens(question)
         small_cap = max(1, int(len(index.scopes) * params.rare_word_max_share))
-        rare = {t for t in toks if 0 < holders(t) <= (
+        rare = {t for t in toks if 0 < holder_count(t) <= (
             params.concentrated_max_scopes if t in named_like else min(params.concentrated_max_scopes, small_cap))}
 
         def several_words(s: ScopeScore) -> bool:   # together they name the topic; one common word does not
@@ -614,7 +614,7 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     why = [{"scope": s.scope, "facts": list(held.get(s.scope, ())) if best else [],
             "terms": sorted(s.matched, key=lambda t: -s.matched[t])[:6], **({"lacks": lacks} if lacks else {}),
             **({} if best else {"rare": sorted(t for t in rare if s.matched.get(t, 0.0) > 0),
-                                "cites": cited_words(s, rare, named_like, distinctive_terms, holders)})}
+                                "cites": cited_words(s, rare, named_like, distinctive_terms, holder_count)})}
            for s in chosen]
     return chosen, why
 
@@ -623,7 +623,7 @@ CITED_WORDS = 3
 
 
 def cited_words(s: ScopeScore, rare: set[str], named_like: set[str], distinctive_terms,
-                holders) -> list[str]:
+                holder_count) -> list[str]:
     """The words written as names ("NO_COLOR", ".env", "8080": ``grammar.name_shaped_tokens``) a
     member chosen by words holds among the question's rare or distinctive ones: its block leads with
     a passage holding one (``search.cited_first``), as a fact member's with the fact's line. Rare
@@ -631,7 +631,7 @@ def cited_words(s: ScopeScore, rare: set[str], named_like: set[str], distinctive
     before "color"), then its strongest. An everyday word is no citation: "closest" is held by a
     sibling-walking helper as much as by a typo suggester."""
     words = {t for t in set(distinctive_terms(s)) | rare if t in named_like and s.matched.get(t, 0.0) > 0}
-    return sorted(words, key=lambda t: (t not in rare, holders(t), -len(t), -s.matched.get(t, 0.0), t)
+    return sorted(words, key=lambda t: (t not in rare, holder_count(t), -len(t), -s.matched.get(t, 0.0), t)
                   )[:CITED_WORDS]
 
 
