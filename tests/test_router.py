@@ -216,6 +216,22 @@ def test_this_after_a_verb_of_doing_is_the_task_described_not_a_project():
     assert deixis("How do I do this in this project?") == "strong"
 
 
+def test_this_error_or_this_warning_points_at_what_the_asker_sees_not_a_project():
+    from loci.query.grammar import deixis
+
+    assert deixis("I get this error when the download stalls, how do I retry?") is None
+    assert deixis("Why do these warnings appear on every run?") is None
+    assert deixis("Where does this exception come from in this library?") == "strong"
+    assert deixis("Does this project raise this error?") == "strong"
+
+
+def test_a_pasted_traceback_asked_about_with_this_error_routes_on_its_words(index):
+    question = ("I get this error, how do I fix it?\n  File \"app.py\", line 3, in <module>\n"
+                "    jar = session.cookie(header)\nRedirectError: cookie session redirect header lost")
+    r = route(question, index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "gamma"
+
+
 def test_an_ordinary_word_name_followed_by_one_of_its_api_names_is_a_name():
     # "click" is everyday vocabulary elsewhere, but "click option" writes click's own `click.option`
     corpus = {**CORPUS, "beta": CORPUS["beta"] + " click click", "click": CORPUS["click"] + " click.option " * 3,

@@ -43,6 +43,10 @@ _DEICTIC_WEAK = LazyPattern(r"\b(it|its|it's)\b", re.I)
 # "is there a library that does this?": after a verb of doing, "this" is the task just described
 _THIS_AS_TASK = LazyPattern(
     r"\b(?:do|does|did|doing|done|achieve|accomplish|handle|handles)\s+(?:this|that)\b(?=\s*[?.!,;:)]|\s*$)", re.I)
+# "this error", "these warnings": what the asker sees (often pasted below), not a project
+_THIS_AS_SEEN = LazyPattern(
+    r"\b(?:this|these)\s+(?:errors?|warnings?|exceptions?|tracebacks?|stack\s*traces?|messages?|"
+    r"crash(?:es)?|failures?|panics?)\b", re.I)
 
 # "besides X", "not counting X", "other than X", "except X", "apart from X", "excluding X"
 EXCLUDE_MARKERS = (r"besides", r"not\s+counting", r"other\s+than", r"except(?:\s+for)?",
@@ -68,10 +72,11 @@ def is_enumerative(question: str) -> bool:
 
 def deixis(question: str) -> str | None:
     """'strong' for this/here/the project..., 'own' for my/our app..., 'weak' for a bare it/its,
-    else None. A strong pointer abstains unless a name or the cwd says which project; "my app"
+    else None ("does this", "this error": a task or what the asker sees, no project). A strong
+    pointer abstains unless a name or the cwd says which project; "my app"
     is the asker's own code (a content question about the library it uses routes on its
     content, and asked from inside a project it points there); "it" is usually anaphora."""
-    if _DEICTIC_STRONG.search(_THIS_AS_TASK.sub(" ", question)):
+    if _DEICTIC_STRONG.search(_THIS_AS_SEEN.sub(" ", _THIS_AS_TASK.sub(" ", question))):
         return "strong"
     if _DEICTIC_OWN.search(question):
         return "own"
