@@ -46,3 +46,14 @@ def test_reference_style_badges_leave_nothing_behind():
 def test_a_passage_that_is_all_markup_is_shown_as_written_not_as_nothing():
     text = "<!--\nNOTE: This first section is intentionally identical to the top-level README.md\n-->"
     assert snippet(text, []) == "<!-- NOTE: This first section is intentionally identical to the top-level README.md -->"
+
+
+def test_a_rescued_route_says_the_words_did_not_decide_not_that_no_project_holds_them():
+    # "HOW DO I PARSE FLAGS IN GO?": cli holds "parse" and "flag", too weakly to route on its own
+    from types import SimpleNamespace
+
+    from loci.front.render import _by_meaning
+
+    line = _by_meaning(SimpleNamespace(semantic={"scope": "cli", "action": "rescued"}))
+    assert "closest in meaning" in line and "words" in line
+    assert "no project holds" not in line

@@ -91,7 +91,7 @@ def _by_meaning(result) -> str:
     if sem.get("action") == "added":
         return f"  ({sem['scope']} added: closest in meaning)"
     if sem.get("action") == "rescued":
-        return "  (closest in meaning; no project holds the question's words)"
+        return "  (closest in meaning; its words alone were too weak to decide)"
     if sem.get("action") == "led":
         return f"  ({sem['scope']} first: clearly closest in meaning of the projects its words found)"
     if sem.get("action") == "fused":
