@@ -11,7 +11,7 @@ def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     """One row a registered scope (``group``: its members only; an unknown group is a UsageError
     naming the known ones). A scope that is an identical copy of another indexed one names the
     scope that answers for it (``copy_of``)."""
-    from loci.kernel.errors import UsageError
+    from loci.kernel.errors import UsageError, unknown_name
     from loci.kernel.groups import effective_groups, load_policy
     from loci.kernel.registry import load_registry
 
@@ -20,7 +20,7 @@ def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
     if group and not rows:
         known = sorted({g for gs in gof.values() for g in gs})
-        raise UsageError(f"unknown group {group!r}; known groups: {', '.join(known) or 'none'}")
+        raise UsageError(unknown_name("group", group, known, listing="loci groups"))
     copies = copy_of(layout, {s.name for s in reg.scopes if s.kind == "pulled"})
     return [{"name": s.name, "path": s.path, "owner": s.owner, "kind": s.kind,
              "groups": sorted(gof.get(s.name, ())), "aliases": list(s.aliases),

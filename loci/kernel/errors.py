@@ -44,3 +44,23 @@ def error_object(message: str) -> dict:
     if sep:
         return {"error": what, "hint": "run " + fix}
     return {"error": message, "hint": None}
+
+
+KNOWN_LISTED = 30   # more names than this are counted, not printed (a home of 1,000 scopes)
+
+
+def unknown_name(kind: str, name: str, known, *, listing: str = "", none: str = "none") -> str:
+    """The line an unknown ``kind`` (scope, group) is reported with: the closest known spellings
+    first, then the known names when few, else how many there are and the command that lists them."""
+    import difflib
+
+    names = sorted(set(known))
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.75)
+    hint = f"did you mean {' or '.join(close)}? " if close else ""
+    if not names:
+        hint += f"known {kind}s: {none}"
+    elif len(names) <= KNOWN_LISTED or not listing:
+        hint += f"known {kind}s: {', '.join(names)}"
+    else:
+        hint += f"{len(names):,} {kind}s are known: `{listing}` lists them"
+    return f"unknown {kind} {name!r}; {hint}"

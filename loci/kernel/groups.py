@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from loci.kernel.errors import LociError, UsageError
+from loci.kernel.errors import LociError, UsageError, unknown_name
 from loci.kernel.config import SCHEMA_VERSION, Layout
 from loci.kernel.registry import Registry
 
@@ -119,11 +119,6 @@ def list_groups(registry: Registry, policy: Policy) -> list[GroupRow]:
 
 # ---- editing (pure: each returns a new Policy)
 
-def _known(kind: str, names: Iterable[str]) -> str:
-    names = sorted(set(names))
-    return f"known {kind}: {', '.join(names)}" if names else f"no {kind} are registered yet"
-
-
 def _check_mode(mode: str) -> None:
     if mode not in MODES:
         raise GroupUsageError(f"unknown mode {mode!r}; modes are: {', '.join(MODES)}")
@@ -131,7 +126,8 @@ def _check_mode(mode: str) -> None:
 
 def _check_scope(registry: Registry, scope: str) -> None:
     if registry.get(scope) is None:
-        raise GroupUsageError(f"unknown scope {scope!r}; {_known('scopes', registry.names())}")
+        raise GroupUsageError(unknown_name("scope", scope, registry.names(), listing="loci scopes",
+                                           none="none registered yet"))
 
 
 def _check_group_name(group: str) -> None:
@@ -218,7 +214,8 @@ def confinement(
         members = members_of(question_group, groups_of)
         if not members:
             known = {g for gs in groups_of.values() for g in gs}
-            raise GroupUsageError(f"unknown group {question_group!r}; {_known('groups', known)}")
+            raise GroupUsageError(unknown_name("group", question_group, known, listing="loci groups",
+                                               none="none registered yet"))
         strict = mode_of(question_group, policy) == "hard"
         return Confinement(eligible=members, strict=strict, group=question_group, via="flag")
     if cwd_scope is None or cwd_scope not in groups_of:

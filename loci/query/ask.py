@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from loci.kernel.errors import UsageError
+from loci.kernel.errors import UsageError, unknown_name
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, layout as make_layout
 from loci.query.lexical import LexicalIndex, load_lexical
 from loci.query.store import local_scopes, open_scope
@@ -395,8 +395,8 @@ def _foreign_affinity(session: Session, q: Question, scopes: list[str], own=()) 
 
 def _forced_route(session: Session, scope: str) -> RouteResult:
     if scope not in session.indexed():
-        known = ", ".join(session.indexed()) or "none (run `loci setup DIR`)"
-        raise UsageError(f"unknown scope {scope!r}; known scopes: {known}")
+        raise UsageError(unknown_name("scope", scope, session.indexed(), listing="loci scopes",
+                                      none="none (run `loci setup DIR`)"))
     return RouteResult("routed", [scope], None, [], {scope: 0.0}, gate="--scope")
 
 

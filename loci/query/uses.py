@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from loci.kernel.config import Layout
-from loci.kernel.errors import StoreError, UsageError
+from loci.kernel.errors import StoreError, UsageError, unknown_name
 
 MISSING = "no cross-project references recorded yet: run `loci index` (or `loci uses --refresh`)"
 
@@ -76,7 +76,7 @@ def _read_edges(layout: Layout, scope: str | None) -> list[Edge]:
 def load_uses(layout: Layout, scope: str | None = None, known: set[str] | None = None) -> list[Use]:
     """Edges from or to ``scope`` (all of them without), grouped per (from, to) pair."""
     if scope is not None and known is not None and scope not in known:
-        raise UsageError(f"unknown scope {scope!r}; known scopes: {', '.join(sorted(known)) or 'none'}")
+        raise UsageError(unknown_name("scope", scope, known, listing="loci scopes"))
     pairs: dict[tuple[str, str], Use] = {}
     for source, target_scope, target, how, path, line in _read_edges(layout, scope):
         use = pairs.setdefault((source, target_scope), Use(source, target_scope))
