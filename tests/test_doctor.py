@@ -295,3 +295,20 @@ def test_doctor_notes_pulled_scopes_that_came_without_a_multilingual_store(tmp_p
     assert found[0].severity == NOTE
     build(lay, BilingualEncoder(), names=("finder",))
     assert _multilingual(lay, ["fetcher"], pulled=["finder"]) == []
+
+
+def test_a_thousand_notes_of_one_kind_are_one_line_and_every_gap_keeps_its_own():
+    from loci.front.doctor import Finding, render
+
+    mapped = [Finding(f"pkg{i:04d}", "pulled_mapped", f"pulled from s3://b/pkg{i:04d} as a map: its stores "
+                      "are fetched when a question first needs them", None, NOTE) for i in range(1000)]
+    copies = [Finding(f"web-{i}", "copies", f"a copy of web: questions are answered from web", None, NOTE)
+              for i in range(2)]
+    gap = Finding("flask", "graph_stale", "its graph is older than its code", "loci graphs flask")
+    lines = render(mapped + copies + [gap], 1003)
+    text = "\n".join(lines)
+    assert len(lines) < 20
+    assert "flask" in text and "run: loci graphs flask" in text            # a gap: its own line and fix
+    assert text.count("web-0") == 1 and text.count("web-1") == 1            # two notes of a kind: each shown
+    folded = [line for line in lines if "1,000 scopes" in line]
+    assert folded and "pkg0000" in text and "pkg0999" not in text and "--json" in text

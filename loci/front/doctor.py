@@ -508,15 +508,33 @@ def summary(findings: list[Finding]) -> tuple[int, int]:
     return gaps, len(findings) - gaps
 
 
+FOLD_AFTER = 5    # more notes of one of these kinds than this are one line (a team home's 1,000 maps)
+FOLDED_KINDS = frozenset({"copies", "pulled", "pulled_mapped", "pulled_cached"})   # where a scope came from
+FOLD_NAMES = 3
+
+
 def render(findings: list[Finding], n_scopes: int | None = None) -> list[str]:
-    """Plain text: one line per finding with its fix, worst first."""
+    """Plain text: one line per finding with its fix, worst first. The notes that say where a
+    scope came from (``FOLDED_KINDS``: 1,000 pulled maps, their copies) are one line a kind when
+    many: how many, the first one's message and names; `loci doctor --json` lists each."""
     gaps, notes = summary(findings)
     head = f"{n_scopes} scope(s): " if n_scopes is not None else ""
     if not findings:
         return [f"{head}nothing missing: every scope is indexed and up to date"]
+    kinds: dict[str, list[Finding]] = {}
+    for f in findings:
+        if f.problem in FOLDED_KINDS and f.severity == NOTE and not f.fix and f.scope is not None:
+            kinds.setdefault(f.problem, []).append(f)
+    folded = {k: v for k, v in kinds.items() if len(v) > FOLD_AFTER}
+    shown = [f for f in findings if f.problem not in folded or f.severity != NOTE or f.fix or f.scope is None]
     lines = [f"{head}{gaps} gap(s), {notes} note(s)"]
-    width = max(len(f.scope or ALL) for f in findings)
-    for f in sorted(findings, key=lambda f: (f.severity != GAP, f.scope is not None)):
+    width = max([len(f.scope or ALL) for f in shown] + [len(f"{len(v):,} scopes") for v in folded.values()])
+    for f in sorted(shown, key=lambda f: (f.severity != GAP, f.scope is not None)):
         lines.append(f"  {(f.scope or ALL):<{width}}  {f.message}")
         lines.append(f"  {'':<{width}}  -> {'run: ' + f.fix if f.fix else 'nothing to run'}")
+    for group in folded.values():
+        first = group[0]
+        names = ", ".join(f.scope for f in group[:FOLD_NAMES])
+        lines.append(f"  {f'{len(group):,} scopes':<{width}}  like {first.scope}: {first.message}")
+        lines.append(f"  {'':<{width}}  -> nothing to run ({names}, ...; `loci doctor --json` lists each)")
     return lines
