@@ -216,6 +216,54 @@ def test_this_after_a_verb_of_doing_is_the_task_described_not_a_project():
     assert deixis("How do I do this in this project?") == "strong"
 
 
+BUILT_ON = {
+    **CORPUS,
+    "msgpack": FILLER + "pack unpack binary serializer bytes " * 5 + "msgpack " * 2,
+    "cattrs": FILLER + "converter structure unstructure attrs dataclass " * 4 + "msgpack datetime preconf " * 4,
+    "other": FILLER + "binary bytes pack " * 3 + "msgpack",
+}
+
+
+def test_a_named_project_another_is_built_on_yields_to_the_project_that_uses_it_more():
+    # "... with msgpack": cattrs' msgpack converter says "msgpack" more than msgpack itself does,
+    # and holds more of the question: it answers first, msgpack second
+    names = {s: [s] for s in BUILT_ON}
+    index = build_index(BUILT_ON)
+    r = route("Is there a ready-made converter for packing my dataclass objects with msgpack, and how are "
+              "datetimes represented?", index, Context(), names, Params())
+    assert r.scopes[:2] == ["cattrs", "msgpack"]
+
+
+def test_a_named_project_keeps_the_lead_when_it_is_the_subject_not_the_instrument():
+    # sse-starlette-like: a project built on the named one says its name more, but the question is
+    # about the named project itself
+    names = {s: [s] for s in BUILT_ON}
+    index = build_index(BUILT_ON)
+    r = route("Why does msgpack represent datetimes with its own converter for dataclass objects?",
+              index, Context(), names, Params())
+    assert r.scopes[0] == "msgpack"
+
+
+def test_the_name_read_as_an_instrument():
+    from loci.query.grammar import instrument_only
+
+    assert instrument_only("packing my objects with msgpack, and datetimes?", "msgpack")
+    assert instrument_only("a lock shared across servers, backed by Redis?", "redis")
+    assert not instrument_only("Why does Starlette parse the Cookie header?", "starlette")
+    assert not instrument_only("In flask, how do I stream with flask?", "flask")
+    assert not instrument_only("Does the requests library retry?", "requests")
+
+
+def test_a_named_project_keeps_the_lead_when_no_other_uses_its_name_more():
+    names = {s: [s] for s in BUILT_ON}
+    index = build_index(BUILT_ON)
+    r = route("How do I unpack binary bytes with msgpack?", index, Context(), names, Params())
+    assert r.scopes[0] == "msgpack"
+    r = route("In gamma, how is the session cookie kept across a redirect?", build_index(CORPUS), Context(),
+              ALIASES, Params())
+    assert r.scopes == ["gamma"]
+
+
 def test_this_error_or_this_warning_points_at_what_the_asker_sees_not_a_project():
     from loci.query.grammar import deixis
 

@@ -89,6 +89,18 @@ def _alias_pattern(alias: str) -> str:
     return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
 
 
+_INSTRUMENT = ("with", "by", "using", "via", "through")
+
+
+def instrument_only(question: str, alias: str) -> bool:
+    """Is every use of ``alias`` the instrument of what the question asks ("packing my objects
+    with msgpack", "a lock backed by Redis", "using click"), not its subject ("Why does Starlette
+    ...", "In flask, ...", "the requests library")?"""
+    uses = [question[:m.start()] for m in re.finditer(_alias_pattern(alias), question, re.I)]
+    return bool(uses) and all(
+        (re.findall(r"[\w']+", before.lower())[-1:] or [""])[0] in _INSTRUMENT for before in uses)
+
+
 def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
     """Count (strong, bare, excluded, marked) uses of ``alias`` in ``question``.
 
