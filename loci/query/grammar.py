@@ -92,11 +92,12 @@ def _alias_pattern(alias: str) -> str:
 _INSTRUMENT = ("with", "by", "using", "via", "through")
 
 
-def instrument_only(question: str, alias: str) -> bool:
-    """Is every use of ``alias`` the instrument of what the question asks ("packing my objects
-    with msgpack", "a lock backed by Redis", "using click"), not its subject ("Why does Starlette
-    ...", "In flask, ...", "the requests library")?"""
-    uses = [question[:m.start()] for m in re.finditer(_alias_pattern(alias), question, re.I)]
+def instrument_only(question: str, *aliases: str) -> bool:
+    """Is every use of the names ``aliases`` the instrument of what the question asks ("packing my
+    objects with msgpack", "a lock backed by Redis", "using click"), not its subject ("Why does
+    Starlette ...", "In flask, ...", "the requests library")? False when none is used."""
+    uses = [question[:m.start()] for alias in aliases if len(alias) >= 2
+            for m in re.finditer(_alias_pattern(alias), question, re.I)]
     return bool(uses) and all(
         (re.findall(r"[\w']+", before.lower())[-1:] or [""])[0] in _INSTRUMENT for before in uses)
 

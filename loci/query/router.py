@@ -517,7 +517,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
                           "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     builder = built_on(top, elig, name_tokens(top.scope, aliases, toks)) \
-        if forced and not top.cwd and len(named) == 1 and instrument(question, top.scope, aliases) else None
+        if forced and not top.cwd and len(named) == 1 \
+        and grammar.instrument_only(question, *aliases.get(top.scope, (top.scope,))) else None
     if builder is not None:   # "... with msgpack": the converter built on msgpack answers, msgpack next
         chosen = [builder] + [s for s in chosen if s is not builder]
     chosen = chosen[: params.select_max]
@@ -532,19 +533,13 @@ def name_tokens(scope: str, aliases: Mapping[str, Sequence[str]], toks: Sequence
     return {t for a in aliases.get(scope, (scope,)) for t in tokenize(a)} & set(toks)
 
 
-def instrument(question: str, scope: str, aliases: Mapping[str, Sequence[str]]) -> bool:
-    """Is the scope named in the question only as the instrument of what it asks ("with msgpack")?"""
-    used = [a for a in aliases.get(scope, (scope,)) if len(a) >= 2 and a.lower() in question.lower()]
-    return bool(used) and all(grammar.instrument_only(question, a) for a in used)
-
-
 def built_on(named: ScopeScore, elig: Sequence[ScopeScore], spelt: set[str]) -> ScopeScore | None:
     """The project built on the named one that the question is about, if any: one holding more of
     the question's evidence than the named project and using its name (``spelt``) more than the
     named project's own words do. "Packing my objects with msgpack": cattrs' msgpack converter;
     "a lock backed by Redis": portalocker's Redis lock. Asked only where the name is the
-    question's instrument (``instrument``): "Why does Starlette ..." is about Starlette, however
-    often sse-starlette says its name."""
+    question's instrument (``grammar.instrument_only``): "Why does Starlette ..." is about
+    Starlette, however often sse-starlette says its name."""
     own = max((named.matched.get(t, 0.0) for t in spelt), default=0.0)
     best = None
     for s in elig:
