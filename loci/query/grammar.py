@@ -398,7 +398,8 @@ def name_shaped_tokens(question: str) -> set[str]:
     return out
 
 
-_QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`""")
+_QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`"""
+                      r"""|“([^”\n]{1,60}?)”|(?<!\w)‘([^’\n]{1,60}?)’(?!\w)""")
 
 
 def quoted_strings(question: str) -> tuple[str, ...]:
