@@ -460,3 +460,11 @@ def test_the_shortest_ways_of_asking_about_the_project_are_read_as_such(question
     assert about_project(question) == expected
     if expected and expected[1] == "the config file":
         assert not is_about(expected[1], ["gizmo"], is_cwd=True)
+
+
+def test_a_question_typed_with_a_typographic_apostrophe_is_read_as_the_same_question():
+    # "What’s" (U+2019), as a phone types it, read as a content question before
+    from loci.query.question import Question
+
+    assert Question.of("What’s this project for?").about_project == Question.of("What's this project for?").about_project
+    assert Question.of("what’s new in click?").about_project == ("changes", "click")

@@ -288,8 +288,10 @@ def test_the_quoted_strings_of_a_question():
     assert quoted_strings('it prints "too many arguments" and `--offset` fails; it\'s odd, isn\'t it') == (
         "too many arguments", "--offset")
     assert quoted_strings("the project's users' names") == ()
-    # typographic quotes, as a phone or a word processor types them
-    assert quoted_strings("it prints “too many arguments” for ‘18.0’; it’s odd") == ("too many arguments", "18.0")
+    # typographic quotes, as a phone or a word processor types them, are read as plain ones
+    from loci.query.question import Question
+
+    assert Question.of("it prints “too many arguments” for ‘18.0’; it’s odd").quoted == ("too many arguments", "18.0")
 
 
 def test_a_quoted_string_whose_words_too_many_passages_hold_is_not_read_for():

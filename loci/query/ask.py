@@ -241,7 +241,7 @@ def _clean_question(question: "Question | str") -> Question:
     q = _valid_text(question or "").strip()
     if not q:
         raise UsageError("the question is empty; ask something, e.g. loci ask \"how are retries configured?\"")
-    return Question(q[:MAX_QUESTION_CHARS])
+    return Question.of(q[:MAX_QUESTION_CHARS])
 
 
 def pulled_checkout(session: Session, cwd: str | os.PathLike, indexed) -> str | None:

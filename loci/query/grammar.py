@@ -398,8 +398,7 @@ def name_shaped_tokens(question: str) -> set[str]:
     return out
 
 
-_QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`"""
-                      r"""|“([^”\n]{1,60}?)”|(?<!\w)‘([^’\n]{1,60}?)’(?!\w)""")
+_QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`""")
 
 
 def quoted_strings(question: str) -> tuple[str, ...]:

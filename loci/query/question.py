@@ -20,13 +20,24 @@ from loci.kernel.tokens import question_words, tokenize
 from loci.query import grammar
 
 
+_TYPOGRAPHIC = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+
+def plain_quotes(text: str) -> str:
+    """``text`` with typographic apostrophes and quotes (’ ‘ “ ”, as a phone or a word processor
+    types them) made plain, so that "What’s this project for?" reads as "What's ...". Other
+    languages' quotes (« », „ “) are left as they are."""
+    return text.translate(_TYPOGRAPHIC)
+
+
 @dataclass(frozen=True, eq=False)
 class Question:
     text: str
 
     @classmethod
     def of(cls, question: "Question | str") -> "Question":
-        return question if isinstance(question, Question) else cls(question)
+        """The question read once; a string's typographic quotes made plain (``plain_quotes``)."""
+        return question if isinstance(question, Question) else cls(plain_quotes(question))
 
     def __str__(self) -> str:
         return self.text
