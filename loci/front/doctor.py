@@ -526,7 +526,8 @@ def render(findings: list[Finding], n_scopes: int | None = None) -> list[str]:
         if f.problem in FOLDED_KINDS and f.severity == NOTE and not f.fix and f.scope is not None:
             kinds.setdefault(f.problem, []).append(f)
     folded = {k: v for k, v in kinds.items() if len(v) > FOLD_AFTER}
-    shown = [f for f in findings if f.problem not in folded or f.severity != NOTE or f.fix or f.scope is None]
+    hidden = {id(f) for group in folded.values() for f in group}
+    shown = [f for f in findings if id(f) not in hidden]
     lines = [f"{head}{gaps} gap(s), {notes} note(s)"]
     width = max([len(f.scope or ALL) for f in shown] + [len(f"{len(v):,} scopes") for v in folded.values()])
     for f in sorted(shown, key=lambda f: (f.severity != GAP, f.scope is not None)):

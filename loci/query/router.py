@@ -516,11 +516,11 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
             return result("abstained", [], "deictic" if _points_at_a_project(question, kind) else "no_evidence",
                           "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
-    builder = built_on(top, elig, name_tokens(top.scope, aliases, toks)) \
-        if forced and not top.cwd and len(named) == 1 \
-        and grammar.instrument_only(question, *aliases.get(top.scope, (top.scope,))) else None
-    if builder is not None:   # "... with msgpack": the converter built on msgpack answers, msgpack next
-        chosen = [builder] + [s for s in chosen if s is not builder]
+    if forced and not top.cwd and len(named) == 1:
+        names = aliases.get(top.scope, (top.scope,))
+        builder = built_on(top, elig, name_tokens(names, toks)) if grammar.instrument_only(question, *names) else None
+        if builder is not None:   # "... with msgpack": the converter built on msgpack answers, msgpack next
+            chosen = [builder] + [s for s in chosen if s is not builder]
     chosen = chosen[: params.select_max]
     for s in elig:  # every holder of a concentrated token comes back, demoted or not
         if has_concentrated(s) and s not in chosen and len(chosen) < params.select_max + 2:
@@ -528,9 +528,9 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     return result("routed", chosen, None, "forced" if forced else "evidence")
 
 
-def name_tokens(scope: str, aliases: Mapping[str, Sequence[str]], toks: Sequence[str]) -> set[str]:
-    """The question's tokens that spell one of ``scope``'s names."""
-    return {t for a in aliases.get(scope, (scope,)) for t in tokenize(a)} & set(toks)
+def name_tokens(names: Sequence[str], toks: Sequence[str]) -> set[str]:
+    """The question's tokens (``toks``) that spell one of a scope's ``names``."""
+    return {t for a in names for t in tokenize(a)} & set(toks)
 
 
 def built_on(named: ScopeScore, elig: Sequence[ScopeScore], spelt: set[str]) -> ScopeScore | None:

@@ -13,6 +13,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
+from loci.kernel.tokens import tokenize
 from loci.query.project_files import (RECENT_COMMITS, about_rows, fact_file_patterns, is_changelog, is_fact_file,
                                       own_files, rows_read)
 from loci.query.question import Plan, Question
@@ -224,10 +225,13 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
+    def late(i: int) -> bool:   # leads only when no other passage would
+        return translated(i) or changelog(i)
+
     if q.quoted:
-        ranked = quoted_first(lex, ranked, q.quoted, lambda i: translated(i) or changelog(i))
+        ranked = quoted_first(lex, ranked, q.quoted, late)
     if plan.cite:
-        ranked = cited_first(lex, ranked, plan.cite, lambda i: translated(i) or changelog(i))
+        ranked = cited_first(lex, ranked, plan.cite, late)
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
 
 
@@ -280,8 +284,6 @@ def quoted_first(lex, ranked: list[tuple[int, float]], quoted: Sequence[str],
     the best ranked of them leads (``led_by``). The first quoted string that qualifies decides; one
     with no word to look it up by ('-5'), or whose words more than ``QUOTE_CANDIDATES`` passages
     hold together ("Options:"), changes nothing."""
-    from loci.kernel.tokens import tokenize
-
     for text in quoted:
         words = sorted(set(tokenize(text)))
         if not words:
@@ -290,12 +292,10 @@ def quoted_first(lex, ranked: list[tuple[int, float]], quoted: Sequence[str],
         common = set(per[0]).intersection(*per[1:])
         if not common or len(common) > QUOTE_CANDIDATES:   # none, or too many to tell it is rare
             continue
-        score = {d: sum(p[d] for p in per) for d in common}
-        candidates = sorted(common, key=lambda d: (-score[d], d))
-        rows = lex.chunks(candidates)
+        rows = lex.chunks(sorted(common))
         needle = " ".join(text.lower().split())
-        holding = {d: score[d] for d in candidates if d in rows
-                   and needle in " ".join(((rows[d].get("heading") or "") + "\n" + rows[d]["text"]).lower().split())}
+        holding = {d: sum(p[d] for p in per) for d, row in rows.items()
+                   if needle in " ".join(((row.get("heading") or "") + "\n" + row["text"]).lower().split())}
         if 1 <= len(holding) <= QUOTE_MAX_HOLDERS:
             return led_by(ranked, holding, late)
     return ranked
@@ -322,8 +322,6 @@ def borrowed_terms(lex, rows: Sequence[int], own: Collection[str], n: int = BORR
     """The ``n`` words the passages ``rows`` lend to a search: not the question's ``own``, those
     most of the passages hold first, then the rarest in the scope (BM25's scale: its idf)."""
     from collections import Counter
-
-    from loci.kernel.tokens import tokenize
 
     held: Counter = Counter()
     for row in lex.chunks(list(rows)).values():
