@@ -99,3 +99,23 @@ def test_a_plain_ask_on_a_home_without_vectors_imports_no_numpy(corpus):
     got = _entry(["ask", "--no-cwd", "sessions and cookies over HTTP"], probe=probe)
     assert got.returncode == 0, got.stderr
     assert got.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_question_asked_from_a_deleted_directory_is_answered_as_without_cwd(corpus, tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, sys\nos.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\nfrom loci.front.cli import main\n"
+            "main(sys.argv[2:])\n")
+    for args in (["route", "--json", "how do I calibrate a sprocket?"], ["ask", "how do I calibrate a sprocket?"]):
+        got = subprocess.run([sys.executable, "-c", code, str(gone), *args], capture_output=True, text=True,
+                             env={**os.environ, "LOCI_SERVER": "off"})
+        gone.mkdir()
+        assert got.returncode == 0, got.stderr
+        assert "Traceback" not in got.stderr
+        assert "no longer exists" in got.stderr and "gizmo" in got.stdout
+
+
+def test_cwd_naming_no_directory_is_a_usage_error(corpus, tmp_path):
+    got = _entry(["route", "--cwd", str(tmp_path / "nowhere"), "what is a sprocket?"])
+    assert got.returncode == 2
+    assert got.stderr.startswith("loci: --cwd") and "no such directory" in got.stderr
