@@ -142,21 +142,24 @@ BACKGROUND = {s: (0.20, 0.04) for s in CORPUS} | {"gamma": (0.30, 0.04)}
 
 
 def test_a_question_standing_far_above_one_scopes_background_is_answered_below_the_absolute_floor():
-    q = "when wiping nested folders bottom up"
-    lexical = route(q, INDEX, Context(), ALIASES, P)
+    weak = replace(P, concentrated_min_evidence=5.0)
+    q = "when wiping nested folders bottom up with a walk"   # "walk": a word witness, too weak to route alone
+    lexical = route(q, INDEX, Context(), ALIASES, weak)
+    assert lexical.outcome == "abstained"
     aff = near(delta=0.38, gamma=0.39, alpha=0.22, beta=0.21, click=0.2)
     assert max(aff.values()) < P.semantic_add_floor
-    assert second_opinion(lexical, aff, Context(), P, q).outcome == "abstained"   # no background: no opinion
-    r = second_opinion(lexical, aff, Context(), P, q, BACKGROUND)
+    assert second_opinion(lexical, aff, Context(), weak, q).outcome == "abstained"   # no background: no opinion
+    r = second_opinion(lexical, aff, Context(), weak, q, BACKGROUND)
     assert r.outcome == "routed" and r.semantic["action"] == "fused"
 
 
 def test_scopes_are_ordered_by_closeness_above_their_own_background():
     # gamma is closer in raw cosine, but it is that close to every off-topic question too
-    q = "when wiping nested folders bottom up"
-    lexical = route(q, INDEX, Context(), ALIASES, P)
+    weak = replace(P, concentrated_min_evidence=5.0)
+    q = "when wiping nested folders bottom up with a walk"
+    lexical = route(q, INDEX, Context(), ALIASES, weak)
     r = second_opinion(lexical, near(delta=0.38, gamma=0.39, alpha=0.22, beta=0.21, click=0.2),
-                       Context(), P, q, BACKGROUND)
+                       Context(), weak, q, BACKGROUND)
     assert "delta" in r.scopes and "gamma" not in r.scopes
     assert _above_background(["gamma", "delta", "alpha"], {"gamma": 0.39, "delta": 0.38, "alpha": 0.22},
                              BACKGROUND) == ["delta", "gamma", "alpha"]
@@ -330,3 +333,23 @@ def test_the_clear_lead_in_meaning_is_weighed_among_the_judged_scopes():
     assert wide.scopes[0] == "alpha"                       # no clear leader among all read
     judged = second_opinion(lexical, aff, Context(), P, q, bg, judged={"alpha", "delta", "beta"})
     assert judged.scopes[0] == "delta"
+
+
+def test_a_question_no_project_holds_a_word_of_is_routed_on_meaning_only_when_clearly_close():
+    # gibberish stands out from every background (its vector is odd), but no project holds a word of
+    # it: meaning alone must answer as a rescue does, close and clearly ahead, not "fused" with no words
+    q = "blorp the quizzical fendrake until it wibbles"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    assert lexical.outcome == "abstained" and all(d.evidence == 0 for d in lexical.details)
+    standing_out = second_opinion(lexical, near(delta=0.38, gamma=0.33, alpha=0.22), Context(), P, q, BACKGROUND)
+    assert standing_out.outcome == "abstained" and standing_out.semantic["action"] == "none"
+    above_add_floor = second_opinion(lexical, near(delta=0.45, gamma=0.43), Context(), P, q, BACKGROUND)
+    assert above_add_floor.outcome == "abstained"
+    clear = second_opinion(lexical, near(delta=0.62, gamma=0.45), Context(), P, q, BACKGROUND)
+    assert clear.outcome == "routed" and clear.scopes == ["delta"] and clear.semantic["action"] == "rescued"
+
+
+def test_a_bare_it_with_nothing_else_in_the_question_to_stand_for_is_deictic():
+    for q in ("How do I configure it?", "How do I deploy it?", "what does it return?"):
+        r = ask(q, near(delta=0.9))
+        assert r.outcome == "abstained" and r.reason == "deictic", q

@@ -338,15 +338,17 @@ def _whole_names(word: str) -> list[str]:
     return [k for k in dict.fromkeys(keys) if k]
 
 
-def _points_at_a_project(question: str, kind: str | None) -> bool:
+def _points_at_a_project(question: str, kind: str | None, words: int) -> bool:
     """Does a bare "it" in a question without evidence stand for a project?
 
-    Only when what is asked is a fact about a project (how to install it, its licence, its
-    changelog, its tests: ``project_files.TOPICS``). In any other question "it" is anaphora for
-    something the question itself describes ("swallowing the first word ... what's wrong with
-    it?"), the abstention is for lack of evidence, and the vectors may still answer it.
+    When what is asked is a fact about a project (how to install it, its licence, its
+    changelog, its tests: ``project_files.TOPICS``), or when the question holds no more than one
+    word of its own (``words``: "How do I configure it?", "what does it return?"): nothing in it
+    describes what "it" is. In any other question "it" is anaphora for something the question
+    itself describes ("swallowing the first word ... what's wrong with it?"), the abstention is
+    for lack of evidence, and the vectors may still answer it.
     """
-    return kind == "weak" and bool(fact_file_patterns(question))
+    return kind == "weak" and (words <= 1 or bool(fact_file_patterns(question)))
 
 
 def _api_phrase(alias: str, followers: Sequence[str], scope: str, index: RoutingIndex) -> bool:
@@ -513,7 +515,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
                                    scores_out, "symbol", ranked, toks, sorted(excluded))
             return result("routed", chosen, None, "symbol")
         if not routable(top, params.evidence_floor):
-            return result("abstained", [], "deictic" if _points_at_a_project(question, kind) else "no_evidence",
+            return result("abstained", [], "deictic" if _points_at_a_project(question, kind, len(q.tokens)) else "no_evidence",
                           "evidence")
     chosen = [s for s in elig if s.total >= params.select_ratio * top.total and s.total > 0]
     if forced and not top.cwd and len(named) == 1:
@@ -837,8 +839,10 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
-    elif not q.other_script:
-        # an English encoder reads another script's letters as noise: no opinion on such a question
+    elif not q.other_script and (q.reads_as_foreign_prose or _holds_a_word(result)):
+        # an English encoder reads another script's letters as noise: no opinion on such a question;
+        # and where no project holds a word of an English one, meaning is the only witness: it
+        # answers as a rescue does (above), close and clearly ahead, or not at all
         foreign = q.reads_as_foreign_prose
         if (best >= (params.semantic_veto_floor if foreign else params.semantic_add_floor)
                 or stands_out(affinity, background, judged_near) >= params.semantic_z_floor):
@@ -928,6 +932,11 @@ def _words_tie(result: RouteResult, scope: str, params: Params) -> bool:
     total = {d.scope: d.total for d in result.details}
     first = total.get(result.scopes[0], 0.0)
     return first > 0 and total.get(scope, 0.0) >= params.semantic_tie_ratio * first
+
+
+def _holds_a_word(result: RouteResult) -> bool:
+    """Does any project hold a word of the question (the words' witness, however weak)?"""
+    return any(d.evidence > 0 for d in result.details)
 
 
 def _two_witnesses(result: RouteResult, by_meaning: Sequence[str]) -> list[str]:
