@@ -366,13 +366,13 @@ def test_setup_without_a_directory_or_a_terminal_asks_for_one(tmp_path, loci_hom
 
 
 def test_an_abstention_gives_one_cause_and_one_fix(home):
-    from loci.front.render import REASONS
+    from loci.front.render import FIXES, REASONS
 
     for question in ("how do I install it?", "zebra quokka narwhal"):
         lines = runner.invoke(app, ["route", "--no-cwd", question]).stdout.splitlines()
         assert lines[0].startswith("ABSTAINED")
         causes = [r for r in REASONS.values() if any(r in line for line in lines)]
-        fixes = [line for line in lines if "re-run" in line]
+        fixes = [line for line in lines if line.strip() in FIXES.values()]
         assert len(causes) == 1 and len(fixes) == 1, lines
 
 

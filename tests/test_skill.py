@@ -132,3 +132,18 @@ def test_an_unwritable_dir_is_a_one_line_error(tmp_path):
     assert res.exit_code == 1
     assert "cannot write" in res.output and "--dir" in res.output
     assert "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_the_skill_names_each_abstention_reason_as_the_cli_prints_it():
+    from loci.front.render import REASONS
+
+    text = skill_text()
+    for cause in ("deictic", "no_evidence", "out_of_group"):
+        assert REASONS[cause] in text, cause
+
+
+def test_no_abstention_fix_offers_a_flag_the_route_command_lacks():
+    from loci.front.render import FIXES
+
+    for cause, fix in FIXES.items():
+        assert "--scope" not in fix.replace("loci ask --scope", ""), cause

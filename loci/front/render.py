@@ -46,20 +46,21 @@ def show(op: str, payload: dict, *, explain: bool, as_json: bool, echo, err, wri
 
 REASONS = {
     "deictic": "the question points at a project (this/here/it) without naming one",
-    "no_evidence": "not enough of the question exists in any project",
+    "no_evidence": "no project holds enough of the question to tell which it is about",
     "ambiguous": "the code name it asks about is defined in several projects",
     "out_of_group": "the best answer lies outside the group",
     # finer causes of a no_evidence abstention, one of which is shown instead
     "no_terms": "no project holds a distinctive term from this question",
     "vetoed": "the words matched by coincidence: nothing indexed comes close to the question's meaning",
 }
+# `loci route` has no --scope: a fix names the command that takes it
 FIXES = {
-    "deictic": "re-run from inside the project directory, or with --scope <name>",
-    "no_evidence": "re-run with --scope <name>, or from inside the project directory",
-    "ambiguous": "re-run with --scope <one of the candidates>, or from inside that project",
-    "out_of_group": "re-run without --group, or with --scope <name>",
-    "no_terms": "re-run with --scope <name>; `loci doctor` shows what is not indexed",
-    "vetoed": "re-run with --scope <name>, or with other words",
+    "deictic": "ask from inside the project directory, or with `loci ask --scope <name>`",
+    "no_evidence": "pick a candidate: `loci ask --scope <name>`, or ask from inside the project directory",
+    "ambiguous": "pick one: `loci ask --scope <one of the candidates>`, or ask from inside that project",
+    "out_of_group": "re-run without --group, or with `loci ask --scope <name>`",
+    "no_terms": "name the project (`loci ask --scope <name>`); `loci doctor` shows what is not indexed",
+    "vetoed": "name the project (`loci ask --scope <name>`), or use other words",
 }
 
 
@@ -109,7 +110,7 @@ def route_lines(result, explain: bool = False) -> list[str]:
         if result.candidates:
             parts = [f"{c['scope']} ({', '.join(c['terms']) or 'close in meaning'})" for c in result.candidates]
             lines.append("  candidates: " + "; ".join(parts))
-        lines.append("  " + FIXES.get(cause, "re-run with --scope <name>"))
+        lines.append("  " + FIXES.get(cause, FIXES["no_evidence"]))
     else:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
         lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}{_by_meaning(result)}")
