@@ -140,6 +140,26 @@ def test_a_project_named_after_besides_is_left_out_of_the_set():
     assert sorted(r.scopes) == ["bravo", "charlie"]
 
 
+def test_a_fact_only_the_projects_left_out_hold_makes_an_empty_set_not_a_vocabulary_one():
+    # "click" is the project the question is about: its own words are full of it, but it does not
+    # depend on itself; only alpha does, and alpha is left out
+    idx = _index({"alpha": ["click"], "bravo": ["python"], "charlie": ["python"], "delta": ["go"]},
+                 {"charlie": "click command option click " * 10})
+    r = route("Which of my projects depend on click besides alpha?", idx, aliases=ALIASES)
+    assert r.outcome == "abstained" and r.scopes == []
+    assert route("Which of my projects depend on click?", idx, aliases=ALIASES).scopes == ["alpha"]
+
+
+def test_a_project_named_in_a_use_question_is_asked_for_by_its_published_name_and_is_no_member():
+    # the project "jinja" is published as Jinja2: the projects that declare Jinja2 use it; jinja's own
+    # words are full of its name, but it does not use itself
+    idx = _index({"alpha": ["jinja2"], "bravo": ["python"], "charlie": ["python"], "jinja": ["python"]},
+                 {"jinja": "jinja template jinja render " * 10})
+    aliases = {**{s: [s] for s in ("alpha", "bravo", "charlie")}, "jinja": ["jinja", "Jinja2"]}
+    r = route("Which of my projects use jinja?", idx, aliases=aliases)
+    assert r.outcome == "enumerated" and r.scopes == ["alpha"]
+
+
 def test_a_fact_every_project_holds_leaves_the_answer_to_vocabulary():
     idx = _index({s: ["python"] for s in ALIASES}, {"bravo": "sqlite database sqlite table " * 10})
     r = route("Which of my Python projects store data in sqlite?", idx, aliases=ALIASES)

@@ -488,8 +488,14 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
             return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
-        chosen, why = enumerate_members(elig, toks, negated, index, params, distinctive_terms, top, q,
-                                        lambda t: holder_count(index, t, spellings_of(t, toks, q)))
+        # "which of my projects use jinja?": those declaring it by the names it is published under
+        # (Jinja2); it does not use itself
+        used = sorted(named) if grammar.asks_about_use(question) else []
+        published = [t for s in used for a in aliases.get(s, (s,)) for t in tokenize(a)[:1]]
+        chosen, why = enumerate_members([s for s in elig if s.scope not in used], toks, negated, index, params,
+                                        distinctive_terms, top, q,
+                                        lambda t: holder_count(index, t, spellings_of(t, toks, q)), sorted(excluded),
+                                        published)
         if not chosen:
             return result("abstained", [], "no_evidence", "enumeration found no scope")
         out = result("enumerated", chosen, None, "enumeration")
@@ -571,11 +577,17 @@ def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingI
     pos = {s.scope: index.position[s.scope] for s in elig}
 
     def holds(p: int, t: str) -> bool:
-        return p in index.get(FACT + t) and (uses or p not in index.get(FACT_USES + t))
+        return _holds_fact(index, p, t, uses)
 
     asked = [t for t in dict.fromkeys(toks)
              if any(holds(p, t) for p in pos.values()) and not all(holds(p, t) for p in pos.values())]
     return {s: [t for t in asked if holds(p, t)] for s, p in pos.items()}
+
+
+def _holds_fact(index: RoutingIndex, p: int, t: str, uses: bool) -> bool:
+    """Does the scope at position ``p`` hold word ``t`` as a fact (a declared dependency only
+    when the question asks about ``uses``)?"""
+    return p in index.get(FACT + t) and (uses or p not in index.get(FACT_USES + t))
 
 
 DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation pulls in nothing
@@ -583,7 +595,8 @@ DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation
 
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
                       params: Params, distinctive_terms, top: ScopeScore,
-                      question: "Question | str" = "", holder_count=None) -> tuple[list[ScopeScore], list[dict]]:
+                      question: "Question | str" = "", holder_count=None,
+                      left_out: Sequence[str] = (), published: Sequence[str] = ()) -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -601,7 +614,11 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     written in Python") keep only the scopes that lack them. A declared dependency counts
     only when the question asks what a project uses (builds on, depends on, pulls in);
     "with no dependencies" asks for the dependency-free fact. ``holder_count(t)``: how many scopes
-    hold word ``t`` in any of its spellings (by default, in the one given).
+    hold word ``t`` in any of its spellings (by default, in the one given). ``left_out``: the
+    projects the question sets aside ("besides flask"): a fact only they hold is still what is
+    asked, and no other project holding it makes the set empty, not one of words ("which projects
+    use jinja besides flask?" is not answered by jinja, which holds the word). ``published``: the
+    names a project the question asks about the use of is published under, asked as facts too.
     """
     holder_count = holder_count or (lambda t: len(index.get(t)))
     q = Question.of(question)
@@ -609,12 +626,19 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     if grammar.asks_for_no_dependencies(question):
         toks = [*toks, DEPENDENCY_FREE]
         negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
-    held = asked_facts(elig, [t for t in toks if t not in q.unnamed_language_words], index,
-                       grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks)
+    uses = grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks
+    fact_words = list(dict.fromkeys([*(t for t in toks if t not in q.unnamed_language_words), *published]))
+    held = asked_facts(elig, fact_words, index, uses)
+    if published:   # the names one project is published under are one fact, held under any of them
+        held = {s: [*(t for t in v if t not in published), *([published[0]] if set(v) & set(published) else [])]
+                for s, v in held.items()}
     best = max((len(v) for v in held.values()), default=0)
+    set_aside = [index.position[s] for s in left_out if s in index.position]
     named_like: set[str] = set()
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
+    elif not negated and any(_holds_fact(index, p, t, uses) for p in set_aside for t in fact_words):
+        chosen = []
     else:
         named_like = grammar.name_shaped_tokens(question)
         small_cap = max(1, int(len(index.scopes) * params.rare_word_max_share))
