@@ -90,6 +90,15 @@ def test_hard_group_abstains_when_the_best_answer_is_outside(index):
     assert r.outcome == "abstained" and r.reason == "out_of_group"
 
 
+def test_a_group_that_holds_nothing_of_the_question_says_the_answer_lies_outside_it_in_any_mode(index):
+    # `--group` confines in every mode; when no member holds the question and a project outside would
+    # route it, "not enough of the question exists" would be false: the answer lies outside the group
+    ctx = Context(eligible=frozenset({"alpha", "beta"}))
+    r = route("cookie session redirect header request", index, ctx, ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "out_of_group"
+    assert route("frimble zanzibar snorps", index, ctx, ALIASES, P).reason == "no_evidence"
+
+
 def test_hard_group_does_not_claim_out_of_group_for_nonsense(index):
     ctx = Context(eligible=frozenset({"alpha", "beta"}), strict=True)
     r = route("frimble zanzibar snorps", index, ctx, ALIASES, P)

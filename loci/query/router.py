@@ -463,6 +463,12 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
                 or bool(has_concentrated(sc)))
 
+    def outside_would_route() -> bool:
+        """Is the corpus-wide winner outside the group asked, and would it route on its own?"""
+        return (context.eligible is not None and top_all is not None and top_all.scope not in context.eligible
+                and top_all.scope not in copies and (top_all.alias >= params.alias_boost or bool(top_all.cwd)
+                     or routable(top_all, params.evidence_floor)))
+
     keyed = sorted((-s.total, s.scope, i) for i, s in enumerate(scores))   # each total once
     ranked = [scores[i] for _, _, i in keyed]
     elig = [s for s in ranked if eligible(s)]
@@ -471,6 +477,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     scores_out = {name: round(-neg, 4) for neg, name, _ in keyed if -neg > 0}
 
     def result(outcome, chosen, reason, gate):
+        if reason == "no_evidence" and outside_would_route():
+            reason = "out_of_group"   # `--group` confines in every mode: nothing in it, the answer lies outside
         cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)
         if cands:
             forms = surface_forms(question)
@@ -483,9 +491,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         return result("abstained", [], "out_of_group" if context.eligible is not None else "no_evidence",
                       "no eligible scope")
     # 1. out of group: judged against the corpus-wide winner, and only if it would route itself
-    if context.strict and top_all is not None and not eligible(top_all):
-        if top_all.alias >= params.alias_boost or top_all.cwd or routable(top_all, params.evidence_floor):
-            return result("abstained", [], "out_of_group", "out_of_group")
+    if context.strict and outside_would_route():
+        return result("abstained", [], "out_of_group", "out_of_group")
     # 2. enumeration: a set question, asked of every scope in turn
     if enumerative:
         # "which of my projects use jinja?": those declaring it by the names it is published under
