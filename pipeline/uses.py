@@ -78,9 +78,8 @@ def linked_refs(refs: Mapping[str, Sequence[Ref]]) -> list[tuple]:
         for r in rows:
             norm = normalise(r.name)
             who = owners.get(norm)
-            if who is None or r.role not in ("provides", "uses") or (
-                    r.role == "uses" and len(who) == 1 and scope in who):
-                continue
+            if who is None or r.role not in ("provides", "uses") or (r.role == "uses" and scope in who):
+                continue   # a name this scope provides itself is its own code, whoever else provides it
             out.add((scope, r.role, norm, r.name, r.how, r.path, int(r.line), _rank(r)))
     return sorted(out)
 

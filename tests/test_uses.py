@@ -104,8 +104,20 @@ def test_a_name_many_scopes_provide_is_stored_as_rows_not_as_edges():
     from loci_pipeline.uses import linked_refs
 
     rows = linked_refs(_forks(40, 5))
-    assert len(rows) == 40 + 40 * 5 + 1          # provides, the forks' uses, the app's one use
-    assert len(find_uses(_forks(40, 5))) == 40 * 39 * 5 + 40
+    assert len(rows) == 40 + 1          # the provides and the app's one use: a fork's imports are its own
+    assert len(find_uses(_forks(40, 5))) == 40
+
+
+def test_a_project_importing_a_name_it_provides_uses_its_own_code_not_a_copys():
+    # two clones of one library, each importing itself in its examples: neither uses the other
+    from loci.query.uses import edges
+
+    refs = _forks(2, 3)
+    assert [(e[0], e[1]) for e in find_uses(refs)] == [("app", "fork00"), ("app", "fork01")]
+    older = [("fork00", "provides", "corelib", "corelib", "package", "corelib/__init__.py", 1, 0),
+             ("fork01", "provides", "corelib", "corelib", "package", "corelib/__init__.py", 1, 0),
+             ("fork01", "uses", "corelib", "corelib", "import", "corelib/m0.py", 1, 1)]   # a file that kept it
+    assert edges(older) == []
 
 
 def test_the_uses_of_one_scope_are_the_full_listing_filtered():

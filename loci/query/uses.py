@@ -29,7 +29,8 @@ EDGES = {"from", "to", "target", "how", "path", "line"}                      # t
 
 def edges(rows, scope: str | None = None) -> list[Edge]:
     """The edges of ``uses.parquet``'s rows (scope, role, norm, target, how, path, line, rank): each
-    use of a name joined with every other scope that provides it, from or to ``scope`` when given.
+    use of a name joined with every other scope that provides it (none when the user provides the
+    name itself: a clone imports its own code), from or to ``scope`` when given.
     Linear in the rows and the edges returned: a name many scopes provide costs only when asked."""
     owners: dict[str, list[str]] = {}
     uses = []
@@ -43,6 +44,8 @@ def edges(rows, scope: str | None = None) -> list[Edge]:
     out = set()
     for source, _role, norm, target, how, path, line, rank in uses:
         who = owners.get(norm, ())
+        if source in who:   # its own name (a clone importing itself): no other provider is used
+            continue
         if scope is not None and source != scope:
             who = (scope,) if scope in who else ()
         for owner in who:
