@@ -129,3 +129,14 @@ def test_scopes_lists_a_copy_with_the_scope_that_answers_for_it(tmp_path, loci_h
     assert rows["gizmo-clone"]["copy_of"] == "gizmo" and "copy_of" not in rows["gizmo"]
     text = CliRunner().invoke(app, ["scopes"]).output
     assert [line for line in text.splitlines() if "[copy of gizmo]" in line][0].startswith("gizmo-clone")
+
+
+def test_a_name_every_copy_goes_by_routes_to_one_of_them_that_answers_for_the_others(tmp_path, loci_home):
+    _home_with_a_clone(tmp_path)
+    for clone in ("gizmo", "gizmo-clone"):   # both go by their package's name, as two clones of a library do
+        res = CliRunner().invoke(app, ["add", str(tmp_path / "code" / clone), "--alias", "sprocketkit"])
+        assert res.exit_code == 0, res.output
+    out = _route("how do I calibrate a sprocket in sprocketkit?")
+    assert out["outcome"] == "routed" and out["scopes"] == ["gizmo"], out["scopes"]
+    assert out["same_content"] == {"gizmo": ["gizmo-clone"]}
+    assert _route("how does gizmo-clone calibrate a sprocket?")["scopes"][0] == "gizmo-clone"   # named alone

@@ -20,7 +20,7 @@ from loci.kernel.registry import Registry, load_registry
 from loci.query import grammar
 from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, built_from_words, enumeration_opinion, foreign_opinion,
-                               open_to_opinion, route, second_opinion, shadowed_copies)
+                               one_per_content, open_to_opinion, route, second_opinion, shadowed_copies)
 from loci.query.project_files import fact_file_patterns
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
@@ -323,6 +323,8 @@ def route_question(session: Session, question: "Question | str", *, cwd=None, gr
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
     result = _route(session, q, ctx, fast)
+    if ctx.shadowed and result.outcome == "routed":   # copies named together answer once
+        result = replace(result, scopes=one_per_content(result.scopes, session.merged.twins, ctx.shadowed))
     copies = copies_of(session, result.scopes) if ctx.shadowed else {}
     return replace(result, copies=copies) if copies else result
 

@@ -119,6 +119,24 @@ def answered_by(groups: Sequence[Sequence[str]], pulled: Collection[str] = (), c
     return out
 
 
+def one_per_content(scopes: Sequence[str], groups: Sequence[Sequence[str]], shadowed: Collection[str]) -> list[str]:
+    """``scopes`` with identical copies chosen together (a name every clone goes by) reduced to
+    one, at the place of the first: the one that answers for the others (not in ``shadowed``)
+    when it was chosen. A copy named alone keeps its place."""
+    group_of = {s: tuple(g) for g in groups for s in g}
+    out: list[str] = []
+    for s in scopes:
+        group = group_of.get(s)
+        if group is None:
+            out.append(s)
+            continue
+        if any(k in group for k in out):
+            continue
+        chosen = [g for g in scopes if g in group]
+        out.append(next((g for g in chosen if g not in shadowed), s))
+    return out
+
+
 def scope_rows(index: RoutingIndex, names: Collection[str]) -> frozenset[int]:
     """The rows of ``index`` that hold the scopes ``names`` (those it has)."""
     return frozenset(index.position[s] for s in names if s in index.position)
