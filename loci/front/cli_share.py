@@ -10,6 +10,7 @@ from loci.front.cli_common import (
     Commands, complete_scope, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home,
 )
 from loci.kernel.config import layout as make_layout
+from loci.kernel.errors import UsageError
 
 commands = Commands()
 
@@ -18,18 +19,43 @@ commands = Commands()
 @handled
 def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope).",
                                               autocompletion=complete_scope),
-           to: Path = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
+           to: str = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
            quiet: bool = quiet_flag()):
     """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
     from loci_pipeline.share.bundle import export_scope
     from loci_pipeline.share.push import scopes_to_publish
 
+    if not to.strip():
+        raise UsageError("--to names no folder; give the folder that receives one bundle folder per scope")
     layout = make_layout()
-    for name in scopes_to_publish(layout, scopes):
-        folder = export_scope(layout, name, to, no_vectors=no_vectors)
+    names = scopes_to_publish(layout, scopes)   # every named scope checked before anything is written
+    dest = export_folder(Path(to))
+    for name in names:
+        folder = export_scope(layout, name, dest, no_vectors=no_vectors)
         if not quiet:
             typer.echo(f"{name}: {folder}")
+
+
+def export_folder(to: Path) -> Path:
+    """The folder ``--to`` names, checked before anything is written (each bundle's folder is made
+    when it is written): a file in the way, or a folder that cannot be written or made, is one
+    line (BundleError) naming it."""
+    import os
+
+    from loci.kernel.remote import not_a_folder
+    from loci_pipeline.share.bundle import BundleError
+
+    dest = to.expanduser()
+    where = dest.resolve()
+    blocked = not_a_folder(where)
+    if blocked is not None:
+        raise BundleError(f"{blocked} is a file, not a folder; --to takes the folder that receives "
+                          f"one bundle folder per scope")
+    existing = next(p for p in (where, *where.parents) if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise BundleError(f"cannot write in the folder {existing}; --to takes a folder you can write")
+    return dest
 
 
 def pull_lines(report) -> list[str]:

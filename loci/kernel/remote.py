@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-from loci.kernel.errors import LociError
+from loci.kernel.errors import LociError, UsageError
 
 CONNECT_TIMEOUT = 5.0
 REQUEST_TIMEOUT = 30.0
@@ -25,6 +25,13 @@ BLOCK = 1 << 20              # bytes read at a time while copying a file
 
 class RemoteError(LociError, RuntimeError):
     """A store cannot be opened or read; the message is one line naming it and the fix."""
+
+
+class AddressError(UsageError, RemoteError):
+    """An address that names no store at all (empty, another scheme, no bucket): bad input, exit 2."""
+
+
+ADDRESSES = "give a folder, file://PATH or s3://bucket/prefix"
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,6 @@ def _s3(url: str, parsed) -> Remote:
     from pyarrow import fs as pafs
 
     bucket, prefix = parsed.netloc, parsed.path.strip("/")
-    if not bucket:
-        raise RemoteError(f"{url} names no bucket; write s3://bucket/prefix")
     # a delayed open sends a file smaller than one part as a single PUT, not a three-request
     # multipart upload; a failure then surfaces when the stream closes, still inside a write
     kw: dict = {"connect_timeout": CONNECT_TIMEOUT, "request_timeout": REQUEST_TIMEOUT,
@@ -67,25 +72,69 @@ def _s3(url: str, parsed) -> Remote:
     return Remote(url, fs, posixpath.join(bucket, prefix) if prefix else bucket, bucket)
 
 
-def open_remote(source: str, *, create: bool = False) -> Remote:
-    """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``."""
-    from pyarrow import fs as pafs
-
+def local_path(source: str) -> Path | None:
+    """The folder a local address names (a path or ``file://...``, resolved), None for
+    ``s3://``; an address that names no store (empty, another scheme, ``file://`` with a host
+    or no path) is an AddressError, checked before anything is read or written."""
+    if not source.strip():
+        raise AddressError(f"no store given; {ADDRESSES}")
     parsed = urlparse(source)
     if parsed.scheme == "s3":
-        return _s3(source.rstrip("/"), parsed)
+        if not parsed.netloc:
+            raise AddressError(f"{source!r} names no bucket; write s3://bucket/prefix")
+        return None
     if parsed.scheme == "file":
+        if parsed.netloc not in ("", "localhost"):
+            raise AddressError(f"{source!r} names the host {parsed.netloc!r}; write file:///absolute/path "
+                               f"(three slashes) or the path itself")
+        if not parsed.path:
+            raise AddressError(f"{source!r} names no folder; {ADDRESSES}")
         path = Path(unquote(parsed.path))
-    elif parsed.scheme and len(parsed.scheme) > 1:
-        raise RemoteError(f"{source}: unsupported address; give a folder, file://PATH or s3://bucket/prefix")
+    elif parsed.scheme and len(parsed.scheme) > 1:   # one letter is a Windows drive
+        raise AddressError(f"{source!r}: unsupported address; {ADDRESSES}")
     else:
-        path = Path(source).expanduser()
-    path = path.resolve()
-    if create:
+        path = Path(source)
+    try:
+        return path.expanduser().resolve()
+    except (ValueError, RuntimeError, OSError) as exc:   # a NUL byte, ~nosuchuser, a loop of links
+        raise AddressError(f"{source!r} is not a usable path ({short(exc)}); {ADDRESSES}") from None
+
+
+def not_a_folder(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists and is no folder (a folder cannot be
+    made there), or None."""
+    for p in (path, *path.parents):
+        if p.exists() or p.is_symlink():
+            return None if p.is_dir() else p
+    return None
+
+
+def make_folder(path: Path) -> None:
+    """Create the folder ``path`` (and its parents): a RemoteError of one line naming a file in
+    the way or the system's reason, never a traceback."""
+    blocked = not_a_folder(path)
+    if blocked is not None:
+        raise RemoteError(f"{blocked} is a file, not a folder; give a folder (new, or one that holds "
+                          f"bundles), file://PATH or s3://bucket/prefix")
+    try:
         path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RemoteError(f"cannot create the folder {path} ({exc.strerror or short(exc)}); "
+                          f"{ADDRESSES} that can be written") from None
+
+
+def open_remote(source: str, *, create: bool = False) -> Remote:
+    """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``; with
+    ``create``, a local folder that does not exist yet is made."""
+    from pyarrow import fs as pafs
+
+    path = local_path(source)
+    if path is None:
+        return _s3(source.rstrip("/"), urlparse(source))
+    if create:
+        make_folder(path)
     if not path.is_dir():
-        raise RemoteError(f"{source} is not a folder; give a folder, file://PATH or s3://bucket/prefix "
-                          f"that holds bundles")
+        raise RemoteError(f"{source} is not a folder; {ADDRESSES} that holds bundles")
     return Remote(path.as_uri(), pafs.LocalFileSystem(), str(path), path.name or "local")
 
 

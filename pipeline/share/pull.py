@@ -339,11 +339,29 @@ def _clean_staging(layout: Layout) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def no_bundle(store: Store) -> str:
+    """Why a store without bundles is refused, and where the bundles may be: the folder of a
+    single bundle is pulled through its parent; bundles deeper down, through their store."""
+    listed = store.listed()
+    if MANIFEST in listed:
+        parent = store.address("..")
+        return (f"{store.url} is one bundle's folder, not a store of bundles; pull the folder that holds "
+                f"it" + (f": `loci pull {parent}`" if parent else " (a store holds one folder per scope)"))
+    deeper = sorted((p.count("/"), p) for p in listed if p.endswith("/" + MANIFEST) and p.count("/") >= 2)
+    if deeper:
+        return (f"no bundle in {store.url}, only deeper down; pull the store that holds them: "
+                f"`loci pull {store.address(deeper[0][1].rsplit('/', 2)[0])}`")
+    return (f"no bundle in {store.url}; give the folder that holds one folder per scope, each with "
+            f"its {MANIFEST} (what `loci push` writes)")
+
+
 def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS,
          full: bool = True) -> PullReport:
     """Pull every changed bundle from ``source`` into ``layout``'s home; refuse (BundleError,
     home untouched) on anything that cannot be trusted. Without ``full``, a bundle that can
-    be (``mappable``) is pulled as a map: its stores stay remote until a question needs them."""
+    be (``mappable``) is pulled as a map: its stores stay remote until a question needs them.
+    A store without a bundle is refused (``no_bundle``: a mistyped folder, or one bundle's)
+    unless this home pulled from it before: then it was emptied, and its scopes are ``gone``."""
     store = open_store(source)
     report = PullReport(store.url)
     layout.home.mkdir(parents=True, exist_ok=True)
@@ -351,6 +369,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         _clean_staging(layout)
         records = read_pulled(layout)
         entries = store.list()
+        if not entries and not store.refused and not any(r.get("source") == store.url for r in records.values()):
+            raise BundleError(no_bundle(store))   # a store pulled before may have been emptied: that is news
         report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
         derived = derived_signature(params)
         incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused,

@@ -28,12 +28,33 @@ def local_scopes(layout: Layout) -> list[str]:
 
 
 def scopes_to_publish(layout: Layout, names: list[str] | None) -> list[str]:
-    """``names``, or every local scope (what export and push publish); an error when there is none."""
-    found = list(names or []) or local_scopes(layout)
+    """``names`` (each checked, before anything is written), or every local scope (what export
+    and push publish); an error when there is none."""
+    if names:
+        return [check_publishable(layout, name) for name in dict.fromkeys(names)]
+    found = local_scopes(layout)
     if not found:
         raise BundleError("nothing to publish: no indexed scope was built here; run `loci setup DIR` first "
                           "(a pulled scope is published where it is built)")
     return found
+
+
+def check_publishable(layout: Layout, name: str) -> str:
+    """``name`` if it is a scope built here and indexed; else a UsageError (unknown, or pulled)
+    or a BundleError (not indexed yet) of one line."""
+    from loci.kernel.errors import UsageError, unknown_name
+    from loci.kernel.registry import load_registry
+
+    scope = load_registry(layout).get(name)
+    if scope is None:
+        raise UsageError(unknown_name("scope", name, local_scopes(layout), listing="loci scopes",
+                                      none="none built here (`loci setup DIR` builds them)"))
+    if scope.kind == PULLED_KIND:
+        raise UsageError(f"scope {name!r} was pulled from {scope.path.rsplit('/', 1)[0]}; a pulled scope "
+                         f"is published from the home that builds it")
+    if not (layout.meta(name).is_file() and layout.chunks(name).is_file()):
+        raise BundleError(f"scope {name!r} is not indexed: run `loci index` before exporting it")
+    return name
 
 
 def remote_intact(store: Store, folder: str, files: list[BundleFile], sizes: dict[str, int]) -> bool:
@@ -72,7 +93,10 @@ def push(layout: Layout, dest: str, names: list[str] | None = None, *, no_vector
          force: bool = False) -> PushReport:
     """Publish each local scope's bundle to ``dest`` (several at a time, data files first, the
     manifest last); ``force`` uploads every one without comparing."""
-    names = scopes_to_publish(layout, names)
+    from loci.kernel.remote import local_path
+
+    local_path(dest)                          # a malformed address first, then the scopes:
+    names = scopes_to_publish(layout, names)  # nothing is created until both are sound
     store = open_store(dest, create=True)
     report = PushReport(store.url)
     sizes = {} if force else store.sizes()

@@ -87,6 +87,19 @@ class Store:
         self._listed = self._files(infos)
         return sorted(out, key=lambda e: e.folder)
 
+    def listed(self) -> dict[str, int]:
+        """Each file the last ``list`` saw, as ``{"folder/name": bytes}`` (relative to the base)."""
+        return dict(self._listed or {})
+
+    def address(self, rel: str = "") -> str | None:
+        """The base (or ``rel`` below it, ``..`` for its parent) as a user gives it to
+        `loci pull`: a path for a local store, ``s3://bucket/prefix`` otherwise; None above a
+        bucket."""
+        path = posixpath.normpath(posixpath.join(self.base, rel)) if rel else self.base
+        if self.fs.type_name == "local":
+            return path
+        return f"s3://{path}" if path.strip("/.") and not path.startswith("..") else None
+
     def sizes(self) -> dict[str, int]:
         """Each file's size as ``{"folder/name": bytes}``, from one listing (no store yet: empty)."""
         return self._files(self._infos(allow_missing=True))
@@ -179,11 +192,15 @@ class Store:
 
 
 def open_store(source: str, *, create: bool = False) -> Store:
-    """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``."""
-    from loci.kernel.remote import RemoteError, open_remote
+    """The store at ``source``: a path, ``file://...`` or ``s3://bucket/prefix``. An address
+    that names no store raises ``loci.kernel.remote.AddressError`` (a usage error), any other
+    failure to open it a BundleError."""
+    from loci.kernel.remote import AddressError, RemoteError, open_remote
 
     try:
         remote = open_remote(source, create=create)
+    except AddressError:   # bad input (exit 2), not a store that failed
+        raise
     except RemoteError as exc:
         raise BundleError(str(exc)) from None
     return Store(remote.url, remote.fs, remote.base, remote.label)
