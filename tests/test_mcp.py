@@ -210,6 +210,83 @@ def test_a_bad_call_is_a_tool_error_and_the_server_keeps_running(home, tmp_path)
     empty, unknown, after = talk(home, tmp_path, body)
     for result, words in ((empty, "empty"), (unknown, "unknown scope 'nope'")):
         assert is_error(result)
-        assert words in text_of(result)
-        assert "Traceback" not in text_of(result) and "\n" not in text_of(result).strip()
+        failure = json.loads(text_of(result))
+        assert words in failure["error"] and "\n" not in failure["error"]
+        assert "Traceback" not in text_of(result) and "Error executing tool" not in text_of(result)
     assert not is_error(after) and json.loads(text_of(after))["outcome"] == "routed"
+
+
+def cli_failure(home: Path, *args: str) -> dict:
+    """The object `loci ... --json` prints for a failure (a usage error: exit code 2)."""
+    res = runner.invoke(app, list(args), env={"LOCI_HOME": str(home)})
+    assert res.exit_code == 2, res.output
+    return json.loads(res.stdout)
+
+
+def test_a_failing_mcp_tool_returns_the_error_object_the_cli_prints(home, tmp_path):
+    missing = str(tmp_path / "no-such-dir")
+
+    async def body(session):
+        return [await session.call_tool("ask", arguments) for arguments in (
+            {"question": "anything", "scope": "nosuch"},
+            {"question": "anything", "group": "nosuch"},
+            {"question": "   "},
+            {"question": QUESTION, "cwd": missing},
+        )]
+
+    scope, group, empty, cwd = talk(home, tmp_path, body)
+    assert all(is_error(result) for result in (scope, group, empty, cwd))
+    assert json.loads(text_of(scope)) == cli_failure(home, "ask", "--json", "--scope", "nosuch", "anything")
+    assert json.loads(text_of(group)) == cli_failure(home, "ask", "--json", "--group", "nosuch", "anything")
+    assert json.loads(text_of(empty)) == cli_failure(home, "ask", "--json", "   ")
+    assert set(json.loads(text_of(cwd))) == {"error", "hint"}
+    assert json.loads(text_of(cwd))["error"] == f"cwd {missing}: no such directory"
+
+
+def test_a_wrong_argument_type_is_one_line_naming_the_argument_and_the_type_expected(home, tmp_path):
+    async def body(session):
+        return [await session.call_tool(tool, arguments) for tool, arguments in (
+            ("ask", {"question": 42}),
+            ("ask", {"question": "anything", "k": "five"}),
+            ("ask", {"question": "anything", "cwd": ["/tmp"]}),
+            ("ask", {}),
+            ("scopes", {"group": 3}),
+            ("nosuch", {}),
+        )]
+
+    *results, unknown = talk(home, tmp_path, body)
+    assert is_error(unknown) and json.loads(text_of(unknown)) == {
+        "error": "unknown tool 'nosuch'", "hint": "tools: ask, scopes, doctor"}
+    expected = [("question", "a string", "a number"), ("k", "a whole number", "a string"),
+                ("cwd", "a string", "an array"), ("question", "a string", "required"),
+                ("group", "a string", "a number")]
+    for result, (argument, kind, got) in zip(results, expected):
+        assert is_error(result)
+        failure = json.loads(text_of(result))
+        assert set(failure) == {"error", "hint"}
+        assert f"`{argument}`" in failure["error"] and kind in failure["error"] and got in failure["error"]
+        assert "\n" not in failure["error"] and "pydantic" not in text_of(result)
+        assert "validation error" not in text_of(result)
+
+
+def test_a_wrong_argument_type_in_process_is_the_same_one_line_failure(home):
+    with pytest.raises(ToolFailure) as info:
+        Service(home).call("ask", question=42)
+    assert "`question` must be a string, not a number (42)" in str(info.value)
+
+
+def test_an_mcp_cwd_naming_no_directory_is_a_usage_error_as_the_cli_makes_it(home, tmp_path):
+    for cwd in (str(tmp_path / "gone"), str(tmp_path / "a-file")):
+        (tmp_path / "a-file").write_text("not a directory")
+        with pytest.raises(ToolFailure) as info:
+            Service(home).call("ask", question=QUESTION, cwd=cwd)
+        assert str(info.value).startswith(f"cwd {cwd}: no such directory") and "\n" not in str(info.value)
+
+
+def test_mcp_ask_with_a_scope_outside_the_group_answers_from_the_scope_as_the_cli_does(tmp_path):
+    home = build_home(tmp_path)
+    res = runner.invoke(app, ["group", "add", "webby", "web"], env={"LOCI_HOME": str(home)})
+    assert res.exit_code == 0, res.output
+    tool = json.loads(Service(home).call("ask", question=QUESTION, scope="gizmo", group="web", cwd=""))
+    assert tool == cli_json(home, "ask", "--json", "--no-cwd", "--scope", "gizmo", "--group", "web", QUESTION)
+    assert tool["scopes"] == ["gizmo"]

@@ -1,8 +1,10 @@
 """The MCP server: three tools (ask, scopes, doctor) on stdio, over one warm Session.
 
 Each tool returns the JSON text the matching ``loci ... --json`` command prints.
-An expected failure (empty question, unknown scope or group, no index) comes
-back as a one-line tool error and the server keeps running. The Session is
+An expected failure (empty question, unknown scope or group, a cwd that names no
+directory, no index, an argument of the wrong type) comes back as a tool error
+(``isError``) whose text is the object ``--json`` prints for it, ``{"error",
+"hint"}`` (``loci.kernel.errors.error_object``), and the server keeps running. The Session is
 warmed at boot and replaced when a rebuild lands (the manifest's
 ``written_at`` moves), so a long-lived server never answers from stale
 artifacts. ``mcp`` is imported only by ``build_server``/``serve``.
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from loci.kernel.dist import install_hint
-from loci.kernel.errors import LociError, UsageError
+from loci.kernel.errors import LociError, UsageError, error_object
 from loci.query.engine import WARM_SCOPES, Engine, one_line
 
 MCP_HINT = f"the MCP server needs the `mcp` extra: {install_hint('mcp')}"
@@ -41,7 +43,8 @@ ASK_DOC = (
     "cwd: the directory the question is asked from, the strongest routing signal "
     "(default: the server's working directory; \"\" for none). scope: skip routing and "
     "answer from this scope. group: confine routing to a group's members. "
-    "k: results per scope (1-50)."
+    "k: results per scope (1-50). A block whose scope's stores could not be read carries "
+    "`notes`: why, and the fix. A failed call is a tool error whose text is {\"error\", \"hint\"}."
 )
 SCOPES_DOC = ("List the registered scopes with path, owner, kind, groups and aliases "
               "(the list `loci scopes --json` prints); group: only that group's members.")
@@ -55,6 +58,75 @@ class MissingExtra(LociError, RuntimeError):
 
 class ToolFailure(Exception):
     """A tool call failed in a way the caller can fix; the message is one line."""
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(f"{message}; {hint}" if hint else message)
+        self.error, self.hint = message, hint
+
+    def to_json(self) -> dict:
+        """The object ``--json`` prints for this failure: ``{"error", "hint"}``."""
+        return {"error": self.error, "hint": self.hint} if self.hint else error_object(self.error)
+
+
+# each tool's arguments: the Python types a value may have, and the type named when it has another
+ARGUMENTS: dict[str, dict[str, tuple[tuple[type, ...], str]]] = {
+    "ask": {"question": ((str,), "a string"), "cwd": ((str, type(None)), "a string or null"),
+            "group": ((str, type(None)), "a string or null"), "scope": ((str, type(None)), "a string or null"),
+            "k": ((int,), "a whole number")},
+    "scopes": {"group": ((str, type(None)), "a string or null")},
+    "doctor": {},
+}
+REQUIRED = {"ask": ("question",)}
+_MISSING = object()
+
+
+def _json_kind(value: Any) -> str:
+    """What a JSON value is, in words (the caller wrote JSON, not Python)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def _takes(tool: str) -> str:
+    args = ", ".join(f"{name} ({kind})" for name, (_, kind) in ARGUMENTS.get(tool, {}).items())
+    return f"{tool} takes {args or 'no arguments'}"
+
+
+def wrong_argument(tool: str, name: str, value: Any = _MISSING) -> ToolFailure:
+    """The one-line failure of an argument that is missing, unknown, or of the wrong type."""
+    if name not in ARGUMENTS.get(tool, {}):
+        return ToolFailure(f"{tool}: no argument `{name}`", _takes(tool))
+    kind = ARGUMENTS[tool][name][1]
+    if value is _MISSING:
+        return ToolFailure(f"{tool}: `{name}` is required ({kind})", _takes(tool))
+    shown = json.dumps(value, ensure_ascii=False, default=str)
+    shown = shown if len(shown) <= 40 else shown[:40] + "…"
+    return ToolFailure(f"{tool}: `{name}` must be {kind}, not {_json_kind(value)} ({shown})", _takes(tool))
+
+
+def check_arguments(tool: str, arguments: dict) -> None:
+    """Raise the ``wrong_argument`` failure of the first argument that is unknown, missing or of
+    the wrong type."""
+    spec = ARGUMENTS.get(tool, {})
+    for name, value in arguments.items():
+        if name not in spec:
+            raise wrong_argument(tool, name)
+        types = spec[name][0]
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise wrong_argument(tool, name, value)
+    for name in REQUIRED.get(tool, ()):
+        if name not in arguments:
+            raise wrong_argument(tool, name)
 
 
 def _log(msg: str) -> None:
@@ -81,7 +153,7 @@ class Service:
             scope: str | None = None, k: int = 5) -> dict:
         if not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise UsageError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        where = _server_cwd() if cwd is None else (Path(cwd).expanduser() if str(cwd).strip() else None)
+        where = _cwd(cwd)
         args = {"question": question, "cwd": where, "scope": scope or None, "group": group or None, "k": k}
         return self.engine.answer("ask", args, as_json=True)["json"]
 
@@ -98,7 +170,8 @@ class Service:
     def call(self, tool: str, **arguments: Any) -> str:
         """Run one tool and return its JSON text; any failure becomes a one-line ToolFailure."""
         if tool not in self.TOOLS:
-            raise ToolFailure(f"unknown tool {tool!r}; tools: {', '.join(self.TOOLS)}")
+            raise ToolFailure(f"unknown tool {tool!r}", f"tools: {', '.join(self.TOOLS)}")
+        check_arguments(tool, arguments)
         try:
             out = getattr(self, tool)(**arguments)
         except LociError as exc:
@@ -114,6 +187,28 @@ def _server_cwd() -> Path | None:
         return Path.cwd()
     except OSError:   # the directory the server started in was removed
         return None
+
+
+def _cwd(cwd: str | None) -> Path | None:
+    """The directory a question is asked from: the server's own when not given, none for "";
+    one that names no directory is a usage error, as `loci ask --cwd` makes it."""
+    if cwd is None:
+        return _server_cwd()
+    if not cwd.strip():
+        return None
+    if "\x00" in cwd:   # ``context_for`` names it
+        return Path(cwd)
+    path = Path(cwd).expanduser()
+    if not path.is_absolute():
+        here = _server_cwd()
+        if here is None:
+            raise UsageError(f"cwd {cwd}: a relative path, and the server's working directory no longer "
+                             "exists; give an absolute path")
+        path = here / path
+    if not path.is_dir():
+        raise UsageError(f"cwd {cwd}: no such directory; give the directory the question is asked from, "
+                         "or \"\" for none")
+    return path
 
 
 # ---------------------------------------------------------------- the protocol
@@ -134,6 +229,51 @@ def load_server_class() -> tuple[type, type[Exception]]:
         raise MissingExtra(MCP_HINT) from None
 
 
+def _error_result(failure: ToolFailure):
+    """A tool error as MCP reports one (``isError``), its text the object ``--json`` prints."""
+    from mcp.types import CallToolResult, TextContent
+
+    text = json.dumps(failure.to_json(), indent=2, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], isError=True)
+
+
+def _argument_failure(tool: str, arguments: Any, exc: BaseException) -> ToolFailure | None:
+    """The ``wrong_argument`` failure for the SDK's refusal of a call's arguments (its
+    pydantic ValidationError, several lines long and naming a URL), else None."""
+    cause = exc.__cause__
+    errors = getattr(cause, "errors", None)
+    if tool not in ARGUMENTS or not callable(errors) or type(cause).__name__ != "ValidationError":
+        return None
+    given = arguments if isinstance(arguments, dict) else {}
+    for err in errors():
+        loc = err.get("loc") or ()
+        name = str(loc[0]) if loc else ""
+        if name in ARGUMENTS[tool]:
+            return wrong_argument(tool, name, given.get(name, _MISSING))
+    return ToolFailure(f"{tool}: the arguments are not what it takes", _takes(tool))
+
+
+def _server_class(server_cls: type, tool_error: type[Exception]) -> type:
+    """``server_cls`` whose refusal of a call (its arguments' types, an unknown tool) is the
+    error object too, not the SDK's text (pydantic's several lines and a URL)."""
+
+    class Server(server_cls):
+        async def call_tool(self, name, arguments, *args, **kwargs):
+            try:
+                return await super().call_tool(name, arguments, *args, **kwargs)
+            except tool_error as exc:
+                if name not in Service.TOOLS:
+                    tools = ", ".join(Service.TOOLS)
+                    return _error_result(ToolFailure(f"unknown tool {name!r}", f"tools: {tools}"))
+                failure = _argument_failure(name, arguments, exc)
+                if failure is None:
+                    raise
+                return _error_result(failure)
+
+    Server.__name__ = Server.__qualname__ = f"Loci{server_cls.__name__}"
+    return Server
+
+
 def _register(server, name: str, description: str, fn: Callable) -> None:
     try:
         server.tool(name=name, description=description, structured_output=False)(fn)
@@ -144,6 +284,7 @@ def _register(server, name: str, description: str, fn: Callable) -> None:
 def build_server(service: Service):
     """An MCP server exposing exactly ``ask``, ``scopes`` and ``doctor`` over ``service``."""
     server_cls, tool_error = load_server_class()
+    server_cls = _server_class(server_cls, tool_error)
     from loci.kernel.dist import installed_version
 
     version = installed_version() or "0+source"
@@ -153,11 +294,11 @@ def build_server(service: Service):
         server = server_cls(name="loci", instructions=INSTRUCTIONS, log_level="WARNING")
         setattr(getattr(server, "_mcp_server", server), "version", version)
 
-    def run(tool: str, **arguments: Any) -> str:
+    def run(tool: str, **arguments: Any):
         try:
             return service.call(tool, **arguments)
         except ToolFailure as exc:
-            raise tool_error(str(exc)) from None
+            return _error_result(exc)
 
     def ask(question: str, cwd: str | None = None, group: str | None = None,
             scope: str | None = None, k: int = 5) -> str:

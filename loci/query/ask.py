@@ -41,10 +41,14 @@ class Block:
     origin: dict | None = None   # a pulled scope's {"repository", "commit"}: where its paths live
 
     def to_json(self) -> dict:
+        """The block as ``ask --json`` prints it; ``notes`` (why the scope answered without a
+        store, and the fix) only when it has some."""
         out = {"scope": self.scope, "episodes": [e.to_json() for e in self.episodes],
                "structure": list(self.structure)}
         if self.origin:
             out["origin"] = dict(self.origin)
+        if self.notes:
+            out["notes"] = list(self.notes)
         return out
 
 
@@ -84,6 +88,9 @@ class Session:
     _about_vectors: Any = None     # grammar.ABOUT_EXAMPLES in the multilingual encoder's meaning
     _unavailable: str = ""   # why the semantic side could not be opened
     notes: list[str] = field(default_factory=list)   # one-line notices (``engine.answer`` takes each answer's)
+    # a scope pulled as a map whose stores could not be fetched -> the note saying why (a failed
+    # fetch is not tried again by this session: its later answers say why from here)
+    unfetched: dict[str, str] = field(default_factory=dict, init=False, repr=False)
 
     def warm(self) -> None:
         """For a long-lived process: load the encoder now rather than on the first question."""
@@ -204,6 +211,7 @@ class Session:
         for scope, note in ensure_all(self.layout, [s for s in scopes if s not in self._lexical],
                                       roles or EAGER_ROLES).items():
             self.notes.append(note)
+            self.unfetched[scope] = note
             self._lexical[scope] = None
 
     def fetch_store(self, scope: str, role: str) -> None:
@@ -217,7 +225,11 @@ class Session:
 
     def lexical(self, scope: str) -> LexicalIndex | None:
         def load():
-            lex = load_lexical(open_scope(self.layout, scope, self.notes))
+            failed: list[str] = []
+            lex = load_lexical(open_scope(self.layout, scope, failed))
+            if failed:
+                self.notes.extend(failed)
+                self.unfetched[scope] = failed[-1]
             if lex is not None and self.keep_full_index:   # a long-lived session: compact gram terms,
                 lex.packed = True                          # and a small page cache (the OS caches the file)
                 lex.con.execute(f"PRAGMA cache_size = -{LONG_LIVED_PAGE_CACHE_KB}")
@@ -417,7 +429,7 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     block = Block(scope, origin={k: origin.get(k) for k in ("repository", "commit")} if origin else None)
     lex = session.lexical(scope)
     if lex is None:
-        block.notes.append("no episode store for this scope: run `loci index`")
+        block.notes.append(no_store_note(session, scope))
     else:
         q_tokens = list(q.tokens)
         # "colour" also finds "color"; a code name keeps its spelling
@@ -438,6 +450,35 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     # what the project is, how it is used: answered by its own words, not by a symbol named "show"
     block.structure = [] if plan.about else _structure(session, scope, q, plan.k)
     return block
+
+
+# what a failed fetch's reason says when the published copy itself is bad (``territory._fetch``:
+# a checksum that does not match; ``integrity.sqlite_problem``: a query file that is not sound)
+DAMAGED_WORDS = ("sha256", "not an SQLite database", "corrupt", "truncated")
+
+
+def no_store_note(session: Session, scope: str) -> str:
+    """Why ``scope`` answered without its episode store, and the fix that applies to it: a scope
+    built here is indexed again; one pulled from a store cannot be (`loci index` builds only
+    local scopes): its failed fetch's reason, and what a pull, or else its publisher, can do."""
+    entry = session.registry.get(scope)
+    if entry is None or entry.kind != "pulled":
+        return "no episode store for this scope: run `loci index`"
+    from loci.kernel.territory import read_record, state
+
+    source = (read_record(session.layout, scope) or {}).get("source") or entry.path.rsplit("/", 1)[0]
+    failed = session.unfetched.get(scope)
+    if failed:
+        reason = failed.removeprefix(f"{scope}: ").removesuffix("; answered without it")   # the block says so
+        if any(word in failed for word in DAMAGED_WORDS):
+            return (f"{reason}; if `loci pull {source}` takes nothing new, the published copy is damaged: "
+                    "its publisher must push it again")
+        return f"{reason}; while the store is reachable, `loci pull --all {source}` keeps every store here"
+    if state(session.layout, scope) == "cached":
+        return (f"its stores here are missing or damaged, and `loci index` cannot rebuild a pulled scope: "
+                f"`loci pull --all {source}` takes them again")
+    return ("its query file here is missing or damaged, and `loci index` cannot rebuild a pulled scope: "
+            f"it was pulled from {source} (`loci doctor` names the fix)")
 
 
 def _meaning(session: Session, scope: str, q: Question, cosines) -> Meaning | None:
