@@ -283,10 +283,15 @@ def test_an_mcp_cwd_naming_no_directory_is_a_usage_error_as_the_cli_makes_it(hom
         assert str(info.value).startswith(f"cwd {cwd}: no such directory") and "\n" not in str(info.value)
 
 
-def test_mcp_ask_with_a_scope_outside_the_group_answers_from_the_scope_as_the_cli_does(tmp_path):
+def test_mcp_ask_with_a_scope_outside_the_group_fails_as_the_cli_does(tmp_path):
     home = build_home(tmp_path)
     res = runner.invoke(app, ["group", "add", "webby", "web"], env={"LOCI_HOME": str(home)})
     assert res.exit_code == 0, res.output
-    tool = json.loads(Service(home).call("ask", question=QUESTION, scope="gizmo", group="web", cwd=""))
-    assert tool == cli_json(home, "ask", "--json", "--no-cwd", "--scope", "gizmo", "--group", "web", QUESTION)
-    assert tool["scopes"] == ["gizmo"]
+    with pytest.raises(ToolFailure) as failed:
+        Service(home).call("ask", question=QUESTION, scope="gizmo", group="web", cwd="")
+    cli = runner.invoke(app, ["ask", "--json", "--no-cwd", "--scope", "gizmo", "--group", "web", QUESTION],
+                        env={"LOCI_HOME": str(home), "LOCI_SERVER": "off"})
+    assert cli.exit_code == 2 and json.loads(cli.stdout) == failed.value.to_json()
+    assert "not in group 'web'" in failed.value.to_json()["error"]
+    inside = json.loads(Service(home).call("ask", question=QUESTION, scope="webby", group="web", cwd=""))
+    assert inside["scopes"] == ["webby"]

@@ -87,6 +87,8 @@ def test_an_unknown_scope_or_group_is_a_usage_error_naming_the_known_ones(sessio
         ask(session, SPROCKET_Q, scope="nope")
     with pytest.raises(UsageError, match="unknown group 'nope'"):
         ask(session, SPROCKET_Q, group="nope")
+    with pytest.raises(UsageError, match="unknown group 'nope'"):   # a named scope does not hide it
+        ask(session, SPROCKET_Q, scope="gizmo", group="nope")
 
 
 def test_the_json_of_an_answer_follows_the_contract(session):

@@ -541,6 +541,11 @@ def ask(session: Session, question: "Question | str", *, cwd=None, scope: str | 
     q = _clean_question(question)
     if scope:
         result = _forced_route(session, scope)
+        if group:   # two explicit choices that disagree are the asker's to settle, not ours
+            members = context_for(session, None, group).eligible   # an unknown group fails here
+            if members is not None and scope not in members:
+                raise UsageError(f"scope {scope!r} is not in group {group!r}; drop --group, or pick one of its "
+                                 f"members ({', '.join(sorted(members)[:10]) or 'none'})")
     else:
         result = route_question(session, q, cwd=cwd, group=group, fast=fast)
     if result.outcome == "abstained":
