@@ -468,3 +468,19 @@ def test_a_question_typed_with_a_typographic_apostrophe_is_read_as_the_same_ques
 
     assert Question.of("What’s this project for?").about_project == Question.of("What's this project for?").about_project
     assert Question.of("what’s new in click?").about_project == ("changes", "click")
+
+
+def test_a_question_about_the_projects_own_files_asked_inside_it_shows_no_symbol_for_its_plain_words(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    root = setup_home(tmp_path / "code", {"runner": {
+        "README.md": "# runner\n\nA job runner.\n",
+        "CONTRIBUTING.md": "# Contributing\n\n## Running the tests\n\nRun the tests with `pytest -q`.\n",
+        "runner/core.py": "class Monitor:\n    def run(self):\n        \"\"\"Run the monitor thread.\"\"\"\n",
+    }}, "--no-embed", "--no-calibrate")   # with its code graph: a symbol named run exists
+    session = open_session()
+    inside = ask(session, "how do I run the tests?", cwd=root / "runner")
+    assert inside.blocks[0].structure == []
+    assert inside.blocks[0].episodes[0].source == "CONTRIBUTING.md"
+    named = ask(session, "how do I run `Monitor.run` in the tests?", cwd=root / "runner")   # code named: shown
+    assert any("Monitor.run" in s["label"] for s in named.blocks[0].structure)

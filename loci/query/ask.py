@@ -448,7 +448,7 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
                             semantic_led=semantic_led, params=session.params)
         block.episodes = _materialise(lex, hits, plan.k)
     # what the project is, how it is used: answered by its own words, not by a symbol named "show"
-    block.structure = [] if plan.about else _structure(session, scope, q, plan.k)
+    block.structure = [] if plan.about or _asks_its_files(q, plan) else _structure(session, scope, q, plan.k)
     return block
 
 
@@ -516,6 +516,14 @@ def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> li
         if len(out) >= k:
             break
     return out
+
+
+def _asks_its_files(q: Question, plan: Plan) -> bool:
+    """A question about the project's own files (its tests, install, licence...: asked inside it,
+    or of it by name) that names no code: those files answer, and its plain words are no symbols
+    ("how do I run the tests?" put the method ``TMonitor.run`` first)."""
+    return (plan.prefer_project_docs and bool(fact_file_patterns(q.text))
+            and not grammar.name_shaped_tokens(q.text) and not q.quoted)
 
 
 STRUCTURE_MIN_SCORE = 1.0   # an open question shows structure only on a near-exact symbol match
