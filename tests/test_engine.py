@@ -165,7 +165,7 @@ def test_a_question_through_the_engine_imports_nothing_heavy(engine_home):
     probe = ("import sys\nfrom loci.front.cli import main\ntry:\n    main(['route', '--no-cwd', 'sprocket'])\n"
              "except SystemExit:\n    pass\nprint(sorted(m for m in ('numpy', 'sqlite3', 'typer', 'loci.query', "
              "'loci.kernel.config', 'subprocess', 'json', 'socket', 'struct', "
-             "'loci.front.render') if m in sys.modules))")
+             "'loci.front.render', 'hashlib') if m in sys.modules))")
     got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd="/", timeout=TIMEOUT)
     assert got.stdout.splitlines() == ["ROUTED -> gizmo", "[]"], got.stderr
     assert running(engine_home)["questions"] == 1
@@ -316,6 +316,102 @@ def test_the_mcp_server_shares_its_engine_with_the_cli_while_it_runs(engine_home
         mcp.stdin.close()                                            # the client hangs up: MCP exits
         mcp.wait(timeout=TIMEOUT)
     assert not _lock_held(engine_home)
+
+
+# ---------------------------------------------------------------- the asker's settings
+
+@pytest.fixture
+def s3_store(monkeypatch):
+    """An S3-compatible server on loopback (moto, in this process) with one empty bucket,
+    ``corpus``; AWS_* set for it here and so in every process these tests start."""
+    moto_server = pytest.importorskip("moto.server")
+    boto3 = pytest.importorskip("boto3")
+    import logging
+    import urllib.request
+
+    monkeypatch.setattr(logging.getLogger("werkzeug"), "disabled", True)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    endpoint = "http://%s:%d" % server.get_host_and_port()
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
+    for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="corpus")
+    yield endpoint
+    server.stop()
+
+
+def test_an_engine_started_with_another_environment_does_not_answer_for_this_one(engine_home, s3_store,
+                                                                                  tmp_path, monkeypatch):
+    res = CliRunner().invoke(app, ["push", "s3://corpus/bundles", "--quiet"])   # the engine home's scopes
+    assert res.exit_code == 0, res.output
+    pulled = tmp_path / "pulled"                          # a map: the stores stay in S3 until asked for
+    monkeypatch.setenv("LOCI_HOME", str(pulled))
+    res = CliRunner().invoke(app, ["pull", "s3://corpus/bundles", "--quiet", "--no-calibrate"])
+    assert res.exit_code == 0, res.output
+    question = ("ask", "--fast", "--no-cwd", QUESTION)
+    try:
+        wrong = loci(*question, env={"AWS_ENDPOINT_URL": "http://127.0.0.1:9"})   # nobody serves it
+        assert wrong.returncode == 0 and "A sprocket calibration toolkit" not in wrong.stdout   # it starts the engine
+        wait_for(lambda: running(pulled))
+        got = loci(*question)                             # this shell's settings reach the store
+        assert "no episode store" not in got.stdout and "A sprocket calibration toolkit" in got.stdout, got.stdout
+        want = in_process(*question)
+        assert (got.stdout, got.stderr, got.returncode) == (want.stdout, want.stderr, 0)
+    finally:
+        _stop_all(pulled)
+
+
+def test_an_engine_started_with_other_answer_settings_leaves_for_one_started_with_the_askers(engine_home):
+    first = loci("route", QUESTION, env={"LOCI_CACHE_MB": "1"})
+    old = wait_for(lambda: running(engine_home))
+    assert not old["same_environment"]                   # this process has no LOCI_CACHE_MB
+    again = loci("route", QUESTION)
+    assert (again.stdout, again.returncode) == (first.stdout, 0)
+    new = wait_for(lambda: (info := running(engine_home)) and info["pid"] != old["pid"] and info,
+                   what="the engine of this environment")
+    assert new["same_environment"] and new["questions"] == 0   # the second was answered in-process
+    assert loci("route", QUESTION).stdout == first.stdout
+    assert running(engine_home)["questions"] == 1
+
+
+def test_an_engine_keeps_answering_a_client_whose_other_settings_change_no_answer(engine_home):
+    old = started(engine_home)
+    unrelated = {"OPENBLAS_NUM_THREADS": "3", "LOCI_SERVER_IDLE": "30", "LOCI_SERVER_CACHE_MB": "64",
+                 "HF_HUB_OFFLINE": "0", "TERM": "dumb", "LANGUAGE": "C"}
+    got = loci("route", QUESTION, env=unrelated)
+    assert got.returncode == 0 and got.stdout.startswith("ROUTED -> gizmo")
+    now = running(engine_home)
+    assert now["pid"] == old["pid"] and now["questions"] == 1
+
+
+def test_a_question_carries_a_digest_of_the_askers_environment_and_none_of_its_values(engine_home, monkeypatch):
+    secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY"
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+    listener = _listener(engine_home)
+    heard: list[bytes] = []
+
+    def fake_engine():
+        with listener, listener.accept()[0] as conn:
+            heard.append(conn.makefile("rb").readline())
+            conn.sendall(engine_client.reply_frame({"out": "", "err": "", "code": 0}))
+
+    thread = threading.Thread(target=fake_engine, daemon=True)
+    thread.start()
+    engine_client.ask(str(engine_home), "route", {"question": QUESTION, "cwd": None}, True)
+    thread.join(timeout=TIMEOUT)
+    import marshal
+
+    line = heard[0]
+    message = marshal.loads(bytes.fromhex(json.loads(line)["m"]))
+    assert message["env"] == engine_client.environment_digest()
+    for form in (secret.encode(), secret.encode().hex().encode()):
+        assert form not in line and form not in marshal.dumps(message)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret[::-1])
+    assert engine_client.environment_digest() != message["env"]
 
 
 # ---------------------------------------------------------------- faults

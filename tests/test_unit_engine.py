@@ -81,3 +81,37 @@ def test_the_status_line_counts_one_question_in_the_singular():
             "sessions": 1, "rss_mb": 100, "cached_mb": 9.5, "idle_exit_s": 600}
     assert "1 question answered," in status_lines({**info, "questions": 1})[1]
     assert "2 questions answered," in status_lines({**info, "questions": 2})[1]
+
+
+BASE_ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "LOCI_HOME": "/h", "AWS_REGION": "eu-west-1"}
+
+
+@pytest.mark.parametrize("name, value", [
+    ("AWS_ENDPOINT_URL", "http://127.0.0.1:9000"), ("AWS_ENDPOINT_URL_S3", "http://minio:9000"),
+    ("AWS_REGION", "us-east-1"), ("AWS_ACCESS_KEY_ID", "AKIA"), ("AWS_SECRET_ACCESS_KEY", "s3cr3t"),
+    ("AWS_SESSION_TOKEN", "tok"), ("AWS_PROFILE", "work"), ("AWS_SHARED_CREDENTIALS_FILE", "/c"),
+    ("LOCI_CACHE_MB", "1"), ("HF_HOME", "/models"), ("HOME", "/home/other"),
+    ("https_proxy", "http://proxy:3128"), ("SSL_CERT_FILE", "/etc/ca.pem"),
+])
+def test_the_environment_digest_moves_with_each_setting_an_answer_depends_on(name, value):
+    from loci.front.engine_client import environment_digest
+
+    assert environment_digest({**BASE_ENV, name: value}) != environment_digest(BASE_ENV)
+
+
+@pytest.mark.parametrize("name, value", [
+    ("OPENBLAS_NUM_THREADS", "2"), ("LOCI_SERVER", "on"), ("LOCI_SERVER_IDLE", "30"),
+    ("LOCI_SERVER_CACHE_MB", "64"), ("LOCI_HOME", "relative/h"), ("HF_HUB_OFFLINE", "1"),
+    ("TRANSFORMERS_OFFLINE", "1"), ("PATH", "/bin"), ("TERM", "dumb"), ("PWD", "/tmp"),
+])
+def test_the_environment_digest_ignores_what_no_answer_depends_on(name, value):
+    from loci.front.engine_client import environment_digest
+
+    assert environment_digest({**BASE_ENV, name: value}) == environment_digest(BASE_ENV)
+
+
+def test_the_environment_digest_tells_a_value_from_a_name_that_swallowed_it():
+    from loci.front.engine_client import environment_digest
+
+    assert environment_digest({"AWS_A": "B=C"}) != environment_digest({"AWS_A=B": "C"})
+    assert environment_digest({"AWS_A": "x", "AWS_B": ""}) != environment_digest({"AWS_A": "xAWS_B", "AWS_B": ""})

@@ -14,9 +14,16 @@ big-endian) and the marshalled reply, or, to a request of another protocol, with
 (which starts with ``{``, a byte no frame of at most ``MAX_REPLY`` bytes starts with). Client and
 engine of one code run the same interpreter (the code digest names it): one marshal format.
 
+An answer must not depend on which client started the engine, whose environment it keeps
+(``engine_environment``): each question carries ``environment_digest()``, a hash of the settings
+an answer depends on (S3's endpoint, region and credentials, the query side's ``LOCI_*``, where
+models are found), never their values. An engine started with other settings does not answer:
+it leaves, as an engine of other code does, and the client answers in-process and starts one
+with its own.
+
 Every way this can fail (no engine, a stale socket, a socket that is not ours, an engine of other
-code, one that dies mid-answer) comes back as "no answer" and the caller answers in-process;
-nothing is printed here.
+code or other settings, one that dies mid-answer) comes back as "no answer" and the caller
+answers in-process; nothing is printed here.
 
 The engine of a home lives in ``$LOCI_HOME/run/`` (the folder 0700, the socket 0600, the lock
 it holds while it serves) and logs to ``$LOCI_HOME/logs/engine.log``; docs/decisions/engine.md.
@@ -89,6 +96,40 @@ def code_digest() -> str:
     blob = "\n".join(parts).encode("utf-8", "surrogateescape")
     _DIGEST.append(f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(parts):x}")
     return _DIGEST[0]
+
+
+# the settings an answer depends on: S3's endpoint, region and credentials chain (AWS_*, and HOME,
+# under which ~/.aws is read; loci.kernel.remote), the query side's own (LOCI_CACHE_MB: which
+# fetched stores stay), where a model is found (HF_*, TRANSFORMERS_*, SENTENCE_TRANSFORMERS_HOME),
+# and how S3's HTTP client (curl) reaches an endpoint: its proxies and the certificates it trusts
+ANSWER_PREFIXES = ("AWS_", "LOCI_", "HF_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_")
+ANSWER_NAMES = frozenset({"HOME", "SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE",
+                          "http_proxy", "https_proxy", "all_proxy", "no_proxy",
+                          "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"})
+# ...but not: the home (the socket is the home's; a relative LOCI_HOME names it from any folder),
+# the engine's own lifetime and memory (LOCI_SERVER*), what every encoding process sets to "1"
+# itself (loci.query.semantic.force_offline)
+NOT_ANSWER_PREFIXES = ("LOCI_HOME", "LOCI_SERVER")
+NOT_ANSWER_NAMES = frozenset({"HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"})
+
+
+def environment_digest(environ=None) -> str:
+    """A hash of the settings in ``environ`` (this process's) that an answer depends on: equal for
+    two environments exactly when those settings are. A one-way hash (BLAKE2b), never the values,
+    which include credentials; ``_blake2`` is a small extension module (~0.5 ms), ``hashlib`` would
+    load OpenSSL's (~4 ms)."""
+    env = os.environ if environ is None else environ
+    try:
+        from _blake2 import blake2b
+    except ImportError:   # an interpreter built without it
+        from hashlib import blake2b
+    digest = blake2b(digest_size=16, person=b"loci-env")
+    for name in sorted(env):
+        if ((name.startswith(ANSWER_PREFIXES) or name in ANSWER_NAMES)
+                and not name.startswith(NOT_ANSWER_PREFIXES) and name not in NOT_ANSWER_NAMES):
+            # NUL ends each name and value: no environment string holds one
+            digest.update(b"%s\0%s\0" % (os.fsencode(name), os.fsencode(env[name])))
+    return digest.hexdigest()
 
 
 class _Address:
@@ -243,18 +284,21 @@ def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
     (including an engine of other code, which then exits)."""
     if not os.path.lexists(socket_path(home)):   # the first question of a home: no digest to compute
         raise NoServer("no engine")
-    reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "op": op, "args": args, "json": as_json})
+    reply = request(home, {"proto": PROTOCOL, "digest": code_digest(), "env": environment_digest(), "op": op,
+                           "args": args, "json": as_json})
     if isinstance(reply.get("out"), str) and isinstance(reply.get("err"), str) and isinstance(reply.get("code"), int):
         return reply
     if "mismatch" in reply:
-        raise NoServer("the engine runs other code; it is being replaced", replacing=True)
+        what = "was started with other settings" if reply.get("environment") else "runs other code"
+        raise NoServer(f"the engine {what}; it is being replaced", replacing=True)
     raise NoServer(f"the engine could not answer: {reply.get('fault', 'unknown reply')}")
 
 
 def describe(home: str) -> dict:
     """The home's engine as `loci server status --json` prints it: ``running``, and what the
     engine says of itself (pid, version, digest, uptime, memory...) or, when none answers and
-    that is not simply because none runs, the ``problem``."""
+    that is not simply because none runs, the ``problem``; ``same_code`` and ``same_environment``:
+    whether it answers this client (else the next question replaces it)."""
     out: dict = {"home": home, "socket": socket_path(home), "running": False}
     try:
         reply = request(home, {"proto": PROTOCOL, "op": "status"}, timeout=10.0)
@@ -263,7 +307,8 @@ def describe(home: str) -> dict:
         out["refused"] = not why.start
         return out
     info = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
-    out.update(info, running=True, same_code=info.get("digest") == code_digest())
+    out.update(info, running=True, same_code=info.get("digest") == code_digest(),
+               same_environment=info.get("environment") == environment_digest())
     return out
 
 

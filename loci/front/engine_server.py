@@ -5,11 +5,13 @@ Exactly one serves a home: it holds ``run/engine.lock`` while it lives, and a se
 that cannot take the lock within ``LOCK_WAIT`` seconds exits. Holding the lock, it knows a
 socket file left in ``run/`` is stale (its engine was killed) and replaces it. It answers
 one request per connection with one reply (``engine_client``'s wire: a question, and what to
-print for it, rendered here by ``oneshot.printed``), after checking the peer is its own user;
-exits after ``LOCI_SERVER_IDLE`` seconds without a question, on ``stop``, when a client of
-other code asks (that client starts the engine of its code), or when its socket file is
-taken away. It logs to ``logs/engine.log`` when it can, and serves just the same when it
-cannot (a full disk). docs/decisions/engine.md.
+print for it, rendered here by ``oneshot.printed``), after checking the peer is its own user.
+It answers only clients whose settings are its own (``engine_client.environment_digest``, taken
+when it starts: it runs with its starter's environment). It exits after ``LOCI_SERVER_IDLE``
+seconds without a question, on ``stop``, when a client of other code or other settings asks
+(that client starts the engine of its code and settings), or when its socket file is taken
+away. It logs to ``logs/engine.log`` when it can, and serves just the same when it cannot (a
+full disk). docs/decisions/engine.md.
 """
 from __future__ import annotations
 
@@ -121,6 +123,7 @@ class EngineServer:
         self.home = home
         self.idle = idle if idle is not None else idle_seconds()
         self.digest = client.code_digest()
+        self.environment = client.environment_digest()   # the settings its answers depend on (a host's: now)
         self.log = Log(home, own_stderr=engine is None)
         self.engine = engine if engine is not None else Engine(home, log=self.log, cache_bytes=cache_bytes())
         self.started = time.time()
@@ -162,7 +165,8 @@ class EngineServer:
 
     def serve(self) -> None:
         """Accept until stopped, idle, or the socket file is no longer ours; then clean up."""
-        self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest})")
+        self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest}, "
+                 f"settings {self.environment})")
         threading.Thread(target=self._warm_later, name="engine-warm", daemon=True).start()
         try:
             while not self._stop.is_set():
@@ -264,6 +268,11 @@ class EngineServer:
             self._give_up_socket()
             self._stop.set()
             return {"mismatch": self.digest}
+        if message.get("env") != self.environment:   # its answers could differ from the client's own
+            self.log(f"a client with other settings ({message.get('env')}) asked: exiting for its engine")
+            self._give_up_socket()
+            self._stop.set()
+            return {"mismatch": self.digest, "environment": self.environment}
         return self._answer(op, message.get("args") or {}, bool(message.get("json")))
 
     def _answer(self, op: str, args: dict, as_json: bool) -> dict:
@@ -292,7 +301,8 @@ class EngineServer:
         from loci.kernel.dist import installed_version
 
         return {"pid": os.getpid(), "home": self.home, "version": installed_version() or "0+source",
-                "digest": self.digest, "python": sys.executable, "started": self.started,
+                "digest": self.digest, "environment": self.environment, "python": sys.executable,
+                "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
                 "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(), "rss_anon_mb": _rss_mb("RssAnon"),
                 "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
