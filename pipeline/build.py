@@ -26,6 +26,7 @@ class ScanReport:
     problems: list[str] = field(default_factory=list)
     owners: dict[str, str] = field(default_factory=dict)
     scopes: int = 0
+    moved: dict[str, str] = field(default_factory=dict)     # a scope whose repository moved -> its new path
 
 
 @dataclass
@@ -80,6 +81,7 @@ class UpdateReport:
     calibrate: CalibrateReport | None
     failed: dict[str, str] = field(default_factory=dict)     # steps after index that failed
     tasks: list[str] = field(default_factory=list)            # every doit task that ran, in order
+    moved: dict[str, str] = field(default_factory=dict)      # a scope the rescan followed to its new folder
 
     @property
     def code(self) -> int:
@@ -155,7 +157,7 @@ def scan(ctx: BuildContext, dirs: Sequence[Path], split: bool | None = None) -> 
     finally:
         buildlock.release(ctx.layout)
     return ScanReport(list(result.found), list(result.missing), list(result.problems), dict(result.owners),
-                      len(result.registry.scopes))
+                      len(result.registry.scopes), dict(result.moved))
 
 
 def _known(ctx: BuildContext, names: Sequence[str]) -> None:
@@ -248,7 +250,9 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
     return UpdateReport(scan=scan_report, graphs=graphs_report(r), index=index_report(ctx, r),
                         embed=embed_report(ctx, r) if embed_step else None,
                         calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed,
-                        tasks=list(r.executed))
+                        tasks=list(r.executed),
+                        moved={**(scan_report.moved if scan_report else {}),
+                               **((r.values.get("scan") or {}).get("moved") or {})})
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
@@ -323,3 +327,103 @@ def infer_groups(ctx: BuildContext) -> OwnersReport:
             repo = Path(scope.path) if scope and scope.kind != "subscope" else None   # a sub-scope: its parent's
             report.why[name] = unknown_owner_reason(identity, repo)
     return report
+
+
+# ---------------------------------------------------------------------------- forgetting scopes
+
+@dataclass
+class ForgetReport:
+    forgotten: list[str] = field(default_factory=list)      # every scope dropped, sub-scopes included
+    pulled: dict[str, str] = field(default_factory=dict)    # a pulled one -> the source a pull brings it back from
+    registers_again: list[str] = field(default_factory=list)  # its folder is under a scanned root still
+    failed: dict[str, str] = field(default_factory=dict)    # a step that failed -> why
+
+
+def forget(ctx: BuildContext, names: Sequence[str], *, calibrate: bool = True) -> ForgetReport:
+    """Drop ``names`` (and the sub-scopes of a repository among them) from the home: the registry
+    first, then the routing step merges what stays (``routing_action``, the step `loci update`
+    drops a scope the registry no longer holds with), then the scopes' own files go, then the
+    merged vector summaries and the calibration are made again from what stays. Each step
+    leaves a home that answers: a stop between two leaves files no step reads, or a routing
+    index the next `loci update` merges again; nothing is half written (each file is replaced
+    whole). An unknown name is a UsageError and changes nothing."""
+    from loci.kernel.errors import unknown_name
+    from loci.kernel.registry import Registry, editing_registry, load_registry
+    from loci_pipeline.scan import _inside, with_excludes
+
+    buildlock.hold(ctx.layout)
+    try:
+        registry = load_registry(ctx.layout)
+        for name in names:
+            if registry.get(name) is None:
+                raise UsageError(unknown_name("scope", name, registry.names(), listing="loci scopes"))
+        drop = set(names) | {s.name for s in registry.scopes if s.kind == "subscope" and s.parent in names}
+        with editing_registry(ctx.layout) as edit:
+            dropped = [s for s in edit.registry.scopes if s.name in drop]
+            edit.registry = Registry(scopes=with_excludes([s for s in edit.registry.scopes if s.name not in drop]),
+                                     roots=list(edit.registry.roots))
+        roots = [Path(r) for r in edit.registry.roots]
+        report = ForgetReport(forgotten=sorted(s.name for s in dropped))
+        report.registers_again = sorted(s.name for s in dropped if s.kind in ("repo", "subscope")
+                                        and Path(s.path).is_dir()
+                                        and any(_inside(Path(s.path), r) for r in roots))
+        report.pulled = {s.name: s.path.rsplit("/", 1)[0] for s in dropped if s.kind == "pulled"}
+        ctx.scan = False
+        later = ["embed"] if ctx.embed and ctx.layout.embed_config.exists() else []   # the merged summaries
+        later += ["calibrate"] if calibrate and ctx.layout.calibration.exists() else []
+        merged = run(ctx, ["routing"], single=True)
+        if "routing" in merged.failed:   # the scopes' files stay: the routing still in place reads them
+            report.failed["routing"] = merged.failure("routing")
+            return report
+        _forget_pulled(ctx.layout, report.forgotten)
+        for name in report.forgotten:
+            _remove_scope_files(ctx.layout, name)
+        for step in later:
+            r = run(ctx, [step], single=True)
+            if step in r.failed:
+                report.failed[step] = r.failure(step)
+        return report
+    finally:
+        buildlock.release(ctx.layout)
+
+
+def _forget_pulled(layout, names: Sequence[str]) -> None:
+    """pulled.json without ``names``: `loci update` pulls again only the sources that scopes still
+    here came from (a later pull of the same source brings a forgotten one back as new)."""
+    from loci.kernel.atomic import write_json
+    from loci_pipeline.share.pull import pulled_path, read_pulled
+
+    records = read_pulled(layout)
+    if any(n in records for n in names):
+        write_json(pulled_path(layout), {"scopes": {k: v for k, v in records.items() if k not in names}},
+                   compact=True)
+
+
+def scope_files(layout, name: str) -> list[Path]:
+    """Every file and folder the home keeps for one scope (whichever step or pull wrote it)."""
+    from loci.kernel import territory
+    from loci.kernel.config import safe_name
+    from loci.kernel.vectorstore import MULTILINGUAL_ID, summary_dir, vector_files
+    from loci_pipeline.calibration_pieces import piece_path
+
+    safe = safe_name(name)
+    out = [layout.chunks(name), layout.vocab(name), layout.query_db(name), layout.symbols(name),
+           layout.calls(name), layout.refs(name), layout.error(name), layout.graph_dir(name),
+           layout.bundle(name), piece_path(layout, name), territory.record_path(layout, name),
+           territory.vocab_db(layout, name), layout.map_used(name),
+           *vector_files(layout.multilingual(name)), summary_dir(layout, MULTILINGUAL_ID) / f"{safe}.npy"]
+    root = layout.vectors_root
+    for model_dir in sorted(root.iterdir()) if root.is_dir() else ():
+        out += [*vector_files(model_dir / f"{safe}.parquet"), *vector_files(model_dir / "symbols" / f"{safe}.parquet"),
+                model_dir / "summary" / f"{safe}.npy"]
+    return out + [layout.meta(name)]    # the meta last: while it is there, the scope reads as indexed
+
+
+def _remove_scope_files(layout, name: str) -> None:
+    import shutil
+
+    for path in scope_files(layout, name):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)

@@ -3,9 +3,8 @@ authors of recent commits.
 
 Decisions (tested in tests/test_scan.py): the owner is ``me`` when your identity
 authored any of the last LOG_DEPTH commits, or the remote's org is your user name;
-else ``vendor:<org>`` when a remote names an org; else ``me`` for a repository with no
-commits yet (you just made it); else ``unknown`` (no remote, only other people's
-commits), which implies no group.
+else ``vendor:<org>`` when a remote names an org; else ``unknown`` (no remote, and only
+other people's commits or no commit at all: nothing to judge by), which implies no group.
 """
 from __future__ import annotations
 
@@ -77,13 +76,15 @@ def classify_owner(remote: str | None, authors: Sequence[tuple[str, str]], ident
         return "me"
     if org:
         return f"vendor:{org}"
-    return "me" if not authors else "unknown"
+    return "unknown"   # no remote, and no commit of yours (or none at all: nothing to judge by)
 
 
 def unknown_owner_reason(identity: Identity, repo: Path | None = None) -> str:
     """Why an owner is ``unknown``, in words (``loci scan`` and ``loci groups infer`` say it)."""
     if repo is not None and not (repo / ".git").exists():
         return "not the top of a git repository"
+    if repo is not None and not head_of(repo):
+        return "no commits yet and no remote: nothing to judge the owner by"
     if not (identity.email or identity.name):
         return ("no remote, and no git identity to know your commits by: "
                 "`git config --global user.email YOU` and `loci groups infer` again")
@@ -105,32 +106,53 @@ def _remote_url(repo: Path, problems: list[str]) -> str | None:
     return remotes.get("origin") or next(iter(remotes.values()), None)
 
 
-def _authors(repo: Path) -> list[tuple[str, str]]:
-    out = _git(repo, "log", f"-{LOG_DEPTH}", "--format=%ae%x09%an")
+def _log(repo: Path) -> tuple[list[tuple[str, str]], str]:
+    """The (email, name) authors of the last LOG_DEPTH commits, and HEAD's commit ("" for none)."""
+    out = _git(repo, "log", f"-{LOG_DEPTH}", "--format=%H%x09%ae%x09%an")
     if out is None or out.returncode != 0:  # includes a repository with no commits yet
-        return []
-    return [tuple(line.split("\t", 1)) for line in out.stdout.splitlines() if "\t" in line]  # type: ignore[misc]
+        return [], ""
+    rows = [line.split("\t", 2) for line in out.stdout.splitlines() if line.count("\t") >= 2]
+    return [(email, name) for _h, email, name in rows], (rows[0][0] if rows else "")
+
+
+def _authors(repo: Path) -> list[tuple[str, str]]:
+    return _log(repo)[0]
 
 
 def _first_line(text: str) -> str:
     return (text.strip().splitlines() or ["no message"])[0]
 
 
+def head_of(repo: Path) -> str:
+    """The commit HEAD names ("" with no commit yet, or when git cannot read it)."""
+    out = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
+    return out.stdout.strip() if out is not None and out.returncode == 0 else ""
+
+
 def owner_of(repo: Path, identity: Identity, problems: list[str], memo: dict | None = None) -> str:
     """The remote URL and the authors of the last LOG_DEPTH commits decide. ``memo`` (path ->
     [key, owner]) skips reading the authors again while HEAD, the remote and the identity stay."""
+    return owner_and_head(repo, identity, problems, memo)[0]
+
+
+def owner_and_head(repo: Path, identity: Identity, problems: list[str],
+                   memo: dict | None = None) -> tuple[str, str]:
+    """``owner_of`` and ``head_of`` in one pass (the scan keeps HEAD in the registry: what tells
+    a repository that moved from a new one)."""
     if not (repo / ".git").exists():
-        return "unknown"
+        return "unknown", ""
     remote = _remote_url(repo, problems)
     if memo is None:
-        return classify_owner(remote, _authors(repo), identity)
-    head = _git(repo, "rev-parse", "--verify", "-q", "HEAD")
-    key = "|".join([head.stdout.strip() if head is not None else "", remote or "",
-                    identity.email or "", identity.name or ""])
+        authors, head = _log(repo)
+        return classify_owner(remote, authors, identity), head
+    head = head_of(repo)
+    if not head:   # no commit yet: no authors to read (nor a memo to keep)
+        return classify_owner(remote, [], identity), head
+    key = "|".join([head, remote or "", identity.email or "", identity.name or ""])
     key = hashlib.sha1(key.encode()).hexdigest()  # kept in owners.json: a remote URL may hold a token
     known = memo.get(str(repo))
     if isinstance(known, list) and len(known) == 2 and known[0] == key:
-        return known[1]
+        return known[1], head
     owner = classify_owner(remote, _authors(repo), identity)
     memo[str(repo)] = [key, owner]
-    return owner
+    return owner, head

@@ -32,7 +32,7 @@ from loci.kernel.errors import LociError
 from loci.kernel.groups import provenance_group
 from loci.kernel.registry import Registry, Scope
 from loci_pipeline.manifests import manifest_names
-from loci_pipeline.provenance import Identity, owner_of, read_identity
+from loci_pipeline.provenance import Identity, owner_and_head, owner_of, read_identity
 
 PRUNED_DIRS = frozenset({"node_modules", "venv", "vendor", "third_party", "build", "dist",
                          "target", "_build", "_site", "out", "__pycache__"})
@@ -51,6 +51,7 @@ class ScanResult:
     missing: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     owners: dict[str, str] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)   # a scope whose repository moved -> its new path
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -187,7 +188,7 @@ def _carried(prior: Scope | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _repo_scopes(repo: Path, names: _Names, owner: str, prior: dict[str, Scope],
-                 subs: list[tuple[str, tuple[str, ...]]]) -> list[Scope]:
+                 subs: list[tuple[str, tuple[str, ...]]], head: str = "") -> list[Scope]:
     """The repository's scope and its sub-scopes, all carrying the monorepo id when split."""
     name = names.claim(repo, repo.name, f"{repo.parent.name}-{repo.name}")
     provenance = tuple(g for g in [provenance_group(owner)] if g)
@@ -195,7 +196,7 @@ def _repo_scopes(repo: Path, names: _Names, owner: str, prior: dict[str, Scope],
     user_aliases, globs = _carried(prior.get(str(repo)))
     scopes = [Scope(name=name, path=str(repo), kind="repo", owner=owner,
                     aliases=_unique([repo.name, *manifest_names(repo), *user_aliases]),
-                    groups=provenance + monorepo, globs=globs, user_aliases=user_aliases)]
+                    groups=provenance + monorepo, globs=globs, user_aliases=user_aliases, head=head)]
     for subpath, declared in subs:
         path = repo / subpath
         user_aliases, globs = _carried(prior.get(str(path)))
@@ -203,7 +204,7 @@ def _repo_scopes(repo: Path, names: _Names, owner: str, prior: dict[str, Scope],
             name=names.claim(path, f"{name}/{subpath}"), path=str(path), kind="subscope",
             parent=name, owner=owner, groups=provenance + monorepo, globs=globs,
             aliases=_unique([path.name, *declared, *manifest_names(path), *user_aliases]),
-            user_aliases=user_aliases))
+            user_aliases=user_aliases, head=head))
     return scopes
 
 
@@ -260,6 +261,7 @@ def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | 
             problems.append(f"no git repositories found under {root}")
         repos.extend(found)
     repos = sorted(set(repos))
+    prior, moved = _follow_moves(prior, repos)
 
     missing = [s.name for s in prior.scopes if s.kind != "pulled" and not Path(s.path).exists()]
     kept = [s for s in prior.scopes
@@ -275,18 +277,58 @@ def scan(roots: Sequence[Path], *, split: bool | None = None, prior: Registry | 
     nested = set(repos)
     todo = [repo for repo in repos if str(repo) not in kept_paths]
     with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
-        found_owners = dict(zip(todo, pool.map(lambda r: owner_of(r, identity, problems, memo), todo)))
+        found_owners = dict(zip(todo, pool.map(lambda r: owner_and_head(r, identity, problems, memo), todo)))
     for repo in todo:
-        owner = found_owners[repo]
+        owner, head = found_owners[repo]
         subs = [(p, a) for p, a in _subscopes(repo, split, nested, problems, prior)
                 if str(repo / p) not in kept_paths]
-        for scope in _repo_scopes(repo, names, owner, prior_by_path, subs):
+        for scope in _repo_scopes(repo, names, owner, prior_by_path, subs, head):
             new.append(scope)
             owners[scope.name] = owner
     all_roots = list(dict.fromkeys([*prior.roots, *map(str, good_roots)]))
     registry = Registry(scopes=with_excludes(kept + new), roots=all_roots)
     return ScanResult(registry=registry, found=sorted(owners), missing=sorted(missing),
-                      problems=problems, owners=owners)
+                      problems=problems, owners=owners, moved=moved)
+
+
+def _follow_moves(prior: Registry, repos: Sequence[Path]) -> tuple[Registry, dict[str, str]]:
+    """``prior`` with each scanned repository whose folder is gone moved to the one newly found
+    folder at the commit its entry recorded (``Scope.head``), its sub-scopes with it: it keeps
+    its name, hand-set aliases, globs and group edits instead of a second scope answering
+    beside a stale one. A HEAD names the whole history behind it (the root commit included,
+    whatever the remote), so one HEAD is one repository at one point of it. A folder with no
+    commit, or a HEAD that two new folders or two gone scopes share, moves nothing (the folder
+    is a new scope; `loci doctor` names the gone one). Returns (the registry, name -> new path)."""
+    gone = [s for s in prior.scopes if s.kind == "repo" and s.head and not Path(s.path).exists()]
+    known = {s.path for s in prior.scopes}
+    fresh = [r for r in repos if str(r) not in known] if gone else []
+    if not fresh:
+        return prior, {}
+    from loci_pipeline.provenance import head_of
+
+    with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
+        heads = dict(zip(fresh, pool.map(head_of, fresh)))
+    found: dict[str, list[Path]] = {}
+    for repo, head in heads.items():
+        if head:
+            found.setdefault(head, []).append(repo)
+    wanted: dict[str, list[Scope]] = {}
+    for scope in gone:
+        wanted.setdefault(scope.head, []).append(scope)
+    moves = {ss[0].name: found[head][0] for head, ss in wanted.items()
+             if len(ss) == 1 and len(found.get(head, ())) == 1}
+    if not moves:
+        return prior, {}
+
+    def moved(scope: Scope) -> Scope:
+        root = scope.name if scope.name in moves else scope.parent if scope.kind == "subscope" else None
+        if root not in moves:
+            return scope
+        old = Path(prior.get(root).path)
+        return replace(scope, path=str(moves[root] / Path(scope.path).relative_to(old)))
+
+    return (Registry(scopes=[moved(s) for s in prior.scopes], roots=list(prior.roots)),
+            {name: str(path) for name, path in moves.items()})
 
 
 def add_scope(registry: Registry, path: str | Path, *, alias: Sequence[str] = (),
@@ -312,14 +354,14 @@ def add_scope(registry: Registry, path: str | Path, *, alias: Sequence[str] = ()
         scopes = [updated if s is existing else s for s in registry.scopes]
     else:
         problems: list[str] = []
-        owner = "unknown"
+        owner, head = "unknown", ""
         if (target / ".git").exists():
-            owner = owner_of(target, identity if identity is not None else read_identity(), problems)
+            owner, head = owner_and_head(target, identity if identity is not None else read_identity(), problems)
         name = _Names(registry.names(), {}).claim(target, target.name, f"{target.parent.name}-{target.name}")
         scope = Scope(name=name, path=str(target), kind="added", owner=owner,
                       aliases=_unique([target.name, *manifest_names(target), *alias]),
                       groups=tuple(g for g in [provenance_group(owner)] if g),
-                      globs=_unique(globs), user_aliases=_unique(alias))
+                      globs=_unique(globs), user_aliases=_unique(alias), head=head)
         scopes = [*registry.scopes, scope]
     return Registry(scopes=with_excludes(scopes), roots=list(registry.roots))
 

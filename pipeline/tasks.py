@@ -27,6 +27,7 @@ build. The layout, parameters, model and progress reporter come in one
 from __future__ import annotations
 
 import os
+import shlex
 import threading
 import time
 import traceback
@@ -264,7 +265,7 @@ def scan_action(ctx: BuildContext) -> dict:
     if memo != before:
         write_json(ctx.layout.owners, memo)
     ctx.fresh()  # new scopes: observe again
-    return {"scopes": len(result.registry.scopes), "found": len(result.found)}
+    return {"scopes": len(result.registry.scopes), "found": len(result.found), "moved": dict(result.moved)}
 
 
 def _owner_memo(layout: Layout) -> dict:
@@ -357,7 +358,7 @@ def index_action(ctx: BuildContext, name: str):
         write_json(err, {"scope": name, "error": message, "trace": traceback.format_exc(limit=5),
                          "at": time.time()})
         return TaskFailed(f"{name}: {message} (earlier artifacts kept; fix it, then run "
-                          f"`loci index` or `doit index:{name}`)")
+                          f"`loci index` or `doit {shlex.quote('index:' + name)}`)")
     err.unlink(missing_ok=True)
     return out
 
@@ -471,6 +472,24 @@ def embed_action(ctx: BuildContext) -> dict:
         merge_summaries(ctx.layout, MULTILINGUAL_ID, ctx.scope_names())
     write_json(ctx.layout.embed_config, embed_config(ctx))
     return embed_config(ctx)
+
+
+def summarises_registered(layout: Layout, model_ids, names) -> bool:
+    """No merged summary names a scope the registry no longer holds (one forgotten, or dropped by a
+    rescan, is merged out: the second opinion must not name it)."""
+    import json
+
+    from loci.kernel.vectorstore import merged_summary_files
+
+    known = set(names)
+    for model_id in model_ids:
+        try:
+            spans = json.loads(merged_summary_files(layout, model_id)[1].read_text())["scopes"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue   # none, or unreadable: the other checks decide
+        if not isinstance(spans, list) or any(isinstance(s, list) and s and s[0] not in known for s in spans):
+            return False
+    return True
 
 
 def calibration_state(ctx: BuildContext) -> str:
@@ -702,7 +721,10 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
                              lambda: summaries_merged(layout, ctx.model_id()),
-                             lambda: not ctx.multilingual() or summaries_merged(layout, MULTILINGUAL_ID)], **QUIET}
+                             lambda: not ctx.multilingual() or summaries_merged(layout, MULTILINGUAL_ID),
+                             lambda: summarises_registered(
+                                 layout, [ctx.model_id()] + ([MULTILINGUAL_ID] if ctx.multilingual() else []),
+                                 ctx.scope_names())], **QUIET}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""

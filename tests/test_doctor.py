@@ -97,7 +97,7 @@ def test_names_a_registered_directory_that_is_gone(corpus):
     findings = diagnose(layout())
     gone = by_problem(findings, "missing_dir")
     assert set(gone) == {"webby"} and str(corpus / "webby") in gone["webby"].message
-    assert gone["webby"].fix.startswith("loci scan")
+    assert gone["webby"].fix == "loci forget webby" and "loci update" in gone["webby"].message
     assert not [f for f in findings if f.scope == "webby" and f.problem != "missing_dir"]
 
 
@@ -240,7 +240,7 @@ def test_doctor_writes_nothing_and_exits_one_when_a_gap_needs_a_command(corpus, 
     as_json = runner.invoke(app, ["doctor", "--json"])
     assert snapshot(loci_home) == before
     assert text.exit_code == 1 and as_json.exit_code == 1
-    assert "webby" in text.output and "run: loci scan" in text.output
+    assert "webby" in text.output and "run: loci forget webby" in text.output
     rows = json.loads(as_json.output)
     assert rows and all(set(r) == {"scope", "problem", "message", "fix", "severity"} for r in rows)
     assert {"scope": "webby", "problem": "missing_dir"}.items() <= next(
@@ -312,3 +312,26 @@ def test_a_thousand_notes_of_one_kind_are_one_line_and_every_gap_keeps_its_own()
     assert text.count("web-0") == 1 and text.count("web-1") == 1            # two notes of a kind: each shown
     folded = [line for line in lines if "1,000 scopes" in line]
     assert folded and "pkg0000" in text and "pkg0999" not in text and "--json" in text
+
+
+def test_fix_commands_quote_a_scope_name_with_a_space_so_they_run_as_printed(tmp_path, loci_home, with_graphify):
+    import shlex
+
+    from conftest import setup_home
+
+    setup_home(tmp_path / "code", {"my repo ü": {"README.md": "# spaced\n\nA spaced project.\n"}})
+    findings = by_problem(diagnose(layout()), "no_graph")
+    assert findings["my repo ü"].fix == "loci graphs 'my repo ü'"
+    assert shlex.split(findings["my repo ü"].fix)[2] == "my repo ü"
+    shutil.rmtree(tmp_path / "code" / "my repo ü")
+    gone = by_problem(diagnose(layout()), "missing_dir")["my repo ü"]
+    assert gone.fix == "loci forget 'my repo ü'"
+    assert "run: loci forget 'my repo ü'" in runner.invoke(app, ["doctor"]).output
+
+
+def test_a_note_with_nothing_to_fix_prints_no_run_arrow():
+    from loci.front.doctor import Finding, render
+
+    note = Finding(None, "engine_running", "a warm engine answers questions (pid 1)", None, NOTE)
+    text = "\n".join(render([note], 1))
+    assert "run:" not in text and "a warm engine answers questions" in text

@@ -205,6 +205,7 @@ def test_doctor_reports_the_running_engine(engine_home):
     findings = json.loads(loci("doctor", "--json").stdout)
     engine = [f for f in findings if f["problem"] == "engine_running"]
     assert len(engine) == 1 and f"pid {info['pid']}" in engine[0]["message"]
+    assert engine[0]["fix"] is None and engine[0]["severity"] == "note"   # a healthy engine: nothing to run
 
 
 def test_the_engine_exits_after_its_idle_time(engine_home, monkeypatch):

@@ -217,3 +217,27 @@ def test_no_cwd_scope_or_a_scope_in_no_group_confines_nothing():
     for cwd in (None, "stray", "not-registered"):
         c = confinement(None, cwd, groups_of(Policy()), Policy())
         assert c.eligible is None and c.demoted is None and not c.strict
+
+
+def test_groups_with_scopes_but_no_group_says_so_instead_of_promising_a_scan(tmp_path, loci_home):
+    from typer.testing import CliRunner
+
+    from conftest import GIZMO, WEBBY, setup_home
+    from loci.front.cli import app
+
+    setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})   # others' commits, no remote: no owner
+    runner = CliRunner()
+    assert runner.invoke(app, ["groups", "infer"]).exit_code == 0
+    res = runner.invoke(app, ["groups"])
+    assert res.exit_code == 0
+    assert "no groups yet" not in res.output and "`loci scan` labels" not in res.output
+    assert "none of the 2 scopes is in a group" in res.output and "loci group add" in res.output
+
+
+def test_groups_on_an_empty_home_says_to_register_scopes_first(tmp_path, loci_home):
+    from typer.testing import CliRunner
+
+    from loci.front.cli import app
+
+    res = CliRunner().invoke(app, ["groups"])
+    assert res.exit_code == 0 and "no scopes registered" in res.output

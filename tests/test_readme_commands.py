@@ -287,6 +287,22 @@ def test_update_folds_a_new_commit_and_a_new_folder_into_routing(home, tmp_path)
     assert route_json("how is a gust squall flurry measured?")["scopes"] == ["fresh"]
 
 
+@covers("loci forget")
+def test_forget_drops_a_scope_from_routing_the_vectors_summary_and_the_calibration(home):
+    before = json.loads((home / "calibration.json").read_text())
+    res = cli("forget", "webby")
+    assert "forgot webby" in res.stdout
+    assert set(scopes_json(home)) == {"gizmo"}
+    assert set(json.loads((home / "manifest.json").read_text())["scopes"]) == {"gizmo"}
+    assert not [p for p in home.rglob("*webby*") if p.is_file()]
+    summaries = [json.loads(p.read_text()) for p in home.rglob("summary/*.json")]
+    assert summaries and all([s[0] for s in m["scopes"]] == ["gizmo"] for m in summaries)
+    assert json.loads((home / "calibration.json").read_text())["index_written_at"] != before["index_written_at"]
+    assert "calibration_stale" not in cli("doctor", "--json", code=None).stdout
+    out = route_json("how are session cookies kept over HTTP with redirects?")   # webby's words
+    assert "webby" not in json.dumps(out)
+
+
 @covers("loci scan")
 def test_scan_registers_every_repository_under_a_folder(home, tmp_path):
     own_repo(tmp_path, "alpha")

@@ -13,7 +13,7 @@ from loci.kernel.config import layout
 from loci.kernel.registry import Registry, Scope, load_registry, save_registry
 from loci_pipeline import provenance
 from loci_pipeline.manifests import manifest_names
-from loci_pipeline.provenance import Identity, classify_owner, remote_org
+from loci_pipeline.provenance import Identity, classify_owner, remote_org, unknown_owner_reason
 from loci_pipeline.scan import ScanError, add_scope, relabel, scan
 
 ME = Identity(email="me@example.com", name="Me Myself")
@@ -141,12 +141,52 @@ def test_remote_org_equal_to_the_user_name_is_me(tmp_path):
     assert run(tmp_path, identity=Identity(name="memyself")).owners == {"tool": "me"}
 
 
-def test_no_remote_and_no_commits_is_me_but_only_others_commits_is_unknown(tmp_path):
+def test_a_repository_with_no_commits_and_no_remote_is_left_unlabelled_with_nothing_to_judge_by(tmp_path):
     make_repo(tmp_path / "fresh", author=None)
     make_repo(tmp_path / "copied")
     result = run(tmp_path)
-    assert result.owners == {"fresh": "me", "copied": "unknown"}
-    assert result.registry.get("copied").groups == ()
+    assert result.owners == {"fresh": "unknown", "copied": "unknown"}
+    assert result.registry.get("fresh").groups == () and result.registry.get("copied").groups == ()
+    assert "no commits" in unknown_owner_reason(ME, tmp_path / "fresh")
+    assert relabel(result.registry, identity=ME).owners["fresh"] == "unknown"
+
+
+# ---- a repository that moved
+
+def test_a_rescan_moves_a_scope_whose_repository_moved_at_the_same_head(tmp_path):
+    repo = make_repo(tmp_path / "code" / "alpha", files={".loci.json": '{"scopes": [{"path": "web", "alias": "w"}]}',
+                                                        "web/x": "x"})
+    make_repo(tmp_path / "code" / "beta")
+    first = run(tmp_path / "code").registry
+    first = add_scope(first, repo, alias=["al"])   # a hand-set alias travels with it
+    repo.rename(tmp_path / "code" / "alpha-renamed")
+    result = run(tmp_path / "code", prior=first)
+    moved = (tmp_path / "code" / "alpha-renamed").resolve()
+    assert result.registry.names() == ["alpha", "alpha/web", "beta"]
+    assert result.registry.get("alpha").path == str(moved) and "al" in result.registry.get("alpha").aliases
+    assert result.registry.get("alpha/web").path == str(moved / "web")
+    assert result.moved == {"alpha": str(moved)} and result.missing == []
+
+
+def test_a_moved_folder_at_another_head_is_a_new_scope_and_the_old_one_stays_missing(tmp_path):
+    repo = make_repo(tmp_path / "code" / "alpha")
+    first = run(tmp_path / "code").registry
+    repo.rename(tmp_path / "code" / "alpha2")
+    (tmp_path / "code" / "alpha2" / "more.md").write_text("more\n")
+    git(tmp_path / "code" / "alpha2", "add", "-A", author=OTHER)
+    git(tmp_path / "code" / "alpha2", "commit", "-q", "-m", "more", author=OTHER)
+    result = run(tmp_path / "code", prior=first)
+    assert result.registry.names() == ["alpha", "alpha2"] and result.missing == ["alpha"] and result.moved == {}
+
+
+def test_two_new_folders_at_the_missing_scope_s_head_move_nothing(tmp_path):
+    repo = make_repo(tmp_path / "code" / "alpha")
+    first = run(tmp_path / "code").registry
+    git(tmp_path / "code", "clone", "-q", str(repo), str(tmp_path / "code" / "copy-a"), author=OTHER)
+    repo.rename(tmp_path / "code" / "copy-b")
+    result = run(tmp_path / "code", prior=first)
+    assert result.moved == {} and result.missing == ["alpha"]
+    assert result.registry.names() == ["alpha", "copy-a", "copy-b"]
 
 
 @pytest.mark.parametrize("url,org", [

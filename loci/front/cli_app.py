@@ -128,12 +128,19 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
     from loci.front.render import dump_json
 
     layout = make_layout()
-    rows = list_groups(load_registry(layout), load_policy(layout))
+    registry = load_registry(layout)
+    rows = list_groups(registry, load_policy(layout))
     if as_json:
         dump_json([{"group": r.group, "mode": r.mode, "count": r.count} for r in rows])
         return
-    if not rows:
-        typer.echo("no groups yet: `loci scan` labels scopes me / vendor:<org>")
+    if not rows and not registry.scopes:
+        typer.echo("no scopes registered, so no groups: run `loci setup DIR`")
+    elif not rows:
+        n = len(registry.scopes)
+        why = (" (git names no owner for any: `loci groups infer` says why, scope by scope)"
+               if all(s.owner == "unknown" for s in registry.scopes) else "")
+        typer.echo(f"no groups: none of the {n} scope{'s' if n != 1 else ''} is in a group{why}; "
+                   "`loci group add SCOPE GROUP` makes one")
     for r in rows:
         typer.echo(f"{r.group:<28} {r.mode:<9} {r.count}")
 

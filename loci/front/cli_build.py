@@ -4,6 +4,7 @@ Each calls one function of loci_pipeline.build and displays its report."""
 from __future__ import annotations
 
 import importlib.util
+import shlex
 from pathlib import Path
 from typing import List, Optional
 
@@ -34,8 +35,10 @@ def show_scan(report, dirs, quiet: bool) -> None:
 
             label = f"owner unknown ({unknown_owner_reason(read_identity())})"
         typer.echo(f"  {label}: {', '.join(names)}")
+    for name, path in sorted(report.moved.items()):
+        typer.echo(f"  moved: {name} -> {path}")
     for name in report.missing:
-        typer.echo(f"  missing on disk (kept, not removed): {name}")
+        typer.echo(f"  missing on disk (kept, not removed): {name}; `loci forget {shlex.quote(name)}` drops it")
 
 
 @commands.command()
@@ -50,6 +53,34 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
     show_scan(report, dirs, quiet)
     if not any(Path(d).expanduser().is_dir() for d in dirs):  # the problems were printed
         raise typer.Exit(1)
+
+
+@commands.command()
+@handled
+def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`loci scopes` lists them).",
+                                           autocompletion=complete_scope),
+           no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the calibration as it is."),
+           quiet: bool = quiet_flag()):
+    """Forget scopes: out of the registry, the routing and the home (their index, vectors and graph);
+    a repository's sub-scopes go with it. Nothing is written inside the repositories.
+
+    A folder still under a scanned root is registered again by the next `loci update` (move or
+    delete it first). A pulled scope comes back with the next `loci pull` of its source, and with
+    `loci update` while other scopes pulled from there remain."""
+    from loci_pipeline import build
+
+    report = build.forget(build_context(writable_home(), quiet=True, label="forgetting"), list(names),
+                          calibrate=not no_calibrate)
+    for step, msg in report.failed.items():
+        err(f"{step}: {msg}")
+    if not quiet:
+        typer.echo(f"forgot {', '.join(report.forgotten)}")
+        for name in report.registers_again:
+            typer.echo(f"  {name}: its folder is still under a scanned root: the next `loci update` "
+                       "registers it again (move or delete it first)")
+        for name, source in sorted(report.pulled.items()):
+            typer.echo(f"  {name}: pulled; the next `loci pull {shlex.quote(source)}` brings it back")
+    raise typer.Exit(1 if report.failed else 0)
 
 
 @commands.command()
@@ -235,6 +266,9 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     report = build.update(ctx, list(dirs or []), force=force)
     if report.scan is not None:
         show_scan(report.scan, dirs, quiet=True)
+    if not quiet:
+        for name, path in sorted(report.moved.items()):
+            typer.echo(f"{name} moved to {path}: the scope follows it (same commit)")
     code = show_update(report, quiet)
     raise typer.Exit(pull_again(quiet) or code)  # pulled scopes refresh from where they came from
 

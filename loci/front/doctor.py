@@ -9,6 +9,7 @@ value; nothing here raises for a damaged file, it reports it.
 from __future__ import annotations
 
 import json
+import shlex
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -246,11 +247,11 @@ def _engine(layout: Layout) -> list[Finding]:
     if info["running"]:
         code = "" if info.get("same_code") else "; it runs other code, which the next question replaces"
         return [Finding(None, "engine_running", f"a warm engine answers questions (pid {info.get('pid')}, "
-                        f"{info.get('rss_mb')} MB resident, {info.get('questions')} questions){code}",
-                        "loci server stop", NOTE)]
+                        f"{info.get('rss_mb')} MB resident, {info.get('questions')} questions){code}; "
+                        "`loci server stop` ends it", None, NOTE)]
     if info.get("refused"):
         return [Finding(None, "engine_refused", f"{info['problem']}; questions are answered without the "
-                        "warm engine", f"rm {info['socket']}")]
+                        "warm engine", f"rm {shlex.quote(str(info['socket']))}")]
     return []
 
 
@@ -291,8 +292,10 @@ def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: lis
     if scope.kind == "pulled":
         return _pulled(layout, scope, meta)
     if not root.is_dir():
-        return [Finding(name, "missing_dir", f"{root} no longer exists (the entry is kept for its "
-                        "groups and aliases); restore it, or scan where it moved", "loci scan NEW_DIR")]
+        return [Finding(name, "missing_dir", f"{root} no longer exists, yet its index still answers "
+                        "questions, citing files that are gone: forget the scope, or put the folder back "
+                        "and run `loci update` (moved elsewhere under a scanned folder at the same commit, "
+                        "`loci update` follows it)", f"loci forget {shlex.quote(name)}")]
     out = _index(layout, scope, meta)
     out += _graph(layout, scope, graphify)
     if meta is not None and models:
@@ -314,7 +317,7 @@ def _pulled(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     source = scope.path.rsplit("/", 1)[0]
     if meta is None:
         return [Finding(scope.name, "not_indexed", f"pulled from {scope.path} but not merged",
-                        f"loci pull {source}")]
+                        f"loci pull {shlex.quote(source)}")]
     origin = meta.get("origin") or {}
     at = f" ({origin.get('repository') or 'no repository URL'} @ {(origin.get('commit') or '?')[:12]})"
     kept = territory.state(layout, scope.name)
@@ -387,10 +390,10 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     status = record.get("status")
     if src is None and status != "unsupported":
         return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
-                        f"loci graphs {name}")] if graphify else []
+                        f"loci graphs {shlex.quote(name)}")] if graphify else []
     if src is not None and graphs.graph_problem(src) is not None:
         return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
-                        "no code structure", f"loci graphs {name}")] if graphify else []
+                        "no code structure", f"loci graphs {shlex.quote(name)}")] if graphify else []
     from loci_pipeline.staleness import graph_fresh
 
     if not graphify or "fingerprint" not in record:
@@ -398,7 +401,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if not graph_fresh(layout, scope):
         what = "graph older than the code" if src is not None else "code changed since graphify found nothing to graph"
         return [Finding(name, "graph_stale", f"{what}: symbols and calls may be out of date",
-                        f"loci graphs {name}")]
+                        f"loci graphs {shlex.quote(name)}")]
     if status == "unsupported":
         return [Finding(name, "prose_only", "no language graphify reads: indexed from prose only", None, NOTE)]
     return []
@@ -460,7 +463,7 @@ def _embed_command(layout: Layout) -> str:
     from loci.kernel.config import read_embed_config
 
     model = (read_embed_config(layout) or {}).get("model")
-    return f"loci embed --model {model}" if model not in (None, "default", "transformer") else "loci embed"
+    return f"loci embed --model {shlex.quote(str(model))}" if model not in (None, "default", "transformer") else "loci embed"
 
 
 def _model_dim(layout: Layout, model: str) -> int | None:

@@ -145,7 +145,7 @@ def install(layout: Layout, repos: Sequence[Path]) -> list[HookState]:
         repo = repo_root(given)
         scopes = scopes_of(layout, repo)
         if not scopes:
-            raise HookError(f"{repo} holds no registered scope; run `loci add {repo}` (or `loci scan`) first")
+            raise HookError(f"{repo} holds no registered scope; run `loci add {shlex.quote(str(repo))}` (or `loci scan`) first")
         folder = hooks_dir(repo)
         folder.mkdir(parents=True, exist_ok=True)
         for hook in HOOKS:

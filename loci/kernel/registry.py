@@ -36,6 +36,7 @@ class Scope:
     globs: tuple[str, ...] = ()
     owner: str = "unknown"
     user_aliases: tuple[str, ...] = ()
+    head: str = ""          # the commit HEAD named at the last scan: a repository that moved is known by it
 
 
 @dataclass

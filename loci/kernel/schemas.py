@@ -101,7 +101,7 @@ NAMES = ListOf(TEXT)
 
 SCOPE = Obj({"name": TEXT, "path": TEXT, "aliases": NAMES, "groups": NAMES, "kind": TEXT,
              "parent": OPT_TEXT, "excludes": NAMES, "globs": NAMES, "owner": TEXT,
-             "user_aliases": NAMES}, required=("name", "path"))
+             "user_aliases": NAMES, "head": TEXT}, required=("name", "path"))
 SCOPES = Obj({"schema_version": int, "roots": NAMES, "scopes": ListOf(SCOPE)})
 
 GROUPS = Obj({"schema_version": int, "default_mode": TEXT, "modes": MapOf(TEXT),
