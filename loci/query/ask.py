@@ -179,7 +179,7 @@ class Session:
         toks |= {pre + t for t in toks for pre in ("fact:", "fact:uses:")} | {"fact:dependency-free"}
         toks |= {"fact:" + lang for lang in q.languages}   # "my Node CLI": javascript, typescript
         toks |= set(q.pairs)   # "click option" may write `click.option` (router._api_phrase)
-        if grammar.is_enumerative(q.text) and grammar.asks_about_use(q.text):
+        if q.enumerative and grammar.asks_about_use(q.text):
             # "which of my projects use jinja?": the dependency facts of every name jinja is published under
             said = q.text.lower()
             toks |= {pre + t for names in self.aliases().values() if any(a.lower() in said for a in names)
