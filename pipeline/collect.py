@@ -314,7 +314,6 @@ def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits:
         extra = [f for f in _log_records(_git(root, "log", f"-n{max_commits}", *fmt, "--no-walk", *empty) or b"")
                  if f[0] not in known]
         rows = sorted(rows + extra, key=lambda f: rank.get(f[0], len(order)))
-    rows = [[sha, author, date, subject, without_trailers(body)] for sha, author, date, subject, body in rows]
     rows = rows[:max_commits] + [f for f in rows[max_commits:] if f[4].strip()][:max_commits]
     chunks = []
     for sha, author, date, subject, body in rows:
@@ -322,17 +321,6 @@ def commit_chunks(scope: str, root: Path, exclude: tuple[str, ...], max_commits:
         chunks.append(make_chunk(scope, "commit", f"commit:{sha}", 0, text, heading=text.split("\n", 1)[0],
                                  author=author, date=date, found=found))
     return chunks
-
-
-# "Signed-off-by: Ada <ada@example.org>", "Co-authored-by: ...": who, not why
-_PEOPLE_TRAILER = re.compile(r"^[A-Za-z][A-Za-z-]*-by:.*(?:\n|$)", re.M)
-
-
-def without_trailers(body: str) -> str:
-    """A commit body without its people trailers (Signed-off-by, Co-authored-by, Reviewed-by...):
-    names and addresses, not the change's why, and an address's words (the "de" of a ``.de``
-    domain) would count as the project's vocabulary. A body of trailers alone is no body."""
-    return _PEOPLE_TRAILER.sub("", body).strip()
 
 
 def release_tag_chunk(scope: str, root: Path) -> list[Chunk]:

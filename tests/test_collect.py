@@ -584,19 +584,6 @@ def test_one_commit_chunk_per_commit_with_sha_author_and_date(repo):
     assert got.stats["commits"] == 2
 
 
-def test_a_commit_body_keeps_its_why_and_drops_its_people_trailers(repo):
-    write(repo, "a.md", "# A\n\nx\n")
-    commit_all(repo, "Fix the parser\n\nThe lexer dropped a token.\n\n"
-                     "Co-authored-by: Jo Sprick <git@jochen.sprickerhof.de>\nSigned-off-by: Ada <ada@example.org>")
-    write(repo, "b.md", "# B\n\ny\n")
-    commit_all(repo, "Bump\n\nSigned-off-by: Ada <ada@example.org>")
-    texts = [c.text for c in collect_scope("s", repo).chunks if c.kind == "commit"]
-    assert texts == ["Bump", "Fix the parser\n\nThe lexer dropped a token."]
-    # a body of trailers alone is no body: an older such commit is not sought out
-    many = [c.heading for c in collect_scope("s", repo, params=Params(max_commits=1)).chunks if c.kind == "commit"]
-    assert many == ["Bump", "Fix the parser"]
-
-
 def test_a_commit_that_changes_no_file_is_collected_in_date_order(repo):
     write(repo, "a.md", "# A\n\nx\n")
     commit_all(repo, "Add a", date="2024-01-01T00:00:00+00:00")
