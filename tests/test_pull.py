@@ -804,3 +804,11 @@ def test_a_clone_without_the_remote_at_the_commit_a_bundle_was_built_from_asks_a
     git(mirror, "add", "-A")
     git(mirror, "commit", "-q", "-m", "moved on")
     assert json.loads(cli(*ask).stdout)["outcome"] == "abstained"   # another commit, no remote: nothing known
+
+
+def test_doctor_on_a_home_pulled_without_vectors_names_a_fix_that_brings_them(published, loci_home):
+    cli("pull", str(published), "--no-vectors", "--quiet")        # a map: its stores stay in the store
+    found = {f["problem"]: f for f in json.loads(cli("doctor", "--json", code=1).stdout)}
+    gap = found["no_embeddings"]
+    assert gap["fix"] != "loci embed"                              # it encodes nothing here: no local store
+    assert "loci pull --all" in gap["fix"] and str(published) in gap["fix"] and "loci embed" in gap["fix"]

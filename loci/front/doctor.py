@@ -35,6 +35,24 @@ class Finding:
         return asdict(self)
 
 
+def _no_embeddings(layout: Layout, registry) -> Finding:
+    """No vectors in the home: `loci embed` encodes the local scopes' stores; a home of scopes
+    pulled as maps without vectors has no store here to encode (`loci embed` finds nothing), so
+    the stores come first."""
+    message = "no embeddings: answers are ranked lexically only"
+    if any(s.kind != "pulled" for s in registry.scopes):
+        return Finding(None, "no_embeddings", message, "loci embed")
+    from loci.kernel.territory import read_record
+
+    sources = sorted({str(r["source"]) for s in registry.scopes
+                      if (r := read_record(layout, s.name)) is not None and r.get("source")})
+    if not sources:   # pulled whole: the stores are here
+        return Finding(None, "no_embeddings", message, "loci embed")
+    return Finding(None, "no_embeddings", message + " (the bundles were pulled without vectors, and their "
+                   "stores are still in the store: `loci embed` has nothing here to encode)",
+                   f"loci pull --all {shlex.quote(sources[0])} && loci embed")
+
+
 def diagnose(layout: Layout) -> list[Finding]:
     """Every finding for the home at ``layout``, whole-home ones first, then scope by scope."""
     from loci.kernel.registry import RegistryError, load_registry
@@ -61,8 +79,7 @@ def diagnose(layout: Layout) -> list[Finding]:
                            "from prose only, with no code structure", f"pip install '{DIST}[graph]'"))
     models = _vector_models(layout)
     if models == []:
-        out.append(Finding(None, "no_embeddings", "no embeddings: answers are ranked lexically only",
-                           "loci embed"))
+        out.append(_no_embeddings(layout, registry))
     if models:
         out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"],
                              [s.name for s in registry.scopes if s.kind == "pulled"])
