@@ -147,3 +147,15 @@ def test_no_abstention_fix_offers_a_flag_the_route_command_lacks():
 
     for cause, fix in FIXES.items():
         assert "--scope" not in fix.replace("loci ask --scope", ""), cause
+
+
+def test_the_skill_explains_every_marker_a_route_prints_for_the_vectors_part():
+    from types import SimpleNamespace
+
+    from loci.front.render import _by_meaning
+
+    text = " ".join(skill_text().split())
+    for action in ("added", "led", "rescued", "fused", "narrowed"):
+        marker = _by_meaning(SimpleNamespace(semantic={"action": action, "scope": "x", "dropped": ["x"]}))
+        words = marker.strip().strip("()").removeprefix("x ")   # the scope it names, then what it says
+        assert words and words[:30] in text, (action, words)
