@@ -106,3 +106,23 @@ def test_fast_never_opens_the_vectors(session, monkeypatch):
 def test_a_home_without_vectors_answers_lexically(session):
     assert session.semantic() is None
     assert ask(session, SPROCKET_Q).route.semantic is None
+
+
+def test_a_scope_whose_folder_is_gone_answers_from_its_last_index_and_says_so(tmp_path, monkeypatch):
+    import json
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from conftest import setup_home
+    from loci.front.cli import app
+
+    monkeypatch.setenv("LOCI_HOME", str(tmp_path / "home"))
+    code = setup_home(tmp_path / "code", {"gizmo": {"README.md": "# gizmo\n\nA sprocket calibration toolkit.\n"}})
+    shutil.rmtree(code / "gizmo")
+    res = CliRunner().invoke(app, ["ask", "--json", "--no-cwd", "--scope", "gizmo", "how do I calibrate a sprocket?"],
+                             env={"LOCI_SERVER": "off"})
+    assert res.exit_code == 0, res.output
+    block = json.loads(res.stdout)["blocks"][0]
+    assert block["scope"] == "gizmo" and block["episodes"]            # still answers, from its last index
+    assert any("missing" in n and "loci forget gizmo" in n for n in block["notes"])

@@ -428,6 +428,9 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     origin = (session.metas([scope]).get(scope) or {}).get("origin")
     block = Block(scope, origin={k: origin.get(k) for k in ("repository", "commit")} if origin else None)
     lex = session.lexical(scope)
+    gone = _folder_gone(session, scope)
+    if gone:
+        block.notes.append(gone)
     if lex is None:
         block.notes.append(no_store_note(session, scope))
     else:
@@ -450,6 +453,18 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     # what the project is, how it is used: answered by its own words, not by a symbol named "show"
     block.structure = [] if plan.about or _asks_its_files(q, plan) else _structure(session, scope, q, plan.k)
     return block
+
+
+def _folder_gone(session: Session, scope: str) -> str | None:
+    """The note of a scope built here whose folder is gone (deleted, or moved where no scan
+    found it): it answers from its last index, citing files that may no longer exist."""
+    entry = session.registry.get(scope)
+    if entry is None or entry.kind == "pulled" or Path(entry.path).exists():
+        return None
+    import shlex
+
+    return (f"its folder {entry.path} is missing: these answers come from its last index; "
+            f"`loci forget {shlex.quote(scope)}` drops it, or put the folder back and run `loci update`")
 
 
 # what a failed fetch's reason says when the published copy itself is bad (``territory._fetch``:
