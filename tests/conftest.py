@@ -103,3 +103,33 @@ def routing_index(vocab_text: dict[str, str], updated: dict[str, str] | None = N
         for t, w in c.items():
             postings.setdefault(t, {})[i] = float(w)
     return RoutingIndex(scopes, sizes, [(updated or {}).get(s, "") for s in scopes], postings, complete=True)
+
+
+@pytest.fixture
+def s3_server(monkeypatch):
+    """An S3-compatible server on loopback (moto, in this process) with one empty bucket,
+    ``corpus``; AWS_* set for it here and so in every process a test starts. Yields a boto3
+    client of it (its address: ``client.meta.endpoint_url``)."""
+    moto_server = pytest.importorskip("moto.server")
+    boto3 = pytest.importorskip("boto3")
+    import logging
+    import urllib.request
+
+    werkzeug = logging.getLogger("werkzeug")  # the server's request lines stay out of the CLI's output
+    monkeypatch.setattr(werkzeug, "level", logging.ERROR)
+    monkeypatch.setattr(werkzeug, "disabled", True)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    endpoint = "http://%s:%d" % server.get_host_and_port()
+    # moto keeps its objects in this process across servers: each test starts from none
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
+    for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
+                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+                       "AWS_EC2_METADATA_DISABLED": "true"}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    client.create_bucket(Bucket="corpus")
+    yield client
+    server.stop()
+

@@ -322,27 +322,9 @@ def test_the_mcp_server_shares_its_engine_with_the_cli_while_it_runs(engine_home
 # ---------------------------------------------------------------- the asker's settings
 
 @pytest.fixture
-def s3_store(monkeypatch):
-    """An S3-compatible server on loopback (moto, in this process) with one empty bucket,
-    ``corpus``; AWS_* set for it here and so in every process these tests start."""
-    moto_server = pytest.importorskip("moto.server")
-    boto3 = pytest.importorskip("boto3")
-    import logging
-    import urllib.request
-
-    monkeypatch.setattr(logging.getLogger("werkzeug"), "disabled", True)
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    endpoint = "http://%s:%d" % server.get_host_and_port()
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-    for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
-                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                       "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="corpus")
-    yield endpoint
-    server.stop()
+def s3_store(s3_server):
+    """An S3-compatible server on loopback with one empty bucket, ``corpus`` (conftest); its address."""
+    return s3_server.meta.endpoint_url
 
 
 def test_an_engine_started_with_another_environment_does_not_answer_for_this_one(engine_home, s3_store,

@@ -17,30 +17,9 @@ boto3 = pytest.importorskip("boto3")
 
 
 @pytest.fixture
-def s3(monkeypatch):
-    """An S3-compatible server on loopback with one empty bucket; AWS_* set for it."""
-    import logging
-
-    werkzeug = logging.getLogger("werkzeug")  # the server's request lines stay out of the CLI's output
-    monkeypatch.setattr(werkzeug, "level", logging.ERROR)
-    monkeypatch.setattr(werkzeug, "disabled", True)
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    endpoint = f"http://{host}:{port}"
-    import urllib.request
-
-    # moto keeps its objects in this process across servers: each test starts from none
-    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10)
-    for key, value in {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
-                       "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
-                       "AWS_EC2_METADATA_DISABLED": "true"}.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-    client.create_bucket(Bucket="corpus")
-    yield client
-    server.stop()
+def s3(s3_server):
+    """An S3-compatible server on loopback with one empty bucket; AWS_* set for it (conftest)."""
+    return s3_server
 
 
 @pytest.fixture
