@@ -192,23 +192,18 @@ def _server_cwd() -> Path | None:
 def _cwd(cwd: str | None) -> Path | None:
     """The directory a question is asked from: the server's own when not given, none for "";
     one that names no directory is a usage error, as `loci ask --cwd` makes it."""
+    from loci.kernel.asked_from import asked_from
+
     if cwd is None:
         return _server_cwd()
     if not cwd.strip():
         return None
     if "\x00" in cwd:   # ``context_for`` names it
         return Path(cwd)
-    path = Path(cwd).expanduser()
-    if not path.is_absolute():
-        here = _server_cwd()
-        if here is None:
-            raise UsageError(f"cwd {cwd}: a relative path, and the server's working directory no longer "
-                             "exists; give an absolute path")
-        path = here / path
-    if not path.is_dir():
-        raise UsageError(f"cwd {cwd}: no such directory; give the directory the question is asked from, "
-                         "or \"\" for none")
-    return path
+    try:
+        return Path(asked_from(cwd, "cwd"))
+    except UsageError as exc:
+        raise UsageError(f"{exc}; give the directory the question is asked from, or \"\" for none") from None
 
 
 # ---------------------------------------------------------------- the protocol

@@ -60,33 +60,15 @@ def emit(reply: dict) -> int:
     return int(reply["code"])
 
 
-def _here() -> str | None:
-    """This process's working directory; None when it was removed (a deleted checkout or worktree)."""
-    try:
-        return os.getcwd()
-    except FileNotFoundError:
-        return None
-
-
 def _cwd_arg(cwd, no_cwd: bool) -> str | None:
     """The directory the question is asked from, absolute (an engine has a working directory of
     its own): ``--cwd`` taken from here, else here; None with ``--no-cwd`` or when here is gone
     (``run`` says so once). A ``--cwd`` that names no directory is a usage error."""
+    from loci.kernel.asked_from import asked_from, here
+
     if no_cwd:
         return None
-    if cwd is None:
-        return _here()
-    from loci.kernel.errors import UsageError
-
-    path = os.path.expanduser(os.fspath(cwd))
-    if not os.path.isabs(path):
-        here = _here()
-        if here is None:
-            raise UsageError(f"--cwd {cwd}: a relative path, and the current directory no longer exists")
-        path = os.path.join(here, path)
-    if not os.path.isdir(path):
-        raise UsageError(f"--cwd {cwd}: no such directory")
-    return path
+    return here() if cwd is None else asked_from(cwd, "--cwd")
 
 
 def question_args(op: str, question: str, *, cwd, no_cwd: bool, group: str | None, fast: bool,
@@ -241,7 +223,9 @@ def run(argv: list[str]) -> int | None:
         return None
     command, kwargs = parsed
     no_server = kwargs.pop("no_server")
-    if kwargs["cwd"] is None and not kwargs["no_cwd"] and _here() is None:
+    from loci.kernel.asked_from import here
+
+    if kwargs["cwd"] is None and not kwargs["no_cwd"] and here() is None:
         _err("the current directory no longer exists: asked as with --no-cwd")
     starting = None
     from loci.front import engine_client
