@@ -156,6 +156,6 @@ def test_the_skill_explains_every_marker_a_route_prints_for_the_vectors_part():
 
     text = " ".join(skill_text().split())
     for action in ("added", "led", "rescued", "fused", "narrowed"):
-        marker = _by_meaning(SimpleNamespace(semantic={"action": action, "scope": "x", "dropped": ["x"]}))
+        marker = _by_meaning(SimpleNamespace(semantic={"action": action, "scope": "x", "dropped": ["x"]}, scopes=["x"]))
         words = marker.strip().strip("()").removeprefix("x ")   # the scope it names, then what it says
         assert words and words[:30] in text, (action, words)

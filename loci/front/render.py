@@ -70,7 +70,8 @@ def abstention_cause(result) -> str:
         return result.reason
     if (getattr(result, "semantic", None) or {}).get("action") == "vetoed":
         return "vetoed"
-    return "no_evidence" if result.candidates else "no_terms"
+    held = any(getattr(d, "evidence", 0) > 0 for d in getattr(result, "details", None) or ())
+    return "no_evidence" if result.candidates or held else "no_terms"
 
 
 def _why(result) -> str:
@@ -96,7 +97,10 @@ def _by_meaning(result) -> str:
     if sem.get("action") == "led":
         return f"  ({sem['scope']} first: clearly closest in meaning of the projects its words found)"
     if sem.get("action") == "fused":
-        return "  (ranked high by both its words and its meaning; neither decided alone)"
+        held = {d.scope for d in getattr(result, "details", None) or () if getattr(d, "evidence", 0) > 0}
+        alone = [s for s in result.scopes if held and s not in held]   # its place is the closest in meaning's
+        tail = f"; {', '.join(alone)} by meaning alone" if alone else "; neither decided alone"
+        return f"  (ranked high by both its words and its meaning{tail})"
     if sem.get("action") == "narrowed":
         return f"  ({', '.join(sem['dropped'])} left out: only common words, far in meaning)"
     return ""
