@@ -119,3 +119,16 @@ def test_cwd_naming_no_directory_is_a_usage_error(corpus, tmp_path):
     got = _entry(["route", "--cwd", str(tmp_path / "nowhere"), "what is a sprocket?"])
     assert got.returncode == 2
     assert got.stderr.startswith("loci: --cwd") and "no such directory" in got.stderr
+
+
+def test_a_bad_cwd_is_left_to_the_in_process_path_which_reports_it_in_one_line_with_the_engine_on(tmp_path):
+    class Client:   # an engine that would answer anything: a bad --cwd must never reach it
+        class NoServer(Exception):
+            pass
+
+        def ask(self, *a, **kw):
+            raise AssertionError("the engine was asked")
+
+    kwargs = {"question": "q", "cwd": str(tmp_path / "nowhere"), "no_cwd": False, "group": None, "fast": False,
+              "explain": False, "as_json": False}
+    assert oneshot._through_engine(Client(), str(tmp_path), "route", kwargs) == (None, None)

@@ -256,12 +256,14 @@ def run(argv: list[str]) -> int | None:
 def _through_engine(engine_client, home: str, op: str, kwargs: dict):
     """(exit code, None) when the engine answered; (None, why not) when this process must.
     The engine sends what to print (``printed``): nothing here imports json or the renderer."""
+    from loci.kernel.errors import LociError
+
     keys = ("question", "cwd", "no_cwd", "group", "fast") + (("scope", "k") if op == "ask" else ("explain",))
     try:
         args = question_args(op, **{key: kwargs[key] for key in keys})
         reply = engine_client.ask(home, op, args, kwargs["as_json"])
     except engine_client.NoServer as why:
         return None, why
-    except OSError:   # the working directory is gone: the in-process answer says so
+    except (OSError, LociError):   # a gone directory, a bad --cwd: the in-process answer says so, in one line
         return None, None
     return emit(reply), None
