@@ -57,3 +57,17 @@ def test_a_rescued_route_says_the_words_did_not_decide_not_that_no_project_holds
     line = _by_meaning(SimpleNamespace(semantic={"scope": "cli", "action": "rescued"}))
     assert "closest in meaning" in line and "words" in line
     assert "no project holds" not in line
+
+
+def test_angle_brackets_that_are_no_html_tag_are_shown_as_written():
+    text = ("The arguments may be <required> or [optional]: `.argument('<username>')`, "
+            "a file like profiles/<name>.yaml, mail <ada@example.org>, and <b>bold</b> in <a href=\"x\">a link</a>.")
+    shown = snippet(text, tokenize("required argument"))
+    assert "<required>" in shown and "'<username>'" in shown and "profiles/<name>.yaml" in shown
+    assert "<ada@example.org>" in shown
+    assert "<b>" not in shown and "<a href" not in shown and "bold" in shown and "a link" in shown
+
+
+def test_html_in_capitals_and_a_comment_over_lines_are_decoration():
+    text = "<P ALIGN=center><IMG SRC=logo.png></P>\n<!-- a note\nover lines -->\nThe words a reader wants."
+    assert snippet(text, tokenize("words")) == "The words a reader wants."

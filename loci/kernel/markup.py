@@ -11,9 +11,14 @@ import re
 
 from loci.kernel.lazyre import LazyPattern
 
-# an HTML tag, a markdown image (a badge inside a link leaves "[](target)"), an empty link, an
-# rst substitution reference (|Build-Status|), an rst directive's line and its options' lines
-_DECORATION = LazyPattern(r"<[^>]*>|!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]|\[\s*\]\([^)]*\)|\[\s*\]\[[^\]]*\]"
+# the HTML elements a README wraps its prose, logos and badges in: "<username>" or "<name>.yaml" is
+# a placeholder the text means, and is kept
+_HTML_TAGS = ("a|abbr|b|blockquote|br|center|code|dd|del|details|div|dl|dt|em|figcaption|figure|font|h[1-6]|hr|"
+              "i|img|ins|kbd|li|ol|p|picture|pre|s|samp|section|small|source|span|strike|strong|sub|summary|sup|"
+              "svg|path|table|tbody|td|tfoot|th|thead|tr|tt|u|ul|var|video")
+# an HTML tag or comment, a markdown image (a badge inside a link leaves "[](target)"), an empty
+# link, an rst substitution reference (|Build-Status|), an rst directive's line and its options' lines
+_DECORATION = LazyPattern(r"</?(?i:" + _HTML_TAGS + r")(?:\s[^<>]*)?/?>|<!--[\s\S]*?-->|!\[[^\]]*\]\([^)]*\)|!\[[^\]]*\]\[[^\]]*\]|\[\s*\]\([^)]*\)|\[\s*\]\[[^\]]*\]"
                           r"|\|[^|\s][^|\n]*\||^\s*\.\.\s+[\w-]+::.*$|^\s+:\w[\w-]*:.*$", re.M)
 _LINKS = LazyPattern(r"\]\([^)]*\)|\]\[[^\]]*\]|https?://\S+|^\s*\[[^\]]*\]:.*$", re.M)
 _WORD = LazyPattern(r"[A-Za-z]{3,}")
