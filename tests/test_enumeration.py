@@ -331,3 +331,13 @@ def test_a_members_block_leads_with_a_passage_holding_the_word_that_made_it_a_me
     assert res.route.outcome == "enumerated" and "webapp" in res.route.scopes, res.route.members
     block = next(b for b in res.blocks if b.scope == "webapp")
     assert ".env" in block.episodes[0].text
+
+
+def test_a_set_question_may_call_the_askers_projects_by_another_plural_noun():
+    from loci.query import grammar
+
+    for q in ("Which of my CLIs support shell completion?", "Which of our services expose a health check?",
+              "How many of my Rust crates use serde?", "which of my apps log to syslog?"):
+        assert grammar.is_enumerative(q), q
+    for q in ("What modules does flask import at start-up?", "Which programs does the installer start?"):
+        assert not grammar.is_enumerative(q), q

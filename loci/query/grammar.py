@@ -14,6 +14,9 @@ from loci.kernel.tokens import tokenize
 _ENUM = LazyPattern(
     r"\b(which|what|any|all|how many)\s+(of\s+)?(my|our|the|these|those)?\s*"
     r"((?!(?:this|that|its)\b)[\w-]+\s+){0,2}?(projects?|repos?|repositories|codebases?|packages?|libraries|scopes?|tools?)\b"
+    # the asker's own projects by another noun: "which of my CLIs", "which of our services"
+    r"|\b(which|how\s+many)\s+of\s+(my|our)\s+([\w-]+\s+){0,2}?"
+    r"(apps|applications|services|crates|clis|programs|modules|frameworks)\b"
     r"|\bwhere\s+else\b|\bwhere\s+do\s+(i|we)\s+have\b|\bhave\s+(i|we)\s+ever\b|\bdid\s+(i|we)\s+ever\b|\bin\s+any\s+(of\s+)?(my|our)\b"
     r"|\bacross\s+(all\s+)?(my|our)\b|\bany\s+of\s+(my|our)\b|\bwhich\s+ones\b|\bother\s+(projects|repos)\b",
     re.I,
