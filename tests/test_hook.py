@@ -108,14 +108,36 @@ def test_a_hooks_path_shared_beyond_the_repository_is_refused_in_one_line(code, 
     assert not shared.exists()
 
 
-def test_cli_install_defaults_to_every_registered_repository_and_status_reports_it(code):
+def test_cli_install_without_a_repository_takes_the_one_it_is_run_in_and_all_takes_every_one(code, monkeypatch):
+    monkeypatch.chdir(code / "alpha")
     res = runner.invoke(app, ["hook", "install"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["hook", "status"])
+    assert res.output.count("post-checkout  loci") == 1 and f"{code / 'alpha'}  (rebuilds alpha)" in res.output
+    res = runner.invoke(app, ["hook", "install", "--all"])
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["hook", "status"])
     assert res.exit_code == 0
     for name in REPOS:
         assert f"{code / name}  (rebuilds {name})" in res.output
     assert res.output.count("post-checkout  loci") == 3
+
+
+def test_cli_install_outside_any_registered_repository_names_what_to_give(code, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(app, ["hook", "install"])
+    assert res.exit_code == 2 and "--all" in res.output and "Traceback" not in res.output
+    assert "post-checkout  loci" not in runner.invoke(app, ["hook", "status"]).output
+
+
+def test_a_hook_command_takes_a_scope_name_for_its_repository(code):
+    res = runner.invoke(app, ["hook", "install", "alpha"])
+    assert res.exit_code == 0, res.output
+    assert f"{code / 'alpha'}  (rebuilds alpha)" in res.output
+    res = runner.invoke(app, ["hook", "uninstall", "alpha"])
+    assert res.exit_code == 0 and "post-checkout  none" in res.output
+    res = runner.invoke(app, ["hook", "install", "alhpa"])
+    assert res.exit_code == 2 and "did you mean alpha" in res.output
 
 
 def test_a_folder_that_holds_no_scope_is_refused(tmp_path, loci_home):

@@ -13,15 +13,40 @@ commands = Commands()
 hook_app = commands.typer(typer.Typer(help="Commit hooks that keep a repository's scopes fresh "
                                            "(post-commit, post-merge, post-checkout).", no_args_is_help=True),
                           "hook")
-REPOS = typer.Argument(None, help="Repositories (default: every registered scope's repository).")
+REPOS = typer.Argument(None, help="Repositories, as folders or scope names (default: the repository this "
+                                   "command is run in; --all: every registered scope's).")
+ALL = typer.Option(False, "--all", help="Every registered scope's repository.")
 SAY = {"loci": "loci", "loci+chained": "loci (runs your previous hook first)", "absent": "none",
        "other": "not loci's"}
 
 
-def _repos(repos: List[Path] | None, layout) -> list[Path]:
-    from loci.front.hook import registered_repos
+def _repos(repos: List[Path] | None, layout, every: bool = False) -> list[Path]:
+    """The repositories a hook command acts on: those given (a folder, or a registered scope's name
+    for its repository), every registered one with ``every``, else the one it is run in."""
+    from loci.front.hook import registered_repos, repo_root
+    from loci.kernel.errors import UsageError, unknown_name
+    from loci.kernel.registry import load_registry
 
-    return list(repos) if repos else registered_repos(layout)
+    if every:
+        return registered_repos(layout)
+    if repos:
+        registry = load_registry(layout)
+        out = []
+        for given in repos:
+            scope = registry.get(str(given)) if not Path(given).exists() else None
+            if scope is None and not Path(given).exists():
+                raise UsageError(unknown_name("scope", str(given), registry.names(), listing="loci scopes")
+                                 + "; or give the repository's folder")
+            out.append(Path(scope.path) if scope is not None else Path(given))
+        return out
+    try:
+        here = repo_root(Path.cwd())
+    except Exception:   # not in a git repository (HookError), or the folder is gone
+        here = None
+    if here is None or here not in registered_repos(layout):
+        raise UsageError("not inside a registered repository: name one (a folder or a scope), or --all for "
+                         "every registered one")
+    return [here]
 
 
 def _show(states) -> None:
@@ -37,29 +62,31 @@ def _show(states) -> None:
 
 @hook_app.command("install")
 @handled
-def install(repos: List[Path] = REPOS):
+def install(repos: List[Path] = REPOS, every: bool = ALL):
     """Install the hooks (idempotent; an existing hook is kept and run first). Each commit, merge or
     checkout then runs `python -m loci.dodo index:SCOPE` in the background; log: $LOCI_HOME/logs/hooks.log."""
     from loci.front.hook import install as put, log_path
 
     layout = writable_home()
-    _show(put(layout, _repos(repos, layout)))
+    _show(put(layout, _repos(repos, layout, every)))
     typer.echo(f"log: {log_path(layout)}")
 
 
 @hook_app.command("uninstall")
 @handled
-def uninstall(repos: List[Path] = REPOS):
+def uninstall(repos: List[Path] = REPOS, every: bool = ALL):
     """Remove loci's hooks and restore whatever hook was there before."""
     from loci.front.hook import uninstall as remove
 
-    _show(remove(_repos(repos, make_layout())))
+    _show(remove(_repos(repos, make_layout(), every)))
 
 
 @hook_app.command("status")
 @handled
 def status(repos: List[Path] = REPOS):
-    """Which of the three hooks are loci's in each repository, and what they rebuild."""
+    """Which of the three hooks are loci's in each repository (default: every registered one), and what
+    they rebuild."""
     from loci.front.hook import status as look
 
-    _show(look(_repos(repos, make_layout())))
+    layout = make_layout()
+    _show(look(_repos(repos, layout, every=not repos)))
