@@ -115,3 +115,14 @@ def test_a_pulled_scope_can_be_forgotten_and_the_next_pull_of_its_source_brings_
     assert "pull" in _loci("forget", "--help").output
     assert _loci("pull", str(store), "--no-calibrate").exit_code == 0
     assert load_registry(lay).names() == ["gizmo", "webby"]       # as the help says
+
+
+def test_forget_removes_the_commit_hooks_that_would_rebuild_nothing(tmp_path, loci_home):
+    code = setup_home(tmp_path / "code", {"gizmo": GIZMO, "webby": WEBBY})
+    assert _loci("hook", "install", "--all").exit_code == 0
+    res = _loci("forget", "gizmo")
+    assert res.exit_code == 0, res.output
+    assert "hooks removed" in res.output
+    status = _loci("hook", "status", str(code / "gizmo")).output
+    assert "post-commit    none" in status
+    assert "post-commit    loci" in _loci("hook", "status", str(code / "webby")).output   # the other keeps its own

@@ -62,15 +62,20 @@ def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`l
            no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the calibration as it is."),
            quiet: bool = quiet_flag()):
     """Forget scopes: out of the registry, the routing and the home (their index, vectors and graph);
-    a repository's sub-scopes go with it. Nothing is written inside the repositories.
+    a repository's sub-scopes go with it. Nothing is written inside the repositories but the removal
+    of loci's commit hooks from one no scope is left in (they would rebuild nothing).
 
     A folder still under a scanned root is registered again by the next `loci update` (move or
     delete it first). A pulled scope comes back with the next `loci pull` of its source, and with
     `loci update` while other scopes pulled from there remain."""
+    from loci.front.hook import repos_of, unhook_unregistered
     from loci_pipeline import build
 
-    report = build.forget(build_context(writable_home(), quiet=True, label="forgetting"), list(names),
+    home = writable_home()
+    repos = repos_of(home, names)   # read before the registry forgets where they are
+    report = build.forget(build_context(home, quiet=True, label="forgetting"), list(names),
                           calibrate=not no_calibrate)
+    unhooked = unhook_unregistered(home, repos) if not report.failed else []
     for step, msg in report.failed.items():
         err(f"{step}: {msg}")
     if not quiet:
@@ -80,6 +85,8 @@ def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`l
                        "registers it again (move or delete it first)")
         for name, source in sorted(report.pulled.items()):
             typer.echo(f"  {name}: pulled; the next `loci pull {shlex.quote(source)}` brings it back")
+        for repo in unhooked:
+            typer.echo(f"  {repo}: loci's commit hooks removed (no scope of it is left to rebuild)")
     raise typer.Exit(1 if report.failed else 0)
 
 

@@ -94,6 +94,35 @@ def registered_repos(layout: Layout) -> list[Path]:
     return out
 
 
+def repos_of(layout: Layout, names) -> list[Path]:
+    """The repositories of the registered scopes ``names`` that are still on disk (pulled ones have none)."""
+    from loci.kernel.registry import load_registry
+
+    out: list[Path] = []
+    for scope in load_registry(layout).scopes:
+        if scope.name in names and scope.kind != "pulled" and Path(scope.path).is_dir():
+            try:
+                top = repo_root(Path(scope.path))
+            except (HookError, OSError):
+                continue
+            if top not in out:
+                out.append(top)
+    return out
+
+
+def unhook_unregistered(layout: Layout, repos) -> list[Path]:
+    """Uninstall loci's hooks from those of ``repos`` no registered scope lives in any more; the
+    repositories whose hooks went."""
+    left = set(registered_repos(layout))
+    out = []
+    for repo in repos:
+        if repo in left or not any(st.state.startswith("loci") for st in status([repo], layout)):
+            continue
+        uninstall([repo])
+        out.append(repo)
+    return out
+
+
 def log_path(layout: Layout) -> Path:
     return layout.hooks_log
 
