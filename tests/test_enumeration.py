@@ -341,3 +341,13 @@ def test_a_set_question_may_call_the_askers_projects_by_another_plural_noun():
         assert grammar.is_enumerative(q), q
     for q in ("What modules does flask import at start-up?", "Which programs does the installer start?"):
         assert not grammar.is_enumerative(q), q
+
+
+def test_a_set_of_the_users_of_a_named_project_holds_only_projects_that_declare_it():
+    # "Rust" qualifies, "depend on walkdir" is what is asked: a Rust project that does not use it is no member
+    idx = _index({"alpha": ["rust"], "bravo": ["rust"], "charlie": ["go"], "walkdir": ["rust"]})
+    aliases = {s: [s] for s in ("alpha", "bravo", "charlie", "walkdir")}
+    r = route("Which of my Rust projects depend on walkdir?", idx, aliases=aliases)
+    assert r.outcome == "abstained" and r.scopes == []
+    idx.postings.setdefault("fact:walkdir", {})[idx.position["bravo"]] = 1.0
+    assert route("Which of my Rust projects depend on walkdir?", idx, aliases=aliases).scopes == ["bravo"]

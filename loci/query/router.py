@@ -654,15 +654,16 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     uses = grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks
     fact_words = list(dict.fromkeys([*(t for t in toks if t not in q.unnamed_language_words), *published]))
     held = asked_facts(elig, fact_words, index, uses)
-    if published:   # the names one project is published under are one fact, held under any of them
-        held = {s: [*(t for t in v if t not in published), *([published[0]] if set(v) & set(published) else [])]
+    if published:   # the names one project is published under are one fact, held under any of them, and
+        # the one asked: a project that does not declare it is no member, whatever else it holds
+        held = {s: [*(t for t in v if t not in published), published[0]] if set(v) & set(published) else []
                 for s, v in held.items()}
     best = max((len(v) for v in held.values()), default=0)
     set_aside = [index.position[s] for s in left_out if s in index.position]
     named_like: set[str] = set()
     if best:
         chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
-    elif not negated and any(_holds_fact(index, p, t, uses) for p in set_aside for t in fact_words):
+    elif not negated and (published or any(_holds_fact(index, p, t, uses) for p in set_aside for t in fact_words)):
         chosen = []
     else:
         named_like = grammar.name_shaped_tokens(question)
