@@ -88,6 +88,7 @@ def test_hard_group_abstains_when_the_best_answer_is_outside(index):
     ctx = Context(eligible=frozenset({"alpha", "beta"}), strict=True)
     r = route("cookie session redirect header request", index, ctx, ALIASES, P)
     assert r.outcome == "abstained" and r.reason == "out_of_group"
+    assert r.candidates[0]["scope"] == "gamma"   # where the answer lies: something to ask with --scope
 
 
 def test_a_group_that_holds_nothing_of_the_question_says_the_answer_lies_outside_it_in_any_mode(index):

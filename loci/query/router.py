@@ -481,11 +481,13 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         return (sc.evidence >= floor or len(distinctive_terms(sc)) >= params.min_matched_tokens
                 or bool(has_concentrated(sc)))
 
+    def outside(sc: ScopeScore) -> bool:
+        return context.eligible is not None and sc.scope not in context.eligible and sc.scope not in copies
+
     def outside_would_route() -> bool:
         """Is the corpus-wide winner outside the group asked, and would it route on its own?"""
-        return (context.eligible is not None and top_all is not None and top_all.scope not in context.eligible
-                and top_all.scope not in copies and (top_all.alias >= params.alias_boost or bool(top_all.cwd)
-                     or routable(top_all, params.evidence_floor)))
+        return (top_all is not None and outside(top_all) and (top_all.alias >= params.alias_boost
+                or bool(top_all.cwd) or routable(top_all, params.evidence_floor)))
 
     keyed = sorted((-s.total, s.scope, i) for i, s in enumerate(scores))   # each total once
     ranked = [scores[i] for _, _, i in keyed]
@@ -497,7 +499,9 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     def result(outcome, chosen, reason, gate):
         if reason == "no_evidence" and outside_would_route():
             reason = "out_of_group"   # `--group` confines in every mode: nothing in it, the answer lies outside
-        cands = [] if outcome != "abstained" else shortlist(ranked, held_distinctive, eligible)
+        # an answer outside the group: the scopes out there that hold the question are the shortlist
+        cands = [] if outcome != "abstained" else shortlist(
+            ranked, held_distinctive, outside if reason == "out_of_group" else eligible)
         if cands:
             forms = surface_forms(question)
             cands = [{"scope": c["scope"], "terms": [forms.get(t, t) for t in c["terms"]]} for c in cands]
