@@ -241,3 +241,32 @@ def test_groups_on_an_empty_home_says_to_register_scopes_first(tmp_path, loci_ho
 
     res = CliRunner().invoke(app, ["groups"])
     assert res.exit_code == 0 and "no scopes registered" in res.output
+
+
+def test_a_group_whose_last_member_left_is_named_as_empty_not_unknown():
+    from loci.kernel.groups import GroupUsageError, Policy, confinement
+
+    policy = Policy(modes={"données": "hard"})
+    with pytest.raises(GroupUsageError, match="group 'données' has no members; add one: loci group add SCOPE"):
+        confinement("données", None, {"a": {"web"}}, policy)
+    with pytest.raises(GroupUsageError, match="unknown group 'nope'"):
+        confinement("nope", None, {"a": {"web"}}, policy)
+
+
+def test_scopes_of_a_group_whose_last_member_left_is_an_empty_list(tmp_path, loci_home):
+    import json
+
+    from typer.testing import CliRunner
+
+    from conftest import GIZMO, setup_home
+    from loci.front.cli import app
+
+    setup_home(tmp_path / "code", {"gizmo": GIZMO})
+    run = CliRunner().invoke
+    assert run(app, ["group", "add", "gizmo", "tools"]).exit_code == 0
+    assert run(app, ["group", "rm", "gizmo", "tools"]).exit_code == 0
+    assert run(app, ["group", "set", "tools", "--mode", "hard"]).exit_code == 0   # `loci groups` lists it
+    assert "tools" in run(app, ["groups"]).output
+    res = run(app, ["scopes", "--json", "--group", "tools"])
+    assert res.exit_code == 0 and json.loads(res.stdout) == []
+    assert run(app, ["scopes", "--group", "nope"]).exit_code == 2

@@ -16,8 +16,11 @@ def scopes_listing(layout: Layout, group: str | None = None) -> list[dict]:
     from loci.kernel.registry import load_registry
 
     reg = load_registry(layout)
-    gof = effective_groups(reg, load_policy(layout))
+    policy = load_policy(layout)
+    gof = effective_groups(reg, policy)
     rows = [s for s in reg.scopes if group is None or group in gof.get(s.name, ())]
+    if group and not rows and (group in policy.modes or group in policy.members):
+        return []   # a group `loci groups` lists whose last member left: it has none
     if group and not rows:
         known = sorted({g for gs in gof.values() for g in gs})
         raise UsageError(unknown_name("group", group, known, listing="loci groups"))

@@ -10,6 +10,7 @@ Modes: ``explicit`` < ``soft`` < ``hard`` in strictness; the default is soft.
 """
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -212,6 +213,10 @@ def confinement(
     """
     if question_group:
         members = members_of(question_group, groups_of)
+        if not members and (question_group in policy.modes or question_group in policy.members):
+            # a group `loci groups` lists (a mode or an edit of its own) whose last member left
+            raise GroupUsageError(f"group {question_group!r} has no members; add one: "
+                                  f"loci group add SCOPE {shlex.quote(question_group)}")
         if not members:
             known = {g for gs in groups_of.values() for g in gs}
             raise GroupUsageError(unknown_name("group", question_group, known, listing="loci groups",
