@@ -353,3 +353,11 @@ def test_a_bare_it_with_nothing_else_in_the_question_to_stand_for_is_deictic():
     for q in ("How do I configure it?", "How do I deploy it?", "what does it return?"):
         r = ask(q, near(delta=0.9))
         assert r.outcome == "abstained" and r.reason == "deictic", q
+
+
+def test_a_follow_up_that_leans_on_the_question_before_is_deictic():
+    for q in ("and for async?", "What about Windows?", "how about the other one?"):
+        r = ask(q, near(delta=0.9))
+        assert r.outcome == "abstained" and r.reason == "deictic", q
+    r = ask("and how is the sprocket calibration parser wired?", near(alpha=0.7))   # it says enough itself
+    assert r.outcome == "routed" and r.scopes[0] == "alpha"

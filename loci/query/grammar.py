@@ -42,7 +42,9 @@ _DEICTIC_STRONG = LazyPattern(
 _DEICTIC_OWN = LazyPattern(
     r"\b(our|my)\s+(app|application|project|repo|repository|codebase|package|library|tool|cli|crate|service)\b",
     re.I)
-_DEICTIC_WEAK = LazyPattern(r"\b(it|its|it's)\b", re.I)
+_DEICTIC_WEAK = LazyPattern(r"\b(it|its|it's)\b"
+                            # a follow-up that leans on the question before it: "and for async?", "what about Windows?"
+                            r"|^\W*(?:and|but|also|what\s+about|how\s+about)\b", re.I)
 # "is there a library that does this?": after a verb of doing, "this" is the task just described
 _THIS_AS_TASK = LazyPattern(
     r"\b(?:do|does|did|doing|done|achieve|accomplish|handle|handles)\s+(?:this|that)\b(?=\s*[?.!,;:)]|\s*$)", re.I)
@@ -74,7 +76,8 @@ def is_enumerative(question: str) -> bool:
 
 
 def deixis(question: str) -> str | None:
-    """'strong' for this/here/the project..., 'own' for my/our app..., 'weak' for a bare it/its,
+    """'strong' for this/here/the project..., 'own' for my/our app..., 'weak' for a bare it/its or a
+    follow-up leaning on an earlier question ("and for async?"),
     else None ("does this", "this error": a task or what the asker sees, no project). A strong
     pointer abstains unless a name or the cwd says which project; "my app"
     is the asker's own code (a content question about the library it uses routes on its
