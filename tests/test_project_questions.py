@@ -484,3 +484,16 @@ def test_a_question_about_the_projects_own_files_asked_inside_it_shows_no_symbol
     assert inside.blocks[0].episodes[0].source == "CONTRIBUTING.md"
     named = ask(session, "how do I run `Monitor.run` in the tests?", cwd=root / "runner")   # code named: shown
     assert any("Monitor.run" in s["label"] for s in named.blocks[0].structure)
+
+
+def test_the_newest_changelog_entry_is_found_when_only_its_sections_hold_prose():
+    # "# Unreleased" and "# 10.4.2" hold no prose of their own: their "## Features" / "## Bugfixes" do
+    from loci.query.project_files import about_rows
+
+    rows = {1: {"heading": "Changelog", "text": "# Changelog\n\nAll notable changes to this project are here."},
+            2: {"heading": "Features", "text": "## Features\n- Add `--ignore-parent` to override the parent ignore files."},
+            3: {"heading": "Bugfixes", "text": "## Bugfixes\n- Fixed a performance regression due to ignore-contain."},
+            4: {"heading": "10.4.1", "text": "# 10.4.1\n\nThis is just a re-release of 10.4.0 due to an issue."}}
+    files = {"changelog": [1, 2, 3, 4], "commits": [], "readme": [], "manifest": [], "docs_index": [],
+             "docs_usage": [], "tag": []}
+    assert about_rows("changes", files, rows)[:2] == [2, 3]

@@ -91,7 +91,12 @@ _CHANGELOG_NAME = r"(?:change(?:log|s)|history|news|release[-_]?notes)"
 _CHANGELOG_TOP = LazyPattern(r"^" + _CHANGELOG_NAME + r"(?:\.[\w-]+)?$", re.I)
 _CHANGELOG_DOCS = LazyPattern(_DOCS + r"(?:[\w.-]+/)*" + _CHANGELOG_NAME + r"[\w.-]*\.(?:md|rst|txt|adoc)$", re.I)
 # where a changelog's entry begins: a version number, a date, or the not-yet-released section
-_ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcoming\b", re.I)
+_ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcoming\b"
+                             # the sections inside an entry (keep-a-changelog's and the usual others): the
+                             # first one in the file belongs to the newest entry, whose heading may hold no prose
+                             r"|^(?:added|changed|deprecated|removed|fixed|security|features?|bug\s*fixes|"
+                             r"breaking(?:\s+changes?)?|improvements?|enhancements?|performance|other|"
+                             r"documentation|deprecations?|new\s+features?)\s*:?$", re.I)
 _VERSIONED = LazyPattern(r"""(?im)^\s*["']?version["']?\s*[=:]""")
 OPENING_WORDS = 5   # fewer words of prose (a logo, a row of badges, a bare title) open nothing
 CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
