@@ -83,6 +83,16 @@ def test_the_status_line_counts_one_question_in_the_singular():
     assert "2 questions answered," in status_lines({**info, "questions": 2})[1]
 
 
+def test_the_status_line_of_an_engine_without_an_idle_limit_says_how_long_it_lives():
+    from loci.front.cli_server import status_lines
+
+    info = {"running": True, "home": "/h", "pid": 1, "version": "0", "same_code": True, "uptime_s": 3,
+            "sessions": 1, "rss_mb": 100, "cached_mb": 9.5, "questions": 2}
+    assert "exits after 600 s idle" in status_lines({**info, "idle_exit_s": 600})[1]
+    line = status_lines({**info, "idle_exit_s": float("inf")})[1]
+    assert "inf" not in line and "as long as the process holding it" in line
+
+
 BASE_ENV = {"PATH": "/usr/bin", "HOME": "/home/u", "LOCI_HOME": "/h", "AWS_REGION": "eu-west-1"}
 
 

@@ -22,7 +22,14 @@ def status_lines(info: dict) -> list[str]:
     return [f"a warm engine serves {info['home']}: pid {info.get('pid')}, loci {info.get('version')}, {code}",
             f"  up {info.get('uptime_s')} s, {_questions(info.get('questions'))} answered, "
             f"{info.get('sessions')} session(s) loaded, {info.get('rss_mb')} MB resident "
-            f"({info.get('cached_mb')} MB of stores and vectors cached), exits after {info.get('idle_exit_s'):g} s idle"]
+            f"({info.get('cached_mb')} MB of stores and vectors cached), {_lifetime(info.get('idle_exit_s'))}"]
+
+
+def _lifetime(idle_exit_s) -> str:
+    """When the engine exits: after so long idle, or (an MCP server's: it lives as long as its client) never."""
+    if idle_exit_s is None or idle_exit_s == float("inf"):
+        return "runs as long as the process holding it (an MCP server's)"
+    return f"exits after {idle_exit_s:g} s idle"
 
 
 def _questions(n) -> str:

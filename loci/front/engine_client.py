@@ -312,12 +312,18 @@ def describe(home: str) -> dict:
     return out
 
 
-def stop(home: str) -> bool:
-    """Ask the running engine to exit; whether one was running."""
+def stop(home: str, wait: float = 5.0) -> bool:
+    """Ask the running engine to exit, and wait (up to ``wait`` seconds) until it has let go of its
+    lock, so that "stopped" is true when said; whether one was running."""
     try:
         request(home, {"proto": PROTOCOL, "op": "stop"}, timeout=10.0)
     except NoServer:
         return False
+    import time
+
+    deadline = time.monotonic() + wait
+    while _locked(home) and time.monotonic() < deadline:
+        time.sleep(0.05)
     return True
 
 
