@@ -126,3 +126,18 @@ def test_a_scope_whose_folder_is_gone_answers_from_its_last_index_and_says_so(tm
     block = json.loads(res.stdout)["blocks"][0]
     assert block["scope"] == "gizmo" and block["episodes"]            # still answers, from its last index
     assert any("missing" in n and "loci forget gizmo" in n for n in block["notes"])
+
+
+def test_a_deictic_question_asked_from_a_folder_no_scope_holds_says_how_to_register_it(session, tmp_path):
+    from loci.query.ask import route_question
+
+    stray = tmp_path / "stray"
+    (stray / ".git").mkdir(parents=True)
+    (stray / "src").mkdir()
+    session.notes.clear()
+    r = route_question(session, "what license is this project under?", cwd=str(stray / "src"))
+    assert r.outcome == "abstained" and r.reason == "deictic"
+    assert any("no registered scope" in n and f"loci add {stray}" in n for n in session.notes), session.notes
+    session.notes.clear()
+    route_question(session, "what license is this project under?", cwd=str(tmp_path))   # no repository here
+    assert not any("no registered scope" in n for n in session.notes)

@@ -335,6 +335,13 @@ def route_question(session: Session, question: "Question | str", *, cwd=None, gr
     q = _clean_question(question)
     ctx = context_for(session, cwd, group)
     result = _route(session, q, ctx, fast)
+    if result.reason == "deictic" and cwd is not None and ctx.cwd_scope is None:
+        repo = _repository_of(cwd)   # "ask from inside the project" is what the asker did: it is no scope yet
+        if repo is not None:
+            import shlex
+
+            session.notes.append(f"the repository {repo} is no registered scope: `loci add {shlex.quote(str(repo))}` "
+                                 "registers it (then `loci index`)")
     if ctx.shadowed and result.outcome == "routed":   # copies named together answer once
         result = replace(result, scopes=one_per_content(result.scopes, session.merged.twins, ctx.shadowed))
     copies = copies_of(session, result.scopes) if ctx.shadowed else {}
@@ -453,6 +460,15 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     # what the project is, how it is used: answered by its own words, not by a symbol named "show"
     block.structure = [] if plan.about or _asks_its_files(q, plan) else _structure(session, scope, q, plan.k)
     return block
+
+
+def _repository_of(cwd) -> Path | None:
+    """The git repository ``cwd`` is in (the nearest folder up holding ``.git``), or None."""
+    try:
+        here = Path(cwd).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return None
+    return next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
 
 
 def _folder_gone(session: Session, scope: str) -> str | None:
