@@ -68,11 +68,11 @@ def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`l
     A folder still under a scanned root is registered again by the next `loci update` (move or
     delete it first). A pulled scope comes back with the next `loci pull` of its source, and with
     `loci update` while other scopes pulled from there remain."""
-    from loci.front.hook import repos_of, unhook_unregistered
+    from loci.front.hook import registered_repos, unhook_unregistered
     from loci_pipeline import build
 
     home = writable_home()
-    repos = repos_of(home, names)   # read before the registry forgets where they are
+    repos = registered_repos(home, names)   # read before the registry forgets where they are
     report = build.forget(build_context(home, quiet=True, label="forgetting"), list(names),
                           calibrate=not no_calibrate)
     unhooked = unhook_unregistered(home, repos) if not report.failed else []

@@ -79,34 +79,22 @@ def scopes_of(layout: Layout, repo: Path) -> tuple[str, ...]:
     return tuple(sorted(names))
 
 
-def registered_repos(layout: Layout) -> list[Path]:
-    """Every registered scope's repository, once each."""
+def registered_repos(layout: Layout, names=None) -> list[Path]:
+    """Every registered scope's repository, once each (``names``: only those scopes', and only
+    those still on disk; a pulled scope has none)."""
     from loci.kernel.registry import load_registry
 
     out: list[Path] = []
     for scope in load_registry(layout).scopes:
+        if names is not None and (scope.name not in names or scope.kind == "pulled"
+                                  or not Path(scope.path).is_dir()):
+            continue
         try:
             top = repo_root(Path(scope.path))
         except (HookError, OSError):
             continue
         if top not in out:
             out.append(top)
-    return out
-
-
-def repos_of(layout: Layout, names) -> list[Path]:
-    """The repositories of the registered scopes ``names`` that are still on disk (pulled ones have none)."""
-    from loci.kernel.registry import load_registry
-
-    out: list[Path] = []
-    for scope in load_registry(layout).scopes:
-        if scope.name in names and scope.kind != "pulled" and Path(scope.path).is_dir():
-            try:
-                top = repo_root(Path(scope.path))
-            except (HookError, OSError):
-                continue
-            if top not in out:
-                out.append(top)
     return out
 
 
