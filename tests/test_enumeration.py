@@ -351,3 +351,10 @@ def test_a_set_of_the_users_of_a_named_project_holds_only_projects_that_declare_
     assert r.outcome == "abstained" and r.scopes == []
     idx.postings.setdefault("fact:walkdir", {})[idx.position["bravo"]] = 1.0
     assert route("Which of my Rust projects depend on walkdir?", idx, aliases=aliases).scopes == ["bravo"]
+
+
+def test_the_users_of_two_named_projects_are_counted_per_project():
+    idx = _index({"alpha": ["click", "jinja2"], "bravo": ["click"], "charlie": ["python"],
+                  "click": ["python"], "jinja": ["python"]})
+    aliases = {**{s: [s] for s in ("alpha", "bravo", "charlie", "click")}, "jinja": ["jinja", "Jinja2"]}
+    assert route("Which of my projects use both click and jinja?", idx, aliases=aliases).scopes == ["alpha"]

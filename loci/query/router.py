@@ -520,7 +520,7 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         # "which of my projects use jinja?": those declaring it by the names it is published under
         # (Jinja2); it does not use itself
         used = sorted(named) if grammar.asks_about_use(question) else []
-        published = [t for s in used for a in aliases.get(s, (s,)) for t in tokenize(a)[:1]]
+        published = [tuple(dict.fromkeys(t for a in aliases.get(s, (s,)) for t in tokenize(a)[:1])) for s in used]
         chosen, why = enumerate_members([s for s in elig if s.scope not in used], toks, negated, index, params,
                                         distinctive_terms, top, q,
                                         lambda t: holder_count(index, t, spellings_of(t, toks, q)), sorted(excluded),
@@ -625,7 +625,8 @@ DEPENDENCY_FREE = "dependency-free"   # the fact of a project whose installation
 def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: set[str], index: RoutingIndex,
                       params: Params, distinctive_terms, top: ScopeScore,
                       question: "Question | str" = "", holder_count=None,
-                      left_out: Sequence[str] = (), published: Sequence[str] = ()) -> tuple[list[ScopeScore], list[dict]]:
+                      left_out: Sequence[str] = (), published: Sequence[Sequence[str]] = ()
+                      ) -> tuple[list[ScopeScore], list[dict]]:
     """The scopes an enumerative question asks for, each with why: (members, reasons).
 
     Facts first: when the question names facts some projects hold, the members are
@@ -646,8 +647,9 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     hold word ``t`` in any of its spellings (by default, in the one given). ``left_out``: the
     projects the question sets aside ("besides flask"): a fact only they hold is still what is
     asked, and no other project holding it makes the set empty, not one of words ("which projects
-    use jinja besides flask?" is not answered by jinja, which holds the word). ``published``: the
-    names a project the question asks about the use of is published under, asked as facts too.
+    use jinja besides flask?" is not answered by jinja, which holds the word). ``published``: for
+    each project the question asks about the use of, the names it is published under, asked as
+    one fact each (a member declares at least one of those projects).
     """
     holder_count = holder_count or (lambda t: len(index.get(t)))
     q = Question.of(question)
@@ -656,12 +658,13 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
         toks = [*toks, DEPENDENCY_FREE]
         negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
     uses = grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks
-    fact_words = list(dict.fromkeys([*(t for t in toks if t not in q.unnamed_language_words), *published]))
+    names = {t for group in published for t in group}
+    fact_words = list(dict.fromkeys([*(t for t in toks if t not in q.unnamed_language_words), *names]))
     held = asked_facts(elig, fact_words, index, uses)
     if published:   # the names one project is published under are one fact, held under any of them, and
-        # the one asked: a project that does not declare it is no member, whatever else it holds
-        held = {s: [*(t for t in v if t not in published), published[0]] if set(v) & set(published) else []
-                for s, v in held.items()}
+        # what is asked: a project that declares none of the projects named is no member
+        held = {s: ([*(t for t in v if t not in names), *(g[0] for g in published if set(v) & set(g))]
+                    if set(v) & names else []) for s, v in held.items()}
     best = max((len(v) for v in held.values()), default=0)
     set_aside = [index.position[s] for s in left_out if s in index.position]
     named_like: set[str] = set()
