@@ -39,14 +39,14 @@ def _repos(repos: List[Path] | None, layout, every: bool = False) -> list[Path]:
                                  + "; or give the repository's folder")
             out.append(Path(scope.path) if scope is not None else Path(given))
         return out
-    try:
-        here = repo_root(Path.cwd())
-    except Exception:   # not in a git repository (HookError), or the folder is gone
-        here = None
-    if here is None or here not in registered_repos(layout):
+    try:   # the scope this is run in (the registry's paths: no git call per registered scope)
+        scope = load_registry(layout).containing(Path.cwd())
+    except OSError:   # the folder is gone
+        scope = None
+    if scope is None or scope.kind == "pulled":
         raise UsageError("not inside a registered repository: name one (a folder or a scope), or --all for "
                          "every registered one")
-    return [here]
+    return [repo_root(Path(scope.path))]
 
 
 def _show(states) -> None:

@@ -44,13 +44,13 @@ def _no_embeddings(layout: Layout, registry) -> Finding:
         return Finding(None, "no_embeddings", message, "loci embed")
     from loci.kernel.territory import read_record
 
-    sources = sorted({str(r["source"]) for s in registry.scopes
-                      if (r := read_record(layout, s.name)) is not None and r.get("source")})
-    if not sources:   # pulled whole: the stores are here
+    source = next((str(r["source"]) for s in registry.scopes   # the first map's record says where they are
+                   if (r := read_record(layout, s.name)) is not None and r.get("source")), None)
+    if source is None:   # pulled whole: the stores are here
         return Finding(None, "no_embeddings", message, "loci embed")
     return Finding(None, "no_embeddings", message + " (the bundles were pulled without vectors, and their "
                    "stores are still in the store: `loci embed` has nothing here to encode)",
-                   f"loci pull --all {shlex.quote(sources[0])} && loci embed")
+                   f"loci pull --all {shlex.quote(source)} && loci embed")
 
 
 def diagnose(layout: Layout) -> list[Finding]:

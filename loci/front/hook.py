@@ -101,10 +101,13 @@ def registered_repos(layout: Layout, names=None) -> list[Path]:
 def unhook_unregistered(layout: Layout, repos) -> list[Path]:
     """Uninstall loci's hooks from those of ``repos`` no registered scope lives in any more; the
     repositories whose hooks went."""
-    left = set(registered_repos(layout))
+    from loci.kernel.registry import load_registry
+
+    left = [Path(s.path).resolve() for s in load_registry(layout).scopes if s.kind != "pulled"]
     out = []
-    for repo in repos:
-        if repo in left or not any(st.state.startswith("loci") for st in status([repo], layout)):
+    for repo in repos:   # a scope left in its folder (the registry's paths: no git call per scope)
+        if any(p == repo or repo in p.parents for p in left) \
+                or not any(st.state.startswith("loci") for st in status([repo], layout)):
             continue
         uninstall([repo])
         out.append(repo)

@@ -68,15 +68,6 @@ class ToolFailure(Exception):
         return {"error": self.error, "hint": self.hint} if self.hint else error_object(self.error)
 
 
-# each tool's arguments: the Python types a value may have, and the type named when it has another
-ARGUMENTS: dict[str, dict[str, tuple[tuple[type, ...], str]]] = {
-    "ask": {"question": ((str,), "a string"), "cwd": ((str, type(None)), "a string or null"),
-            "group": ((str, type(None)), "a string or null"), "scope": ((str, type(None)), "a string or null"),
-            "k": ((int,), "a whole number")},
-    "scopes": {"group": ((str, type(None)), "a string or null")},
-    "doctor": {},
-}
-REQUIRED = {"ask": ("question",)}
 _MISSING = object()
 
 
@@ -180,6 +171,31 @@ class Service:
             _log(f"{tool} failed:\n{traceback.format_exc()}")
             raise ToolFailure(f"internal error in {tool} ({type(exc).__name__}): {one_line(exc)}") from None
         return json.dumps(out, indent=2, ensure_ascii=False)
+
+
+_KINDS = {str: "a string", int: "a whole number", type(None): "null"}
+
+
+def _tool_arguments(tools) -> tuple[dict, dict]:
+    """Each tool's arguments, read from ``Service``'s signature of it: {tool: {name: (the Python types a
+    value may have, the type named when it has another)}}, and {tool: the names without a default}."""
+    import inspect
+    import typing
+
+    arguments, required = {}, {}
+    for tool in tools:
+        method = getattr(Service, tool)
+        hints = typing.get_type_hints(method)
+        params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+        arguments[tool] = {}
+        for p in params:
+            types = typing.get_args(hints[p.name]) or (hints[p.name],)
+            arguments[tool][p.name] = (tuple(types), " or ".join(_KINDS[t] for t in types))
+        required[tool] = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
+    return arguments, required
+
+
+ARGUMENTS, REQUIRED = _tool_arguments(Service.TOOLS)
 
 
 def _server_cwd() -> Path | None:

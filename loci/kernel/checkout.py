@@ -36,12 +36,18 @@ def repository_key(url: str | None) -> str | None:
     return text.lower() or None
 
 
+def checkout_root(start: Path) -> Path | None:
+    """The folder of the checkout holding ``start`` (the nearest one up with a ``.git``), or None."""
+    here = Path(start)
+    return next((f for f in [here, *here.parents][:MAX_DEPTH] if (f / ".git").exists()), None)
+
+
 def git_dirs(start: Path) -> tuple[Path, Path] | None:
     """(the git folder, its common folder) of the checkout holding ``start``: the same folder for
     a plain clone; a worktree's ``.git`` file followed to its own folder and to the repository's
     common one. None outside any checkout."""
-    here = Path(start)
-    for folder in [here, *here.parents][:MAX_DEPTH]:
+    folder = checkout_root(start)
+    if folder is not None:
         dot = folder / ".git"
         if dot.is_dir():
             return dot, dot

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -336,10 +337,10 @@ def route_question(session: Session, question: "Question | str", *, cwd=None, gr
     ctx = context_for(session, cwd, group)
     result = _route(session, q, ctx, fast)
     if result.reason == "deictic" and cwd is not None and ctx.cwd_scope is None:
-        repo = _repository_of(cwd)   # "ask from inside the project" is what the asker did: it is no scope yet
-        if repo is not None:
-            import shlex
+        from loci.kernel.checkout import checkout_root
 
+        repo = checkout_root(Path(cwd).expanduser())   # "ask from inside the project": the asker did, it is no scope
+        if repo is not None:
             session.notes.append(f"the repository {repo} is no registered scope: `loci add {shlex.quote(str(repo))}` "
                                  "registers it (then `loci index`)")
     if ctx.shadowed and result.outcome == "routed":   # copies named together answer once
@@ -462,23 +463,12 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
     return block
 
 
-def _repository_of(cwd) -> Path | None:
-    """The git repository ``cwd`` is in (the nearest folder up holding ``.git``), or None."""
-    try:
-        here = Path(cwd).expanduser().resolve()
-    except (OSError, RuntimeError):
-        return None
-    return next((p for p in (here, *here.parents) if (p / ".git").exists()), None)
-
-
 def _folder_gone(session: Session, scope: str) -> str | None:
     """The note of a scope built here whose folder is gone (deleted, or moved where no scan
     found it): it answers from its last index, citing files that may no longer exist."""
     entry = session.registry.get(scope)
     if entry is None or entry.kind == "pulled" or Path(entry.path).exists():
         return None
-    import shlex
-
     return (f"its folder {entry.path} is missing: these answers come from its last index; "
             f"`loci forget {shlex.quote(scope)}` drops it, or put the folder back and run `loci update`")
 
