@@ -269,6 +269,35 @@ def test_a_wrong_argument_type_is_one_line_naming_the_argument_and_the_type_expe
         assert "validation error" not in text_of(result)
 
 
+def test_a_number_given_as_a_string_or_a_boolean_is_a_usage_error_not_read_as_a_number(home, tmp_path):
+    async def body(session):
+        tools = await session.list_tools()
+        calls = [await session.call_tool("ask", arguments) for arguments in (
+            {"question": QUESTION, "cwd": "", "k": "3"},
+            {"question": QUESTION, "cwd": "", "k": "3_0"},
+            {"question": QUESTION, "cwd": "", "k": True},
+            {"question": QUESTION, "cwd": "", "k": 2.0},
+            {"question": QUESTION, "cwd": "", "kk": 3},
+            {"question": QUESTION, "cwd": "", "k": 1},
+        )]
+        return tools, calls
+
+    tools, (*refused, one) = talk(home, tmp_path, body)
+    schema = next(t for t in tools.tools if t.name == "ask")
+    schema = getattr(schema, "inputSchema", None) or schema.input_schema
+    assert schema["properties"]["k"]["type"] == "integer" and schema["required"] == ["question"]
+    expected = ['`k` must be a whole number, not a string ("3")', '`k` must be a whole number, not a string ("3_0")',
+                "`k` must be a whole number, not a boolean (true)", "`k` must be a whole number, not a number (2.0)",
+                "no argument `kk`"]
+    for result, words in zip(refused, expected):
+        assert is_error(result), text_of(result)
+        failure = json.loads(text_of(result))
+        assert set(failure) == {"error", "hint"} and words in failure["error"], failure
+        assert failure["hint"].startswith("ask takes question (a string), ") and "k (a whole number)" in failure["hint"]
+    assert not is_error(one)
+    assert [len(b["episodes"]) for b in json.loads(text_of(one))["blocks"]] == [1]   # k=1 is honoured
+
+
 def test_a_wrong_argument_type_in_process_is_the_same_one_line_failure(home):
     with pytest.raises(ToolFailure) as info:
         Service(home).call("ask", question=42)

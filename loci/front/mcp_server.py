@@ -176,6 +176,15 @@ class Service:
 _KINDS = {str: "a string", int: "a whole number", type(None): "null"}
 
 
+def _parameters(tool: str) -> list:
+    """``Service``'s parameters of ``tool`` but ``self``, their types evaluated: the one place a
+    tool's arguments are read, for the check (``ARGUMENTS``) and for the SDK (``_tool_function``)."""
+    import inspect
+
+    return [p for p in inspect.signature(getattr(Service, tool), eval_str=True).parameters.values()
+            if p.name != "self"]
+
+
 def _tool_arguments(tools) -> tuple[dict, dict]:
     """Each tool's arguments, read from ``Service``'s signature of it: {tool: {name: (the Python types a
     value may have, the type named when it has another)}}, and {tool: the names without a default}."""
@@ -184,12 +193,10 @@ def _tool_arguments(tools) -> tuple[dict, dict]:
 
     arguments, required = {}, {}
     for tool in tools:
-        method = getattr(Service, tool)
-        hints = typing.get_type_hints(method)
-        params = [p for p in inspect.signature(method).parameters.values() if p.name != "self"]
+        params = _parameters(tool)
         arguments[tool] = {}
         for p in params:
-            types = typing.get_args(hints[p.name]) or (hints[p.name],)
+            types = typing.get_args(p.annotation) or (p.annotation,)
             arguments[tool][p.name] = (tuple(types), " or ".join(_KINDS[t] for t in types))
         required[tool] = tuple(p.name for p in params if p.default is inspect.Parameter.empty)
     return arguments, required
@@ -266,10 +273,18 @@ def _argument_failure(tool: str, arguments: Any, exc: BaseException) -> ToolFail
 
 def _server_class(server_cls: type, tool_error: type[Exception]) -> type:
     """``server_cls`` whose refusal of a call (its arguments' types, an unknown tool) is the
-    error object too, not the SDK's text (pydantic's several lines and a URL)."""
+    error object too, not the SDK's text (pydantic's several lines and a URL). The arguments
+    are checked as the client wrote them (``check_arguments``), before the SDK reads them: its
+    pydantic would take ``"3"``, ``"3_0"``, ``true`` or ``2.0`` for a whole number, and drop an
+    argument that is not the tool's."""
 
     class Server(server_cls):
         async def call_tool(self, name, arguments, *args, **kwargs):
+            if name in Service.TOOLS:
+                try:
+                    check_arguments(name, arguments if isinstance(arguments, dict) else {})
+                except ToolFailure as failure:
+                    return _error_result(failure)
             try:
                 return await super().call_tool(name, arguments, *args, **kwargs)
             except tool_error as exc:
@@ -283,6 +298,19 @@ def _server_class(server_cls: type, tool_error: type[Exception]) -> type:
 
     Server.__name__ = Server.__qualname__ = f"Loci{server_cls.__name__}"
     return Server
+
+
+def _tool_function(tool: str, run: Callable[..., Any]) -> Callable[..., Any]:
+    """What the SDK registers as ``tool``: ``run(tool, **arguments)`` under ``Service``'s
+    signature of it, from which the SDK reads the schema it lists (as ``ARGUMENTS`` is read)."""
+    import inspect
+
+    def fn(**arguments: Any) -> str:
+        return run(tool, **arguments)
+
+    fn.__name__ = fn.__qualname__ = tool
+    fn.__signature__ = inspect.Signature(_parameters(tool), return_annotation=str)
+    return fn
 
 
 def _register(server, name: str, description: str, fn: Callable) -> None:
@@ -311,19 +339,8 @@ def build_server(service: Service):
         except ToolFailure as exc:
             return _error_result(exc)
 
-    def ask(question: str, cwd: str | None = None, group: str | None = None,
-            scope: str | None = None, k: int = 5) -> str:
-        return run("ask", question=question, cwd=cwd, group=group, scope=scope, k=k)
-
-    def scopes(group: str | None = None) -> str:
-        return run("scopes", group=group)
-
-    def doctor() -> str:
-        return run("doctor")
-
-    _register(server, "ask", ASK_DOC, ask)
-    _register(server, "scopes", SCOPES_DOC, scopes)
-    _register(server, "doctor", DOCTOR_DOC, doctor)
+    for tool, description in {"ask": ASK_DOC, "scopes": SCOPES_DOC, "doctor": DOCTOR_DOC}.items():
+        _register(server, tool, description, _tool_function(tool, run))
     return server
 
 
