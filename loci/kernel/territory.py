@@ -11,7 +11,8 @@ verifies each against the record, installs them (the query file last: its presen
 (``LOCI_CACHE_MB``, default ``CACHE_MB``); its symbol-label vectors come the first time a
 question reads them (``ensure_role``); its multilingual store when a question in another
 language measures it (``ensure_all`` of ``FOREIGN_ROLES``). A scope that cannot be fetched is answered without,
-with a one-line note.
+with a one-line note (a ``FetchNote``) that carries why, as the fetch found it: ``DAMAGED``,
+``MISSING``, ``UNREACHABLE`` or ``LOCAL``.
 
 Both sides use this module: the pull writes the records (``write_record``) and the query side
 reads them. It imports neither ``pipeline`` nor ``loci.query``.
@@ -41,8 +42,37 @@ READ_ROLES = ("vectors",)
 FOREIGN_ROLES = ("multilingual",)
 VECTOR_KEYS = {"vectors": "hash", "label_vectors": "label", "multilingual": "hash"}
 
+# why a store could not be fetched, set where the fetch finds out (``FetchFailure``):
+DAMAGED = "damaged"          # the published copy is bad: its checksum or size, or it does not read as what it is
+MISSING = "missing"          # the store answers, the file is not in it
+UNREACHABLE = "unreachable"  # the store or its file cannot be read (no such folder, network, S3, permission)
+LOCAL = "local"              # the home could not take it (its disk, its permissions)
+
 _locks: dict[str, threading.Lock] = {}
 _locks_guard = threading.Lock()
+
+
+class FetchFailure(RuntimeError):
+    """A store that could not be fetched: the one-line message, and ``reason``, why."""
+
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+class FetchNote(str):
+    """The one-line note of a scope answered without its stores, as any note is read, and
+    ``reason``: why its fetch failed (``DAMAGED``, ``MISSING``, ``UNREACHABLE`` or ``LOCAL``)."""
+
+    reason: str
+
+    def __new__(cls, text: str, reason: str):
+        note = super().__new__(cls, text)
+        note.reason = reason
+        return note
+
+    def __reduce__(self):
+        return FetchNote, (str(self), self.reason)
 
 
 def record_path(layout: Layout, scope: str) -> Path:
@@ -230,14 +260,16 @@ def ensure_role(layout: Layout, scope: str, role: str) -> str | None:
     return note
 
 
-def _fetched(layout: Layout, scope: str, rec: dict, roles, what: str, without: str) -> str | None:
-    """``_fetch`` of ``roles``; a one-line note naming ``what`` when it fails."""
+def _fetched(layout: Layout, scope: str, rec: dict, roles, what: str, without: str) -> FetchNote | None:
+    """``_fetch`` of ``roles``; a one-line note naming ``what`` when it fails, with the reason
+    the fetch gave (``LOCAL`` for a failure it did not classify: installing it in the home)."""
     try:
         _fetch(layout, rec, roles)
     except (OSError, ValueError, KeyError, TypeError, RuntimeError) as exc:
         from loci.kernel.remote import short
 
-        return f"{scope}: {what} could not be fetched from {rec.get('source')} ({short(exc)[:200]}); {without}"
+        return FetchNote(f"{scope}: {what} could not be fetched from {rec.get('source')} ({short(exc)[:200]}); "
+                         f"{without}", exc.reason if isinstance(exc, FetchFailure) else LOCAL)
     return None
 
 
@@ -253,15 +285,20 @@ def _touch(layout: Layout, scope: str) -> None:
 def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
     """The stores of ``rec`` of ``roles`` copied into a staging folder in the home, each checked
     against its size and sha256 (and a vector table against its schema), then moved into
-    place, the query file last."""
+    place, the query file last. A FetchFailure says why one could not be: the store not
+    opened or a file not read from it (``UNREACHABLE``), a file not in it (``MISSING``), a
+    file that is not what the manifest names (``DAMAGED``)."""
     import posixpath
     import shutil
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
-    from loci.kernel.remote import RemoteError, copy_counted, open_remote
+    from loci.kernel.remote import RemoteError, copy_counted, open_remote, short
 
-    remote = open_remote(rec["source"])
+    try:
+        remote = open_remote(rec["source"])
+    except (RemoteError, OSError) as exc:
+        raise FetchFailure(short(exc), UNREACHABLE) from None
     layout.home.mkdir(parents=True, exist_ok=True)
     stage = Path(tempfile.mkdtemp(prefix=".fetch-", dir=layout.home))
     try:
@@ -272,10 +309,12 @@ def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
                 copied, digest = copy_counted(remote.fs, posixpath.join(remote.base, rec["folder"], f["path"]),
                                               int(f["size"]), target)
             except FileNotFoundError:
-                raise RemoteError(f"{where} is missing") from None
+                raise FetchFailure(f"{where} is missing", MISSING) from None
+            except OSError as exc:
+                raise FetchFailure(short(exc), UNREACHABLE) from None
             if copied != f["size"] or digest != f["sha256"]:
-                raise RemoteError(f"{where} does not match its sha256 in the manifest (damaged or replaced; "
-                                  f"`loci pull` takes the published version again)")
+                raise FetchFailure(f"{where} does not match its sha256 in the manifest (damaged or replaced; "
+                                   f"`loci pull` takes the published version again)", DAMAGED)
             return f, target
 
         files = [f for f in rec["files"] if f["role"] in roles]
@@ -299,24 +338,31 @@ def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
 
 def _check_query_file(path: Path, where: str) -> None:
     from loci.kernel.integrity import sqlite_problem
-    from loci.kernel.remote import RemoteError
 
     found = sqlite_problem(path, thorough=True)
     if found:
-        raise RemoteError(f"{where} is {found}")
+        raise FetchFailure(f"{where} is {found}", DAMAGED)
 
 
 def _vector_moves(stage: Path, f: dict, parquet: Path, dest: Path, rec: dict) -> list[tuple[Path, Path]]:
-    """The vector table checked and written as the home's store (matrix, then manifest)."""
-    from loci.kernel.remote import RemoteError
+    """The vector table checked and written as the home's store (matrix, then manifest); one
+    that does not read as a table of the manifest's model is ``DAMAGED`` (a system call's
+    failure, which has an errno, is the home's: writing the store)."""
+    from loci.kernel.remote import short
     from loci.kernel.vectorfiles import store_from_checked_parquet
     from loci.kernel.vectorstore import matrix_path, meta_path
 
     store = stage / f"{f['role']}.store"
     model = rec.get("multilingual" if f["role"] == "multilingual" else "embedding") or {}
-    found = store_from_checked_parquet(parquet, store, VECTOR_KEYS[f["role"]], model)
+    where = f"{rec['source']}/{rec['folder']}/{f['path']}"
+    try:
+        found = store_from_checked_parquet(parquet, store, VECTOR_KEYS[f["role"]], model)
+    except (OSError, ValueError, KeyError) as exc:   # pyarrow's ArrowInvalid is a ValueError
+        if getattr(exc, "errno", None):
+            raise
+        found = f"is unreadable ({short(exc)})"
     if found:
-        raise RemoteError(f"{rec['source']}/{rec['folder']}/{f['path']} {found}")
+        raise FetchFailure(f"{where} {found}", DAMAGED)
     return [(matrix_path(store), matrix_path(dest)), (meta_path(store), meta_path(dest))]
 
 

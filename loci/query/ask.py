@@ -473,11 +473,6 @@ def _folder_gone(session: Session, scope: str) -> str | None:
             f"`loci forget {shlex.quote(scope)}` drops it, or put the folder back and run `loci update`")
 
 
-# what a failed fetch's reason says when the published copy itself is bad (``territory._fetch``:
-# a checksum that does not match; ``integrity.sqlite_problem``: a query file that is not sound)
-DAMAGED_WORDS = ("sha256", "not an SQLite database", "corrupt", "truncated")
-
-
 def no_store_note(session: Session, scope: str) -> str:
     """Why ``scope`` answered without its episode store, and the fix that applies to it: a scope
     built here is indexed again; one pulled from a store cannot be (`loci index` builds only
@@ -485,16 +480,16 @@ def no_store_note(session: Session, scope: str) -> str:
     entry = session.registry.get(scope)
     if entry is None or entry.kind != "pulled":
         return "no episode store for this scope: run `loci index`"
-    from loci.kernel.territory import read_record, state
+    from loci.kernel.territory import DAMAGED, read_record, state
 
     source = (read_record(session.layout, scope) or {}).get("source") or entry.path.rsplit("/", 1)[0]
     failed = session.unfetched.get(scope)
     if failed:
-        reason = failed.removeprefix(f"{scope}: ").removesuffix("; answered without it")   # the block says so
-        if any(word in failed for word in DAMAGED_WORDS):
-            return (f"{reason}; if `loci pull {source}` takes nothing new, the published copy is damaged: "
+        message = failed.removeprefix(f"{scope}: ").removesuffix("; answered without it")   # the block says so
+        if getattr(failed, "reason", None) == DAMAGED:
+            return (f"{message}; if `loci pull {source}` takes nothing new, the published copy is damaged: "
                     "its publisher must push it again")
-        return f"{reason}; while the store is reachable, `loci pull --all {source}` keeps every store here"
+        return f"{message}; while the store is reachable, `loci pull --all {source}` keeps every store here"
     if state(session.layout, scope) == "cached":
         return (f"its stores here are missing or damaged, and `loci index` cannot rebuild a pulled scope: "
                 f"`loci pull --all {source}` takes them again")
