@@ -18,6 +18,7 @@ from typing import Iterable
 
 from loci.kernel import runtimes
 from loci_pipeline.dependencies import declared, dependencies, read_head as _head, runtime_dependencies
+from loci_pipeline.paths import path_kind
 
 LANGUAGES = {
     ".py": "python", ".pyi": "python", ".rs": "rust", ".js": "javascript", ".mjs": "javascript",
@@ -57,6 +58,9 @@ CI_PATHS = (".github/workflows/", ".travis.yml", ".gitlab-ci.yml", ".circleci/",
             "appveyor.yml", ".cirrus.yml")
 TYPE_WORDS = "typescript declarations typings"   # what a question calls shipped .d.ts files
 TEST_DIRS = frozenset({"tests", "test", "testing", "__tests__", "spec"})
+BENCH_DIRS = frozenset({"bench", "benches", "benchmark", "benchmarks"})   # test-kind paths that are no tests
+RUST_SOURCES_READ = 50   # Rust sources read for inline tests when no test file shows them
+_RUST_TESTS = r"^[ \t]*#\[cfg\(test\)\]"
 # a README copy in another language: README.zh-CN.md, Readme_zh-CN.md, README-es.md ...
 _TRANSLATED = re.compile(r"^readme[._-]([a-z]{2})(?:[-_][a-z]{2,4})?\.(?:md|rst|txt)$", re.I)
 LANGUAGE_NAMES = {"ar": "arabic", "de": "german", "es": "spanish", "fr": "french", "he": "hebrew",
@@ -140,9 +144,11 @@ def _first(relpaths: list[str], test) -> str | None:
     return min((p for p in relpaths if test(p)), key=lambda p: (p.count("/"), p), default=None)
 
 
-def _line_of(root: Path, rel: str, pattern: str) -> int:
-    m = re.search(pattern, _head(root / rel, 200000), re.M)
-    return _head(root / rel, 200000).count("\n", 0, m.start()) + 1 if m else 1
+def _line_of(root: Path, rel: str, pattern: str, missing: int = 1) -> int:
+    """The line of ``pattern``'s first match in the file, ``missing`` where it has none."""
+    head = _head(root / rel, 200000)
+    m = re.search(pattern, head, re.M)
+    return head.count("\n", 0, m.start()) + 1 if m else missing
 
 
 def scope_facts(root: Path, relpaths: list[str], deps: list[str] | None = None) -> list[Fact]:
@@ -259,9 +265,9 @@ def _toolchain(root: Path, paths: list[str], top: dict[str, str]) -> list[Fact]:
     ci = _first(paths, lambda p: p.startswith(CI_PATHS))
     if ci:
         out.append(Fact("ci", "ci", ci, 1))
-    tests = _first(paths, lambda p: p.split("/")[0].lower() in TEST_DIRS or Path(p).name.startswith("test_"))
+    tests = tested_at(root, paths)
     if tests:
-        out.append(Fact("tests", "tests", tests, 1))
+        out.append(Fact("tests", "tests", *tests))
     dts = _first(paths, lambda p: p.endswith(".d.ts") and "node_modules" not in p)
     if "package.json" in top and re.search(r'"(types|typings)"\s*:', _head(root / top["package.json"], 200000)):
         rel = top["package.json"]
@@ -269,6 +275,20 @@ def _toolchain(root: Path, paths: list[str], top: dict[str, str]) -> list[Fact]:
     elif dts:
         out.append(Fact("types", "d.ts", dts, 1, TYPE_WORDS))
     return out
+
+
+def tested_at(root: Path, paths: list[str]) -> tuple[str, int] | None:
+    """Where the project's tests show: a file of a top-level test folder, else the shallowest test
+    file by its language's convention (``paths.path_kind``: ``foo_test.go`` beside the code,
+    ``*.test.js``, ``*.spec.ts``, ``test_*.py``, ``src/tests/``; a benchmark is no test), else a Rust
+    source holding ``#[cfg(test)]``, at that line (of the shallowest ``RUST_SOURCES_READ``)."""
+    top = _first(paths, lambda p: p.split("/")[0].lower() in TEST_DIRS)
+    found = top or _first(paths, lambda p: path_kind(p) == "test" and not BENCH_DIRS & set(p.lower().split("/")[:-1]))
+    if found:
+        return found, 1
+    rust = sorted((p for p in paths if p.endswith(".rs") and path_kind(p) == "source"),
+                  key=lambda p: (p.count("/"), p))[:RUST_SOURCES_READ]
+    return next(((p, line) for p in rust if (line := _line_of(root, p, _RUST_TESTS, 0))), None)
 
 
 def fact_vocabulary(root: Path, relpaths: list[str], deps: list[str] | None = None,

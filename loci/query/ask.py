@@ -22,7 +22,7 @@ from loci.query import grammar
 from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, built_from_words, enumeration_opinion, foreign_opinion,
                                one_per_content, open_to_opinion, route, second_opinion, shadowed_copies)
-from loci.query.project_files import fact_file_patterns
+from loci.query.project_files import cited_line, fact_file_patterns
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
@@ -457,7 +457,7 @@ def search_block(session: Session, scope: str, question: "Question | str", plan:
         hits = search_scope(q, q_tokens, lex, plan=plan, semantic=meaning if semantic is not None else None,
                             semantic_floor=floor,
                             semantic_led=semantic_led, params=session.params)
-        block.episodes = _materialise(lex, hits, plan.k)
+        block.episodes = _materialise(lex, hits, plan.k, plan.about)
     # what the project is, how it is used: answered by its own words, not by a symbol named "show"
     block.structure = [] if plan.about or _asks_its_files(q, plan) else _structure(session, scope, q, plan.k)
     return block
@@ -476,7 +476,8 @@ def _folder_gone(session: Session, scope: str) -> str | None:
 def no_store_note(session: Session, scope: str) -> str:
     """Why ``scope`` answered without its episode store, and the fix that applies to it: a scope
     built here is indexed again; one pulled from a store cannot be (`loci index` builds only
-    local scopes): its failed fetch's reason, and what a pull, or else its publisher, can do."""
+    local scopes): its failed fetch's reason, and what a pull, or else its publisher, can do
+    (the publisher's when the fetch found the published copy damaged: ``FetchNote.reason``)."""
     entry = session.registry.get(scope)
     if entry is None or entry.kind != "pulled":
         return "no episode store for this scope: run `loci index`"
@@ -513,7 +514,8 @@ def _meaning(session: Session, scope: str, q: Question, cosines) -> Meaning | No
     return Meaning(cosines, tuple(other), frozenset(other[:VOUCHED_TOP]))
 
 
-def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> list[EpisodeHit]:
+def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int,
+                 about: str | None = None) -> list[EpisodeHit]:
     rows = lex.chunks([i for i, _ in hits])
     out, seen = [], set()
     for i, score in hits:
@@ -527,7 +529,7 @@ def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int) -> li
         seen.update({(row["path"], row["line"]), key})
         if len(text) > EPISODE_TEXT_CHARS:
             text = text[:EPISODE_TEXT_CHARS] + " …"
-        out.append(EpisodeHit(text=text, source=row["path"], line=int(row["line"]), kind=row["kind"],
+        out.append(EpisodeHit(text=text, source=row["path"], line=cited_line(about, row), kind=row["kind"],
                               score=score, heading=row["heading"]))
         if len(out) >= k:
             break

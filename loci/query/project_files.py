@@ -24,13 +24,17 @@ from loci.kernel.markup import prose_words
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
 _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
-# One topic a row: (question words, file names, inside only). File names are matched on the path's
-# last part, case-insensitively. An inside-only topic's words are as often a library's subject as a
-# fact about the project: in a question that names the project (rather than being asked inside it)
-# they ask about its subject ("how do I test a widget built with widgets?", "set up full-text
-# search", "why was X changed?", "security headers").
-TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = tuple(
-    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only) for q, f, inside_only in (
+# One topic a row: (question words, file names, inside only, README sections). File names are matched
+# on the path's last part, case-insensitively. An inside-only topic's words are as often a library's
+# subject as a fact about the project: in a question that names the project (rather than being asked
+# inside it) they ask about its subject ("how do I test a widget built with widgets?", "set up
+# full-text search", "why was X changed?", "security headers"). A topic with README sections holds
+# its fact in the README's sections whose heading path says those words ("## Installation" then
+# "### From PyPI"), when it has any: those alone, not the whole README, hold it.
+_INSTALL_SECTIONS = r"\binstall\w*|\bset(?:ting)?[\s-]*up\b|\bgetting\s+started\b|\bget\s+started\b"
+TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = tuple(
+    (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only,
+     LazyPattern(sections[0], re.I) if sections else None) for q, f, inside_only, *sections in (
         (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
          _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False),
         (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
@@ -50,17 +54,103 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool], ...] = tuple(
          r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*",
          True),
         (r"\binstall\w*\b|\bset\s*up\b|\bsetup\b|\bget\s+started\b",
-         r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST, True),
+         r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST, True,
+         _INSTALL_SECTIONS),
         (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False),
         (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
          r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST, False),
     ))
 
 
+def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None]]:
+    """(file names, README sections) of every project-fact topic the question raises."""
+    return [(files, sections) for words, files, inside_only, sections in TOPICS
+            if words.search(question) and not (named and inside_only)]
+
+
 def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern]:
     """The file-name patterns of every project-fact topic the question raises (``named``: about
     a project the question names, not one it is asked inside: the inside-only topics left out)."""
-    return [files for words, files, inside_only in TOPICS if words.search(question) and not (named and inside_only)]
+    return [files for files, _ in _raised(question, named)]
+
+
+def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> set[int]:
+    """The rows of ``prose`` (row -> path) that hold the fact the question asks for: the rows of
+    the files named for it (``is_fact_file``), of a README only the sections its topic names when it
+    has any (``TOPICS``; ``read``: rows -> their chunks, for their headings and text)."""
+    out: set[int] = set()
+    for files, sections in _raised(question, named):
+        held = [i for i, path in prose.items() if is_fact_file(path, [files])]
+        readmes = {i for i in held if sections is not None and _README.match(prose[i].rsplit("/", 1)[-1])}
+        out.update(i for i in held if i not in readmes)
+        by_file: dict[str, list[int]] = {}
+        for i in sorted(readmes):
+            by_file.setdefault(prose[i], []).append(i)
+        for rows in by_file.values():
+            out.update(sections_saying(sections, read(rows)) or rows)
+    return out
+
+
+def sections_saying(words: re.Pattern, rows: Mapping[int, dict]) -> list[int]:
+    """The rows (of one file) whose heading path says ``words``, in row order."""
+    return [i for i, path in sorted(heading_paths(rows).items()) if any(words.search(h) for h in path)]
+
+
+# a heading's markup at the start of a passage: "## Title", or a title over (and under) a line of one
+# punctuation character (Markdown's setext, reStructuredText's adornments)
+_ATX = re.compile(r"^ {0,3}(#{1,6})\s")
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
+SECTION_GAP = 3   # this many lines between two passages hide a section left out (a heading with no text)
+
+
+def heading_paths(rows: Mapping[int, dict]) -> dict[int, tuple[str, ...]]:
+    """Each passage's heading path, the headings it sits under then its own, for the passages of
+    one file (``rows``: row -> its line, heading and text). A heading's level is read from its
+    markup (``#`` marks; in Markdown an ``=`` underline is level 1, ``-`` level 2; otherwise each
+    adornment's level is its order of first appearance, as reStructuredText reads it). A section
+    with no text of its own is no passage: where the lines between two passages hide one
+    (``SECTION_GAP``), its heading is unknown, and no passage after it claims a parent before it."""
+    order = sorted(rows, key=lambda i: int(rows[i].get("line") or 0))
+    markdown = any(str(rows[i].get("path") or "").lower().endswith((".md", ".markdown", ".mdx")) for i in order)
+    styles: list[tuple[str, bool]] = []
+    stack: list[tuple[int, str]] = []
+    out: dict[int, tuple[str, ...]] = {}
+    end, last_heading = None, None
+    for i in order:
+        row = rows[i]
+        line, heading, text = int(row.get("line") or 0), str(row.get("heading") or ""), str(row.get("text") or "")
+        if end is not None and line - end > SECTION_GAP:
+            stack = []
+        level = _heading_level(text.split("\n", 3), markdown, styles)
+        if level is None and heading == last_heading and stack:
+            pass                              # a long section's next piece: the same path
+        elif level is None:
+            stack = [(0, heading)]
+        else:
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, heading))
+        out[i] = tuple(h for _, h in stack)
+        end, last_heading = line + text.rstrip().count("\n"), heading
+    return out
+
+
+def _heading_level(lines: list[str], markdown: bool, styles: list[tuple[str, bool]]) -> int | None:
+    """The level of the heading a passage opens with (its first lines), None when it opens with
+    none; ``styles`` are the adornments seen so far in the file, first seen first (appended to)."""
+    atx = _ATX.match(lines[0])
+    if atx:
+        return len(atx.group(1))
+    over = _ADORNMENT.match(lines[0])
+    under = _ADORNMENT.match(lines[2 if over else 1]) if len(lines) > (2 if over else 1) else None
+    if not under or (over and over.group(1) != under.group(1)):
+        return None
+    style = (under.group(1), bool(over))
+    if markdown and not over and style[0] in "=-":
+        return 1 if style[0] == "=" else 2
+    if style not in styles:
+        styles.append(style)
+    return styles.index(style) + 1
 
 
 def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
@@ -112,12 +202,12 @@ def is_changelog(path: str) -> bool:
 
 def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
-    top-level README (not a translated copy), its package manifests (each one's first row), its
-    docs index, the docs page that shows how it is used (a quick start first), its changelog
-    (the top-level one first) and its newest release tag.
+    top-level README (not a translated copy), its package manifests (each one's first row; all
+    their rows in ``manifest_rows``), its docs index, the docs page that shows how it is used (a
+    quick start first), its changelog (the top-level one first) and its newest release tag.
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
-    out: dict[str, list[int]] = {"readme": [], "manifest": [], "docs_index": [], "docs_usage": [], "changelog": [],
-                                 "tag": []}
+    out: dict[str, list[int]] = {"readme": [], "manifest": [], "manifest_rows": [], "docs_index": [],
+                                 "docs_usage": [], "changelog": [], "tag": []}
     usage: list[tuple[int, str, int]] = []
     changelogs: list[tuple[int, str, int]] = []
     manifests: set[str] = set()
@@ -130,6 +220,7 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
             if path not in manifests:   # each manifest's first row: where it names and describes
                 manifests.add(path)
                 out["manifest"].append(row)
+            out["manifest_rows"].append(row)
         elif _DOCS_INDEX.match(path):
             out["docs_index"].append(row)
         elif is_changelog(path) and is_translation(path) is None:
@@ -152,7 +243,7 @@ def rows_read(kind: str, files: dict[str, list[int]]) -> list[int]:
     opening = files["readme"][:OPENING_ROWS]
     wanted = {"overview": opening + files["manifest"] + files["docs_index"][:OPENING_ROWS],
               "usage": files["readme"] + files["docs_usage"][:OPENING_ROWS],
-              "version": files["manifest"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
+              "version": files["manifest_rows"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
     return sorted(set(wanted))
 
 
@@ -171,7 +262,8 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
     of prose from the first heading that holds a version, a date or "unreleased" (changelogs list
     the newest first), else the newest commits. "recent" (what changed lately?): the newest
     commits (``files["commits"]``), then the changelog's newest entry. "version" (which version is
-    it?): the first manifest that states a version, the newest release tag, then that newest entry."""
+    it?): the first manifest that states a version (the passage holding its version key,
+    ``stating_version``), the newest release tag, then that newest entry."""
     def text(r: int) -> str:
         return str((rows.get(r) or {}).get("text") or "")
 
@@ -191,7 +283,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
             return newest or commits
         if kind == "recent":
             return commits + newest[:1]
-        manifest = manifest_stating(_VERSIONED)
+        manifest = stating_version(files["manifest_rows"], rows)
         return ([manifest] if manifest is not None else []) + files["tag"][:1] + newest[:1]
     if kind == "overview":
         out = [opening, manifest_stating(_DESCRIBED), first_prose(files["docs_index"])]
@@ -199,3 +291,56 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]
         out = sections[:1] + [first_prose(files["docs_usage"])] + sections[1:2] + [opening]
     return list(dict.fromkeys(r for r in out if r is not None))
+
+
+# --- which version it is: the manifest's own version key --------------------------------------
+
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+# the tables a manifest states its own version in (pyproject's [project] or [tool.poetry], Cargo's
+# [package], setup.cfg's [metadata]); "" is the top, before any table (package.json, setup.py)
+OWN_TABLES = frozenset({"", "project", "tool.poetry", "package", "workspace.package", "metadata"})
+
+
+def _tabled(text: str, table: str):
+    """(line number, line, the TOML table it sits in) for each line of a manifest's text that is no
+    table header; ``table``: the one the text begins in."""
+    for number, line in enumerate(text.split("\n"), 1):
+        header = _TABLE.match(line)
+        if header and not line.lstrip().startswith(("[\"", "['")):   # a table, not an array of strings
+            table = header.group(1).strip().strip("\"'").lower()
+        else:
+            yield number, line, table
+    yield len(text.split("\n")) + 1, "", table   # where the text ends: its last table
+
+
+def version_line(text: str, table: str = "") -> int | None:
+    """The line (1 for the text's first) of the version key in a manifest's own table
+    (``OWN_TABLES``: not ``[tool.hatch] version = "{version}"``), None when it states none;
+    ``table``: the table the text begins in."""
+    return next((n for n, line, t in _tabled(text, table) if t in OWN_TABLES and _VERSIONED.match(line)), None)
+
+
+def stating_version(manifest_rows: list[int], rows: Mapping[int, dict]) -> int | None:
+    """The first manifest passage holding the manifest's own version key (``version_line``), each
+    manifest's passages read in order (a table begun in one passage goes on in the next)."""
+    tables: dict[str, str] = {}
+    for r in manifest_rows:
+        row = rows.get(r) or {}
+        path, text = str(row.get("path") or ""), str(row.get("text") or "")
+        table = tables.get(path, "")
+        if version_line(text, table) is not None:
+            return r
+        tables[path] = list(_tabled(text, table))[-1][2]   # the table it ends in
+    return None
+
+
+def cited_line(kind: str | None, row: Mapping) -> int:
+    """The line a passage is cited at for a question about the project of ``kind``: a top-level
+    manifest's, for which version it is, at its version key (the passage begins at the file's
+    start, the key lines below); any other at the passage's first line."""
+    line = int(row.get("line") or 0)
+    path = str(row.get("path") or "")
+    if kind != "version" or "/" in path or not _MANIFESTS.match(path):
+        return line
+    at = version_line(str(row.get("text") or ""))
+    return line + at - 1 if at else line

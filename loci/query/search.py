@@ -14,8 +14,7 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
 from loci.kernel.tokens import tokenize
-from loci.query.project_files import (RECENT_COMMITS, about_rows, fact_file_patterns, is_changelog, is_fact_file,
-                                      own_files, rows_read)
+from loci.query.project_files import RECENT_COMMITS, about_rows, fact_rows, is_changelog, own_files, rows_read
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -207,8 +206,7 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
         bm25 = with_borrowed_words(lex, bm25, sem, q_tokens)
     prose = lex.prose_paths()
     prefer_project_docs = plan.prefer_project_docs
-    patterns = fact_file_patterns(q.text, named=plan.project_named) if prefer_project_docs else []
-    facts = {i for i, path in prose.items() if is_fact_file(path, patterns)} if patterns else set()
+    facts = fact_rows(q.text, prose, lex.chunks, named=plan.project_named) if prefer_project_docs else set()
     # after borrowing: a passage only the lent words find is weighed by its own kinds too
     candidates = set(bm25 or ()) | set(grams or ()) | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
     kept = None
