@@ -62,7 +62,7 @@ def method_signature() -> str:
     """A digest of how this loci fits, apart from the corpus: the questions it asks, the constants
     above, and the code that generates the questions, fits and routes them (a refit costs seconds,
     so any change of that code fits again). A loci that fits another way fits again
-    (``calibration_state``)."""
+    (``calibration_stale``)."""
     import hashlib
     from pathlib import Path
 
@@ -623,6 +623,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         "schema_version": CALIBRATION_SCHEMA,
         "fitted_at": time.time(),
         "index_written_at": manifest.get("written_at"),
+        "fitted_from": fitted_from(layout, method),
         "tokenizer": manifest.get("tokenizer"),
         "seed": seed,
         "scopes": len(names),
@@ -637,6 +638,79 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         with build_lock(layout.lock, "calibrate"):
             write_json(layout.calibration, data)
     return data
+
+
+# --- whether the calibration in place still fits ------------------------------------------
+
+def vector_files_state(layout: Layout) -> str:
+    """The vectors a fit reads, as a digest of file stats: the model the queries use and every
+    vector matrix under the home (any model's, summaries included; the multilingual stores)."""
+    import hashlib
+
+    from loci.kernel.config import read_embed_config
+
+    cfg = read_embed_config(layout) or {}
+    digest = hashlib.sha256(str(cfg.get("model_id")).encode())
+    for folder in (layout.vectors_root, layout.multilingual("_").parent):   # every model's, and the multilingual stores
+        for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
+            st = path.stat()
+            digest.update(f"{path.relative_to(layout.home)}:{st.st_mtime_ns}:{st.st_size};".encode())
+    return digest.hexdigest()[:16]
+
+
+def fitted_from(layout: Layout, method: str | None = None) -> dict:
+    """What a fit reads besides the index (whose ``written_at`` calibration.json keeps as
+    ``index_written_at``): how this loci fits (``method_signature``) and the vectors (``vector_files_state``)."""
+    return {"method": method or method_signature(), "vectors": vector_files_state(layout)}
+
+
+STALE_INDEX = "the index changed since this fit"
+STALE_VECTORS = "the vectors changed since this fit"
+STALE_METHOD = "this loci fits another way than the one that made it"
+
+
+def calibration_stale(layout: Layout, data: Mapping | None = None, manifest: Mapping | None = None) -> str | None:
+    """Why the calibration in place no longer fits the home as it is, None while it does: the one
+    test the calibrate step (its up-to-date check) and `loci doctor` both make, so that doctor
+    asks for `loci calibrate` exactly when it would fit again. ``data`` and ``manifest``: the
+    calibration and the index, when the caller has read them."""
+    from loci.kernel.errors import StoreError
+    from loci.query.calibration import CalibrationError, read_calibration
+    from loci.query.store import read_manifest
+
+    try:
+        data = data if data is not None else read_calibration(layout)
+    except CalibrationError as exc:
+        return str(exc)
+    if data is None:
+        return "not calibrated"
+    try:
+        manifest = manifest if manifest is not None else read_manifest(layout)
+    except StoreError as exc:
+        return str(exc)
+    if data.get("index_written_at") != manifest.get("written_at"):
+        return STALE_INDEX
+    recorded = data.get("fitted_from") if isinstance(data.get("fitted_from"), dict) else {}
+    now = fitted_from(layout)
+    if recorded.get("method") != now["method"]:
+        return STALE_METHOD
+    return STALE_VECTORS if recorded.get("vectors") != now["vectors"] else None
+
+
+def standing(layout: Layout, data: Mapping) -> dict:
+    """How the calibration in place stands against the home now (what ``render`` shows of it):
+    how many scopes moved since its words' fit, and why it is stale (None: it is not)."""
+    from loci.kernel.errors import StoreError
+    from loci.query.store import read_manifest
+
+    try:
+        manifest = read_manifest(layout)
+    except StoreError:
+        manifest = {}
+    words = data.get("lexical") or {}
+    moved = (moved_scopes(words["scopes"], scope_digests(manifest)) if isinstance(words.get("scopes"), dict)
+             else None)
+    return {"moved": moved, "stale": calibration_stale(layout, data, manifest or None)}
 
 
 def opinion_inputs(session, names: Sequence[str], questions: Sequence[str], applied: Mapping) -> tuple[list, list]:
@@ -725,8 +799,9 @@ def bounded(items: Sequence, cap: int, seed: int = 0) -> list:
     return [x for i, x in enumerate(items) if i in keep]
 
 
-def render(data: Mapping) -> list[str]:
-    """Plain-text report of a calibration (fresh or read back for ``--show``)."""
+def render(data: Mapping, now: Mapping | None = None) -> list[str]:
+    """Plain-text report of a calibration (fresh, or read back for ``--show`` with ``now``, its
+    ``standing`` against the home as it is)."""
     fits = data.get("fits", {})
     floor = fits.get("evidence_floor", {})
     conc = fits.get("concentrated_min_evidence", {})
@@ -751,7 +826,8 @@ def render(data: Mapping) -> list[str]:
                      f"{100 * acc.get('fitted', 0):.1f}% fitted")
     words = data.get("lexical") or {}
     if isinstance(words.get("scopes"), dict):
-        lines.append(f"fitted on           {len(words['scopes'])} scopes; {words.get('moved', 0)} of "
+        moved = words.get("moved", 0) if now is None or now.get("moved") is None else now["moved"]
+        lines.append(f"fitted on           {len(words['scopes'])} scopes; {moved} of "
                      f"{data.get('scopes', '?')} scopes changed since (the words' fit is done again past "
                      f"{100 * DEFAULT_PARAMS.calibration_refit_share:.0f}% of them)")
     sem = data.get("semantic", {})
@@ -784,6 +860,8 @@ def render(data: Mapping) -> list[str]:
                      f"other languages: {100 * NULL_TOP:.0f}th percentile {foreign['null_best_affinity']:.3f})")
     elif foreign.get("skipped"):
         lines.append(f"other languages     skipped: {foreign['skipped']}")
+    if now is not None and now.get("stale"):
+        lines += ["", f"! stale: {now['stale']}; `loci calibrate` fits it again"]
     if floor.get("overlap"):
         lines += ["",
                   f"! warning: the two bands overlap (routable from {floor.get('routable_min', 0):.2f}, "

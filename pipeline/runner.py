@@ -253,15 +253,21 @@ def scope_steps(ctx: BuildContext, names: Sequence[str]) -> list[str]:
 
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
     """A commit hook's work: ``scope_steps`` in one doit run that follows only those tasks' own
-    dependencies (another scope's edits wait), then the routing they feed, alone. Not one ``-s``
-    run of both: doit's ``-s`` runs only the first of several targets, and routing's own
-    dependencies are every scope's index."""
+    dependencies (another scope's edits wait), then, each alone, the routing they feed and the
+    home's steps that follow it in `loci update` (the merged summaries, the calibration; each
+    runs only when what it reads moved), so the home is left as an update would leave it. Not
+    one ``-s`` run of them: doit's ``-s`` runs only the first of several targets, and routing's
+    own dependencies are every scope's index."""
     ctx.scan = False
     report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet)
-    if report.scopes("index") and "routing" not in report.executed:
-        merged = run(ctx, ["routing"], single=True, quiet=quiet)
-        report.executed += merged.executed
-        report.failed.update(merged.failed)
+    then = ["routing"] if report.scopes("index") and "routing" not in report.executed else []
+    then += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
+    for target in then:
+        more = run(ctx, [target], single=True, quiet=quiet)
+        report.executed += more.executed
+        report.failed.update(more.failed)
+        if more.failed:   # what follows reads it, as a task_dep would hold it back
+            break
     report.code = report.code or (1 if report.failed else 0)
     return report
 

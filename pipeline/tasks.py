@@ -9,7 +9,7 @@ registry once ``scan`` ran (doit's ``create_after``, one creator for the three
 per-scope steps), so a repository found by a run is built by the same run, under
 ``loci update`` and plain ``doit`` alike. ``index:S`` has ``task_dep`` on
 ``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
-on its chunk Parquet, ``calibrate`` on the manifest. ``routing`` waits for every
+on its chunk Parquet; ``calibrate`` reads the manifest (``calibration_stale``). ``routing`` waits for every
 ``index:S`` through ``indexed``, whose ``setup`` they are, so a failed scope does not
 hold back the merge of the others (``task_indexed``). Everything that is not a
 file enters through ``uptodate`` callables that doit calls when it checks the
@@ -492,38 +492,11 @@ def summarises_registered(layout: Layout, model_ids, names) -> bool:
     return True
 
 
-def calibration_state(ctx: BuildContext) -> str:
-    """What calibrate reads besides the manifest (a file_dep): the vectors the model wrote, and
-    how this loci fits (an upgrade that fits another way fits again)."""
-    from loci.kernel.config import read_embed_config
-    from loci_pipeline.calibrate import method_signature
-
-    cfg = read_embed_config(ctx.layout)
-    if cfg is None:
-        return f"{method_signature()}|no-vectors"
-    folder = ctx.layout.vectors_root
-    stats = []
-    for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
-        st = path.stat()
-        stats.append(f"{path.relative_to(folder)}:{st.st_mtime_ns}:{st.st_size}")
-    return f"{method_signature()}|{cfg['model_id']}|" + ";".join(stats)
-
-
-def calibration_sound(layout: Layout) -> bool:
-    """calibration.json can be read (a damaged one is fitted again)."""
-    from loci.query.calibration import CalibrationError, read_calibration
-
-    try:
-        return read_calibration(layout) is not None
-    except CalibrationError:
-        return False
-
-
 def calibrate_action(ctx: BuildContext) -> dict:
     from loci_pipeline.calibrate import calibrate
 
     data = calibrate(ctx.layout, load_encoder=ctx.query_encoder, full=ctx.calibrate_full)
-    return {"evidence_floor": data.get("params", {}).get("evidence_floor"), "state": calibration_state(ctx)}
+    return {"evidence_floor": data.get("params", {}).get("evidence_floor")}
 
 
 # ---------------------------------------------------------------------------- task creators
@@ -551,8 +524,7 @@ def _saved(key: str, current: Callable[[], str]) -> Callable:
 
     For what doit's ``file_dep`` cannot say (a ``file_dep`` must exist when the task is checked,
     and is fixed when the task is made): the model and encode setting; the symbol table, which
-    a scope without a code graph does not have (``vectors_state``); every vector file under the
-    home, whichever model wrote it and whenever (``calibration_state``); a bundle's sources, some
+    a scope without a code graph does not have (``vectors_state``); a bundle's sources, some
     optional (``bundle_state``). Files that always exist are ``file_dep`` and ``targets``."""
     return lambda task, values: values.get(key) == current()
 
@@ -727,11 +699,14 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                                  ctx.scope_names())], **QUIET}
 
     def task_calibrate():
-        """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus."""
+        """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus; up to
+        date while the calibration fits the index, the vectors and the fitting code as they are
+        (``calibration_stale``, the test `loci doctor` makes too)."""
+        from loci_pipeline.calibrate import calibration_stale
+
         return {"actions": [(calibrate_action, [ctx])],
                 "task_dep": ["routing"] + (["embed"] if ctx.embed else []),
-                "file_dep": [str(layout.manifest)],
-                "uptodate": [_saved("state", lambda: calibration_state(ctx)), lambda: calibration_sound(layout)],
+                "uptodate": [lambda: calibration_stale(layout) is None],
                 "targets": [str(layout.calibration)], **QUIET}
 
     @create_after(executed="scan")

@@ -427,6 +427,68 @@ def test_a_refit_after_a_scope_of_a_small_corpus_moved_fits_the_words_again(corp
     assert measured and read_calibration(layout())["lexical"]["scopes"] != before
 
 
+def test_calibrate_show_says_the_fit_is_stale_and_how_many_scopes_moved_since_it(corpus, loci_home):
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    shown = runner.invoke(app, ["calibrate", "--show"]).output
+    assert "0 of 2 scopes changed since" in shown and "stale" not in shown
+    _change_webby(corpus)
+    shown = runner.invoke(app, ["calibrate", "--show"]).output
+    assert "1 of 2 scopes changed since" in shown
+    assert "stale: the index changed since this fit" in shown and "loci calibrate" in shown
+    assert "written to" in runner.invoke(app, ["calibrate"]).output
+    shown = runner.invoke(app, ["calibrate", "--show"]).output
+    assert "0 of 2 scopes changed since" in shown and "stale" not in shown
+
+
+def test_a_commit_hooks_rebuild_of_one_scope_leaves_a_calibrated_home_calibrated(corpus, loci_home):
+    """The hook runs `python -m loci.dodo --wait index:S`; in a calibrated home that rebuild
+    fits the calibration too, as `loci update` would, so doctor has nothing to ask for after it."""
+    from conftest import git
+    from loci.dodo import main as dodo
+    from loci.front.doctor import diagnose
+
+    assert runner.invoke(app, ["calibrate"]).exit_code == 0
+    before = read_calibration(layout())
+    (corpus / "gizmo" / "gizmo" / "gearbox.py").write_text("def shift_gearbox_clutch():\n    pass\n")
+    git(corpus / "gizmo", "add", "-A")
+    git(corpus / "gizmo", "commit", "-q", "-m", "a gearbox with a clutch")
+    assert dodo(["--wait", "index:gizmo"]) == 0
+    assert not [f for f in diagnose(layout()) if f.problem.startswith("calibration")]
+    after = read_calibration(layout())
+    assert after["lexical"]["scopes"]["gizmo"] != before["lexical"]["scopes"]["gizmo"]
+    from loci_pipeline.calibrate import calibration_stale
+
+    assert calibration_stale(layout()) is None
+    assert "already fits" in runner.invoke(app, ["calibrate"]).output
+
+
+def test_a_commit_hooks_rebuild_in_a_home_with_vectors_leaves_nothing_for_calibrate_to_fit(corpus, loci_home):
+    """With vectors the hook's rebuild encodes the scope again; the merged summaries the fit reads
+    are merged before it fits, as `loci update` orders them, so a later calibrate has nothing to do."""
+    from conftest import git
+    from loci_pipeline import build
+    from loci_pipeline.calibrate import calibration_stale
+    from loci_pipeline.runner import run_scopes
+    from loci_pipeline.tasks import home_context
+
+    def ctx():
+        made = home_context(layout(), graphs=False, embed=True, calibrate=True,
+                            open_encoder=lambda name, lay: FakeEncoder(), query_encoder=lambda model, lay: FakeEncoder())
+        made.encoder()
+        return made
+
+    assert build.update(ctx()).code == 0
+    assert calibration_stale(layout()) is None
+    (corpus / "gizmo" / "gizmo" / "gearbox.py").write_text("def shift_gearbox_clutch():\n    pass\n")
+    git(corpus / "gizmo", "add", "-A")
+    git(corpus / "gizmo", "commit", "-q", "-m", "a gearbox with a clutch")
+    report = run_scopes(ctx(), ["gizmo"])
+    assert report.code == 0, report.failed
+    assert {"index:gizmo", "vectors:gizmo", "routing", "embed", "calibrate"} <= set(report.executed)
+    assert calibration_stale(layout()) is None
+    assert not build.calibrate(ctx()).fitted
+
+
 def test_calibrate_full_fits_the_words_again_even_when_the_fit_still_stands(corpus, loci_home, monkeypatch):
     import loci_pipeline.calibrate as cal
 

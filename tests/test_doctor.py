@@ -122,7 +122,32 @@ def test_calibration_missing_then_older_than_the_index(corpus):
     (corpus / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels.\n")
     assert runner.invoke(app, ["index", "-q"]).exit_code == 0
     stale = by_problem(diagnose(layout()), "calibration_stale")
-    assert stale[None].fix == "loci calibrate" and "older than the index" in stale[None].message
+    assert stale[None].fix == "loci calibrate" and "the index changed since this fit" in stale[None].message
+
+
+def test_doctor_calls_the_calibration_stale_exactly_when_calibrate_would_fit_it_again(corpus, loci_home, monkeypatch):
+    """One test decides both (``loci_pipeline.calibrate.calibration_stale``): doctor asks for
+    `loci calibrate` when, and only when, `loci calibrate` would fit again."""
+    from loci.query import semantic
+    from loci_pipeline.calibrate import calibrate
+    from loci_pipeline.embed import embed_scope
+
+    def agree(stale: bool) -> None:
+        flagged = bool(by_problem(diagnose(layout()), "calibration_stale"))
+        res = runner.invoke(app, ["calibrate"])
+        assert res.exit_code == 0, res.output
+        assert (flagged, "written to" in res.output) == (stale, stale), res.output
+        assert not by_problem(diagnose(layout()), "calibration_stale")
+
+    calibrate(layout())                       # fitted by hand, not by the build's step
+    agree(stale=False)
+    (corpus / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels.\n")
+    assert runner.invoke(app, ["index", "-q"]).exit_code == 0
+    agree(stale=True)                         # the index moved
+    monkeypatch.setattr(semantic, "load_encoder", lambda model, lay: FakeEncoder())
+    embed_scope("gizmo", layout(), FakeEncoder())
+    agree(stale=True)                         # the vectors the fit reads moved
+    agree(stale=False)
 
 
 def test_a_damaged_calibration_is_reported(corpus, loci_home):

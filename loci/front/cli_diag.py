@@ -25,7 +25,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
     from loci.query.calibration import read_calibration
     from loci.kernel.config import layout as make_layout
     from loci.front.render import dump_json
-    from loci_pipeline.calibrate import render
+    from loci_pipeline.calibrate import render, standing
 
     if show and full:
         from loci.kernel.errors import UsageError
@@ -46,7 +46,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
     if as_json:
         dump_json(data)
         return
-    typer.echo("\n".join(render(data)))
+    typer.echo("\n".join(render(data, standing(layout, data) if show else None)))
     if not show:
         typer.echo(f"\nwritten to {layout.calibration}" if report.fitted
                    else f"\nunchanged: {layout.calibration} already fits this index")

@@ -3,7 +3,7 @@
 ``diagnose`` reads and never writes: no graphify run, no model load, no build
 lock. It compares what is on disk with what the build steps would produce now
 (the scope's fingerprint, the code graph's fingerprint, the chunk hashes the
-vectors cover, the index the calibration was fitted on). Every finding is a
+vectors cover, what the calibration was fitted from). Every finding is a
 value; nothing here raises for a damaged file, it reports it.
 """
 from __future__ import annotations
@@ -145,9 +145,14 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
     if data is None:
         return [Finding(None, "calibration_missing", "not calibrated: routing uses the shipped thresholds",
                         "loci calibrate", NOTE)]
-    if manifest is not None and data.get("index_written_at") != manifest.get("written_at"):
-        return [Finding(None, "calibration_stale", "calibration is older than the index: the thresholds "
-                        "were fitted on vocabulary that has since changed", "loci calibrate")]
+    if manifest is None:
+        return []   # the index's own finding comes first
+    from loci_pipeline.calibrate import calibration_stale
+
+    stale = calibration_stale(layout, data, manifest)   # the calibrate step's own up-to-date test
+    if stale:
+        return [Finding(None, "calibration_stale", f"calibration is stale ({stale}): the thresholds were "
+                        "fitted on what has since changed", "loci calibrate")]
     return []
 
 
