@@ -358,3 +358,114 @@ def test_the_users_of_two_named_projects_are_counted_per_project():
                   "click": ["python"], "jinja": ["python"]})
     aliases = {**{s: [s] for s in ("alpha", "bravo", "charlie", "click")}, "jinja": ["jinja", "Jinja2"]}
     assert route("Which of my projects use both click and jinja?", idx, aliases=aliases).scopes == ["alpha"]
+
+
+# "click" and "jinja" are ordinary words here: other projects' own words hold them
+USERS = {"alpha": ["python", "click", "jinja2"], "bravo": ["python", "click"], "charlie": ["python", "jinja2"],
+         "delta": ["python"], "click": ["python"], "jinja": ["python"]}
+USER_TEXTS = {"delta": "click the button jinja template " * 4, "alpha": "click jinja " * 2,
+              "click": "click command option " * 10, "jinja": "jinja template render " * 10}
+USER_ALIASES = {**{s: [s] for s in ("alpha", "bravo", "charlie", "delta", "click")}, "jinja": ["jinja", "Jinja2"]}
+
+
+def test_a_project_named_after_and_in_a_use_question_is_a_named_project_as_well():
+    idx = _index(USERS, USER_TEXTS)
+    r = route("which of my projects use click and jinja?", idx, aliases=USER_ALIASES)
+    assert r.outcome == "enumerated" and r.scopes == ["alpha"]
+    both = route("Which of my projects use both click and jinja?", idx, aliases=USER_ALIASES)
+    assert both.scopes == ["alpha"]
+
+
+def test_projects_named_with_or_are_alternatives_and_with_and_both_are_required():
+    idx = _index(USERS, USER_TEXTS)
+    either = route("Which of my projects use click or jinja?", idx, aliases=USER_ALIASES)
+    assert sorted(either.scopes) == ["alpha", "bravo", "charlie"]
+    listed = route("Which of my projects depend on jinja, click or attrs?", idx, aliases=USER_ALIASES)
+    assert sorted(listed.scopes) == ["alpha", "bravo", "charlie"]
+    del idx.postings["fact:jinja2"][idx.position["alpha"]]   # now no project declares both
+    r = route("Which of my projects use click and jinja?", idx, aliases=USER_ALIASES)
+    assert r.outcome == "abstained" and r.scopes == []
+
+
+def test_a_name_joined_to_a_name_by_and_or_or_a_comma_reads_as_a_name():
+    from loci.query.grammar import name_uses
+
+    assert name_uses("which of my projects use click and jinja?", "jinja")[0] == 0   # alone: a bare word
+    assert name_uses("which of my projects use click and jinja?", "jinja", {"click": "named"})[0] == 1
+    assert name_uses("which use jinja, click or black?", "click", {"jinja": "named"})[0] == 1
+    assert name_uses("which use `attrs` and jinja?", "jinja", {"attrs": "marked"})[3] == 1
+    assert name_uses("which projects use jinja besides flask and starlette?", "starlette",
+                     {"flask": "excluded"})[2] is True
+    assert name_uses("which of my projects use click and a template engine?", "engine", {"click": "named"})[0] == 0
+
+
+def test_every_project_a_list_after_besides_names_is_left_out():
+    idx = _index({"alpha": ["apache"], "bravo": ["apache"], "charlie": ["apache"], "delta": ["mit"]},
+                 {"charlie": "charlie alpha " * 5, "delta": "charlie " * 5})
+    r = route("Besides alpha and charlie, which of my projects are Apache licensed?", idx, aliases=ALIASES)
+    assert r.scopes == ["bravo"]
+
+
+def test_a_user_of_a_named_project_is_cited_by_the_name_it_declares():
+    idx = _index(USERS, USER_TEXTS)
+    r = route("Which of my projects use jinja?", idx, aliases=USER_ALIASES)
+    assert {m["scope"]: m["facts"] for m in r.members} == {"alpha": ["jinja2"], "charlie": ["jinja2"]}
+
+
+def test_the_users_of_a_named_project_are_members_when_every_other_project_uses_it():
+    idx = _index({"alpha": ["python", "click"], "bravo": ["python", "click"], "click": ["python"]})
+    aliases = {s: [s] for s in ("alpha", "bravo", "click")}
+    r = route("Which of my projects use click?", idx, aliases=aliases)
+    assert r.outcome == "enumerated" and sorted(r.scopes) == ["alpha", "bravo"]
+
+
+def test_the_object_of_a_verb_of_use_reads_as_a_name():
+    from loci.query.grammar import name_uses
+
+    for q in ("Which of my projects depend on jinja?", "Which of my projects require jinja?",
+              "Which of my tools are built on jinja?", "which package relies on either jinja or mako?"):
+        assert name_uses(q, "jinja")[0] == 1, q
+    assert name_uses("Which of my projects render a jinja template?", "jinja")[0] == 0
+
+
+LANGS = {"alpha": ["python", "click"], "bravo": ["python"], "charlie": ["rust"], "delta": ["javascript", "click"]}
+
+
+def test_a_set_of_projects_in_a_language_none_is_written_in_is_empty_and_says_so():
+    idx = _index(LANGS, {"bravo": "kotlin bindings kotlin " * 4})
+    for q in ("Which of my projects are written in Kotlin?", "Which of my Kotlin projects use click?"):
+        r = route(q, idx, aliases=ALIASES)
+        assert r.outcome == "abstained" and r.scopes == [] and r.reason == "no_evidence", q
+        assert "no project is written in kotlin" in r.gate and r.languages == ["kotlin"], q
+        assert r.candidates == [] and sorted(r.other_language) == sorted(LANGS), q
+
+
+def test_a_language_held_only_by_a_project_set_aside_empties_the_set_too():
+    idx = _index(LANGS)
+    r = route("Besides charlie, which of my Rust projects use click?", idx, aliases=ALIASES)
+    assert r.outcome == "abstained" and r.scopes == []
+
+
+def test_a_language_none_is_written_in_empties_no_set_that_does_not_ask_for_it():
+    idx = _index(LANGS, {"bravo": "kotlin bindings kotlin " * 4})
+    negated = route("Which of my projects aren't written in Kotlin?", idx, aliases=ALIASES)
+    assert negated.outcome == "enumerated" and {"alpha", "charlie", "delta"} <= set(negated.scopes)
+    assert route("Which of my projects ship Kotlin bindings?", idx, aliases=ALIASES).scopes == ["bravo"]
+    assert sorted(route("Which of my projects are written in Rust or Kotlin?", idx, aliases=ALIASES).scopes) == ["charlie"]
+
+
+def test_the_language_a_set_is_written_in_is_read_from_the_words_around_it():
+    from loci.query.grammar import set_languages
+
+    assert set_languages("Which of my Kotlin projects use click?") == ("Kotlin",)
+    assert set_languages("which of my projects are written in Rust or Go?") == ("Rust", "Go")
+    assert set_languages("Which of my Python CLI tools log to syslog?") == ("Python",)
+    assert set_languages("Which of my projects ship Kotlin bindings?") == ()
+    assert set_languages("Which of my projects can be called from Python?") == ()
+
+
+def test_every_language_a_question_can_name_is_one_the_index_records():
+    from loci.query.grammar import ECOSYSTEMS
+    from loci_pipeline.facts import LANGUAGES
+
+    assert {lang for langs in ECOSYSTEMS.values() for lang in langs} <= set(LANGUAGES.values())

@@ -32,3 +32,18 @@ def test_an_abstention_says_no_project_holds_a_term_only_when_none_holds_any_wor
     assert REASONS["no_evidence"] in route_lines(held)[0]
     nothing = _route("abstained", reason="no_evidence", details=[_detail("starlette", 0.0)])
     assert REASONS["no_terms"] in route_lines(nothing)[0]
+
+
+def test_an_abstention_for_a_language_no_project_is_written_in_names_the_language():
+    route = _route("abstained", reason="no_evidence", details=[_detail("click", 0.48)])
+    route.languages, route.other_language, route.unwritten = ["kotlin"], ["click", "flask"], True
+    lines = route_lines(route)
+    assert lines[0] == "ABSTAINED - no project here is written in kotlin."
+    assert "pick a candidate" not in lines[1] and "loci add" in lines[1]
+
+
+def test_a_language_that_left_some_projects_out_is_no_cause_while_others_remain_candidates():
+    route = _route("abstained", reason="no_evidence", details=[_detail("cli", 0.3)],
+                   candidates=[{"scope": "cli", "terms": ["flag"]}])
+    route.languages, route.other_language, route.unwritten = ["go"], ["click"], False
+    assert REASONS["no_evidence"] in route_lines(route)[0]

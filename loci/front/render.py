@@ -52,6 +52,7 @@ REASONS = {
     # finer causes of a no_evidence abstention, one of which is shown instead
     "no_terms": "no project holds a distinctive term from this question",
     "vetoed": "the words matched by coincidence: nothing indexed comes close to the question's meaning",
+    "unwritten": "no project here is written in {languages}",
 }
 # `loci route` has no --scope: a fix names the command that takes it
 FIXES = {
@@ -61,6 +62,7 @@ FIXES = {
     "out_of_group": "re-run without --group, or with `loci ask --scope <name>`",
     "no_terms": "name the project (`loci ask --scope <name>`); `loci doctor` shows what is not indexed",
     "vetoed": "name the project (`loci ask --scope <name>`), or use other words",
+    "unwritten": "ask without naming the language, or add a project written in it (`loci add DIR`)",
 }
 
 
@@ -70,6 +72,8 @@ def abstention_cause(result) -> str:
         return result.reason
     if (getattr(result, "semantic", None) or {}).get("action") == "vetoed":
         return "vetoed"
+    if getattr(result, "unwritten", False):
+        return "unwritten"   # every project left out for its language ("which of my Kotlin projects ...?")
     held = any(getattr(d, "evidence", 0) > 0 for d in getattr(result, "details", None) or ())
     return "no_evidence" if result.candidates or held else "no_terms"
 
@@ -110,7 +114,8 @@ def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
         cause = abstention_cause(result)
-        lines.append(f"ABSTAINED - {REASONS.get(cause, cause)}.")
+        reason = REASONS.get(cause, cause).format(languages=" or ".join(getattr(result, "languages", None) or ()))
+        lines.append(f"ABSTAINED - {reason}.")
         if result.candidates:
             parts = [f"{c['scope']} ({', '.join(c['terms']) or 'close in meaning'})" for c in result.candidates]
             lines.append("  candidates: " + "; ".join(parts))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
 from loci.kernel.tokens import tokenize
@@ -108,15 +109,55 @@ def instrument_only(question: str, *aliases: str) -> bool:
         (re.findall(r"[\w']+", before.lower())[-1:] or [""])[0] in _INSTRUMENT for before in uses)
 
 
-def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
+# what joins the names of a list: "click and jinja", "jinja, click or black", "click & jinja"
+_JOINER = r"\s*(?:,\s*(?:and\s+|or\s+|&\s*)?|\s(?:and|or|&)\s+)\s*"
+_QUOTE = r"['\"`]?"
+# a list's determiner after the word that makes its first item a name: "use both click and jinja"
+_LIST_DETERMINER = frozenset({"both", "either"})
+# a verb of use, whose object is a project's name as after "with" ("depend on walkdir", "requires attrs")
+_USE_OBJECT = LazyPattern(r"\b(?:uses|used|requir(?:e|es|ed|ing)|import(?:s|ed|ing)?|(?:depend(?:s|ed|ing)?|built|"
+                          r"based|rel(?:y|ies|ying|ied))\s+(?:on|upon))\s+(?:(?:both|either)\s+)?$", re.I)
+
+
+def _joined_to(before: str, after: str, joined: Mapping[str, str]) -> str | None:
+    """How the name a use of an alias is listed with reads (``joined``: a name -> "named",
+    "marked" or "excluded"), when the use is joined to it by "and", "or", "&" or a comma ("click and
+    jinja", "jinja, click or black"); None when it is listed with no name. Marked or excluded wins."""
+    found = set()
+    for name, reading in joined.items():
+        other = r"(?<![\w@/.-])" + re.escape(name) + r"(?![\w-]|\.\w)"
+        if re.search(other + _QUOTE + _JOINER + _QUOTE + "$", before, re.I) \
+                or re.match(_QUOTE + _JOINER + _QUOTE + other, after, re.I):
+            found.add(reading)
+    return next((r for r in ("excluded", "marked", "named") if r in found), None)
+
+
+def listed_as_alternatives(question: str, names) -> bool:
+    """Is a name of ``names`` listed with "or" ("click or jinja", "jinja, click or attrs", "either
+    click or jinja")? Then any of the list will do; listed with "and" or commas alone, every one is asked."""
+    for name in names:
+        for m in re.finditer(_alias_pattern(name), question, re.I):
+            joins = (re.search(r"[\w'\"`]" + _QUOTE + "(" + _JOINER + ")" + _QUOTE + "$", question[:m.start()]),
+                     re.match(_QUOTE + "(" + _JOINER + r")" + _QUOTE + r"[\w'\"`]", question[m.end():]))
+            if any(j and re.search(r"\bor\b", j.group(1), re.I) for j in joins):
+                return True
+    return False
+
+
+def name_uses(question: str, alias: str, joined: Mapping[str, str] | None = None) -> tuple[int, int, bool, int]:
     """Count (strong, bare, excluded, marked) uses of ``alias`` in ``question``.
 
     A use is strong when it reads as a name: code-formatted or quoted, capitalised
     (not in capitals: "CLI" is an acronym) against a lower-case alias, at the head of the question followed by ':' or ',',
-    after 'in/with/using/for...', before 'library/package/...', or as "X's".
+    after 'in/with/using/for...' (also past "both" or "either": "use both click and ..."), before
+    'library/package/...', or as "X's".
     ``excluded`` is True when the name follows 'besides', 'not counting', ...
     ``marked``: the strong uses that read as a name by more than a preposition before them
     ("with backoff" may mean backoff, "the requests library" cannot mean anything else).
+    ``joined``: other names the question is known to use as names, each with how it reads
+    ("named", "marked" or "excluded"): a use listed with one of them by "and", "or" or a comma
+    reads as that one does ("use click and jinja": jinja is a name as click is; "besides flask and
+    starlette": both are set aside).
     """
     strong = bare = marked = 0
     excluded = False
@@ -127,10 +168,14 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
         after = question[b:]
         surface = m.group(0)
         prev_words = re.findall(r"[\w']+", before.lower())[-3:]
+        if prev_words[-1:] and prev_words[-1] in _LIST_DETERMINER:
+            prev_words = prev_words[:-1]
         prev = prev_words[-1] if prev_words else ""
         nxt = re.match(r"\s*([\w']+)", after)
         nxt_word = nxt.group(1).lower() if nxt else ""
-        if re.search(r"(?:" + "|".join(EXCLUDE_MARKERS) + r")\s+(?:the\s+)?['\"`]?$", before, re.I):
+        listed = _joined_to(before, after, joined) if joined else None
+        if listed == "excluded" or re.search(r"(?:" + "|".join(EXCLUDE_MARKERS) + r")\s+(?:the\s+)?['\"`]?$",
+                                               before, re.I):
             excluded = True
             continue
         quoted = before[-1:] in "`'\"" and after[:1] in "`'\""
@@ -139,13 +184,14 @@ def name_uses(question: str, alias: str) -> tuple[int, int, bool, int]:
                        and not (surface.isupper() and len(surface) > 1))
         at_head = not before.strip() and after[:1] in (":", ",")
         possessive = after[:2] in ("'s", "’s")
-        prefix = prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
+        prefix = (prev in NAME_PREFIXES and (before.rstrip()[-1:].isalpha() or before.rstrip().endswith("the"))
+                  or bool(_USE_OBJECT.search(before)))
         follower = nxt_word in NAME_FOLLOWERS
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
         unmistakable = quoted or possessive or follower or at_head or (capitalised and not sentence_start)
-        if unmistakable or prefix:
+        if unmistakable or prefix or listed:
             strong += 1
-            marked += unmistakable
+            marked += unmistakable or listed == "marked"
         else:
             bare += 1
     return strong, bare, excluded, marked
@@ -491,11 +537,9 @@ _WRITTEN_IN = LazyPattern(r"\b(?:written|coded|implemented)\s+in\s+(?:pure\s+)?$
 _OTHER_LANGUAGE = LazyPattern(r"\b(?:to|into|than|like|unlike|vs\.?|versus)\s+$", re.I)
 
 
-def ecosystem_words(question: str) -> tuple[str, ...]:
-    """The words with which the question says which ecosystem the asker works in ("In my Node
-    CLI": "Node"; "a Go command-line app", "my Python script", "written in go"), in question order."""
-    text = _CODE_SPAN.sub(" ", question)
-    out: list[str] = []
+def _ecosystem_matches(text: str) -> list[re.Match]:
+    """Where ``text`` (its code spans blanked) names an ecosystem (``ecosystem_words``)."""
+    out = []
     for m in _ECOSYSTEM.finditer(text):
         word = m.group(1)
         if (word.lower() in _PLAIN_WORD_LANGUAGES and (not word[0].isupper() or not text[:m.start()].strip())
@@ -503,8 +547,39 @@ def ecosystem_words(question: str) -> tuple[str, ...]:
             continue
         if _OTHER_LANGUAGE.search(text[max(0, m.start() - 12):m.start()]):
             continue
-        out.append(word)
-    return tuple(out)
+        out.append(m)
+    return out
+
+
+def ecosystem_words(question: str) -> tuple[str, ...]:
+    """The words with which the question says which ecosystem the asker works in ("In my Node
+    CLI": "Node"; "a Go command-line app", "my Python script", "written in go"), in question order."""
+    return tuple(m.group(1) for m in _ecosystem_matches(_CODE_SPAN.sub(" ", question)))
+
+
+# the language a set's members are written in: "my Kotlin projects", "Rust crates", "written in Go"
+_BEFORE_SET_NOUN = LazyPattern(r"\s+(?:[\w-]+\s+)?(?:projects?|repos?|repositories|codebases?|packages?|librar(?:y|ies)|"
+                               r"tools?|apps?|applications?|services?|crates?|clis?|programs?|modules?|frameworks?|"
+                               r"scripts?)\b", re.I)
+_SET_WRITTEN_IN = LazyPattern(r"\b(?:(?:written|coded|implemented|built|made|developed)\s+in\s+(?:pure\s+)?|"
+                              r"(?:are|is)\s+(?:in\s+)?)$", re.I)
+
+
+def set_languages(question: str) -> tuple[str, ...]:
+    """The words naming the language an enumeration's members are to be written in ("which of my
+    Kotlin projects", "my Python CLI tools", "written in Rust or Go"), in question order: an
+    ecosystem word (``ecosystem_words``) before a noun for projects, after "written in" or "are", or
+    listed with such a word ("Rust or Go"). Not a language the question only mentions ("ship
+    Kotlin bindings", "called from Python")."""
+    text = _CODE_SPAN.sub(" ", question)
+    found = _ecosystem_matches(text)
+    asks = [bool(_BEFORE_SET_NOUN.match(text, m.end()) or _SET_WRITTEN_IN.search(text[max(0, m.start() - 30):m.start()]))
+            for m in found]
+    for _ in found:   # a language listed with one the set is written in is one too ("Rust or Go")
+        for i, (a, b) in enumerate(zip(found, found[1:])):
+            if asks[i] != asks[i + 1] and re.fullmatch(_JOINER, text[a.end():b.start()]):
+                asks[i] = asks[i + 1] = True
+    return tuple(m.group(1) for m, asked in zip(found, asks) if asked)
 
 
 def named_languages(question: str) -> frozenset[str]:

@@ -67,6 +67,7 @@ class RouteResult:
     # it, left out as the excluded are (``other_language``)
     languages: list[str] = field(default_factory=list)
     other_language: list[str] = field(default_factory=list)
+    unwritten: bool = False            # no project is written in ``languages`` (an empty set says so)
     semantic: dict | None = None       # what the vectors said, when they were asked (second_opinion)
     # enumeration: why each member is in the set, [{"scope", "facts": [...], "terms": [...]}];
     # the query service replaces each fact token with its citation
@@ -253,17 +254,31 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
     scopes whose ordinary-word name appears bare, with the words that follow it.
 
     When the question names some project unmistakably ("the requests library", `attrs`), an
-    ordinary word that reads as a name only after a preposition ("with backoff") is a bare use."""
+    ordinary word that reads as a name only after a preposition ("with backoff") is a bare use.
+    A name listed with a name by "and", "or" or a comma reads as that one does ("use click and
+    jinja": both are named; "besides flask and starlette": both are set aside), read from the
+    names the question uses as names until no more join them."""
+    lowered = question.lower()
+    present = [(scope, alias) for scope, names in aliases.items() for alias in names
+               if len(alias) >= 2 and alias.lower() in lowered]
+    joined: dict[str, str] = {}
+    for _ in range(len(present) + 1):
+        named, excluded, soft, read = _read_names(question, present, index, joined)
+        if read == joined or not soft:   # only a name read as a word may join a list
+            break
+        joined = read
+    return named, excluded, soft
+
+
+def _read_names(question: str, present: Sequence[tuple[str, str]], index: RoutingIndex, joined: Mapping[str, str]
+                ) -> tuple[dict[str, int], set[str], dict[str, list[str]], dict[str, str]]:
+    """``name_hits`` for the (scope, alias) pairs the question spells, given the names ``joined``
+    already reads (alias -> "named", "marked", "excluded"); also how each alias reads now."""
     soft: dict[str, list[str]] = {}
     named: dict[str, int] = {}
     excluded: set[str] = set()
-    lowered = question.lower()
-    uses = []
-    for scope, names in aliases.items():
-        for alias in names:
-            if len(alias) < 2 or alias.lower() not in lowered:
-                continue
-            uses.append((scope, alias, *grammar.name_uses(question, alias)))
+    read: dict[str, str] = {}
+    uses = [(scope, alias, *grammar.name_uses(question, alias, joined)) for scope, alias in present]
     unmistakable = any(marked for *_rest, marked in uses)
     for scope, alias, strong, bare, excl, marked in uses:
         guessed = unmistakable and strong and not marked   # named only after a preposition
@@ -272,15 +287,13 @@ def name_hits(question: str, aliases: Mapping[str, Sequence[str]], index: Routin
             strong, bare = 0, bare + strong
         if excl:
             excluded.add(scope)
-        if strong:
-            named[scope] = named.get(scope, 0) + strong
-        elif bare and not ordinary:
-            named[scope] = named.get(scope, 0) + bare
-        elif bare and _api_phrase(alias, grammar.next_words(question, alias), scope, index):
-            named[scope] = named.get(scope, 0) + bare
+            read[alias] = "excluded"
+        if strong or bare and (not ordinary or _api_phrase(alias, grammar.next_words(question, alias), scope, index)):
+            named[scope] = named.get(scope, 0) + (strong or bare)
+            read.setdefault(alias, "marked" if marked else "named")
         elif bare:
             soft.setdefault(scope, []).extend(grammar.next_words(question, alias))
-    return named, excluded, soft
+    return named, excluded, soft, read
 
 
 def symbol_holders(question: str, index: RoutingIndex, params: Params) -> list[tuple[str, list[int], set[int]]]:
@@ -526,7 +539,13 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
                                         lambda t: holder_count(index, t, spellings_of(t, toks, q)), sorted(excluded),
                                         published)
         if not chosen:
-            return result("abstained", [], "no_evidence", "enumeration found no scope")
+            out = result("abstained", [], "no_evidence", "enumeration found no scope")
+            unwritten = unwritten_languages(q, index, negated)
+            if unwritten:   # "which of my Kotlin projects ...?" when none is: every project is in another language
+                out.gate = f"enumeration: no project is written in {' or '.join(unwritten)}"
+                out.languages, out.other_language, out.candidates = unwritten, list(index.scopes), []
+                out.unwritten = True
+            return out
         out = result("enumerated", chosen, None, "enumeration")
         out.members = why
         return out
@@ -599,17 +618,18 @@ def holder_count(index: RoutingIndex, token: str, forms: Sequence[str] = ()) -> 
 
 
 def asked_facts(elig: Sequence[ScopeScore], toks: Sequence[str], index: RoutingIndex,
-                uses: bool) -> dict[str, list[str]]:
+                uses: bool, required: Collection[str] = ()) -> dict[str, list[str]]:
     """Per eligible scope, the question's words it holds as facts (licence, language, marker
     file, toolchain...; a declared dependency only when the question asks about ``uses``).
-    A fact every eligible scope holds tells none apart and is not asked."""
+    A fact every eligible scope holds tells none apart and is not asked, unless it is ``required``
+    (the names of a project whose users are asked for: every other project may use it)."""
     pos = {s.scope: index.position[s.scope] for s in elig}
 
     def holds(p: int, t: str) -> bool:
         return _holds_fact(index, p, t, uses)
 
-    asked = [t for t in dict.fromkeys(toks)
-             if any(holds(p, t) for p in pos.values()) and not all(holds(p, t) for p in pos.values())]
+    asked = [t for t in dict.fromkeys(toks) if any(holds(p, t) for p in pos.values())
+             and (t in required or not all(holds(p, t) for p in pos.values()))]
     return {s: [t for t in asked if holds(p, t)] for s, p in pos.items()}
 
 
@@ -649,27 +669,39 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
     asked, and no other project holding it makes the set empty, not one of words ("which projects
     use jinja besides flask?" is not answered by jinja, which holds the word). ``published``: for
     each project the question asks about the use of, the names it is published under, asked as
-    one fact each (a member declares at least one of those projects).
+    one fact each, held under any of them: listed with "and" a member declares every one of those
+    projects ("use click and jinja"), listed with "or" any one ("use click or jinja"), and is cited
+    by the name it declares (Jinja2). A set asked to be written in a language no eligible project
+    is written in ("which of my Kotlin projects ...": ``unwritten_languages``) is empty.
     """
     holder_count = holder_count or (lambda t: len(index.get(t)))
     q = Question.of(question)
     question = q.text
+    if unwritten_languages(q, index, negated, [index.position[s.scope] for s in elig]):
+        return [], []
     if grammar.asks_for_no_dependencies(question):
         toks = [*toks, DEPENDENCY_FREE]
         negated = negated - {t for w in ("dependency", "dependencies") for t in tokenize(w)}
     uses = grammar.asks_about_use(question) and DEPENDENCY_FREE not in toks
     names = {t for group in published for t in group}
     fact_words = list(dict.fromkeys([*(t for t in toks if t not in q.unnamed_language_words), *names]))
-    held = asked_facts(elig, fact_words, index, uses)
+    held = asked_facts(elig, fact_words, index, uses, names)
+    count = {s: len(v) for s, v in held.items()}
     if published:   # the names one project is published under are one fact, held under any of them, and
-        # what is asked: a project that declares none of the projects named is no member
-        held = {s: ([*(t for t in v if t not in names), *(g[0] for g in published if set(v) & set(g))]
-                    if set(v) & names else []) for s, v in held.items()}
-    best = max((len(v) for v in held.values()), default=0)
+        # what is asked: a project that declares none of the projects named (listed with "and": not all
+        # of them) is no member; listed with "or", they are one fact between them
+        either = grammar.listed_as_alternatives(question, names)
+        for s, v in held.items():
+            declared = sum(1 for g in published if set(g) & set(v))
+            if declared < (1 if either else len(published)):
+                held[s], count[s] = [], 0
+            else:
+                count[s] = sum(1 for t in v if t not in names) + (1 if either else declared)
+    best = max(count.values(), default=0)
     set_aside = [index.position[s] for s in left_out if s in index.position]
     named_like: set[str] = set()
     if best:
-        chosen = sorted((s for s in elig if len(held[s.scope]) == best), key=lambda s: (-s.evidence, s.scope))
+        chosen = sorted((s for s in elig if count[s.scope] == best), key=lambda s: (-s.evidence, s.scope))
     elif not negated and (published or any(_holds_fact(index, p, t, uses) for p in set_aside for t in fact_words)):
         chosen = []
     else:
@@ -703,6 +735,20 @@ def enumerate_members(elig: Sequence[ScopeScore], toks: Sequence[str], negated: 
                                 "cites": cited_words(s, rare, named_like, distinctive_terms, holder_count)})}
            for s in chosen]
     return chosen, why
+
+
+def unwritten_languages(q: Question, index: RoutingIndex, negated: Collection[str] = (),
+                        among: Collection[int] | None = None) -> list[str]:
+    """The language facts of the languages an enumeration asks its members to be written in ("my
+    Kotlin projects", "written in Kotlin or Scala": ``grammar.set_languages``; not one negated) when
+    no scope (at the positions ``among``; by default any) is written in any of them: then the set is
+    empty whatever else it asks. Empty when one is held, or when the question names none."""
+    words = [w for w in grammar.set_languages(q.text) if not set(tokenize(w)[:1]) & set(negated)]
+    langs = sorted({lang for w in words for lang in grammar.ECOSYSTEMS[w.lower()]})
+    held = {i for lang in langs for i in index.get(FACT + lang)}
+    if among is not None:
+        held &= set(among)
+    return [] if held else langs
 
 
 CITED_WORDS = 3
