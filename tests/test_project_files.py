@@ -96,9 +96,73 @@ def test_a_readme_holds_how_to_install_in_its_installation_sections_when_it_has_
     def read(ids):
         return {i: rows[i] for i in ids}
 
-    assert fact_rows("How do I install this?", prose, read) == {1, 2, 9}
+    assert fact_rows("How do I install this?", prose, read) == ({1, 2, 9}, {1, 2})
     del rows[1], rows[2], prose[1], prose[2]    # no such section: the whole README holds it
-    assert fact_rows("How do I install this?", prose, read) == {0, 3, 9}
+    assert fact_rows("How do I install this?", prose, read) == ({0, 3, 9}, set())
+
+
+def _readme_rows(texts):
+    rows, line = {}, 1
+    for i, text in enumerate(texts):
+        rows[i] = {"path": "README.md", "line": line, "heading": text.split("\n")[0].lstrip("# "), "text": text}
+        line += text.count("\n") + 2
+    return rows
+
+
+def test_a_readme_section_on_contributing_or_testing_holds_how_to_contribute_or_test():
+    from loci.query.project_files import fact_rows
+
+    rows = _readme_rows(["# widgets\n\nWidgets.", "## Usage\n\nCall it.",
+                         "## Contributing\n\nFork, branch, open a pull request.",
+                         "### Running the tests\n\nRun `make test`.", "## License\n\nMIT."])
+    prose = {i: "README.md" for i in rows} | {9: "Makefile"}
+
+    def read(ids):
+        return {i: rows[i] for i in ids}
+
+    assert fact_rows("How do I contribute?", prose, read) == ({2, 3, 9}, {2, 3})
+    assert fact_rows("How do I run the tests?", prose, read) == ({2, 3, 9}, {2, 3})
+
+
+def test_a_readme_without_such_a_section_is_no_answer_to_how_to_contribute():
+    from loci.query.project_files import fact_rows
+
+    rows = _readme_rows(["# widgets\n\nWidgets.", "## Usage\n\nCall it."])
+    prose = {i: "README.md" for i in rows} | {9: "CONTRIBUTING.md"}
+    assert fact_rows("How do I contribute?", prose, lambda ids: {i: rows[i] for i in ids}) == ({9}, set())
+
+
+def test_a_readme_section_leads_only_where_no_file_is_given_to_the_topic_and_only_the_projects_own():
+    from loci.query.project_files import fact_rows
+
+    rows = _readme_rows(["# widgets\n\nWidgets.", "## Testing\n\nRun `make test`."])
+    rows[5] = {"path": "src/primality-test/README.md", "line": 1, "heading": "Primality Test",
+               "text": "# Primality Test\n\nTrial division."}
+    prose = {0: "README.md", 1: "README.md", 5: "src/primality-test/README.md", 9: "Makefile"}
+
+    def read(ids):
+        return {i: rows[i] for i in ids}
+
+    assert fact_rows("How do I run the tests?", prose, read) == ({1, 9}, {1})
+    prose[7] = "docs/contributing.md"   # a file given to the topic says it better than a README pointer
+    assert fact_rows("How do I run the tests?", prose, read) == ({1, 7, 9}, set())
+    # an example's README is no install instruction of the project
+    assert fact_rows("How do I install this?", prose, read)[0] == {0, 1}
+
+
+def test_how_to_contribute_opens_with_the_readmes_contributing_section(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    readme = ("# widgets\n\nWidgets renders sprockets as dashboards.\n\n"
+              "## Usage\n\nCall `widgets.render(sheet)`; plugins contribute panels.\n\n"
+              "## Contributing\n\nFork the repository, make a branch and open a pull request; "
+              "run `make check` first.\n\n## License\n\nMIT.\n")
+    code = setup_home(tmp_path / "code", {
+        "widgets": {"README.md": readme, "widgets/core.py": "def render(sheet):\n    return sheet\n",
+                    "pyproject.toml": "[project]\nname = \"widgets\"\nversion = \"1.0\"\n"},
+        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}})
+    got = ask(open_session(), "How do I contribute?", cwd=code / "widgets", fast=True).blocks[0].episodes
+    assert got[0].heading == "Contributing"
 
 
 def test_a_sections_heading_path_holds_the_headings_it_sits_under():

@@ -301,3 +301,27 @@ def test_a_quoted_string_whose_words_too_many_passages_hold_is_not_read_for():
     texts[999] = "Options: shown under their own heading"
     ranked = [(1, 0.9), (2, 0.8)]
     assert quoted_first(TextLex(texts), ranked, ["Options:"]) == ranked
+
+
+def test_a_licence_text_is_held_back_unless_the_question_asks_about_the_licence():
+    from loci.query.question import Question
+    from loci.query.search import held_back
+
+    prose = {1: "LICENSE", 2: "README.md", 3: "COPYING.txt", 4: "docs/licenses.md", 5: "src/license_check.py"}
+    _, late = held_back(Question("How do I contribute?"), prose)
+    assert [i for i in prose if late(i)] == [1, 3]   # a docs page about licences is no licence text
+    _, late = held_back(Question("What license is this under?"), prose)
+    assert not any(late(i) for i in prose)
+
+
+def test_a_passage_and_its_window_are_one_answer_so_a_held_back_row_still_follows_k_others():
+    from loci.query.search import after_the_docs, distinct
+
+    rows = {1: {"path": "README.md", "line": 10, "text": "Keys are case-insensitive."},
+            2: {"path": "README.md", "line": 10, "text": "case-insensitive. Keys are folded."},   # its tail's window
+            3: {"path": "viper.go", "line": 5, "text": "Sub returns a new instance."},
+            4: {"path": "util.go", "line": 9, "text": "Sub  returns a new\ninstance."},          # the same text
+            5: {"path": "LICENSE", "line": 1, "text": "MIT License"}}
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (6, 0.55), (5, 0.5)]
+    assert distinct(ranked, rows) == [(1, 0.9), (3, 0.7), (5, 0.5)]
+    assert [i for i, _ in after_the_docs(distinct(ranked, rows), {5}, 2)] == [1, 3, 5]

@@ -23,7 +23,7 @@ from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, built_from_words, enumeration_opinion, foreign_opinion,
                                one_per_content, open_to_opinion, route, second_opinion, shadowed_copies)
 from loci.query.project_files import cited_line, fact_file_patterns
-from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, search_scope
+from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, distinct, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize
 
@@ -517,16 +517,10 @@ def _meaning(session: Session, scope: str, q: Question, cosines) -> Meaning | No
 def _materialise(lex: LexicalIndex, hits: list[tuple[int, float]], k: int,
                  about: str | None = None) -> list[EpisodeHit]:
     rows = lex.chunks([i for i, _ in hits])
-    out, seen = [], set()
-    for i, score in hits:
-        row = rows.get(i)
-        if row is None:
-            continue
+    out = []
+    for i, score in distinct(hits, rows):   # the same passage twice is one answer
+        row = rows[i]
         text = row["text"]
-        key = " ".join(text.split())   # the same passage twice (a doc comment repeated, a copied file) is one answer
-        if (row["path"], row["line"]) in seen or key in seen:
-            continue
-        seen.update({(row["path"], row["line"]), key})
         if len(text) > EPISODE_TEXT_CHARS:
             text = text[:EPISODE_TEXT_CHARS] + " …"
         out.append(EpisodeHit(text=text, source=row["path"], line=cited_line(about, row), kind=row["kind"],

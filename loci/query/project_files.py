@@ -30,14 +30,18 @@ _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
 # inside it) they ask about its subject ("how do I test a widget built with widgets?", "set up
 # full-text search", "why was X changed?", "security headers"). A topic with README sections holds
 # its fact in the README's sections whose heading path says those words ("## Installation" then
-# "### From PyPI"), when it has any: those alone, not the whole README, hold it.
+# "### From PyPI"), when it has any: those alone, not the whole README, hold it (the whole README only
+# for a topic whose files the README is one of: how to install, not how to contribute).
 _INSTALL_SECTIONS = r"\binstall\w*|\bset(?:ting)?[\s-]*up\b|\bgetting\s+started\b|\bget\s+started\b"
+_LICENCE_QUESTION = r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b"
+_CONTRIB_SECTIONS = (r"\bcontribut\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
+                     r"\blint(?:er|ing)?\b|\bcode\s+style\b|\bbuild(?:ing)?\s+from\s+source\b")
 TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = tuple(
     (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only,
      LazyPattern(sections[0], re.I) if sections else None) for q, f, inside_only, *sections in (
         (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
          _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False),
-        (r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b",
+        (_LICENCE_QUESTION,
          r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST, False),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
          r"\bversions?\b|\bversions?\b.*\b(?:support|supports|supported|require|requires|required|need|needs|"
@@ -45,8 +49,9 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = 
          _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions", False),
         (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatter\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b"
          r"|\bpatch(?:es)?\b|\bpull\s+requests?\b|\bPRs?\b|\bcontribut\w*\b|\bverify\s+my\s+changes\b|\bci\b"
-         r"|\bnpm\s+(?:test|run)\b|\bmake\b|\bbuild\s+(?:it|locally|from\s+source)\b",
-         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True),
+         r"|\bnpm\s+(?:test|run)\b|\bmake\s+(?:test|tests|check|lint|all|targets?)\b|\bmakefile\b|\b(?:with|run)\s+make\b"
+         r"|\bbuild\s+(?:it|locally|from\s+source)\b",
+         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True, _CONTRIB_SECTIONS),
         (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
          r"security[\w.-]*|vulnerabilit[\w.-]*", True),
         (r"\bchange(?:log|s|d)\b|\b(?:latest|last|next|new|newest|recent|previous|upcoming)\s+(?:release|version)s?\b"
@@ -74,21 +79,32 @@ def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern
     return [files for files, _ in _raised(question, named)]
 
 
-def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> set[int]:
+def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> tuple[set[int], set[int]]:
     """The rows of ``prose`` (row -> path) that hold the fact the question asks for: the rows of
-    the files named for it (``is_fact_file``), of a README only the sections its topic names when it
-    has any (``TOPICS``; ``read``: rows -> their chunks, for their headings and text)."""
+    the files named for it (``is_fact_file``), and of a README the sections its topic names
+    (``TOPICS``; ``read``: rows -> their chunks, for their headings and text); a README without
+    such a section counts whole when it is one of the topic's files ("how do I install it?"), not
+    otherwise ("how do I contribute?"). Only the project's own README counts (not one of a
+    subfolder: an example's, an algorithm's "Primality Test"). Also which of them are such
+    sections when no file is given to the topic (a CONTRIBUTING, an INSTALL; a manifest or a runner
+    is no such file): then the README's own heading says where the answer is (``search.rank``
+    opens with the best of them)."""
     out: set[int] = set()
+    headed: set[int] = set()
     for files, sections in _raised(question, named):
-        held = [i for i, path in prose.items() if is_fact_file(path, [files])]
-        readmes = {i for i in held if sections is not None and _README.match(prose[i].rsplit("/", 1)[-1])}
-        out.update(i for i in held if i not in readmes)
+        held = {i for i, path in prose.items() if is_fact_file(path, [files])
+                and not (sections is not None and "/" in path and _README.match(path.rsplit("/", 1)[-1]))}
+        readmes = {i for i, path in prose.items() if sections is not None and _README.match(path)}
+        out.update(held - readmes)
+        dedicated = any(i not in readmes and not _TOOLING.match(prose[i].rsplit("/", 1)[-1]) for i in held)
         by_file: dict[str, list[int]] = {}
         for i in sorted(readmes):
             by_file.setdefault(prose[i], []).append(i)
         for rows in by_file.values():
-            out.update(sections_saying(sections, read(rows)) or rows)
-    return out
+            said = sections_saying(sections, read(rows))
+            headed.update(() if dedicated else said)
+            out.update(said or [i for i in rows if i in held])
+    return out, headed
 
 
 def sections_saying(words: re.Pattern, rows: Mapping[int, dict]) -> list[int]:
@@ -162,6 +178,7 @@ def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
 # --- what the project is and how it is used: its own words first --------------------------
 
 _README = LazyPattern(r"^readme(?:\.[\w-]+)?$", re.I)
+_TOOLING = LazyPattern(r"^(?:" + _MANIFEST + "|" + _RUNNER + r")$", re.I)   # files a topic reads beside its own
 _MANIFESTS = LazyPattern(r"^(?:" + _MANIFEST + r")$", re.I)
 _DESCRIBED = LazyPattern(r"""(?im)^\s*["']?(?:description|summary)["']?\s*[=:]""")
 _DOCS = r"^(?:docs?|documentation)/"
@@ -193,6 +210,20 @@ CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (change
 RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
+
+
+_LICENCE_TOP = LazyPattern(r"^(?:licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*)$", re.I)
+_LICENCE_WORDS = LazyPattern(_LICENCE_QUESTION, re.I)
+
+
+def is_licence(path: str) -> bool:
+    """A licence text: a top-level LICENSE/COPYING/NOTICE file, or one in a top-level LICENSES folder."""
+    return bool(("/" not in path and _LICENCE_TOP.match(path)) or re.match(r"licenses/", path, re.I))
+
+
+def asks_about_licence(question: str) -> bool:
+    """Does the question raise the licence topic ("what license is this under?", "copyright")?"""
+    return bool(_LICENCE_WORDS.search(question))
 
 
 def is_changelog(path: str) -> bool:

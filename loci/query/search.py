@@ -14,7 +14,8 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
 from loci.kernel.tokens import tokenize
-from loci.query.project_files import RECENT_COMMITS, about_rows, fact_rows, is_changelog, own_files, rows_read
+from loci.query.project_files import (RECENT_COMMITS, about_rows, asks_about_licence, fact_rows, is_changelog, is_licence,
+                                      own_files, rows_read)
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -130,17 +131,18 @@ def grounded(rows: Iterable[int] | None, bm25: Scores | None, grams: Scores | No
 def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[str, str]], *,
          k: int = 5, gate: bool = True, prefer_project_docs: bool = False,
          semantic: Meaning | None = None, semantic_floor: float | None = None,
-         semantic_led: bool = False, fact_files: Iterable[int] = (),
+         semantic_led: bool = False, fact_files: Iterable[int] = (), headed: Collection[int] = (),
          demoted: Iterable[int] = (), rationale: bool = True, kept: Collection[int] | None = None,
          changelog: Iterable[int] = (), params: Params = DEFAULT_PARAMS) -> list[tuple[int, float]]:
     """Fuse, weigh by chunk and path kind, gate, and return the best (chunk row, score) pairs.
 
     ``kinds`` maps each candidate row to its (chunk kind, path kind, recency in [0, 1]);
     ``fact_files`` are rows of the files holding the fact a question about the project asks
-    for (grounded by convention, see ``FACT_FILE_FACTOR``); ``demoted`` rows are translated copies;
+    for (grounded by convention, see ``FACT_FILE_FACTOR``), the best of ``headed`` (README sections
+    whose heading names that fact: "## Contributing") first; ``demoted`` rows are translated copies;
     ``rationale`` False (the question asks no why) counts commit bodies, docstrings and comments
     at ``params.outside_why``: they explain code and its changes, prose answers how. ``changelog``
-    rows (changelog entries, for a question that asks about no change) follow the first ``k`` other
+    rows (changelog entries and licence texts: ``held_back``) follow the first ``k`` other
     passages: an entry says what changed in a feature with the feature's own words, the docs say
     how it works. The gate keeps the ``grounded`` rows (``kept``: the caller's ``grounded`` of these
     same scores, when it has them).
@@ -171,6 +173,10 @@ def rank(bm25: Scores | None, grams: Scores | None, kinds: Mapping[int, tuple[st
             out.append((d, score))
     out.sort(key=lambda p: (-p[1], p[0]))
     out = after_the_docs(out, set(changelog), k)
+    lead = next((p for p in out if p[0] in headed), None)
+    if lead is not None and out[0] is not lead:   # the README's heading says this section answers
+        out.remove(lead)
+        out.insert(0, lead)
     slots = [p for p in out if p[0] in facts][:FACT_FILE_SLOTS]
     late = [p for p in slots if out.index(p) >= k - len(slots)]
     if late:
@@ -206,7 +212,7 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
         bm25 = with_borrowed_words(lex, bm25, sem, q_tokens)
     prose = lex.prose_paths()
     prefer_project_docs = plan.prefer_project_docs
-    facts = fact_rows(q.text, prose, lex.chunks, named=plan.project_named) if prefer_project_docs else set()
+    facts, headed = fact_rows(q.text, prose, lex.chunks, named=plan.project_named) if prefer_project_docs else (set(), set())
     # after borrowing: a passage only the lent words find is weighed by its own kinds too
     candidates = set(bm25 or ()) | set(grams or ()) | (set(sem.cosines) | set(sem.other) if sem else set()) | facts
     kept = None
@@ -222,7 +228,10 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     logs = {i for i in candidates if changelog(i)}
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
-                  fact_files=facts, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
+                  fact_files=facts, headed=headed, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
+    # a passage and its tail's window are one answer: the held-back rows follow k distinct others
+    ranked = after_the_docs(distinct(ranked, lex.chunks([i for i, _ in ranked]), unread=True), logs, plan.k)
+
     def late(i: int) -> bool:   # leads only when no other passage would
         return translated(i) or changelog(i)
 
@@ -233,14 +242,40 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     return own_words_first(lex, plan.about, ranked, prose) if plan.about else ranked
 
 
+def distinct(hits: Sequence[tuple[int, float]], rows: Mapping[int, dict], *,
+             unread: bool = False) -> list[tuple[int, float]]:
+    """``hits`` without a passage already given (``rows``: row -> its chunk): the same file and line
+    (a passage and its tail's window) or the same text (a doc comment repeated, a copied file); the
+    first kept. A row with no chunk is kept when ``unread`` (nothing says it repeats one), else
+    dropped (it cannot be shown)."""
+    out, seen = [], set()
+    for i, score in hits:
+        row = rows.get(i)
+        if row is None:
+            if unread:
+                out.append((i, score))
+            continue
+        where = (row["path"], row.get("line")) if row.get("path") else None
+        key = " ".join(str(row.get("text") or "").split())
+        if where and where in seen or key and key in seen:
+            continue
+        seen.update(k for k in (where, key) if k)
+        out.append((i, score))
+    return out
+
+
 def held_back(q: Question, prose: Mapping[int, str]) -> tuple[Callable[[int], bool], Callable[[int], bool]]:
     """Which rows the ranking holds back for ``q``: (a translated copy, for a question not read as
-    another language's prose; a changelog entry, for a question that asks about no change)."""
+    another language's prose; a changelog entry, for a question that asks about no change, and a
+    licence text, for one that asks about no licence: its boilerplate "use", "copy", "modify",
+    "contribution" match many questions and answer none of them)."""
+    licence = asks_about_licence(q.text)
+
     def translated(i: int) -> bool:
         return not q.reads_as_foreign_prose and i in prose and translation_language(prose[i]) is not None
 
     def changelog(i: int) -> bool:
-        return not q.about_change and i in prose and is_changelog(prose[i])
+        return i in prose and (not q.about_change and is_changelog(prose[i]) or not licence and is_licence(prose[i]))
 
     return translated, changelog
 
