@@ -257,11 +257,6 @@ def test_a_corrupted_manifest_leaves_questions_answered_and_doctor_names_it_with
     assert runner.invoke(app, ["route", "anything"]).exit_code == 0
 
 
-def test_scanning_only_missing_folders_fails(tmp_path, loci_home):
-    res = runner.invoke(app, ["scan", str(tmp_path / "nope")])
-    assert res.exit_code == 1 and "no such directory" in res.output
-
-
 def test_embed_before_any_index_says_what_to_run_and_loads_no_model(tmp_path, loci_home):
     res = runner.invoke(app, ["embed"])
     assert res.exit_code == 1 and "loci setup" in res.output

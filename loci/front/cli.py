@@ -22,22 +22,46 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(code)
     from loci.front.cli_app import app
 
-    if "--json" not in args:
-        app(args)
-        return
     import click
 
-    try:  # with --json, a bad command line is a JSON object too
-        code = app(args, standalone_mode=False)
+    as_json = "--json" in args
+    try:   # a command line loci cannot read is one line (with --json, one object) and exit code 2
+        code = app(args, prog_name="loci", standalone_mode=False)
+    except getattr(click.exceptions, "NoArgsIsHelpError", ()) as exc:   # `loci hook`: its help
+        exc.show()
+        code = exc.exit_code
     except click.ClickException as exc:
-        from loci.front.oneshot import report_failure
+        from loci.front.oneshot import _err, report_failure
 
-        report_failure(exc.format_message(), True, None)
+        report_failure(usage_line(exc), as_json, _err)
         code = exc.exit_code
     except click.Abort:
+        sys.stderr.write("Aborted!\n")
         code = 1
     sys.stdout.flush()
     raise SystemExit(code if isinstance(code, int) else 0)
+
+
+def usage_line(exc) -> str:
+    """A click error in one line, with the help that says what the command takes: "No such option
+    '--scop' (Did you mean ...?); see `loci ask --help`"."""
+    import click
+
+    message = exc.format_message().strip().replace(". (Did you mean", " (did you mean")
+    low = message.lower()
+    first = low.find("did you mean")
+    twice = low.find("did you mean", first + 1) if first >= 0 else -1
+    if twice > 0:   # typer and click each suggested the close command names: keep the first
+        cut = message.rfind(" (", 0, twice)
+        message = message[:cut if cut > first else twice].strip()
+    ctx = getattr(exc, "ctx", None)
+    if not isinstance(exc, click.UsageError) or ctx is None:
+        return message
+    command = ctx.command_path
+    if ctx.info_name in ("ask", "route") and message.startswith("Got unexpected extra argument"):
+        return (f"{message}; the question is one argument: quote it, "
+                f'`{command} "how do I ...?"` (`{command} --help` says what it takes)')
+    return f"{message.rstrip('.')}; see `{command} --help`"
 
 
 def __getattr__(name: str):

@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import (
-    complete_scope, err as _err, handled, json_flag, writable_home as _writable_home,
+    complete_scope, err as _err, handled, json_flag, keep_argument_help, writable_home as _writable_home,
 )
 from loci.front.oneshot import K_DEFAULT, K_RANGE
 
@@ -22,11 +22,14 @@ def no_server_flag():
                         "engine (also LOCI_SERVER=off).")
 from loci.kernel.config import layout as make_layout
 
-app = typer.Typer(
-    help="Scoped memory for coding agents: route a question to the right repositories, "
-         "then answer from their code structure and their prose.",
-    no_args_is_help=True, add_completion=True, rich_markup_mode=None,
-)
+keep_argument_help()
+HELP = """Scoped memory for coding agents: route a question to the right repositories, then
+answer from their code structure and their prose.
+
+Everything is written under $LOCI_HOME (default ~/.loci), nothing inside your repositories
+but the commit hooks `loci hook install` puts in .git/hooks. Start with `loci setup DIR`,
+then `loci ask "QUESTION"`; `loci COMMAND --help` says more."""
+app = typer.Typer(help=HELP, no_args_is_help=True, add_completion=True, rich_markup_mode=None)
 groups_app = typer.Typer(help="List groups, or label scopes me / vendor:<org> from git (`groups infer`).",
                          invoke_without_command=True)
 group_app = typer.Typer(help="Edit one group: its mode, or one scope's membership.", no_args_is_help=True)
@@ -44,8 +47,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
-    """Scoped memory for coding agents: route a question to the right repositories,
-    then answer from their code structure and their prose."""
+    """The options before any command (the app's help is ``HELP``)."""
 app.add_typer(group_app, name="group")
 
 
@@ -84,7 +86,13 @@ def route(question: str = typer.Argument(..., help="The question, in plain words
           fast: bool = typer.Option(False, "--fast", help="Vocabulary only: skip the embeddings' second "
                                     "opinion (which can add a scope close in meaning, or answer an abstention)."),
           as_json: bool = json_flag(), no_server: bool = no_server_flag()):
-    """Show which scopes a question routes to (or why it abstains), without searching them."""
+    """Show which scopes a question routes to (or why it abstains), without searching them.
+
+    \b
+    Examples:
+      loci route --explain "how do I retry failed connections?"
+      loci route --json --no-cwd "where is the session cookie set?"
+    """
     from loci.front.oneshot import route_command
 
     route_command(question, explain=explain, group=group, cwd=cwd, no_cwd=no_cwd, fast=fast,
@@ -108,6 +116,12 @@ def ask(question: str = typer.Argument(..., help="The question, in plain words."
     changed recently?" or "what license is this under?" open with the file that says it
     (README, usage section, newest commits, licence file); in other languages too, with the
     multilingual extra.
+
+    \b
+    Examples:
+      loci ask "why was the session cookie dropped on localhost?"
+      loci ask --scope flask --k 10 "how are blueprints registered?"
+      cd ~/code/myproject && loci ask "what does this project do?"
     """
     from loci.front.oneshot import ask_command
 
@@ -169,7 +183,10 @@ def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
 
 @group_app.command("set")
 @handled
-def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit | soft | hard")):
+def group_set(group: str = typer.Argument(..., help="The group (made when it does not exist yet)."),
+              mode: str = typer.Option(..., "--mode", help="explicit: only --group confines to it; soft: asked "
+                                       "from inside a member, other projects' evidence counts for less; "
+                                       "hard: only its members answer such a question.")):
     """Set how much GROUP confines: explicit, soft (default) or hard."""
     counts = _edit_policy("set_mode", group, mode)
     empty = f" (no members yet: `loci group add SCOPE {group}` puts one in)" if not counts.get(group) else ""
@@ -178,7 +195,9 @@ def group_set(group: str, mode: str = typer.Option(..., "--mode", help="explicit
 
 @group_app.command("add")
 @handled
-def group_add(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
+def group_add(scope: str = typer.Argument(..., help="The scope (`loci scopes` lists them).",
+                                         autocompletion=complete_scope),
+              group: str = typer.Argument(..., help="The group (made when it does not exist yet).")):
     """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
     _edit_policy("add_member", scope, group)
     typer.echo(f"{scope} is in {group}")
@@ -186,7 +205,9 @@ def group_add(scope: str = typer.Argument(..., autocompletion=complete_scope), g
 
 @group_app.command("rm")
 @handled
-def group_rm(scope: str = typer.Argument(..., autocompletion=complete_scope), group: str = typer.Argument(...)):
+def group_rm(scope: str = typer.Argument(..., help="The scope (`loci scopes` lists them).",
+                                        autocompletion=complete_scope),
+             group: str = typer.Argument(..., help="The group it is in.")):
     """Take SCOPE out of GROUP."""
     _edit_policy("remove_member", scope, group)
     typer.echo(f"{scope} is no longer in {group}")

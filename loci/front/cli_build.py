@@ -51,8 +51,8 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
 
     report = build.scan(build_context(writable_home(), quiet=True), dirs, split=split)
     show_scan(report, dirs, quiet)
-    if not any(Path(d).expanduser().is_dir() for d in dirs):  # the problems were printed
-        raise typer.Exit(1)
+    if not any(Path(d).expanduser().is_dir() for d in dirs):  # the problems were printed: bad input
+        raise typer.Exit(2)
 
 
 @commands.command()
@@ -100,11 +100,14 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
     from loci_pipeline.tasks import BuildContext
 
     report = build.add(BuildContext(writable_home()), path, alias=alias, glob=glob)
-    if report.registered or not report.indexed:
+    if report.registered:
         typer.echo(f"registered {report.name}; run `loci index` to index it")
         return
-    said = [f"alias {', '.join(alias)} added (it answers at once)"] if alias else []
-    said += ["run `loci index` to collect the new globs"] if glob else []
+    said = [f"alias {', '.join(alias)} added" + (" (it answers at once)" if report.indexed else "")] if alias else []
+    if not report.indexed:
+        said.append("not indexed yet: run `loci index` to index it")
+    elif glob:
+        said.append("run `loci index` to collect the new globs")
     typer.echo(f"{report.name} is registered already" + (f": {'; '.join(said)}" if said else ""))
 
 
@@ -209,7 +212,8 @@ def show_update(report, quiet: bool) -> int:
 
 @commands.command()
 @handled
-def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your repositories (default: asked, or the cwd)."),
+def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your repositories (default: asked on a "
+                                            "terminal, the current directory with -y; required with no terminal)."),
           yes: bool = typer.Option(False, "-y", "--yes", help="Take every default without asking."),
           split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
           no_graphs: bool = typer.Option(False, "--no-graphs", help="Skip code graphs (prose-only routing)."),
@@ -218,7 +222,13 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
           quiet: bool = quiet_flag()):
     """First run: scan DIRS, graphs, index, embeddings, calibration, then doctor.
 
-    Prompts only on a terminal (-y takes every default); each step can be skipped."""
+    Prompts only on a terminal (-y takes every default); each step can be skipped.
+
+    \b
+    Examples:
+      loci setup ~/code -y
+      loci setup ~/code ~/work --no-graphs --no-embed   (routing and lexical search only)
+    """
     from loci.front.cli_diag import print_doctor
     from loci_pipeline import build
     from loci_pipeline.graphs import graphify_available

@@ -11,6 +11,30 @@ import typer
 from loci.kernel.config import Layout, layout as make_layout
 
 
+def keep_argument_help() -> None:
+    """Show every argument's help in ``--help`` again, once. typer (<0.26) sets a TyperArgument's
+    help before calling click's Argument.__init__, which in newer click (8.5 here) takes a ``help``
+    of its own and resets it to None, so every argument was listed bare; and that click lists
+    documented arguments a second time ("Positional arguments") after typer's "Arguments"."""
+    import click
+    from typer.core import TyperArgument, TyperCommand
+
+    init = TyperArgument.__init__
+    if getattr(init, "keeps_help", False):
+        return
+
+    @functools.wraps(init)
+    def keeping(self, *args, help: str | None = None, **kwargs):
+        init(self, *args, help=help, **kwargs)
+        if self.help is None:
+            self.help = help
+
+    keeping.keeps_help = True
+    TyperArgument.__init__ = keeping
+    if hasattr(click.Command, "format_arguments"):   # typer's format_options writes them already
+        TyperCommand.format_arguments = lambda self, ctx, formatter: None
+
+
 def quiet_flag():
     """The ``--quiet`` option of every command that shows progress."""
     return typer.Option(False, "--quiet", "-q", help="No progress bar or progress lines, no report.")
@@ -18,7 +42,7 @@ def quiet_flag():
 
 def json_flag():
     """The ``--json`` option every command that reports something offers."""
-    return typer.Option(False, "--json", help="Print JSON (the documented contract) instead of text.")
+    return typer.Option(False, "--json", help='Print JSON instead of text; a failure too, as {"error", "hint"}.')
 
 
 def complete_scope(incomplete: str) -> list[str]:

@@ -15,6 +15,8 @@ hook_app = commands.typer(typer.Typer(help="Commit hooks that keep a repository'
                           "hook")
 REPOS = typer.Argument(None, help="Repositories, as folders or scope names (default: the repository this "
                                    "command is run in; --all: every registered scope's).")
+STATUS_REPOS = typer.Argument(None, help="Repositories, as folders or scope names (default: every registered "
+                                          "scope's).")
 ALL = typer.Option(False, "--all", help="Every registered scope's repository.")
 SAY = {"loci": "loci", "loci+chained": "loci (runs your previous hook first)", "absent": "none",
        "other": "not loci's"}
@@ -83,7 +85,7 @@ def uninstall(repos: List[Path] = REPOS, every: bool = ALL):
 
 @hook_app.command("status")
 @handled
-def status(repos: List[Path] = REPOS):
+def status(repos: List[Path] = STATUS_REPOS):
     """Which of the three hooks are loci's in each repository (default: every registered one), and what
     they rebuild."""
     from loci.front.hook import status as look

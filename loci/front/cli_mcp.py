@@ -20,7 +20,8 @@ skill_app = commands.typer(typer.Typer(help="The agent skill for Claude Code: `l
 @commands.command("mcp")
 @handled
 def mcp_command():
-    """Run the MCP server on stdio (an AI client launches it: `claude mcp add loci -- loci mcp`)."""
+    """Run the MCP server on stdio, with three tools: ask (what `loci ask --json` prints), scopes
+    and doctor. An AI client launches it: `claude mcp add loci --scope user -- loci mcp`."""
     from loci.front.mcp_server import load_server_class, serve
 
     load_server_class()  # MissingExtra: one line with the install command

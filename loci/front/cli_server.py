@@ -11,10 +11,13 @@ server_app = commands.typer(typer.Typer(help="The warm engine that answers `loci
                                         no_args_is_help=True), "server")
 
 
-def status_lines(info: dict) -> list[str]:
-    """The engine's state in a few lines (``engine_client.describe``'s object)."""
+def status_lines(info: dict, enabled: bool = True) -> list[str]:
+    """The engine's state in a few lines (``engine_client.describe``'s object); ``enabled``: whether
+    questions use an engine here (``engine_client.enabled``)."""
     if not info["running"]:
-        lines = [f"no warm engine serves {info['home']}: the next question starts one"]
+        nxt = ("the next question starts one" if enabled
+               else "questions are answered in their own process (LOCI_SERVER=off)")
+        lines = [f"no warm engine serves {info['home']}: {nxt}"]
         if info.get("problem"):
             lines.append(f"  ({info['problem']})")
         return lines
@@ -40,7 +43,7 @@ def _questions(n) -> str:
 @handled
 def server_status(as_json: bool = json_flag()):
     """Whether a warm engine serves $LOCI_HOME, and its pid, version, uptime and memory."""
-    from loci.front.engine_client import describe
+    from loci.front.engine_client import describe, enabled
     from loci.front.render import dump_json
     from loci.kernel.home import home_dir
 
@@ -48,7 +51,7 @@ def server_status(as_json: bool = json_flag()):
     if as_json:
         dump_json(info)
     else:
-        typer.echo("\n".join(status_lines(info)))
+        typer.echo("\n".join(status_lines(info, enabled())))
 
 
 @server_app.command("stop")

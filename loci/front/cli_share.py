@@ -29,8 +29,8 @@ def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (defa
     if not to.strip():
         raise UsageError("--to names no folder; give the folder that receives one bundle folder per scope")
     layout = make_layout()
-    names = scopes_to_publish(layout, scopes)   # every named scope checked before anything is written
-    dest = export_folder(Path(to))
+    dest = export_folder(Path(to))   # the folder, then every named scope, checked before anything is written
+    names = scopes_to_publish(layout, scopes)
     for name in names:
         folder = export_scope(layout, name, dest, no_vectors=no_vectors)
         if not quiet:
@@ -39,8 +39,8 @@ def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (defa
 
 def export_folder(to: Path) -> Path:
     """The folder ``--to`` names, checked before anything is written (each bundle's folder is made
-    when it is written): a file in the way, or a folder that cannot be written or made, is one
-    line (BundleError) naming it."""
+    when it is written): a file in the way (UsageError), or a folder that cannot be written or
+    made (BundleError), is one line naming it."""
     import os
 
     from loci.kernel.remote import not_a_folder
@@ -50,8 +50,8 @@ def export_folder(to: Path) -> Path:
     where = dest.resolve()
     blocked = not_a_folder(where)
     if blocked is not None:
-        raise BundleError(f"{blocked} is a file, not a folder; --to takes the folder that receives "
-                          f"one bundle folder per scope")
+        raise UsageError(f"{blocked} is a file, not a folder; --to takes the folder that receives "
+                         f"one bundle folder per scope")
     existing = next(p for p in (where, *where.parents) if p.exists())
     if not os.access(existing, os.W_OK | os.X_OK):
         raise BundleError(f"cannot write in the folder {existing}; --to takes a folder you can write")
