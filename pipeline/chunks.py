@@ -29,16 +29,17 @@ class Chunk:
 def make_chunk(scope: str, kind: str, path: str, line: int, text: str, *, heading: str = "",
                path_kind: str | None = None, author: str = "", date: str = "",
                found: Counter | None = None) -> Chunk:
-    """Build a chunk; the text (and heading) is redacted here even when the caller redacted
+    """Build a chunk; the text (heading and path) is redacted here even when the caller redacted
     the whole it was cut from (``found``: what that masked, counted with the chunk)."""
     if kind not in CHUNK_KINDS:
         raise ValueError(f"unknown chunk kind {kind!r}")
     clean, found_t = redact(text)
     clean_heading, found_h = redact(heading) if heading else (heading, Counter())
-    found = Counter(found or ()) + Counter(found_t) + Counter(found_h)
+    clean_path, found_p = redact(path)     # a file, folder or tag name can hold one too
+    found = Counter(found or ()) + Counter(found_t) + Counter(found_h) + Counter(found_p)
     if path_kind is None:
         path_kind = "docs" if kind == "commit" else classify(path)
     digest = hashlib.sha1(clean.encode("utf-8", "replace")).hexdigest()
-    return Chunk(scope=scope, kind=kind, path=path, line=int(line), heading=clean_heading,
+    return Chunk(scope=scope, kind=kind, path=clean_path, line=int(line), heading=clean_heading,
                  text=clean, path_kind=path_kind, hash=digest, author=author, date=date,
                  redactions=found)

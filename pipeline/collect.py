@@ -484,4 +484,19 @@ def collect_scope(name: str, root: Path, *, exclude: Sequence[str] = (),
     _glob_notes(name, root, globs, seen, params, out)
     for chunk in out.chunks:
         out.redactions.update(chunk.redactions)
+    _mask_paths(out)
     return out
+
+
+def _mask_paths(out: Collected) -> None:
+    """The listed and importing files' paths with any secret in a file or folder name masked
+    (they become routing tokens and references; the files were read by their real names)."""
+    shown: dict[str, str] = {}
+
+    def mask(rel: str) -> str:
+        if rel not in shown:
+            shown[rel], found = redact(rel)
+            out.redactions.update(found)
+        return shown[rel]
+    out.paths = [(mask(rel), kind) for rel, kind in out.paths]
+    out.imports = [(module, mask(rel), line) for module, rel, line in out.imports]

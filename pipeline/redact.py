@@ -7,7 +7,10 @@ message before cutting chunks: a private key block is masked line by line, so th
 text keeps its lines and a key that a chunk boundary would split is still whole.
 It is idempotent, keeps the words around a secret (key names, quotes, ``Bearer``,
 a URL's scheme, user and host) and cannot backtrack catastrophically: every
-quantifier that could is bounded or possessive.
+quantifier that could is bounded or possessive. Past the rules, a base64 blob that decodes
+to a credential is masked whole, and so is the opaque token that continues a masked value on
+the next line (a wrapped token, a YAML block scalar). ``redact_strings`` also masks the forms
+a tool derives from a secret it found (lower-cased, or made an identifier: a graph node's id).
 """
 from __future__ import annotations
 
@@ -313,6 +316,17 @@ def _encoded_private_key(value: str) -> bool:
     return "PRIVATE KEY" in decoded
 
 
+def _url_password(m: re.Match[str], src: str) -> Span | None:
+    """The password of ``scheme://user:password@host``, or of one cut short by an ellipsis
+    (a label truncated after the password: ``git+https://dev:ghp_12ab...``), not a port."""
+    if m.group("cut") is not None and m.group("v").isdigit():
+        return None
+    return _URL_VALUE(m, src)
+
+
+_URL_VALUE = _group("v", _not_placeholder)
+
+
 _PGPASS_HOST = re.compile(r"[ \t]*[A-Za-z0-9.*_\[\]-]{1,253}")
 
 
@@ -428,7 +442,7 @@ _RULES = (
     _rule("jwt", _fenced("eyJ", _B64URL + r"{8,}+\." + _B64URL + r"{8,}+\." + _B64URL + r"{10,}+"),
           ("eyj",), _group("v")),
     _rule("url-credentials", r"://(?<=[A-Za-z0-9+.-]://)[^\s:/@'\"`<>]{0,256}+:"
-          r"(?P<v>[^\s/'\"`<>]{1,256})@(?=[\w\[.-])", ("://",), _group("v", _not_placeholder)),
+          r"(?P<v>[^\s/'\"`<>]{1,256})(?:@(?=[\w\[.-])|(?P<cut>\.\.\.|\u2026))", ("://",), _url_password),
     _rule("private-key-block", _fenced("LS0tLS1CRUdJTi", r"[A-Za-z0-9+/]{20,}+={0,2}"),
           ("ls0tls1crudjti",), _group("v", _encoded_private_key)),
     _rule("password-hash", r"\$(?:1|2[abxy]|5|6|7|y|gy|md5|sha1)(?:\$rounds=\d{1,7})?"
@@ -461,6 +475,7 @@ _RULES = (
           _group("v", _token_value), lower=True),
     _rule("secret-assignment", _KEY_WORD + r"(?![\w.-])[\"'`]?[ \t]*(?:" + _ANNOTATION
           + r"|" + _NAME_VALUE + r"|=>|:=|(?P<eq>={2,3})|=|:|\|)[ \t]*"
+          r"(?:[|>][+-]?[1-9]?[ \t]*\r?\n[ \t]+)?"         # a YAML block scalar: its first line
           r"(?:[rbfu]{0,2}(?P<q>[\"'`])(?P<qv>[^\n\"'`\\]{1,512}+)(?P=q)"
           r"|(?P<uv>" + _BARE + r"{1,512}+(?:&(?![a-z_][\w.-]{0,64}=)" + _BARE + r"{0,256}+)*+)(?![(\[]))",
           ("pass", "pwd", "secret", "key", "token", "credential"), _assignment, lower=True),
@@ -508,7 +523,90 @@ def _scrub(text: str, seen: Seen | None) -> tuple[str, Counter]:
         text = _apply(rule, text, low if rule.lower else text, found, seen)
         if found.total() != before:
             low = None
-    return text, found
+    text = _encoded(text, found, seen)
+    return _continued(text, found, seen), found
+
+
+# --- what the rules above cannot see: an encoded secret, a value wrapped onto the next line ----
+
+_BASE64_ALPHABET = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+# every byte of the base64 alphabet as "a", every other as " ": runs of "a" are found by a
+# pattern with a literal prefix, which the regex engine skips to (4x faster than a class)
+_BASE64_RUNS = bytes(ord("a") if i in _BASE64_ALPHABET else ord(" ") for i in range(256))
+_RUN = re.compile(rb"a" * 16 + rb"a{0,4080}+")
+_GLUED = frozenset("=_-")                 # a blob glued to one of these is part of a longer token
+_USER_PASSWORD = re.compile(r"[\w.+@-]{1,64}:[^\s]{4,256}")
+
+
+def _decoded_secret(blob: str) -> str | None:
+    """The kind of secret a base64 blob holds once decoded (``user:password`` or anything
+    ``redact`` masks), else None. Binary data (an image, a hash) is not decoded further."""
+    if len(blob) % 4 or (blob.isalnum() and (blob.isupper() or blob.islower() or blob.isdigit())):
+        return None
+    try:
+        decoded = base64.b64decode(blob, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    if not decoded.replace("\n", "").replace("\t", "").isprintable():
+        return None
+    if _USER_PASSWORD.fullmatch(decoded.strip()):
+        return "basic-auth"
+    found = redact(decoded)[1]
+    return next(iter(found)) if found else None
+
+
+def _encoded(text: str, found: Counter, seen: Seen | None) -> str:
+    """Mask each standalone base64 blob that decodes to a credential."""
+    out, pos = [], 0
+    for m in _RUN.finditer(text.encode("ascii", "replace").translate(_BASE64_RUNS)):
+        start, end = m.span()                 # "replace" keeps one byte per character
+        while end < len(text) and end - m.end() < 2 and text[end] == "=":
+            end += 1
+        if (start and text[start - 1] in _GLUED) or (end < len(text) and (text[end] in _GLUED
+                                                                          or text[end].isalnum())):
+            continue
+        blob = text[start:end]
+        kind = _decoded_secret(blob)
+        if kind is None:
+            continue
+        out += (text[pos:start], MARKER.format(kind))
+        if seen is not None:
+            seen(kind, blob)
+        found[kind] += 1
+        pos = end
+    if not out:
+        return text
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# a marker ending its line, then (after a comment sign or a quote) one opaque token opening
+# the next line: the rest of a value wrapped there (a long token, a YAML folded scalar)
+_CONTINUED = re.compile(r"\[REDACTED:(?P<kind>[a-z0-9-]{1,32})\][\"'`]?(?:[ \t]*[+&\\])?[ \t]*\r?\n"
+                        r"(?P<lead>[ \t]*(?:(?:#|//|\*|--|;)[ \t]*)?[\"'`]?)"
+                        r"(?P<v>[A-Za-z0-9+/_-]{8,512}+={0,2}+)(?![\w=:(\[]|\.\w)")
+
+
+def _continued(text: str, found: Counter, seen: Seen | None) -> str:
+    """Mask the opaque token that continues a masked value on the next line, line after line."""
+    while _SEEN in text:
+        masked = [0]
+
+        def mask(m: re.Match[str]) -> str:
+            value = m.group("v")
+            if _SNAKE_NAME.fullmatch(value) or not (_random_looking(value) or _high_entropy(value)) \
+                    or _placeholder(value):
+                return m.group(0)
+            kind = m.group("kind")
+            masked[0] += 1
+            found[kind] += 1
+            if seen is not None:
+                seen(kind, value)
+            return m.group(0)[:m.start("v") - m.start()] + MARKER.format(kind)
+        text = _CONTINUED.sub(mask, text)
+        if not masked[0]:
+            break
+    return text
 
 
 def redact(text: str) -> tuple[str, Counter]:
@@ -523,15 +621,43 @@ def redact_strings(value: object) -> tuple[object, Counter]:
     document costs one scan."""
     strings: list[str] = []
     _walk(value, strings.append)
-    if not redact("\n".join(dict.fromkeys(strings)))[1]:     # each distinct string once
+    secrets = secrets_in("\n".join(dict.fromkeys(strings)))     # each distinct string once
+    if not secrets:
         return value, Counter()
     found: Counter = Counter()
+    derived = _derived_forms(secrets)
 
     def clean(text: str) -> str:
         masked, counts = redact(text)
         found.update(counts)
-        return masked
+        return derived(masked, found)
     return _walk(value, None, clean), found
+
+
+DERIVED_MIN = 8      # a masked value shorter than this is not sought in other forms
+
+
+def _derived_forms(secrets: list[tuple[str, str]]) -> Callable[[str, Counter], str]:
+    """A function masking, in any string, the forms a tool derives from a secret it was given:
+    the secret lower-cased, or as an identifier (graphify's node ids: lower-cased, each run of
+    other characters one ``_``), wherever a found secret stands in one of them."""
+    kinds: dict[str, str] = {}
+    for kind, original in secrets:
+        low = original.lower()
+        for form in (low, re.sub(r"[^0-9a-z]+", "_", low).strip("_")):
+            if len(form) >= DERIVED_MIN:
+                kinds.setdefault(form, kind)
+    if not kinds:
+        return lambda text, found: text
+    pattern = re.compile("|".join(map(re.escape, sorted(kinds, key=len, reverse=True))), re.IGNORECASE)
+
+    def mask(text: str, found: Counter) -> str:
+        def one(m: re.Match[str]) -> str:
+            kind = kinds[m.group(0).lower()]
+            found[kind] += 1
+            return MARKER.format(kind)
+        return pattern.sub(one, text)
+    return mask
 
 
 def _walk(value: object, visit: Callable[[str], None] | None, change: Callable[[str], str] | None = None):
