@@ -3,13 +3,18 @@ plus the raw vocabulary for routing (definitions and file paths).
 
 Listing prunes dependency, build and dot directories instead of filtering after a full
 walk, never follows symlinks, and never opens a file that exists to hold secrets.
-Files that are not valid UTF-8 are decoded with replacement characters and counted
-(``non_utf8_replaced``), not skipped. A leading license header comment is skipped.
+Files that are not valid UTF-8 are not skipped: a byte order mark decodes UTF-16 and UTF-32, a
+legacy 8-bit file (more invalid UTF-8 than valid) reads as Windows-1252 (``non_utf8_legacy``), and
+the rest as UTF-8 with replacement characters (``non_utf8_replaced``). CRLF line endings are
+read as LF, so no chunk carries a carriage return and line numbers are the editor's. A Git LFS
+pointer (the file's content never fetched) is skipped and counted. A leading license header
+comment is skipped.
 Every text is redacted whole (a file, a commit message) before it is cut into chunks,
 so a secret that spans a chunk boundary is still caught.
 """
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -29,7 +34,8 @@ from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
 
 
-COLLECTOR_VERSION = 2   # bump when what is collected changes, so fingerprints move (2: guides read whole)
+COLLECTOR_VERSION = 3   # bump when what is collected changes, so fingerprints move (2: guides read whole;
+                        # 3: legacy and wide encodings, CRLF, LFS pointers)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -48,6 +54,12 @@ _GUIDE_NAME = re.compile(r"(?i)(" + _GUIDES + r")([.\-_].*)?")
 _CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
 NOTE_MAX_PIECES = 3               # a licence or a manifest contributes at most this many chunks
 SNIFF_BYTES = 8192
+# UTF-32 before UTF-16: a UTF-32 little-endian mark starts with UTF-16's
+WIDE_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+             (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"
+LFS_POINTER_MAX = 1024            # git-lfs writes pointers far smaller than this
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 GIT_TIMEOUT = 60
 
 
@@ -207,15 +219,36 @@ def read_text(path: str | Path, size: int, params: Params, stats: Counter) -> st
     if len(data) > params.max_file_bytes:
         stats["skipped_large"] += 1
         return None
-    if b"\0" in data[:SNIFF_BYTES]:
+    if data.startswith(LFS_POINTER) and len(data) < LFS_POINTER_MAX:
+        stats["skipped_lfs_pointer"] += 1         # the file's content was never fetched
+        return None
+    wide = next((codec for bom, codec in WIDE_BOMS if data.startswith(bom)), None)
+    if wide is None and b"\0" in data[:SNIFF_BYTES]:
         stats["skipped_binary"] += 1
         return None
     stats["files_read"] += 1
+    return _decode(data, wide, stats).replace("\r\n", "\n")
+
+
+def _decode(data: bytes, wide: str | None, stats: Counter) -> str:
+    """``data`` as text: UTF-16 or UTF-32 when a byte order mark says so, else UTF-8; a file that
+    is not UTF-8 reads as Windows-1252 (Latin-1) when its bytes hold more invalid UTF-8 than valid
+    multi-byte sequences (a legacy 8-bit file), else as UTF-8 with replacement characters."""
+    if wide is not None:
+        return data.decode(wide, "replace")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        stats["non_utf8_replaced"] += 1
-        return data.decode("utf-8", "replace")
+        pass
+    text = data.decode("utf-8", "replace")
+    if text.count("\ufffd") > len(_UTF8_SEQUENCE.findall(data)):
+        stats["non_utf8_legacy"] += 1
+        try:
+            return data.decode("cp1252")
+        except UnicodeDecodeError:                # one of the five bytes cp1252 leaves undefined
+            return data.decode("latin-1")
+    stats["non_utf8_replaced"] += 1
+    return text
 
 
 # --- what each file is read for -------------------------------------------------------

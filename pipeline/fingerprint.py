@@ -20,8 +20,9 @@ from loci.kernel.config import SCHEMA_VERSION, Params
 
 
 def git_state(root: Path, status: bytes | None = None) -> str:
-    """HEAD plus a digest of every changed or untracked file's path, mtime and size, and of the
-    release tags (their names and targets: identical clones still fingerprint alike).
+    """HEAD plus a digest of every changed or untracked file's path, mtime and size (but for
+    submodules and nested repositories, scopes of their own), and of the release tags (their
+    names and targets: identical clones still fingerprint alike).
     ``status``: ``read_status(root)`` when the caller already has it."""
     from loci_pipeline.gitread import read_status, status_entries
 
@@ -35,8 +36,10 @@ def git_state(root: Path, status: bytes | None = None) -> str:
             break
     top = repository_top(root)
     digest = hashlib.sha1()
-    digest.update(_tags(top / ".git"))   # the release tags: a passage of their own (collect.release_tag_chunk)
-    for rec, path, _sub in status_entries(status):
+    digest.update(_tags(top))   # the release tags: a passage of their own (collect.release_tag_chunk)
+    for rec, path, submodule in status_entries(status):
+        if submodule or path.endswith(b"/"):
+            continue   # a submodule or a repository nested in the tree: its own scope, never read here
         digest.update(rec)
         try:
             st = os.stat(top / path.decode("utf-8", "replace"))
@@ -46,9 +49,14 @@ def git_state(root: Path, status: bytes | None = None) -> str:
     return f"{head}:{digest.hexdigest()[:16]}"
 
 
-def _tags(git_dir: Path) -> bytes:
+def _tags(top: Path) -> bytes:
     """The repository's tags and what they point at, as written (loose files and packed-refs' lines),
-    in a stable order: two clones with the same tags read alike, a new tag reads otherwise."""
+    in a stable order: two clones with the same tags read alike, a new tag reads otherwise. They
+    live in the common git folder, which a ``.git`` file (a worktree, a submodule) points to."""
+    from loci.kernel.checkout import git_dirs
+
+    dirs = git_dirs(top)
+    git_dir = dirs[1] if dirs else top / ".git"
     found: list[bytes] = []
     tags = git_dir / "refs" / "tags"
     if tags.is_dir():

@@ -5,6 +5,9 @@ Decisions (tested in tests/test_scan.py):
 - The walk prunes dot-folders, ``node_modules``, virtualenvs (``venv``, any
   directory holding ``pyvenv.cfg``), ``vendor``/``third_party`` and build output,
   and never follows a symlinked directory, so a link loop cannot hang it.
+- A bare repository (no working tree) and a repository whose path is not valid UTF-8 (the
+  home stores names and paths as text) are reported in ``problems``, not registered (a bare
+  one inside a repository's tree, its test data, silently); the walk does not enter a bare one.
 - It keeps walking inside a repository: a nested repository (a submodule, a
   clone kept inside another checkout) is registered as a scope of its own, and
   its parent excludes that subtree.
@@ -69,16 +72,40 @@ def _walk(root: Path, problems: list[str]) -> list[Path]:
     repos = []
 
     def unreadable(err: OSError) -> None:
-        problems.append(f"cannot read {err.filename}: {err.strerror}")
+        problems.append(f"cannot read {_shown(str(err.filename))}: {err.strerror}")
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unreadable):
         if ".git" in dirnames or ".git" in filenames:
-            repos.append(Path(dirpath))
+            if _storable(dirpath, problems):
+                repos.append(Path(dirpath))
+        elif "HEAD" in filenames and {"objects", "refs"} <= set(dirnames):
+            if not any(_inside(Path(dirpath), r) for r in repos):   # not a project's test data
+                problems.append(f"{_shown(dirpath)}: a bare repository (no working tree to read): "
+                                "not registered; a clone of it is")
+            dirnames[:] = []
+            continue
         if "pyvenv.cfg" in filenames:
             dirnames[:] = []
             continue
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in PRUNED_DIRS)
     return repos
+
+
+def _shown(path: str) -> str:
+    """A path as it can be printed, bytes that are not UTF-8 as ``\\xff``."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def _storable(path: str, problems: list[str]) -> bool:
+    """The path is valid UTF-8, as every name and path the home stores is (JSON, SQLite, Parquet);
+    else it is reported."""
+    try:
+        path.encode("utf-8")
+        return True
+    except UnicodeEncodeError:
+        problems.append(f"{_shown(path)}: the folder's path is not valid UTF-8: not registered; "
+                        "rename the folder to register it")
+        return False
 
 
 def _inside(path: Path, root: Path) -> bool:

@@ -199,7 +199,7 @@ def test_binary_file_is_counted_and_not_read(plain):
 
 
 def test_non_utf8_text_is_decoded_with_replacement_and_counted(plain):
-    write(plain, "latin.md", "# Caf\xe9\n\nna\xefve text\n".encode("latin-1"))
+    write(plain, "latin.md", "# Café\n\nnaïve text\n".encode() + b"stray \xff\n")   # UTF-8, one bad byte
     got = collect_scope("s", plain)
     assert got.stats["non_utf8_replaced"] == 1
     (chunk,) = by_path(got, "latin.md")
