@@ -83,7 +83,7 @@ def empty_home(tmp_path, monkeypatch) -> Path:
 def test_export_to_an_existing_file_names_it_and_writes_nothing(home, tmp_path):
     target = tmp_path / "existing.json"
     target.write_text("{}\n")
-    line = one_line(cli("export", "--to", str(target), code=1))
+    line = one_line(cli("export", "--to", str(target), code=2))   # bad input, as an empty --to is
     assert str(target) in line and "not a folder" in line
     assert target.read_text() == "{}\n"
 
@@ -91,7 +91,7 @@ def test_export_to_an_existing_file_names_it_and_writes_nothing(home, tmp_path):
 def test_export_below_a_file_names_the_file_and_writes_nothing(home, tmp_path):
     target = tmp_path / "existing.json"
     target.write_text("{}\n")
-    line = one_line(cli("export", "--to", str(target / "bundles"), code=1))
+    line = one_line(cli("export", "--to", str(target / "bundles"), code=2))
     assert str(target) in line and "not a folder" in line
     assert target.read_text() == "{}\n"
 
