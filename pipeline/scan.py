@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from loci.kernel.errors import LociError
+from loci.kernel.errors import UsageError
 from loci.kernel.groups import provenance_group
 from loci.kernel.registry import Registry, Scope
 from loci_pipeline.manifests import manifest_names
@@ -43,8 +43,8 @@ MANIFESTS = ("package.json", "pyproject.toml", "Cargo.toml", "go.mod")
 SPLIT_CONTAINERS = ("packages", "apps", "libs", "crates")
 
 
-class ScanError(LociError, ValueError):
-    """A path given to ``loci add`` that cannot be registered."""
+class ScanError(UsageError):
+    """A path given to ``loci add`` that cannot be registered: bad input, exit 2."""
 
 
 @dataclass

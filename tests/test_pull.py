@@ -539,8 +539,8 @@ def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_of_it_behind(publ
     assert ask_json("--fast", GIZMO_Q)["scopes"] == ["gizmo"]
 
 
-def test_an_unreachable_source_is_refused_in_one_line(published, tmp_path):
-    res = cli("pull", str(tmp_path / "nowhere"), "--all", code=1)
+def test_a_source_folder_that_does_not_exist_is_bad_input_refused_in_one_line(published, tmp_path):
+    res = cli("pull", str(tmp_path / "nowhere"), "--all", code=2)   # a typo, as a misspelt scope is
     assert "not a folder" in res.output and len(res.output.strip().splitlines()) == 1
 
 

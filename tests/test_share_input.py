@@ -231,3 +231,8 @@ def test_a_malformed_address_with_json_is_one_object_with_the_fix_and_exit_2(emp
 
     out = json.loads(cli("pull", "--json", "", code=2).stdout)
     assert out == {"error": "no store given", "hint": "give a folder, file://PATH or s3://bucket/prefix"}
+
+
+def test_adding_a_directory_that_does_not_exist_is_bad_input(home, tmp_path):
+    line = one_line(cli("add", str(tmp_path / "nowhere"), code=2))
+    assert "does not exist" in line

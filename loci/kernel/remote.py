@@ -133,8 +133,8 @@ def open_remote(source: str, *, create: bool = False) -> Remote:
         return _s3(source.rstrip("/"), urlparse(source))
     if create:
         make_folder(path)
-    if not path.is_dir():
-        raise RemoteError(f"{source} is not a folder; {ADDRESSES} that holds bundles")
+    if not path.is_dir():   # a local path is the asker's to mend: a typo, as a misspelt scope is
+        raise AddressError(f"{source} is not a folder; {ADDRESSES} that holds bundles")
     return Remote(path.as_uri(), pafs.LocalFileSystem(), str(path), path.name or "local")
 
 
