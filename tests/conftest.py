@@ -133,3 +133,53 @@ def s3_server(monkeypatch):
     yield client
     server.stop()
 
+
+def readable(path) -> str:
+    """Everything a stored file holds, as lower-cased text, for a test that looks for what must
+    not be there: its raw bytes, and decoded, a tar's members, a gzip's content, a Parquet table's
+    rows, an SQLite database's tables, a text array's items."""
+    import json
+    import sqlite3
+
+    data = path.read_bytes()
+    parts = [data.decode("latin-1")]
+    if path.name.endswith(".tar.gz"):
+        import io
+        import tarfile
+
+        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+            parts += [tar.extractfile(m).read().decode("utf-8", "replace") for m in tar.getmembers() if m.isfile()]
+    elif path.suffix == ".gz":
+        import gzip
+
+        parts.append(gzip.decompress(data).decode("utf-8", "replace"))
+    elif path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
+    elif data.startswith(b"SQLite format 3"):
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            for (table,) in con.execute("select name from sqlite_master where type='table'").fetchall():
+                parts.append(repr(con.execute(f'select * from "{table}"').fetchall()))
+        finally:
+            con.close()
+    elif path.suffix == ".npy":
+        import numpy as np
+
+        arr = np.load(path, allow_pickle=False)
+        if arr.dtype.kind in "US":
+            parts.append(repr(arr.tolist()))
+    return "\n".join(parts).lower()
+
+
+def module_home(tmp_path_factory, prefix: str):
+    """A module-scoped home: (the MonkeyPatch to undo at the end, the root folder, the home inside
+    it), LOCI_HOME and the git identity set as the function-scoped ``loci_home`` sets them."""
+    mp = pytest.MonkeyPatch()
+    root = tmp_path_factory.mktemp(prefix)
+    home = root / "loci-home"
+    mp.setenv("LOCI_HOME", str(home))
+    for k, v in GIT_ENV.items():
+        mp.setenv(k, v)
+    return mp, root, home

@@ -9,12 +9,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 
 import pytest
 from typer.testing import CliRunner
 
-from conftest import git, make_repo
+from conftest import git, make_repo, module_home, readable
 from loci_pipeline.chunks import make_chunk
 from loci_pipeline.redact import redact, redact_strings
 
@@ -132,33 +131,6 @@ def test_ordinary_text_is_not_masked(text):
 # --- end to end: nothing reaches the home, a bundle or an answer ------------------------------
 
 
-def _readable(path) -> str:
-    data = path.read_bytes()
-    parts = [data.decode("latin-1")]
-    if path.name.endswith(".tar.gz"):
-        import io
-        import tarfile
-
-        with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-            parts += [tar.extractfile(m).read().decode("utf-8", "replace") for m in tar.getmembers() if m.isfile()]
-    elif path.suffix == ".gz":
-        import gzip
-
-        parts.append(gzip.decompress(data).decode("utf-8", "replace"))
-    elif path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
-    elif data.startswith(b"SQLite format 3"):
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            for (table,) in con.execute("select name from sqlite_master where type='table'").fetchall():
-                parts.append(repr(con.execute(f'select * from "{table}"').fetchall()))
-        finally:
-            con.close()
-    return "\n".join(parts).lower()
-
-
 def _needles() -> dict[str, str]:
     """Per secret, a slice no stored byte may hold (lower-cased: routing tokens are)."""
     out = {k: (v[-16:] if len(v) > 16 else v).lower() for k, v in S.items()}
@@ -170,21 +142,14 @@ def _leaks(files) -> list[tuple[str, str]]:
     wanted = _needles()
     found = []
     for path in files:
-        text = _readable(path)
+        text = readable(path)
         found += [(name, path.name) for name, s in wanted.items() if s in text]
     return found
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    from conftest import GIT_ENV
-
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("noleak")
-    home = root / "loci-home"
-    mp.setenv("LOCI_HOME", str(home))
-    for k, v in GIT_ENV.items():
-        mp.setenv(k, v)
+    mp, root, home = module_home(tmp_path_factory, "noleak")
     files = {
         "README.md": ("# Ledger\n\nThe ledger service books payments.\n\n"
                       f"The CI token was {SPLIT_HEAD}\n{S['split_tail']} until we rotated it.\n\n"

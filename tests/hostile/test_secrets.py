@@ -12,13 +12,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 
 import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from conftest import git, make_repo
+from conftest import git, make_repo, module_home, readable
 from loci.front.cli import app
 from test_redact import fake_key_lines, fake_pem, key_slices
 from test_redact_shapes import PLANTED
@@ -166,14 +165,7 @@ def home(tmp_path_factory):
     """A home built from the planted repository (graphs and fake embeddings included)."""
     import loci.query.semantic
     import loci_pipeline.embed
-    from conftest import GIT_ENV
-
-    mp = pytest.MonkeyPatch()
-    root = tmp_path_factory.mktemp("hostile")
-    home = root / "loci-home"
-    mp.setenv("LOCI_HOME", str(home))
-    for k, v in GIT_ENV.items():
-        mp.setenv(k, v)
+    mp, root, home = module_home(tmp_path_factory, "hostile")
     mp.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: HashEncoder())
     mp.setattr(loci.query.semantic, "load_encoder", lambda name, layout, **kw: HashEncoder())
     repo = make_repo(root / "code" / "vault-demo", planted_files(),
@@ -212,28 +204,6 @@ class HashEncoder:
                 out[i, hashlib.sha1(word.encode()).digest()[0] % self.dim] += 1.0
             out[i, 0] += 0.01
         return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-def readable(path) -> str:
-    """Everything a file holds, as lower-cased text: decoded tables, raw bytes otherwise."""
-    data = path.read_bytes()
-    parts = [data.decode("latin-1")]
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        parts.append(json.dumps(pq.read_table(path).to_pylist(), default=str))
-    elif data.startswith(b"SQLite format 3"):
-        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            for (table,) in con.execute("select name from sqlite_master where type='table'").fetchall():
-                parts.append(repr(con.execute(f'select * from "{table}"').fetchall()))
-        finally:
-            con.close()
-    elif path.suffix == ".npy":
-        arr = np.load(path, allow_pickle=False)
-        if arr.dtype.kind in "US":
-            parts.append(repr(arr.tolist()))
-    return "\n".join(parts).lower()
 
 
 def test_the_planted_repository_was_collected_and_masked(home):
