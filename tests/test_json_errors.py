@@ -30,7 +30,7 @@ BAD = {
     ("route",): (["--no-cwd", "--group", "nosuch", "anything"], 2, None),
     ("ask",): (["--no-cwd", "--scope", "nosuch", "anything"], 2, None),
     ("groups",): ([], 1, "groups.json"),
-    ("pull",): (["/no/such/folder"], 1, None),
+    ("pull",): (["/no/such/folder"], 2, None),   # a local folder that is not there: bad input
     ("calibrate",): ([], 1, "home"),   # LOCI_HOME is a file: nothing can be written
     ("eval",): (["--questions", "/no/such/questions.jsonl"], 2, None),
     ("uses",): (["nosuch"], 2, None),
