@@ -82,6 +82,7 @@ class UpdateReport:
     failed: dict[str, str] = field(default_factory=dict)     # steps after index that failed
     tasks: list[str] = field(default_factory=list)            # every doit task that ran, in order
     moved: dict[str, str] = field(default_factory=dict)      # a scope the rescan followed to its new folder
+    problems: list[str] = field(default_factory=list)        # what the rescan inside the run could not register
 
     @property
     def code(self) -> int:
@@ -252,7 +253,9 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
                         calibrate=calibrate_report(ctx, r) if calibrate_step else None, failed=failed,
                         tasks=list(r.executed),
                         moved={**(scan_report.moved if scan_report else {}),
-                               **((r.values.get("scan") or {}).get("moved") or {})})
+                               **((r.values.get("scan") or {}).get("moved") or {})},
+                        problems=[p for p in (r.values.get("scan") or {}).get("problems") or ()
+                                  if not scan_report or p not in scan_report.problems])
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:

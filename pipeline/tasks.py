@@ -265,7 +265,8 @@ def scan_action(ctx: BuildContext) -> dict:
     if memo != before:
         write_json(ctx.layout.owners, memo)
     ctx.fresh()  # new scopes: observe again
-    return {"scopes": len(result.registry.scopes), "found": len(result.found), "moved": dict(result.moved)}
+    return {"scopes": len(result.registry.scopes), "found": len(result.found), "moved": dict(result.moved),
+            "problems": list(result.problems)}
 
 
 def _owner_memo(layout: Layout) -> dict:

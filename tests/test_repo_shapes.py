@@ -155,3 +155,17 @@ def test_setup_indexes_the_other_repositories_beside_one_whose_name_is_not_utf8(
     assert res.exit_code == 0 and "Traceback" not in res.output, res.output
     res = CliRunner().invoke(app, ["ask", "--no-server", "--scope", "fine", "penguin colonies"])
     assert "README.md:1" in res.output, res.output
+
+
+def test_update_reports_what_its_rescan_could_not_register(tmp_path, loci_home):
+    from typer.testing import CliRunner
+
+    from conftest import setup_home
+    from loci.front.cli import app
+
+    code = setup_home(tmp_path / "code", {"fine": {"README.md": "# fine\n\nFine things.\n"}})
+    code.joinpath("store.git").mkdir()
+    git(code / "store.git", "init", "-q", "--bare")
+    res = CliRunner().invoke(app, ["update", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert f"{code / 'store.git'}: a bare repository" in res.output

@@ -283,6 +283,8 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     report = build.update(ctx, list(dirs or []), force=force)
     if report.scan is not None:
         show_scan(report.scan, dirs, quiet=True)
+    for problem in report.problems:   # the rescan of the remembered roots, inside the run
+        err(problem)
     if not quiet:
         for name, path in sorted(report.moved.items()):
             typer.echo(f"{name} moved to {path}: the scope follows it (same commit)")
