@@ -250,6 +250,8 @@ def test_the_subject_of_a_usage_question_is_read_from_its_shape(question, subjec
     ("Show me the latest release notes for fd", ("changes", "fd")),
     ("What version is this?", ("version", "this")),
     ("what is the current version of flask?", ("version", "flask")),
+    ("what's the version of this project?", ("version", "this project")),
+    ("What is the version number of click?", ("version", "click")),
     ("What changed in the way flask handles sessions?", None),
     ("", None), ("?", None), ("what " * 40, None),
 ])

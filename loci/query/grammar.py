@@ -284,7 +284,7 @@ _ABOUT = {
     ),
     "version": (
         (_WHAT + " which", r"(?:what|which)\s+version\s+(?:is|of)\s+" + _SUBJECT + r"(?:\s+is\s+this)?"),
-        (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:current|latest)\s+version(?:\s+of\s+" + _SUBJECT + r")?"),
+        (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:(?:current|latest)\s+)?version(?:\s+number)?(?:\s+of\s+" + _SUBJECT + r")?"),
     ),
     "overview": (
         (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT),
