@@ -26,6 +26,9 @@ LANGUAGES = {
     ".kt": "kotlin", ".rb": "ruby", ".c": "c", ".h": "c", ".cpp": "cpp", ".cc": "cpp",
     ".cs": "csharp", ".swift": "swift", ".php": "php", ".scala": "scala", ".lua": "lua",
     ".ex": "elixir", ".sh": "shell", ".zig": "zig",
+    ".hpp": "cpp", ".hh": "cpp", ".cxx": "cpp", ".kts": "kotlin", ".exs": "elixir", ".hs": "haskell",
+    ".ml": "ocaml", ".mli": "ocaml", ".dart": "dart", ".jl": "julia", ".pl": "perl", ".pm": "perl",
+    ".erl": "erlang", ".clj": "clojure", ".fs": "fsharp", ".nim": "nim",
 }
 LICENSES = (
     ("apache", re.compile(r"apache[\s-]*(license)?[\s,]*(version\s*)?2", re.I)),

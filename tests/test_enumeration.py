@@ -2,6 +2,7 @@
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import routing_index, setup_home
@@ -469,3 +470,34 @@ def test_every_language_a_question_can_name_is_one_the_index_records():
     from loci_pipeline.facts import LANGUAGES
 
     assert {lang for langs in ECOSYSTEMS.values() for lang in langs} <= set(LANGUAGES.values())
+
+
+@pytest.mark.parametrize("files, language", [
+    ({"src/Lib.hs": "module Lib where\n"}, "haskell"),
+    ({"engine/core.hpp": "#pragma once\n", "engine/core.cxx": "int f();\n"}, "cpp"),
+    ({"lib/parse.ml": "let x = 1\n"}, "ocaml"),
+    ({"lib/app.dart": "void main() {}\n"}, "dart"),
+    ({"src/eval.jl": "f(x) = x\n"}, "julia"),
+    ({"lib/Tool.pm": "package Tool;\n"}, "perl"),
+    ({"src/srv.erl": "-module(srv).\n"}, "erlang"),
+    ({"src/core.clj": "(ns core)\n"}, "clojure"),
+    ({"build.gradle.kts": "plugins {}\n"}, "kotlin"),
+])
+def test_the_languages_users_write_beyond_the_common_ones_are_recorded(tmp_path, files, language):
+    assert ("language", language) in _facts(tmp_path, files)
+
+
+@pytest.mark.parametrize("question, languages", [
+    ("which of my C++ projects use boost?", {"cpp"}),
+    ("which of my Haskell projects have tests?", {"haskell"}),
+    ("which of my C# services use Serilog?", {"csharp"}),
+    ("which of my projects are written in OCaml or Dart?", {"ocaml", "dart"}),
+    ("which of my projects are written in Julia?", {"julia"}),
+    ("Julia asked which of my projects have tests", set()),   # a name, not the language
+])
+def test_a_question_names_those_languages_too(question, languages):
+    from loci.query.grammar import ECOSYSTEMS, set_languages
+
+    assert {lang for w in set_languages(question) for lang in ECOSYSTEMS[w.lower()]} >= languages
+    if not languages:
+        assert not set_languages(question)

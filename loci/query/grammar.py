@@ -525,12 +525,15 @@ ECOSYSTEMS = {"python": ("python",), "pypi": ("python",), "rust": ("rust",), "go
               "nodejs": ("javascript", "typescript"), "npm": ("javascript", "typescript"),
               "ruby": ("ruby",), "java": ("java",), "kotlin": ("kotlin",), "swift": ("swift",),
               "php": ("php",), "scala": ("scala",), "elixir": ("elixir",), "lua": ("lua",), "zig": ("zig",),
-              "shell": ("shell",), "bash": ("shell",)}
+              "shell": ("shell",), "bash": ("shell",), "c++": ("cpp",), "cpp": ("cpp",), "c#": ("csharp",),
+              "csharp": ("csharp",), "haskell": ("haskell",), "ocaml": ("ocaml",), "dart": ("dart",),
+              "julia": ("julia",), "perl": ("perl",), "erlang": ("erlang",), "clojure": ("clojure",),
+              "f#": ("fsharp",), "nim": ("nim",)}
 _PLAIN_WORD_LANGUAGES = frozenset({"go", "rust", "node", "swift", "java", "lua", "python", "ruby", "scala", "zig",
-                                   "shell", "bash"})
+                                   "shell", "bash", "dart", "julia", "perl", "nim"})
 # language facts spelled as everyday words: the word is the fact only where the question names the
 # language ("written in Go", "my Shell scripts"), not in "go beyond", "shell tab-completion"
-PLAIN_WORD_FACTS = frozenset({"go", "rust", "swift", "shell"})
+PLAIN_WORD_FACTS = frozenset({"go", "rust", "swift", "shell", "dart", "julia", "nim"})
 _ECOSYSTEM = LazyPattern(r"(?<![\w`.\-/])(" + "|".join(sorted(map(re.escape, ECOSYSTEMS), key=len, reverse=True))
                          + r")(?![\w`\-/]|\.\w)", re.I)
 _WRITTEN_IN = LazyPattern(r"\b(?:written|coded|implemented)\s+in\s+(?:pure\s+)?$", re.I)
