@@ -236,3 +236,43 @@ def test_the_version_key_of_the_manifests_own_table_is_the_one_read():
     assert version_line('name = "x"\nversion = "1.0"\n', table="project") == 2
     assert version_line('[tool.hatch]\nversion = "{version}"\n') is None
     assert version_line('setup(\n    name="x",\n    version="1.0",\n)\n') == 3
+
+
+def test_the_main_modules_are_answered_by_the_architecture_section_and_the_modules_own_docstrings(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    readme = ("# widgets\n\nWidgets renders sprockets as dashboards.\n\n"
+              "## Usage\n\nCall `widgets.render(sheet)`; the main function renders a sheet.\n\n"
+              "## Architecture\n\nA sheet is parsed, laid out, then drawn.\n")
+    code = setup_home(tmp_path / "code", {
+        "widgets": {"README.md": readme,
+                    "src/widgets/__init__.py": '"""Widgets: render sprocket sheets as dashboards."""\n',
+                    "src/widgets/parse.py": '"""Read a sprocket sheet into rows."""\n\ndef main():\n    """Run the parser."""\n',
+                    "src/widgets/draw.py": '"""Draw laid-out rows as a dashboard."""\n\ndef draw(rows):\n    return rows\n',
+                    "tests/test_parse.py": '"""Tests of the parser."""\n'},
+        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}})
+    block = ask(open_session(), "What are the main modules here?", cwd=code / "widgets", fast=True).blocks[0]
+    first = [(e.source, e.line) for e in block.episodes[:4]]
+    assert first[0] == ("README.md", 9)                      # the README's own architecture section
+    assert {("src/widgets/__init__.py", 1), ("src/widgets/parse.py", 1), ("src/widgets/draw.py", 1)} <= set(first)
+    assert block.structure == []                             # no `main` symbol for the word "main"
+
+
+@pytest.mark.parametrize("path, heading, own", [
+    ("src/jinja2/bccache.py", "jinja2.bccache", True), ("src/click/__init__.py", "click", True),
+    ("src/sanitize.rs", "", True), ("experimental.go", "ExperimentalBindStruct", False),
+    ("src/widgets/parse.py", "main", False),
+])
+def test_a_doc_at_the_top_of_a_file_is_the_files_own_unless_a_declaration_heads_it(path, heading, own):
+    from loci.query.project_files import opens_its_file
+
+    assert opens_its_file(path, heading) is own
+
+
+def test_the_main_modules_are_a_packages_before_a_top_level_script_and_no_shell_script():
+    from loci.query.project_files import main_modules
+
+    docs = {1: "show_off.py", 2: "ci/run.sh", 3: "src/pkg/_impl.py", 4: "src/pkg/core.py", 5: "src/pkg/__init__.py",
+            6: "src/pkg/core.py"}
+    assert main_modules(docs) == [5, 4, 3, 1]
+    assert main_modules({1: "tabulate.py", 2: "setup.py"}) == [2, 1]   # a single-module project: its files

@@ -286,6 +286,17 @@ _ABOUT = {
         (_WHAT + " which", r"(?:what|which)\s+version\s+(?:is|of)\s+" + _SUBJECT + r"(?:\s+is\s+this)?"),
         (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:(?:current|latest)\s+)?version(?:\s+number)?(?:\s+of\s+" + _SUBJECT + r")?"),
     ),
+    # how the code is laid out: its main modules, its architecture (before "overview": "what are X")
+    "layout": (
+        (_WHAT, r"what(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:main\s+|key\s+|core\s+|important\s+)?(?:modules|packages|"
+                r"components|source\s+files|parts\s+of\s+the\s+code)(?:\s+(?:of|in)\s+" + _SUBJECT + r")?(?:\s+here)?"),
+        (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:architecture|code\s+structure|code\s+layout|layout\s+of\s+the\s+code)"
+                r"(?:\s+of\s+" + _SUBJECT + r")?"),
+        ("how", r"how\s+is\s+" + _SUBJECT + r"\s+(?:organi[sz]ed|structured|laid\s+out|architected|put\s+together)"),
+        ("show give a an overview the code project repo repository source",
+         r"(?:(?:show|give)\s+me\s+)?(?:an?\s+)?(?:overview\s+of\s+)?(?:the\s+)?(?:code|project|repo(?:sitory)?|"
+         r"source)\s+(?:structure|layout|organi[sz]ation|architecture)(?:\s+of\s+" + _SUBJECT + r")?"),
+    ),
     "overview": (
         (_WHAT, r"what(?:'s|\s+is)\s+the\s+(?:point|purpose|goal|aim|idea|use)\s+(?:of|behind)\s+" + _SUBJECT),
         (_WHAT, r"what(?:'s|\s+is)\s+in\s+" + _SUBJECT),                            # "what's in this repo?"
@@ -332,7 +343,7 @@ def _openings(text: str) -> list[str]:
 # what a subject may be besides a project's name: a pointer, a determiner, a noun for a project
 _POINTERS = frozenset("this it here".split())
 _DETERMINERS = frozenset("the this that my our".split())
-_SUBJECT_NOUNS = frozenset(PROJECT_NOUNS) | {"lib", "framework", "thing"}
+_SUBJECT_NOUNS = frozenset(PROJECT_NOUNS) | {"lib", "framework", "thing", "code"}
 
 
 # one plain question of each kind: a question in another language is of that kind when its meaning

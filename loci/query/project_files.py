@@ -194,6 +194,9 @@ _USAGE_WORDS = (r"(?:usage|examples?|quick\s*start|getting\s+started|get\s+start
 # one that only holds them is about something else ("Remote Key/Value Store Examples")
 _USAGE_HEADING = LazyPattern(r"^\W*(?:an?\s+)?(?:simple\s+|basic\s+|quick\s+|short\s+|minimal\s+)?" + _USAGE_WORDS
                              + r"(?:\s+(?:this|the)\s+\w+)?\W*$", re.I)
+_LAYOUT_HEADING = LazyPattern(r"\b(?:architecture|(?:project|code|repo(?:sitory)?|source|directory|folder)\s+"
+                              r"(?:structure|layout|organi[sz]ation)|internals|modules|components|how\s+it\s+works)\b",
+                              re.I)
 _CHANGELOG_NAME = r"(?:change(?:log|s)|history|news|release[-_]?notes)"
 _CHANGELOG_TOP = LazyPattern(r"^" + _CHANGELOG_NAME + r"(?:\.[\w-]+)?$", re.I)
 _CHANGELOG_DOCS = LazyPattern(_DOCS + r"(?:[\w.-]+/)*" + _CHANGELOG_NAME + r"[\w.-]*\.(?:md|rst|txt|adoc)$", re.I)
@@ -269,11 +272,48 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     return out
 
 
+MAIN_MODULES = 8   # the modules a question about the code's layout is answered with
+
+
+def opens_its_file(path: str, heading: str) -> bool:
+    """Is a doc at the top of the source file ``path``, headed ``heading``, the file's own (no
+    heading, or the module's dotted name: ``jinja2.bccache``, ``click`` for its ``__init__``)
+    rather than its first declaration's?"""
+    if not heading:
+        return True
+    folder, _, name = path.rpartition("/")
+    stem = name.split(".")[0]
+    last = heading.rsplit(".", 1)[-1]
+    return last == stem or stem == "__init__" and last == folder.rpartition("/")[2]
+
+
+def main_modules(docs: Mapping[int, str]) -> list[int]:
+    """Of the source files' opening docs (row -> path), those of the main modules, at most
+    ``MAIN_MODULES``: one a file, not a shell script, the shallowest first (a package before its
+    parts, ``__init__`` and ``lib.rs`` / ``mod.rs`` / ``index`` first in their folder, a private
+    ``_module`` last), then by path; a file at the top of the repository (a demo, a setup script)
+    after those in folders, unless there are none (a single-module project)."""
+    first: dict[str, int] = {}
+    for row, path in docs.items():
+        if not path.endswith((".sh", ".bash")):
+            first.setdefault(path, row)
+    in_folders = any("/" in path for path in first)
+
+    def order(path: str) -> tuple:
+        folder, _, name = path.rpartition("/")
+        opening = name.split(".")[0] in ("__init__", "lib", "mod", "main", "index", "doc")
+        return (in_folders and not folder, path.count("/"), folder, not opening,
+                name.startswith("_") and not opening, name)
+
+    return [first[p] for p in sorted(first, key=order)][:MAIN_MODULES]
+
+
 def rows_read(kind: str, files: dict[str, list[int]]) -> list[int]:
     """The rows ``about_rows`` reads for ``kind``: what a search fetches for it, no more."""
     opening = files["readme"][:OPENING_ROWS]
     wanted = {"overview": opening + files["manifest"] + files["docs_index"][:OPENING_ROWS],
               "usage": files["readme"] + files["docs_usage"][:OPENING_ROWS],
+              "layout": files["readme"] + files.get("modules", []),
               "version": files["manifest_rows"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
     return sorted(set(wanted))
 
@@ -316,7 +356,10 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
             return commits + newest[:1]
         manifest = stating_version(files["manifest_rows"], rows)
         return ([manifest] if manifest is not None else []) + files["tag"][:1] + newest[:1]
-    if kind == "overview":
+    if kind == "layout":   # the README's own section on it, then each main module's own words
+        said = [r for r in files["readme"] if _LAYOUT_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))]
+        out = said[:2] + list(files.get("modules", []))
+    elif kind == "overview":
         out = [opening, manifest_stating(_DESCRIBED), first_prose(files["docs_index"])]
     else:
         sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]

@@ -15,7 +15,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
 from loci.kernel.tokens import tokenize
 from loci.query.project_files import (RECENT_COMMITS, about_rows, asks_about_licence, fact_rows, is_changelog, is_licence,
-                                      own_files, rows_read)
+                                      main_modules, own_files, rows_read)
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -342,6 +342,8 @@ def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapp
     wanted = rows_read(kind, files)
     if kind in ("changes", "recent"):
         files["commits"] = lex.first_rows("commit", RECENT_COMMITS)   # shown by row: no text read
+    if kind == "layout":
+        files["modules"] = main_modules(lex.module_docs())
     first = about_rows(kind, files, lex.chunks(wanted) if wanted else {})
     if not first:
         return ranked
