@@ -276,3 +276,9 @@ def test_the_main_modules_are_a_packages_before_a_top_level_script_and_no_shell_
             6: "src/pkg/core.py"}
     assert main_modules(docs) == [5, 4, 3, 1]
     assert main_modules({1: "tabulate.py", 2: "setup.py"}) == [2, 1]   # a single-module project: its files
+
+
+def test_a_go_package_at_the_top_comes_before_the_projects_build_scripts():
+    from loci.query.project_files import main_modules
+
+    assert main_modules({1: "scripts/build.go", 2: "cli.go", 3: "internal/argh/argh.go"}) == [2, 3, 1]

@@ -287,23 +287,28 @@ def opens_its_file(path: str, heading: str) -> bool:
     return last == stem or stem == "__init__" and last == folder.rpartition("/")[2]
 
 
+_TOOLING_FOLDER = LazyPattern(r"^(?:scripts?|tools?|ci|ci_tools|hack|bench(?:marks?)?|examples?|contrib|build|"
+                              r"utils?/scripts)/", re.I)
+
+
 def main_modules(docs: Mapping[int, str]) -> list[int]:
     """Of the source files' opening docs (row -> path), those of the main modules, at most
     ``MAIN_MODULES``: one a file, not a shell script, the shallowest first (a package before its
     parts, ``__init__`` and ``lib.rs`` / ``mod.rs`` / ``index`` first in their folder, a private
-    ``_module`` last), then by path; a file at the top of the repository (a demo, a setup script)
-    after those in folders, unless there are none (a single-module project)."""
+    ``_module`` last), then by path; the project's tooling (``scripts/``, ``tools/``, ``ci/``...)
+    last, and a Python file at the top of the repository (a demo, a setup script) after those in
+    folders, unless there are none (a single-module project; Go's package is its top folder)."""
     first: dict[str, int] = {}
     for row, path in docs.items():
         if not path.endswith((".sh", ".bash")):
             first.setdefault(path, row)
-    in_folders = any("/" in path for path in first)
+    in_folders = any("/" in path and not _TOOLING_FOLDER.match(path) for path in first)
 
     def order(path: str) -> tuple:
         folder, _, name = path.rpartition("/")
         opening = name.split(".")[0] in ("__init__", "lib", "mod", "main", "index", "doc")
-        return (in_folders and not folder, path.count("/"), folder, not opening,
-                name.startswith("_") and not opening, name)
+        return (bool(_TOOLING_FOLDER.match(path)), in_folders and not folder and name.endswith(".py"),
+                path.count("/"), folder, not opening, name.startswith("_") and not opening, name)
 
     return [first[p] for p in sorted(first, key=order)][:MAIN_MODULES]
 
