@@ -651,7 +651,7 @@ def vector_files_state(layout: Layout) -> str:
 
     cfg = read_embed_config(layout) or {}
     digest = hashlib.sha256(str(cfg.get("model_id")).encode())
-    for folder in (layout.vectors_root, layout.multilingual("_").parent):   # every model's, and the multilingual stores
+    for folder in (layout.vectors_root, layout.multilingual_root):   # every model's, and the multilingual stores
         for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
             st = path.stat()
             digest.update(f"{path.relative_to(layout.home)}:{st.st_mtime_ns}:{st.st_size};".encode())

@@ -272,13 +272,16 @@ def test_a_doc_at_the_top_of_a_file_is_the_files_own_unless_a_declaration_heads_
 def test_the_main_modules_are_a_packages_before_a_top_level_script_and_no_shell_script():
     from loci.query.project_files import main_modules
 
-    docs = {1: "show_off.py", 2: "ci/run.sh", 3: "src/pkg/_impl.py", 4: "src/pkg/core.py", 5: "src/pkg/__init__.py",
-            6: "src/pkg/core.py"}
-    assert main_modules(docs) == [5, 4, 3, 1]
-    assert main_modules({1: "tabulate.py", 2: "setup.py"}) == [2, 1]   # a single-module project: its files
+    def docs(paths):   # row -> (path, heading): each the file's own doc
+        return {row: (path, "") for row, path in paths.items()}
+
+    assert main_modules(docs({1: "show_off.py", 2: "ci/run.sh", 3: "src/pkg/_impl.py", 4: "src/pkg/core.py",
+                              5: "src/pkg/__init__.py", 6: "src/pkg/core.py"})) == [5, 4, 3, 1]
+    assert main_modules(docs({1: "tabulate.py", 2: "setup.py"})) == [2, 1]   # a single-module project: its files
 
 
 def test_a_go_package_at_the_top_comes_before_the_projects_build_scripts():
     from loci.query.project_files import main_modules
 
-    assert main_modules({1: "scripts/build.go", 2: "cli.go", 3: "internal/argh/argh.go"}) == [2, 3, 1]
+    docs = {1: ("scripts/build.go", ""), 2: ("cli.go", ""), 3: ("internal/argh/argh.go", "")}
+    assert main_modules(docs) == [2, 3, 1]

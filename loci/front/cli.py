@@ -31,9 +31,10 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         code = exc.exit_code
     except click.ClickException as exc:
-        from loci.front.oneshot import _err, report_failure
+        from loci.front.cli_common import err
+        from loci.front.oneshot import report_failure
 
-        report_failure(usage_line(exc), as_json, _err)
+        report_failure(usage_line(exc), as_json, err)
         code = exc.exit_code
     except click.Abort:
         sys.stderr.write("Aborted!\n")

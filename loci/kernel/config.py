@@ -122,10 +122,15 @@ class Layout:
         """Each scope's summary (a few centroids of its vectors) and the merged one."""
         return self.vector_dir(model) / "summary"
 
+    @property
+    def multilingual_root(self) -> Path:
+        """The multilingual vector stores, outside ``vectors/`` so the calibration of the English
+        models, which reads every file there, ignores them."""
+        return self.home / "multilingual"
+
     def multilingual(self, scope: str) -> Path:
-        """One scope's multilingual vector store (prose chunks), outside ``vectors/`` so the
-        calibration of the English models, which reads every file there, ignores it."""
-        return self.home / "multilingual" / f"{safe_name(scope)}.parquet"
+        """One scope's multilingual vector store (prose chunks, ``multilingual_root``)."""
+        return self.multilingual_root / f"{safe_name(scope)}.parquet"
 
     @property
     def models(self) -> Path:

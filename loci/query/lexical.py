@@ -252,15 +252,12 @@ class LexicalIndex:
         """The first ``n`` rows of chunks of ``kind``, in row order (commits: the newest first)."""
         return [i for (i,) in self.con.execute("SELECT id FROM chunks WHERE kind = ? ORDER BY id LIMIT ?", (kind, n))]
 
-    def module_docs(self) -> dict[int, str]:
-        """Chunk row -> path of each shipped source file's own opening doc (a docstring or doc
-        comment at its first lines, headed by no symbol or by the module itself: a module's, a
-        package's, a crate's; not a declaration's), in row order."""
-        from loci.query.project_files import opens_its_file
-
-        rows = self.con.execute("SELECT id, path, heading FROM chunks WHERE kind IN ('docstring', 'comment') "
-                                "AND line <= 3 AND path_kind = 'source' ORDER BY id")
-        return {i: path for i, path, heading in rows if opens_its_file(path, heading or "")}
+    def module_docs(self) -> dict[int, tuple[str, str]]:
+        """Chunk row -> (path, heading) of each docstring or comment at the first lines of a shipped
+        source file, in row order (``project_files.main_modules`` keeps the files' own)."""
+        return {i: (path, heading or "") for i, path, heading in self.con.execute(
+            "SELECT id, path, heading FROM chunks WHERE kind IN ('docstring', 'comment') "
+            "AND line <= 3 AND path_kind = 'source' ORDER BY id")}
 
     def prose_paths(self) -> dict[int, str]:
         """Chunk row -> path of every README, docs and project-note chunk (read once)."""

@@ -34,6 +34,7 @@ _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
 # for a topic whose files the README is one of: how to install, not how to contribute).
 _INSTALL_SECTIONS = r"\binstall\w*|\bset(?:ting)?[\s-]*up\b|\bgetting\s+started\b|\bget\s+started\b"
 _LICENCE_QUESTION = r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b"
+_LICENCE_FILES = r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*"
 _CONTRIB_SECTIONS = (r"\bcontribut\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
                      r"\blint(?:er|ing)?\b|\bcode\s+style\b|\bbuild(?:ing)?\s+from\s+source\b")
 TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = tuple(
@@ -42,7 +43,7 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = 
         (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
          _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False),
         (_LICENCE_QUESTION,
-         r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*|" + _MANIFEST, False),
+         _LICENCE_FILES + "|" + _MANIFEST, False),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
          r"\bversions?\b|\bversions?\b.*\b(?:support|supports|supported|require|requires|required|need|needs|"
          r"minimum|oldest|newest)\b|\bmsrv\b|\bengines?\b|\brequires?-python\b",
@@ -215,7 +216,7 @@ README_ROWS = 300   # the README's sections read for their headings (fd's has 60
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
 
 
-_LICENCE_TOP = LazyPattern(r"^(?:licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*)$", re.I)
+_LICENCE_TOP = LazyPattern(r"^(?:" + _LICENCE_FILES + r")$", re.I)
 _LICENCE_WORDS = LazyPattern(_LICENCE_QUESTION, re.I)
 
 
@@ -291,16 +292,17 @@ _TOOLING_FOLDER = LazyPattern(r"^(?:scripts?|tools?|ci|ci_tools|hack|bench(?:mar
                               r"utils?/scripts)/", re.I)
 
 
-def main_modules(docs: Mapping[int, str]) -> list[int]:
-    """Of the source files' opening docs (row -> path), those of the main modules, at most
+def main_modules(docs: Mapping[int, tuple[str, str]]) -> list[int]:
+    """Of the docs at the top of source files (row -> (path, heading)), the files' own
+    (``opens_its_file``) of the main modules, at most
     ``MAIN_MODULES``: one a file, not a shell script, the shallowest first (a package before its
     parts, ``__init__`` and ``lib.rs`` / ``mod.rs`` / ``index`` first in their folder, a private
     ``_module`` last), then by path; the project's tooling (``scripts/``, ``tools/``, ``ci/``...)
     last, and a Python file at the top of the repository (a demo, a setup script) after those in
     folders, unless there are none (a single-module project; Go's package is its top folder)."""
     first: dict[str, int] = {}
-    for row, path in docs.items():
-        if not path.endswith((".sh", ".bash")):
+    for row, (path, heading) in docs.items():
+        if not path.endswith((".sh", ".bash")) and opens_its_file(path, heading):
             first.setdefault(path, row)
     in_folders = any("/" in path and not _TOOLING_FOLDER.match(path) for path in first)
 

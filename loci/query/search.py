@@ -222,10 +222,10 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
         candidates &= kept
     if not candidates:
         return own_words_first(lex, plan.about, [], prose) if plan.about else []
-    translated, changelog = held_back(q, prose)
+    translated, late_file = held_back(q, prose)
     demoted = {i for i in candidates if translated(i)}
     kinds = lex.chunk_kinds(candidates)
-    logs = {i for i in candidates if changelog(i)}
+    logs = {i for i in candidates if late_file(i)}
     ranked = rank(bm25, grams, kinds, k=plan.k, gate=plan.gate, prefer_project_docs=prefer_project_docs,
                   semantic=sem, semantic_floor=semantic_floor, semantic_led=semantic_led and sem is not None,
                   fact_files=facts, headed=headed, demoted=demoted, rationale=q.why, kept=kept, changelog=logs, params=params)
@@ -233,7 +233,7 @@ def search_scope(question: "Question | str", q_tokens: Sequence[str], lex, *, pl
     ranked = after_the_docs(distinct(ranked, lex.chunks([i for i, _ in ranked]), unread=True), logs, plan.k)
 
     def late(i: int) -> bool:   # leads only when no other passage would
-        return translated(i) or changelog(i)
+        return translated(i) or late_file(i)
 
     if q.quoted:
         ranked = quoted_first(lex, ranked, q.quoted, late)
@@ -274,10 +274,10 @@ def held_back(q: Question, prose: Mapping[int, str]) -> tuple[Callable[[int], bo
     def translated(i: int) -> bool:
         return not q.reads_as_foreign_prose and i in prose and translation_language(prose[i]) is not None
 
-    def changelog(i: int) -> bool:
+    def late_file(i: int) -> bool:
         return i in prose and (not q.about_change and is_changelog(prose[i]) or not licence and is_licence(prose[i]))
 
-    return translated, changelog
+    return translated, late_file
 
 
 def cited_first(lex, ranked: list[tuple[int, float]], words: Sequence[str],
