@@ -1,4 +1,4 @@
-"""Held-out checks: labelled questions over published packages nobody tuned on, in two sets.
+"""Held-out checks: labelled questions over published packages nobody tuned on, in three sets.
 
     python bench/heldout.py lay-out [--set 2] [--dest DIR]   # the set's repositories (~1 min)
     LOCI_HOME=H loci setup DIR -y                             # a home over them (~5 min on 2 cores)
@@ -12,6 +12,10 @@ registries, JavaScript and Python side by side (chokidar / watchdog, kleur / col
 minimist ...), with the families set 1 lacks: why-questions, questions in other languages,
 enumerations over the whole set, and questions that must abstain (off-topic, or "this project"
 with no folder to tell which).
+Set 3 (``heldout3-questions.jsonl``, session 24): 56 questions over 12 packages, 6 npm / PyPI pairs
+(stamina / p-retry, mako / ejs, strictyaml / js-yaml, dateparser / dayjs, diskcache / lru-cache,
+wcmatch / micromatch), with set 2's families and more paraphrases and questions asked from inside a
+project.
 
 The questions were written by helpers who read only the packages' own files, never loci's code,
 nor its development questions. ``lay-out`` downloads each package at the version its labels were
@@ -62,6 +66,11 @@ SETS = {
                env_paths="4.0.0", pino="10.4.0"),
         **_pypi(watchdog="7.1.0", colorama="0.4.6", filelock="3.19.1", portalocker="3.2.0", humanize="4.13.0",
                 platformdirs="4.3.8")}, inputs.CACHE / "heldout-2"),
+    "3": HeldOutSet(ROOT / "bench" / "data" / "heldout3-questions.jsonl", {
+        **_npm(p_retry="7.1.1", ejs="7.0.2", js_yaml="4.1.0", dayjs="1.11.23", lru_cache="11.5.4",
+               micromatch="4.0.8"),
+        **_pypi(stamina="26.1.0", mako="1.4.3", strictyaml="1.7.3", dateparser="1.5.0", diskcache="5.6.3",
+                wcmatch="12.0.3")}, inputs.CACHE / "heldout-3"),
 }
 
 
@@ -88,7 +97,7 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="cmd", required=True)
     lay = sub.add_parser("lay-out", help="download and lay out one set's repositories")
     lay.add_argument("--set", choices=sorted(SETS), default="1", help="which set (default 1: 16 Python packages)")
-    lay.add_argument("--dest", type=Path, help="where (default bench/.cache/heldout, set 2 bench/.cache/heldout-2)")
+    lay.add_argument("--dest", type=Path, help="where (default bench/.cache/heldout, set N bench/.cache/heldout-N)")
     args = ap.parse_args(argv)
     chosen = SETS[args.set]
     dest = args.dest or chosen.dest
