@@ -3,8 +3,11 @@
 Each calls one function of loci_pipeline.build and displays its report."""
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
 import shlex
+import sys
 from pathlib import Path
 from typing import List, Optional
 
@@ -16,6 +19,26 @@ from loci.front.cli_common import (
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
+
+
+def interruptible(fn):
+    """A build command stopped by Ctrl-C: one line saying what is kept, exit 130, at once.
+
+    By the time the interrupt reaches here the runner has released the build lock; every step
+    that finished is in place (each file is replaced whole) and the next `loci update` does the
+    rest. The process ends with ``os._exit``: a doit worker thread may still be inside the
+    encoder, and a normal interpreter exit under it aborts ("terminate called...", exit 134)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            err("interrupted: every step that finished is kept, nothing is half written; "
+                "`loci update` finishes the rest")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+    return wrapper
 
 
 def show_scan(report, dirs, quiet: bool) -> None:
@@ -160,6 +183,7 @@ def show_index(report, quiet: bool) -> int:
 
 
 @commands.command()
+@interruptible
 @handled
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
           quiet: bool = quiet_flag()):
@@ -211,6 +235,7 @@ def show_update(report, quiet: bool) -> int:
 
 
 @commands.command()
+@interruptible
 @handled
 def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your repositories (default: asked on a "
                                             "terminal, the current directory with -y; required with no terminal)."),
@@ -264,6 +289,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 
 
 @commands.command()
+@interruptible
 @handled
 def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (added to the remembered roots)."),
            no_scan: bool = typer.Option(False, "--no-scan", help="Do not rescan the roots."),

@@ -5,6 +5,7 @@ from typing import Optional
 
 import typer
 
+from loci.front.cli_build import interruptible
 from loci.front.cli_common import Commands, build_context, err, handled, quiet_flag, writable_home
 
 commands = Commands()
@@ -33,6 +34,7 @@ def show_embed(report, quiet: bool) -> int:
 
 
 @commands.command()
+@interruptible
 @handled
 def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer (default: the packaged "
                                               "all-MiniLM-L6-v2), static (a small model distilled locally "

@@ -158,16 +158,16 @@ def build_lock(path: Path, what: str = "build") -> Iterator[None]:
     for _ in range(3):
         if _create_with(path, json.dumps(me).encode()):
             break
-        holder = read_lock(path)
-        if holder_alive(holder) and holder["pid"] != os.getpid():
-            raise LockHeld(
-                f"another loci {holder.get('what', 'build')} is running (pid {holder['pid']}); "
-                f"wait for it to finish, or remove {path} if that process is gone"
-            ) from None
-        try:  # the holder is gone, its pid was reused, or the file is damaged: break it
-            path.unlink()
-        except FileNotFoundError:
-            pass
+        _refuse_if_held(path, read_lock(path))
+        # the holder is gone, its pid was reused, or the file is damaged: break it, one process at
+        # a time, reading the holder again under that lock (a rival may have broken it first and
+        # holds a fresh lock by now: removing it would run two builds at once)
+        with file_lock(path.with_name(path.name + ".break")):
+            _refuse_if_held(path, read_lock(path))
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
     else:
         raise LockHeld(f"could not take the build lock at {path}; remove it if no loci build is running")
     key = str(path.resolve())
@@ -182,6 +182,15 @@ def build_lock(path: Path, what: str = "build") -> Iterator[None]:
                 path.unlink()
             except FileNotFoundError:
                 pass
+
+
+def _refuse_if_held(path: Path, holder: dict | None) -> None:
+    """LockHeld when ``holder`` (the lock at ``path``) is another live process."""
+    if holder_alive(holder) and holder["pid"] != os.getpid():
+        raise LockHeld(
+            f"another loci {holder.get('what', 'build')} is running (pid {holder['pid']}); "
+            f"wait for it to finish, or remove {path} if that process is gone"
+        ) from None
 
 
 def read_lock(path: Path) -> dict | None:

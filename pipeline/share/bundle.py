@@ -196,6 +196,7 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
     from loci_pipeline.calibrate import bundle_piece
 
     piece = bundle_piece(layout, name, embedding["model"] if embedding else None)
+    commit = _built_commit(layout, scope, meta, repo)
     return {
         "bundle_schema": BUNDLE_SCHEMA,
         "loci_schema": SCHEMA_VERSION,
@@ -203,8 +204,8 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "aliases": sorted(set(scope.aliases) - {name}),
         "owner": scope.owner,
         "repository": repository_url(repo),
-        "commit": _git(repo, "rev-parse", "HEAD") or None,
-        "commit_date": _git(repo, "log", "-1", "--format=%cI") or None,
+        "commit": commit,
+        "commit_date": (_git(repo, "log", "-1", "--format=%cI", commit) or None) if commit else None,
         "fingerprint": meta.get("fingerprint", ""),
         "params": DEFAULT_PARAMS.signature(),
         **({"derived": derived_signature(DEFAULT_PARAMS)} if any(f.role == "query" for f in files) else {}),
@@ -216,6 +217,16 @@ def build_manifest(layout: Layout, name: str, files: list[BundleFile]) -> dict:
         "files": [{"role": f.role, "path": f.path, "sha256": f.sha256, "size": f.size}
                   for f in sorted(files, key=lambda f: f.role)],
     }
+
+
+def _built_commit(layout: Layout, scope, meta: dict, repo: Path) -> str | None:
+    """HEAD when the scope's index was built from the repository as it is now; None when it was
+    not (a commit landed since, or during, its build): the bundle never names a commit whose
+    content its tables do not hold. HEAD is read first, the index checked after."""
+    from loci_pipeline.staleness import index_fresh
+
+    head = _git(repo, "rev-parse", "HEAD") or None
+    return head if head and index_fresh(layout, scope, meta, DEFAULT_PARAMS) else None
 
 
 def _model_of(path: Path) -> dict:
