@@ -15,8 +15,12 @@ def status_lines(info: dict, enabled: bool = True) -> list[str]:
     """The engine's state in a few lines (``engine_client.describe``'s object); ``enabled``: whether
     questions use an engine here (``engine_client.enabled``)."""
     if not info["running"]:
-        nxt = ("the next question starts one" if enabled
-               else "questions are answered in their own process (LOCI_SERVER=off)")
+        if not enabled:
+            nxt = "questions are answered in their own process (LOCI_SERVER=off)"
+        elif info.get("refused"):   # a socket not ours, a stopped engine: starting one cannot help
+            nxt = "questions are answered in their own process"
+        else:
+            nxt = "the next question starts one"
         lines = [f"no warm engine serves {info['home']}: {nxt}"]
         if info.get("problem"):
             lines.append(f"  ({info['problem']})")
@@ -58,8 +62,13 @@ def server_status(as_json: bool = json_flag()):
 @handled
 def server_stop():
     """Stop the warm engine of $LOCI_HOME (the next question starts a new one)."""
-    from loci.front.engine_client import stop
+    from loci.front.engine_client import NoServer, stop
+    from loci.kernel.errors import LociError
     from loci.kernel.home import home_dir
 
     home = home_dir()
-    typer.echo(f"stopped the warm engine of {home}" if stop(home) else f"no warm engine serves {home}")
+    try:
+        done = stop(home)
+    except NoServer as why:   # a stopped engine cannot be asked to exit
+        raise LociError(f"the warm engine of {home} was not stopped: {why}") from None
+    typer.echo(f"stopped the warm engine of {home}" if done else f"no warm engine serves {home}")

@@ -273,7 +273,8 @@ def _engine(layout: Layout) -> list[Finding]:
                         "`loci server stop` ends it", None, NOTE)]
     if info.get("refused"):
         return [Finding(None, "engine_refused", f"{info['problem']}; questions are answered without the "
-                        "warm engine", f"rm {shlex.quote(str(info['socket']))}")]
+                        "warm engine", f"kill -CONT {info['stopped']}" if info.get("stopped")
+                        else f"rm {shlex.quote(str(info['socket']))}")]
     return []
 
 

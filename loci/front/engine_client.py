@@ -41,6 +41,7 @@ from loci.kernel.home import (  # noqa: F401  (the engine server finds its files
 PROTOCOL = 2             # 2: marshal frames, replies rendered by the engine
 CONNECT_TIMEOUT = 2.0    # seconds to connect and send
 REPLY_TIMEOUT = 60.0     # seconds to wait for an answer (a first question waits for the warm-up)
+PROBE = 0.1              # seconds of silence after which the engine's process is looked at (stopped?)
 MAX_REPLY = 64 << 20
 OFF_VALUES = ("off", "0", "no", "false")
 
@@ -48,10 +49,11 @@ OFF_VALUES = ("off", "0", "no", "false")
 class NoServer(Exception):
     """No engine answered; ``start`` says whether starting one could help."""
 
-    def __init__(self, why: str, start: bool = True, replacing: bool = False):
+    def __init__(self, why: str, start: bool = True, replacing: bool = False, stopped: int | None = None):
         super().__init__(why)
         self.start = start
         self.replacing = replacing   # an engine of other code is leaving: start ours even while it holds the lock
+        self.stopped = stopped       # the pid of an engine that is stopped (SIGSTOP) and holds the lock
 
 
 def enabled(no_server: bool = False) -> bool:
@@ -70,15 +72,17 @@ _DIGEST: list[str] = []
 
 
 def code_digest() -> str:
-    """Which code answers: the interpreter, the protocol and every source file of the ``loci``
-    package (path, size, mtime). An engine whose digest differs from its client's is replaced,
-    so an upgrade or an edit never answers with the old code."""
+    """Which code answers: the interpreter (its file and its environment, ``sys.prefix``: not the
+    name it was called by, so `loci` (bin/python3) and `python -m loci` (bin/python) share one
+    engine), the protocol and every source file of the ``loci`` package (path, size, mtime). An
+    engine whose digest differs from its client's is replaced, so an upgrade or an edit never
+    answers with the old code."""
     if _DIGEST:
         return _DIGEST[0]
     import zlib
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = [sys.executable, str(PROTOCOL), root]
+    parts = [os.path.realpath(sys.executable), sys.prefix, str(PROTOCOL), root]
     stack = [root]
     while stack:
         top = stack.pop()
@@ -153,13 +157,44 @@ class _Address:
 
 def peer_uid(sock) -> int | None:
     """The uid of the process at the other end (SO_PEERCRED); None where the platform lacks it."""
+    creds = _peer_creds(sock)
+    return None if creds is None else int.from_bytes(creds[4:8], sys.byteorder, signed=True)
+
+
+def peer_pid(sock) -> int | None:
+    """The pid of the process at the other end (SO_PEERCRED: the one that listens); None where unknown."""
+    creds = _peer_creds(sock)
+    return None if creds is None else int.from_bytes(creds[0:4], sys.byteorder, signed=True) or None
+
+
+def _peer_creds(sock) -> bytes | None:
     import _socket
 
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is None:
         return None
-    creds = sock.getsockopt(_socket.SOL_SOCKET, option, 12)   # struct ucred: pid, uid, gid (3 ints)
-    return int.from_bytes(creds[4:8], sys.byteorder, signed=True)
+    return sock.getsockopt(_socket.SOL_SOCKET, option, 12)   # struct ucred: pid, uid, gid (3 ints)
+
+
+# /proc/PID/stat's states of a process that will not answer: stopped (SIGSTOP, a debugger's
+# trace), a zombie, dead
+STOPPED_STATES = frozenset("TtZX")
+
+
+def stopped(pid: int | None) -> bool:
+    """Whether process ``pid`` is stopped or dead, so that it will not answer (Linux's /proc;
+    False where that cannot be told)."""
+    if not pid:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    state = stat[stat.rfind(b")") + 2:][:1]   # after the command name, which may hold anything
+    return state.decode("ascii", "replace") in STOPPED_STATES
 
 
 OPS = ("route", "ask", "status", "stop")
@@ -177,6 +212,34 @@ def reply_frame(reply: dict) -> bytes:
     """A reply as sent to a client of this protocol: its length, then the marshalled dict."""
     blob = marshal.dumps(reply)
     return len(blob).to_bytes(4, "big") + blob
+
+
+def _await_reply(sock, timeout: float) -> None:
+    """Wait until the engine starts its reply (or closes), up to ``timeout`` seconds; then leave
+    the rest of that time to read it. Every ``PROBE`` seconds of silence the engine's process is
+    looked at: a stopped one (SIGSTOP, a debugger) still takes connections, which its kernel
+    queues, and would have kept every question waiting the whole timeout. NoServer then, with
+    ``start`` False: it holds the lock, so no other engine can serve meanwhile."""
+    import _socket
+    import time
+
+    deadline = time.monotonic() + timeout
+    pid = None
+    while True:
+        left = deadline - time.monotonic()
+        sock.settimeout(max(min(PROBE, left), 0.001))
+        try:
+            sock.recv(1, _socket.MSG_PEEK)   # the reply's first byte (or the end), left unread
+        except TimeoutError:
+            if left <= PROBE:
+                raise
+            pid = pid or peer_pid(sock)
+            if stopped(pid):
+                raise NoServer(f"its engine (pid {pid}) is stopped: `kill -CONT {pid}` lets it go on, "
+                               f"`kill {pid}` ends it", start=False, stopped=pid) from None
+            continue
+        sock.settimeout(max(deadline - time.monotonic(), 0.001))
+        return
 
 
 def read_reply(sock, limit: int = MAX_REPLY) -> dict | None:
@@ -267,7 +330,7 @@ def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
     sock = connect(home)
     try:
         sock.sendall(request_line(message))
-        sock.settimeout(timeout)
+        _await_reply(sock, timeout)
         reply = read_reply(sock)
     except (OSError, ValueError) as exc:
         raise NoServer(f"the engine failed: {type(exc).__name__}") from None
@@ -305,6 +368,7 @@ def describe(home: str) -> dict:
     except NoServer as why:
         out["problem"] = None if str(why) == "no engine" else str(why)
         out["refused"] = not why.start
+        out["stopped"] = why.stopped
         return out
     info = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
     out.update(info, running=True, same_code=info.get("digest") == code_digest(),
@@ -314,10 +378,13 @@ def describe(home: str) -> dict:
 
 def stop(home: str, wait: float = 5.0) -> bool:
     """Ask the running engine to exit, and wait (up to ``wait`` seconds) until it has let go of its
-    lock, so that "stopped" is true when said; whether one was running."""
+    lock, so that "stopped" is true when said; whether one was running. NoServer when one holds
+    the home but cannot be asked (it is stopped: SIGSTOP)."""
     try:
         request(home, {"proto": PROTOCOL, "op": "stop"}, timeout=10.0)
-    except NoServer:
+    except NoServer as why:
+        if why.stopped:
+            raise
         return False
     import time
 
