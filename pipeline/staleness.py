@@ -51,13 +51,15 @@ def index_fresh(layout: Layout, scope, meta: dict | None, params: Params, git: s
 def stale_cause(layout: Layout, scope, meta: dict | None, params: Params, git: str | None = None) -> str | None:
     """Why the scope's index is not current: None when it is, "build" when it was built by other
     build rules than this loci's (an upgrade rebuilds it; its repository may be as it was), else
-    "repository"."""
+    "repository". A meta that names no build rules was written by a loci older than that record
+    (every build since writes one): an upgrade too."""
     from loci_pipeline import fingerprint
 
     if index_fresh(layout, scope, meta, params, git):
         return None
-    built_by = (meta or {}).get("build")
-    return "build" if built_by and built_by != fingerprint.build_signature() else "repository"
+    if meta is None:
+        return "repository"
+    return "build" if meta.get("build") != fingerprint.build_signature() else "repository"
 
 
 def graph_fresh(layout: Layout, scope, git: str | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from loci.kernel.config import DEFAULT_PARAMS, Layout
@@ -55,10 +55,12 @@ def _no_embeddings(layout: Layout, registry) -> Finding:
 
 def diagnose(layout: Layout) -> list[Finding]:
     """Every finding for the home at ``layout``, whole-home ones first, then scope by scope."""
-    from loci.kernel.registry import RegistryError, load_registry
+    from loci.kernel.registry import RegistryError, RegistryNewer, load_registry, upgrade_command
 
     try:
         registry = load_registry(layout)
+    except RegistryNewer as exc:   # a downgrade: only the newer loci reads it, a rescan would lose its fields
+        return [Finding(None, "registry_newer", str(exc), upgrade_command())]
     except RegistryError as exc:
         return [Finding(None, "registry_unreadable", str(exc), "loci scan DIR")]
     if not registry.scopes:
@@ -89,7 +91,21 @@ def diagnose(layout: Layout) -> list[Finding]:
                              registry.scopes)
         for findings in per_scope:
             out += findings
-    return out
+    return _one_update(out)
+
+
+# the whole-home gaps `loci update` closes after it rebuilds the scopes (it embeds and calibrates
+# the home that has vectors and a calibration), named by their own command otherwise
+AFTER_REBUILD = frozenset({"calibration_stale", "multilingual_missing", "multilingual_cache"})
+UPGRADED = "index_built_by_other_rules"
+
+
+def _one_update(findings: list[Finding]) -> list[Finding]:
+    """A home built by an older loci (a scope indexed by other build rules): `loci update` is the
+    one command. Calibrating or embedding first would be done again after the rebuild."""
+    if not any(f.problem == UPGRADED for f in findings):
+        return findings
+    return [replace(f, fix="loci update") if f.problem in AFTER_REBUILD else f for f in findings]
 
 
 def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
@@ -395,7 +411,7 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
 
     cause = stale_cause(layout, scope, meta, DEFAULT_PARAMS)
     if cause == "build":
-        return [Finding(name, "index_built_by_other_rules", "indexed by other build rules than this loci's "
+        return [Finding(name, UPGRADED, "indexed by other build rules than this loci's "
                         "(an upgrade); the next update rebuilds it", "loci update")]
     if cause:
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]

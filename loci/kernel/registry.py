@@ -22,6 +22,17 @@ class RegistryError(LociError, ValueError):
     """scopes.json cannot be read; the message names the file and the fix."""
 
 
+class RegistryNewer(RegistryError):
+    """scopes.json was written by a newer loci: only an upgrade reads it; nothing here rewrites it
+    (a rescan would drop what that loci records)."""
+
+
+def upgrade_command() -> str:
+    from loci.kernel.dist import DIST
+
+    return f"pip install -U {DIST}"
+
+
 @dataclass(frozen=True)
 class Scope:
     """One registered scope. ``aliases`` already include ``user_aliases``."""
@@ -77,17 +88,15 @@ def registry_from_json(obj: object, source: Path) -> Registry:
     """Validate the decoded contents of scopes.json; raise RegistryError naming ``source``."""
     from loci.kernel.schemas import SCOPES, problem
 
+    version = obj.get("schema_version", SCHEMA_VERSION) if isinstance(obj, dict) else None
+    if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
+        raise RegistryNewer(f"{source} was written by a newer loci (schema {version}, this one reads "
+                            f"{SCHEMA_VERSION}): upgrade loci (`{upgrade_command()}`); the file is left as it is")
     if not isinstance(obj, dict) or not isinstance(obj.get("scopes", []), list):
         raise RegistryError(f"{source} does not hold a scope registry; {_fix(source)}")
     found = problem(obj, SCOPES)
     if found:
         raise RegistryError(f"{source} is damaged ({found}); {_fix(source)}")
-    version = obj.get("schema_version", SCHEMA_VERSION)
-    if not isinstance(version, int) or version > SCHEMA_VERSION:
-        raise RegistryError(
-            f"{source} was written by a newer loci (schema {version}, this one reads "
-            f"{SCHEMA_VERSION}); upgrade loci, or {_fix(source)}"
-        )
     scopes = []
     known = set(Scope.__dataclass_fields__)
     for i, raw in enumerate(obj.get("scopes", [])):
@@ -132,12 +141,16 @@ def save_registry(layout: Layout, registry: Registry) -> None:
 def salvage_registry(layout: Layout) -> Registry:
     """scopes.json as far as it can be read: the sound entries of a damaged file, else empty.
 
-    What a rescan starts from, so `loci scan DIR` repairs the file it names."""
+    What a rescan starts from, so `loci scan DIR` repairs the file it names. A file written by a
+    newer loci is not salvaged (RegistryNewer): rewriting it in this loci's schema would lose
+    what the newer one records."""
     from loci.kernel.jsonfile import read_json
     from loci.kernel.schemas import NAMES, SCOPE, problem
 
     try:
         return load_registry(layout)
+    except RegistryNewer:
+        raise
     except RegistryError:
         pass
     try:

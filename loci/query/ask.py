@@ -292,8 +292,9 @@ def context_for(session: Session, cwd: str | os.PathLike | None, group: str | No
     if cwd is not None:
         if "\x00" in str(cwd):
             raise UsageError(f"the cwd {str(cwd)[:200]!r} holds a NUL character; give a directory path")
+        registry = session.registry   # its own error (a damaged or newer scopes.json) is not the cwd's
         try:
-            hit = session.registry.containing(cwd)
+            hit = registry.containing(cwd)
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot use the cwd {str(cwd)[:200]!r} ({exc}); give a directory path") from None
         cwd_scope = hit.name if hit is not None and hit.name in indexed else None

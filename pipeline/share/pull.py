@@ -66,9 +66,12 @@ def pulled_sources(layout: Layout) -> list[str]:
 
 
 def pulled_whole(layout: Layout, source: str) -> bool:
-    """Whether ``source`` was last pulled with every store (``--all``): `loci update` pulls it
-    again the same way."""
-    return not any(r.get("mapped") for r in read_pulled(layout).values() if r.get("source") == source)
+    """Whether ``source`` was last pulled asking for every store (``--all``): `loci update` pulls it
+    again the same way. What was asked ("whole"), not what came ("mapped"): a map pull of a bundle
+    that cannot stay remote (pushed by another loci) comes whole, and is a map again once it can.
+    A record of a loci that noted only what came is read by that."""
+    return not any(not r.get("whole", not r.get("mapped"))
+                   for r in read_pulled(layout).values() if r.get("source") == source)
 
 
 @dataclass
@@ -82,15 +85,16 @@ class PullReport:
     refused: dict[str, str] = field(default_factory=dict)  # a bundle folder -> why (its old copy stays)
 
 
-def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float) -> bool:
-    """Remember the listing of unchanged manifests once it can be trusted; True if any moved."""
+def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float, full: bool) -> bool:
+    """Remember the listing of unchanged manifests once it can be trusted, and how they were asked
+    for this time (``full``: every store); True if any moved."""
     by_folder = {e.folder: e for e in entries}
     moved = False
     for name in names:
         rec = records[name]
         listing = _listing(by_folder[rec["folder"]], now)
-        if rec.get("listing") != listing:
-            rec["listing"], moved = listing, True
+        if rec.get("listing") != listing or rec.get("whole") != full:
+            rec["listing"], rec["whole"], moved = listing, full, True
     return moved
 
 
@@ -379,7 +383,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed)
         if not incoming:
-            if _settle(records, report.unchanged, entries, time.time()):
+            if _settle(records, report.unchanged, entries, time.time(), full):
                 write_json(pulled_path(layout), {"scopes": records}, compact=True)
             return report
         model = _home_model(layout, incoming, no_vectors)
@@ -417,8 +421,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
                 "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
-                "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped}
-        _settle(records, report.unchanged, entries, now)
+                "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped, "whole": full}
+        _settle(records, report.unchanged, entries, now, full)
         write_json(pulled_path(layout), {"scopes": records}, compact=True)
         _encoder_cache(layout, any(key in staged[inc.name] for inc in incoming
                                    for key in ("multilingual.meta", "multilingual_summary")))
