@@ -285,3 +285,16 @@ def test_a_go_package_at_the_top_comes_before_the_projects_build_scripts():
 
     docs = {1: ("scripts/build.go", ""), 2: ("cli.go", ""), 3: ("internal/argh/argh.go", "")}
     assert main_modules(docs) == [2, 3, 1]
+
+
+def test_a_topic_word_the_question_only_quotes_raises_no_topic():
+    from loci.query.project_files import fact_file_patterns
+
+    assert fact_file_patterns("my users type 'instal' instead of 'install'; can the parser suggest it?") == []
+    assert fact_file_patterns("how do I install it?") != []
+
+
+def test_code_in_backticks_still_raises_its_topic():
+    from loci.query.project_files import fact_file_patterns
+
+    assert fact_file_patterns("what does `CONTRIBUTING.md` ask of me?") != []

@@ -20,6 +20,7 @@ from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
 from loci.kernel.markup import prose_words
+from loci.query.grammar import unquoted
 
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
@@ -69,9 +70,11 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = 
 
 
 def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None]]:
-    """(file names, README sections) of every project-fact topic the question raises."""
+    """(file names, README sections) of every project-fact topic the question raises; a word it only
+    quotes raises none ("types 'instal' instead of 'install'")."""
+    asked = unquoted(question)
     return [(files, sections) for words, files, inside_only, sections in TOPICS
-            if words.search(question) and not (named and inside_only)]
+            if words.search(asked) and not (named and inside_only)]
 
 
 def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern]:
