@@ -34,8 +34,8 @@ from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
 
 
-COLLECTOR_VERSION = 3   # bump when what is collected changes, so fingerprints move (2: guides read whole;
-                        # 3: legacy and wide encodings, CRLF, LFS pointers)
+COLLECTOR_VERSION = 4   # bump when what is collected changes, so fingerprints move (2: guides read whole;
+                        # 3: legacy and wide encodings, CRLF, LFS pointers; 4: a top-level VERSION file)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -51,6 +51,9 @@ MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "package.json"
 _GUIDES = r"contributing|security|support"
 _NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|code_of_conduct|" + _GUIDES + r")([.\-_].*)?")
 _GUIDE_NAME = re.compile(r"(?i)(" + _GUIDES + r")([.\-_].*)?")
+# a top-level file that holds the project's version alone (a manifest may read it: setuptools'
+# ``version = {file = "VERSION"}``, a Makefile's ``$(shell cat VERSION)``)
+_VERSION_FILE = re.compile(r"(?i)version(?:\.txt)?")
 _CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
 NOTE_MAX_PIECES = 3               # a licence or a manifest contributes at most this many chunks
 SNIFF_BYTES = 8192
@@ -272,7 +275,7 @@ def prose_role(rel: str) -> tuple[str, str] | None:
         return ("note", fmt) if top and _is_note_name(name) else None
     if low.startswith("readme") and fmt != "plain":
         return "readme", fmt
-    if top and (low in MANIFESTS or _is_note_name(name)):
+    if top and (low in MANIFESTS or _is_note_name(name) or _VERSION_FILE.fullmatch(name)):
         return "note", fmt if ext in PROSE_EXTS else "plain"
     if _CHANGELOG.fullmatch(name) and fmt != "plain":
         return "doc", fmt
