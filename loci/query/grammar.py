@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
-from loci.kernel.tokens import tokenize
+from loci.kernel.tokens import CJK, tokenize
 
 # questions that ask for a SET of projects
 _ENUM = LazyPattern(
@@ -92,8 +92,13 @@ def deixis(question: str) -> str | None:
     return None
 
 
+# a word character of a Latin-like script: a name written against CJK text ("clickで") ends there
+_LATIN_W = f"[^\\W{CJK}]"
+_CJK_CHAR = LazyPattern(f"[{CJK}]")
+
+
 def _alias_pattern(alias: str) -> str:
-    return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
+    return rf"(?<!{_LATIN_W}|[@/.-])" + re.escape(alias) + rf"(?!{_LATIN_W}|-|\.{_LATIN_W})"
 
 
 _INSTRUMENT = ("with", "by", "using", "via", "through")
@@ -189,7 +194,9 @@ def name_uses(question: str, alias: str, joined: Mapping[str, str] | None = None
         follower = nxt_word in NAME_FOLLOWERS
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
         unmistakable = quoted or possessive or follower or at_head or (capitalised and not sentence_start)
-        if unmistakable or prefix or listed:
+        # in Chinese, Japanese or Korean prose a word in Latin letters is a name ("clickで": with click)
+        among_cjk = bool(_CJK_CHAR.search(before.rstrip()[-1:] + after.lstrip()[:1]))
+        if unmistakable or prefix or listed or among_cjk:
             strong += 1
             marked += unmistakable or listed == "marked"
         else:
