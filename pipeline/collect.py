@@ -35,7 +35,8 @@ from loci_pipeline.redact import is_secret_file, redact
 
 
 COLLECTOR_VERSION = 4   # bump when what is collected changes, so fingerprints move (2: guides read whole;
-                        # 3: legacy and wide encodings, CRLF, LFS pointers; 4: a top-level VERSION file)
+                        # 3: legacy and wide encodings, CRLF, LFS pointers; 4: a top-level VERSION file,
+                        # docs sources in doc/build/)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -90,6 +91,14 @@ def _pruned(name: str, top_level: bool) -> bool:
     return name.startswith(".") and not (top_level and name == KEPT_DOT_DIR)
 
 
+def _docs_source(parts: list[str], k: int) -> bool:
+    """Is the file ``parts`` a docs source kept in a docs folder's ``build`` (``parts[k]``)? Mako,
+    SQLAlchemy and Alembic keep their Sphinx sources in ``doc/build/``; what a docs build writes
+    there is HTML, and its copies of the sources end in ``.txt``."""
+    return (parts[k] == "build" and k > 0 and parts[k - 1] in ("doc", "docs")
+            and _ext(parts[-1]) in PROSE_EXTS)
+
+
 def _norm_excludes(root: Path, exclude: Sequence[str]) -> tuple[str, ...]:
     out = []
     for e in exclude:
@@ -121,7 +130,7 @@ def _git_candidates(root: Path, exclude: tuple[str, ...]) -> list[str] | None:
         parts = rel.split("/")
         if rel.endswith("/") or _excluded(rel, exclude):
             continue                                   # a nested repository, or a sub-scope
-        if any(_pruned(d, k == 0) for k, d in enumerate(parts[:-1])):
+        if any(_pruned(d, k == 0) and not _docs_source(parts, k) for k, d in enumerate(parts[:-1])):
             continue
         if parts[0] == KEPT_DOT_DIR and len(parts) > 2:
             continue
