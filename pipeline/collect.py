@@ -34,8 +34,9 @@ from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
 
 
-COLLECTOR_VERSION = 3   # bump when what is collected changes, so fingerprints move (2: guides read whole;
-                        # 3: legacy and wide encodings, CRLF, LFS pointers)
+COLLECTOR_VERSION = 4   # bump when what is collected changes, so fingerprints move (2: guides read whole;
+                        # 3: legacy and wide encodings, CRLF, LFS pointers; 4: a top-level VERSION file,
+                        # docs sources in doc/build/)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -51,6 +52,9 @@ MANIFESTS = frozenset({"pyproject.toml", "setup.py", "setup.cfg", "package.json"
 _GUIDES = r"contributing|security|support"
 _NOTE_NAME = re.compile(r"(?i)(licen[sc]e|copying|unlicense|code_of_conduct|" + _GUIDES + r")([.\-_].*)?")
 _GUIDE_NAME = re.compile(r"(?i)(" + _GUIDES + r")([.\-_].*)?")
+# a top-level file that holds the project's version alone (a manifest may read it: setuptools'
+# ``version = {file = "VERSION"}``, a Makefile's ``$(shell cat VERSION)``)
+_VERSION_FILE = re.compile(r"(?i)version(?:\.txt)?")
 _CHANGELOG = re.compile(r"(?i)(changes|changelog|history|news|release[-_]?notes)([.\-_].*)?")
 NOTE_MAX_PIECES = 3               # a licence or a manifest contributes at most this many chunks
 SNIFF_BYTES = 8192
@@ -87,6 +91,14 @@ def _pruned(name: str, top_level: bool) -> bool:
     return name.startswith(".") and not (top_level and name == KEPT_DOT_DIR)
 
 
+def _docs_source(parts: list[str], k: int) -> bool:
+    """Is the file ``parts`` a docs source kept in a docs folder's ``build`` (``parts[k]``)? Mako,
+    SQLAlchemy and Alembic keep their Sphinx sources in ``doc/build/``; what a docs build writes
+    there is HTML, and its copies of the sources end in ``.txt``."""
+    return (parts[k] == "build" and k > 0 and parts[k - 1] in ("doc", "docs")
+            and _ext(parts[-1]) in PROSE_EXTS)
+
+
 def _norm_excludes(root: Path, exclude: Sequence[str]) -> tuple[str, ...]:
     out = []
     for e in exclude:
@@ -118,7 +130,7 @@ def _git_candidates(root: Path, exclude: tuple[str, ...]) -> list[str] | None:
         parts = rel.split("/")
         if rel.endswith("/") or _excluded(rel, exclude):
             continue                                   # a nested repository, or a sub-scope
-        if any(_pruned(d, k == 0) for k, d in enumerate(parts[:-1])):
+        if any(_pruned(d, k == 0) and not _docs_source(parts, k) for k, d in enumerate(parts[:-1])):
             continue
         if parts[0] == KEPT_DOT_DIR and len(parts) > 2:
             continue
@@ -272,7 +284,7 @@ def prose_role(rel: str) -> tuple[str, str] | None:
         return ("note", fmt) if top and _is_note_name(name) else None
     if low.startswith("readme") and fmt != "plain":
         return "readme", fmt
-    if top and (low in MANIFESTS or _is_note_name(name)):
+    if top and (low in MANIFESTS or _is_note_name(name) or _VERSION_FILE.fullmatch(name)):
         return "note", fmt if ext in PROSE_EXTS else "plain"
     if _CHANGELOG.fullmatch(name) and fmt != "plain":
         return "doc", fmt

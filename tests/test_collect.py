@@ -783,3 +783,18 @@ def test_a_file_the_parser_fails_on_is_skipped_not_fatal(monkeypatch):
 
     monkeypatch.setattr(comments.ast, "parse", broken)
     assert comments.python_source("def f():\n    pass\n", "m.py", 250) is None
+
+
+def test_docs_sources_kept_in_a_docs_build_folder_are_read(repo):
+    # Mako, SQLAlchemy and Alembic keep their Sphinx sources in doc/build/
+    write(repo, "README.md", "# Top\n\nreal project text\n")
+    write(repo, "doc/build/usage.rst", "Usage\n=====\n\nCall render() to stop rendering early.\n")
+    write(repo, "doc/build/output/page.html", "<p>built marker</p>\n")
+    write(repo, "doc/build/_sources/usage.rst.txt", "Usage\n=====\n\ncopied marker\n")
+    write(repo, "build/notes.md", "# Notes\n\nbuild marker\n")
+    git(repo, "add", "-A", "-f")
+    git(repo, "commit", "-q", "-m", "init")
+    got = collect_scope("s", repo)
+    assert "stop rendering early" in texts(got)
+    for marker in ("build marker", "copied marker", "built marker"):
+        assert marker not in texts(got)

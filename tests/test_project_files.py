@@ -285,3 +285,36 @@ def test_a_go_package_at_the_top_comes_before_the_projects_build_scripts():
 
     docs = {1: ("scripts/build.go", ""), 2: ("cli.go", ""), 3: ("internal/argh/argh.go", "")}
     assert main_modules(docs) == [2, 3, 1]
+
+
+def test_a_topic_word_the_question_only_quotes_raises_no_topic():
+    from loci.query.project_files import fact_file_patterns
+
+    assert fact_file_patterns("my users type 'instal' instead of 'install'; can the parser suggest it?") == []
+    assert fact_file_patterns("how do I install it?") != []
+
+
+def test_code_in_backticks_still_raises_its_topic():
+    from loci.query.project_files import fact_file_patterns
+
+    assert fact_file_patterns("what does `CONTRIBUTING.md` ask of me?") != []
+
+
+@pytest.mark.parametrize("name", ["VERSION", "VERSION.txt", "version.txt"])
+def test_which_version_opens_with_a_version_file_when_the_manifest_reads_it_from_there(tmp_path, loci_home, name):
+    from loci.query.ask import ask, open_session
+
+    pyproject = '[project]\nname = "gizmo"\ndynamic = ["version"]\n\n[tool.setuptools.dynamic]\nversion = {file = "VERSION"}\n'
+    code = setup_home(tmp_path / "code", {"gizmo": {**VERSIONED, "pyproject.toml": pyproject, name: "2.3.0\n"}})
+    first = ask(open_session(), "what version is this?", cwd=code / "gizmo", fast=True).blocks[0].episodes[0]
+    assert (first.source, first.line) == (name, 1) and "2.3.0" in first.text
+
+
+def test_a_version_file_is_no_answer_to_what_the_project_depends_on(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    pyproject = '[project]\nname = "gizmo"\nversion = "2.1.0"\ndependencies = ["jinja2>=3"]\n'
+    code = setup_home(tmp_path / "code", {"gizmo": {**VERSIONED, "pyproject.toml": pyproject, "VERSION": "2.1.0\n"}})
+    sources = [e.source for e in ask(open_session(), "what does this depend on?", cwd=code / "gizmo",
+                                     fast=True).blocks[0].episodes]
+    assert sources[0] == "pyproject.toml" and "VERSION" not in sources[:2]

@@ -47,3 +47,15 @@ def test_a_language_that_left_some_projects_out_is_no_cause_while_others_remain_
                    candidates=[{"scope": "cli", "terms": ["flag"]}])
     route.languages, route.other_language, route.unwritten = ["go"], ["click"], False
     assert REASONS["no_evidence"] in route_lines(route)[0]
+
+
+def test_an_abstention_on_unheld_technical_names_says_which_names_no_project_mentions():
+    from conftest import routing_index
+    from loci.kernel.config import Params
+    from loci.query.router import Context, route
+
+    index = routing_index({"a": "cookie session redirect header " * 5, "b": "tree walk directory symlink " * 5})
+    r = route("How do I convert RGB to CMYK for a print shop?", index, Context(), {"a": ["a"], "b": ["b"]},
+              Params(evidence_floor=1.5))
+    text = "\n".join(route_lines(r))
+    assert "no project here mentions RGB or CMYK" in text

@@ -544,3 +544,50 @@ def test_a_project_named_as_such_leads_an_ordinary_word_that_only_follows_a_prep
     assert r.scopes[0] == "requests"
     alone = route("How do I add retries with backoff to my http calls?", idx, Context(), aliases, P)
     assert alone.scopes[0] == "backoff"        # no other name: the preposition still names it
+
+
+# two technical names no project mentions anywhere: the question is about something else
+UNHELD_CORPUS = {**CORPUS, "gamma": CORPUS["gamma"] + " auth flow page single implement " * 3}
+
+
+def test_abstains_when_two_technical_names_of_the_question_are_held_by_no_project():
+    index = build_index(UNHELD_CORPUS)
+    r = route("How do I implement the OAuth2 authorization-code flow with PKCE in a single-page app?",
+              index, Context(), ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "no_evidence"
+    assert r.unheld == ["OAuth2", "PKCE"]
+
+
+def test_one_technical_name_no_project_holds_does_not_decide_alone():
+    index = build_index(UNHELD_CORPUS)
+    r = route("How do I implement the OAuth2 flow on a single page with cookie session redirect headers?",
+              index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "gamma" and r.unheld == []
+
+
+def test_technical_names_some_project_holds_route_as_before(index):
+    r = route("Does the GZIP and HTTP2 cookie session redirect keep its header?", build_index(
+        {**CORPUS, "gamma": CORPUS["gamma"] + " gzip http2"}), Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "gamma"
+
+
+def test_a_named_project_answers_even_when_its_docs_miss_two_technical_names(index):
+    r = route("Does click support OAuth2 with PKCE?", index, Context(), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "click"
+
+
+def test_a_question_asked_inside_a_project_answers_even_with_unheld_technical_names(index):
+    r = route("Does this support OAuth2 with PKCE?", index, Context(cwd_scope="delta"), ALIASES, P)
+    assert r.outcome == "routed" and r.scopes[0] == "delta"
+
+
+def test_capitalised_words_joined_by_a_hyphen_are_no_technical_names():
+    from loci.query.grammar import name_shaped_words
+
+    assert name_shaped_words("Mein Node-Prozess überwacht Kernel-Beobachtungen mit OAuth2") == ["OAuth2"]
+
+
+def test_a_quoted_word_raises_no_project_topic_so_a_bare_that_stays_anaphora(index):
+    r = route("My tool gets 'instal' instead of 'install' from its users; can it propose the closest one? "
+              "Is that built in?", index, Context(), ALIASES, P)
+    assert r.outcome == "abstained" and r.reason == "no_evidence"

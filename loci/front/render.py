@@ -53,6 +53,7 @@ REASONS = {
     "no_terms": "no project holds a distinctive term from this question",
     "vetoed": "the words matched by coincidence: nothing indexed comes close to the question's meaning",
     "unwritten": "no project here is written in {languages}",
+    "unheld": "no project here mentions {names}",
 }
 # `loci route` has no --scope: a fix names the command that takes it
 FIXES = {
@@ -63,6 +64,7 @@ FIXES = {
     "no_terms": "name the project (`loci ask --scope <name>`); `loci doctor` shows what is not indexed",
     "vetoed": "name the project (`loci ask --scope <name>`), or use other words",
     "unwritten": "ask without naming the language, or add a project written in it (`loci add DIR`)",
+    "unheld": "if a project covers it under other names, ask with `loci ask --scope <name>`",
 }
 
 
@@ -74,6 +76,8 @@ def abstention_cause(result) -> str:
         return "vetoed"
     if getattr(result, "unwritten", False):
         return "unwritten"   # every project left out for its language ("which of my Kotlin projects ...?")
+    if getattr(result, "unheld", None):
+        return "unheld"   # "OAuth2 ... PKCE": names no project mentions
     held = any(getattr(d, "evidence", 0) > 0 for d in getattr(result, "details", None) or ())
     return "no_evidence" if result.candidates or held else "no_terms"
 
@@ -114,7 +118,8 @@ def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
         cause = abstention_cause(result)
-        reason = REASONS.get(cause, cause).format(languages=" or ".join(getattr(result, "languages", None) or ()))
+        reason = REASONS.get(cause, cause).format(languages=" or ".join(getattr(result, "languages", None) or ()),
+                                                  names=" or ".join(getattr(result, "unheld", None) or ()))
         lines.append(f"ABSTAINED - {reason}.")
         if result.candidates:
             parts = [f"{c['scope']} ({', '.join(c['terms']) or 'close in meaning'})" for c in result.candidates]

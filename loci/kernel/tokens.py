@@ -4,6 +4,12 @@ A token stream keeps qualified and compound identifiers whole *and* split:
 ``Session.send`` yields ``session.send``, ``session``, ``send``;
 ``SessionRedirectMixin`` yields ``sessionredirectmixin``, ``session``,
 ``redirect``, ``mixin``. Plain words are lower-cased and lightly stemmed.
+
+Chinese, Japanese and Korean are written without spaces between words: a run of
+their characters yields overlapping character bigrams (as Lucene's CJKAnalyzer
+and Elasticsearch's ``cjk_bigram`` do), each script's stretch apart, and a Latin
+name written against it (``clickでサブコマンド``) is a word of its own. Hiragana
+yields nothing: it is the grammar (で, を, には, ですか), found on every Japanese page.
 """
 from __future__ import annotations
 
@@ -11,11 +17,21 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-# an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils)
-_TOKEN = re.compile(r"[^\W\d][\w]*(?:(?:\.|::|-)[^\W\d][\w]*)*|\d{2,}")
+# the scripts written without spaces between words: Han (with 々〆〇), Katakana (with ー and the
+# half-width forms), Hangul; Hiragana, their grammar, separates words and yields none
+_HAN = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+_HANGUL = "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"
+_HIRAGANA = "\u3041-\u3096\u309d-\u309f"
+CJK = _HAN + _KATAKANA + _HANGUL + _HIRAGANA   # a character class's body, for patterns that bound words
+_CJK_RUN = re.compile(f"[{CJK}]")
+_CJK_WORD = re.compile(f"[{_HAN}]+|[{_KATAKANA}]+|[{_HANGUL}]+")   # one script's stretch of a run
+# an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils), made
+# of word characters outside those scripts; or a number; or a run of those scripts' characters
+_TOKEN = re.compile(f"[^\\W\\d{CJK}][^\\W{CJK}]*(?:(?:\\.|::|-)[^\\W\\d{CJK}][^\\W{CJK}]*)*|\\d{{2,}}|[{CJK}]+")
 # ".env" after a space, a quote, a bracket or a slash (not "os.environ", not a sentence's end):
 # the dot found first (the fast part), what precedes it read after
-_DOT_NAME = re.compile(r"\.([^\W\d_][^\W_]*)\b")
+_DOT_NAME = re.compile(f"\\.([^\\W\\d_{CJK}][^\\W_{CJK}]*)(?![^\\W{CJK}])")
 _BEFORE_DOT = frozenset(" \t\n\r\"'`([{<,;:=/*")
 # a plural acronym ("URLs", "IDs") is one part: split at its last capital it made "ur" + "ls"
 _CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -108,11 +124,22 @@ def tokenize(text: str) -> list[str]:
         text = _MASK.sub(" ", text)
     out: list[str] = []
     for raw in _TOKEN.findall(text):
-        if len(raw) <= 80:  # longer is a blob, not a word
+        if _CJK_RUN.match(raw):
+            out.extend(cjk_bigrams(raw))
+        elif len(raw) <= 80:  # longer is a blob, not a word
             out.extend(_raw_tokens(raw))
     if "." in text:   # a dotfile or an extension as written (".env", ".ipynb"): a name of its own
         out.extend("." + m.group(1).lower() for m in _DOT_NAME.finditer(text)
                    if (m.start() == 0 or text[m.start() - 1] in _BEFORE_DOT) and len(m.group(1)) <= 80)
+    return out
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """A run of CJK characters' tokens: each script's stretch as overlapping bigrams ("进度条" ->
+    "进度", "度条"), a stretch of one character as itself; hiragana stretches yield none."""
+    out: list[str] = []
+    for word in _CJK_WORD.findall(run):
+        out.extend(word[i:i + 2] for i in range(max(1, len(word) - 1)))
     return out
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
-from loci.kernel.tokens import tokenize
+from loci.kernel.tokens import CJK, tokenize
 
 # questions that ask for a SET of projects
 _ENUM = LazyPattern(
@@ -92,8 +92,13 @@ def deixis(question: str) -> str | None:
     return None
 
 
+# a word character of a Latin-like script: a name written against CJK text ("clickで") ends there
+_LATIN_W = f"[^\\W{CJK}]"
+_CJK_CHAR = LazyPattern(f"[{CJK}]")
+
+
 def _alias_pattern(alias: str) -> str:
-    return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
+    return rf"(?<!{_LATIN_W}|[@/.-])" + re.escape(alias) + rf"(?!{_LATIN_W}|-|\.{_LATIN_W})"
 
 
 _INSTRUMENT = ("with", "by", "using", "via", "through")
@@ -189,7 +194,9 @@ def name_uses(question: str, alias: str, joined: Mapping[str, str] | None = None
         follower = nxt_word in NAME_FOLLOWERS
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
         unmistakable = quoted or possessive or follower or at_head or (capitalised and not sentence_start)
-        if unmistakable or prefix or listed:
+        # in Chinese, Japanese or Korean prose a word in Latin letters is a name ("clickで": with click)
+        among_cjk = bool(_CJK_CHAR.search(before.rstrip()[-1:] + after.lstrip()[:1]))
+        if unmistakable or prefix or listed or among_cjk:
             strong += 1
             marked += unmistakable or listed == "marked"
         else:
@@ -447,18 +454,19 @@ def identifiers(question: str) -> list[str]:
 _NAME_SHAPED = LazyPattern(r"\.?[\w$][\w$.\-]*[\w$]|\.?[\w$]")   # a dotfile or an extension keeps its dot
 
 
+def name_shaped_words(question: str) -> list[str]:
+    """The words ``question`` writes as names rather than everyday words, in its order: with a
+    digit, an underscore, an inner dot, or two capitals ("NO_COLOR", "BM25", "8080", "MB", ".env").
+    "turn" or "friendly" is none, however few projects use it, and neither is a compound written
+    with a hyphen ("human-friendly", "command-line", German's "Node-Prozess")."""
+    return [w for w in (m.group(0) for m in _NAME_SHAPED.finditer(question))
+            if any(c.isdigit() for c in w) or "_" in w or "." in w
+            or any(sum(c.isupper() for c in part) >= 2 for part in w.split("-"))]
+
+
 def name_shaped_tokens(question: str) -> set[str]:
-    """The tokens of the words ``question`` writes as names rather than everyday words: with a digit,
-    an underscore, an inner dot, or two capitals ("NO_COLOR", "BM25", "8080", "MB", ".env").
-    "turn" or "friendly" is none, however few projects use it, and neither is a compound English
-    writes with a hyphen ("human-friendly", "command-line")."""
-    out: set[str] = set()
-    for m in _NAME_SHAPED.finditer(question):
-        word = m.group(0)
-        if any(c.isdigit() for c in word) or "_" in word or "." in word \
-                or sum(c.isupper() for c in word) >= 2:
-            out.update(tokenize(word))
-    return out
+    """The tokens of ``name_shaped_words``."""
+    return {t for w in name_shaped_words(question) for t in tokenize(w)}
 
 
 _QUOTED = LazyPattern(r"""(?<![\w'])'([^'\n]{1,60}?)'(?!\w)|"([^"\n]{1,60}?)"|`([^`\n]{1,60}?)`""")
@@ -473,6 +481,15 @@ def quoted_strings(question: str) -> tuple[str, ...]:
         if text:
             out.append(text)
     return tuple(out)
+
+
+def unquoted(question: str) -> str:
+    """``question`` with the strings it quotes in quotation marks blanked: what the asker has seen or
+    typed ('install' typed as 'instal'), not what the question asks about. Code in backticks stays
+    (`npm test`, `CONTRIBUTING.md` name what is asked)."""
+    if "'" not in question and '"' not in question:
+        return question
+    return _QUOTED.sub(lambda m: m.group(0) if m.group(0).startswith("`") else " ", question)
 
 
 _WHERE = LazyPattern(r"\bwhere\b|\bwhich\s+(?:file|module|class|package)\b|\bin\s+what\s+file\b", re.I)

@@ -20,6 +20,7 @@ from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
 from loci.kernel.markup import prose_words
+from loci.query.grammar import unquoted
 
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
@@ -69,9 +70,11 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = 
 
 
 def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None]]:
-    """(file names, README sections) of every project-fact topic the question raises."""
+    """(file names, README sections) of every project-fact topic the question raises; a word it only
+    quotes raises none ("types 'instal' instead of 'install'")."""
+    asked = unquoted(question)
     return [(files, sections) for words, files, inside_only, sections in TOPICS
-            if words.search(question) and not (named and inside_only)]
+            if words.search(asked) and not (named and inside_only)]
 
 
 def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern]:
@@ -181,6 +184,7 @@ def is_fact_file(path: str, patterns: list[re.Pattern]) -> bool:
 _README = LazyPattern(r"^readme(?:\.[\w-]+)?$", re.I)
 _TOOLING = LazyPattern(r"^(?:" + _MANIFEST + "|" + _RUNNER + r")$", re.I)   # files a topic reads beside its own
 _MANIFESTS = LazyPattern(r"^(?:" + _MANIFEST + r")$", re.I)
+_VERSION_FILE = LazyPattern(r"^version(?:\.txt)?$", re.I)   # the version alone (loci_pipeline.collect)
 _DESCRIBED = LazyPattern(r"""(?im)^\s*["']?(?:description|summary)["']?\s*[=:]""")
 _DOCS = r"^(?:docs?|documentation)/"
 _DOCS_INDEX = LazyPattern(_DOCS + r"(?:index|readme|intro(?:duction)?|overview)\.(?:md|rst|txt|adoc)$", re.I)
@@ -239,10 +243,11 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row; all
     their rows in ``manifest_rows``), its docs index, the docs page that shows how it is used (a
-    quick start first), its changelog (the top-level one first) and its newest release tag.
+    quick start first), its changelog (the top-level one first), its newest release tag and a
+    top-level file holding its version alone (``VERSION``).
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
     out: dict[str, list[int]] = {"readme": [], "manifest": [], "manifest_rows": [], "docs_index": [],
-                                 "docs_usage": [], "changelog": [], "tag": []}
+                                 "docs_usage": [], "changelog": [], "tag": [], "version_file": []}
     usage: list[tuple[int, str, int]] = []
     changelogs: list[tuple[int, str, int]] = []
     manifests: set[str] = set()
@@ -251,6 +256,8 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
             out["readme"].append(row)
         elif path.startswith("tag:"):    # the newest release tag (loci_pipeline.collect.release_tag_chunk)
             out["tag"].append(row)
+        elif "/" not in path and _VERSION_FILE.match(path):
+            out["version_file"].append(row)
         elif "/" not in path and _MANIFESTS.match(path):
             if path not in manifests:   # each manifest's first row: where it names and describes
                 manifests.add(path)
@@ -321,7 +328,7 @@ def rows_read(kind: str, files: dict[str, list[int]]) -> list[int]:
     wanted = {"overview": opening + files["manifest"] + files["docs_index"][:OPENING_ROWS],
               "usage": files["readme"] + files["docs_usage"][:OPENING_ROWS],
               "layout": files["readme"] + files.get("modules", []),
-              "version": files["manifest_rows"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
+              "version": files["manifest_rows"] + files["version_file"] + files["tag"] + files["changelog"]}.get(kind, files["changelog"])
     return sorted(set(wanted))
 
 
@@ -341,7 +348,8 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
     the newest first), else the newest commits. "recent" (what changed lately?): the newest
     commits (``files["commits"]``), then the changelog's newest entry. "version" (which version is
     it?): the first manifest that states a version (the passage holding its version key,
-    ``stating_version``), the newest release tag, then that newest entry."""
+    ``stating_version``), the file holding the version alone, the newest release tag, then that
+    newest entry."""
     def text(r: int) -> str:
         return str((rows.get(r) or {}).get("text") or "")
 
@@ -362,7 +370,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         if kind == "recent":
             return commits + newest[:1]
         manifest = stating_version(files["manifest_rows"], rows)
-        return ([manifest] if manifest is not None else []) + files["tag"][:1] + newest[:1]
+        return ([manifest] if manifest is not None else []) + files["version_file"][:1] + files["tag"][:1] + newest[:1]
     if kind == "layout":   # the README's own section on it, then each main module's own words
         said = [r for r in files["readme"] if _LAYOUT_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))]
         out = said[:2] + list(files.get("modules", []))

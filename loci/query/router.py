@@ -68,6 +68,8 @@ class RouteResult:
     languages: list[str] = field(default_factory=list)
     other_language: list[str] = field(default_factory=list)
     unwritten: bool = False            # no project is written in ``languages`` (an empty set says so)
+    # the names the question writes that no project mentions (``unheld_names``), when they decided
+    unheld: list[str] = field(default_factory=list)
     semantic: dict | None = None       # what the vectors said, when they were asked (second_opinion)
     # enumeration: why each member is in the set, [{"scope", "facts": [...], "terms": [...]}];
     # the query service replaces each fact token with its citation
@@ -568,6 +570,11 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
                 return RouteResult("abstained", [], "ambiguous", [{"scope": s.scope, "terms": [word]} for s in chosen],
                                    scores_out, "symbol", ranked, toks, sorted(excluded))
             return result("routed", chosen, None, "symbol")
+        unheld = unheld_names(question, index)
+        if len(unheld) >= UNHELD_NAMES:   # "OAuth2 ... PKCE" where no project mentions either
+            out = result("abstained", [], "no_evidence", "unheld names")
+            out.unheld = unheld
+            return out
         if not routable(top, params.evidence_floor):
             return result("abstained", [], "deictic" if _points_at_a_project(question, kind, len(q.tokens)) else "no_evidence",
                           "evidence")
@@ -582,6 +589,26 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
         if has_concentrated(s) and s not in chosen and len(chosen) < params.select_max + 2:
             chosen.append(s)
     return result("routed", chosen, None, "forced" if forced else "evidence")
+
+
+# a question writing this many technical names (acronyms, names with digits or underscores) that no
+# project mentions in any form is about something none of them does: "the OAuth2 flow with PKCE",
+# "RGB to CMYK", "CUDA on my GPU". One such name alone may be a synonym or a typo of a held one.
+UNHELD_NAMES = 2
+
+
+def unheld_names(question: str, index: RoutingIndex) -> list[str]:
+    """The acronyms and names with digits ``question`` writes (``grammar.name_shaped_words``, not a
+    number, not a code name with "_" or "." the symbol route reads) that no scope holds as a word
+    or a fact, read whole ("OAuth2", not its "auth"); each once, in the question's order."""
+    out: dict[str, str] = {}
+    for word in grammar.name_shaped_words(question):
+        toks = tokenize(word)
+        if not toks or "_" in word or "." in word or not any(c.isalpha() for c in word) or word.lower() in out:
+            continue
+        if not (index.get(toks[0]) or index.get(FACT + toks[0])):
+            out[word.lower()] = word
+    return list(out.values())
 
 
 def name_tokens(names: Sequence[str], toks: Sequence[str]) -> set[str]:
