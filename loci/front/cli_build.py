@@ -3,7 +3,6 @@
 Each calls one function of loci_pipeline.build and displays its report."""
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import shlex
@@ -14,31 +13,12 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, complete_scope, err, handled, index_lines, interactive, quiet_flag, writable_home,
+    Commands, build_context, complete_scope, err, handled, index_lines, interactive, interruptible, quiet_flag,
+    writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
-
-
-def interruptible(fn):
-    """A build command stopped by Ctrl-C: one line saying what is kept, exit 130, at once.
-
-    By the time the interrupt reaches here the runner has released the build lock; every step
-    that finished is in place (each file is replaced whole) and the next `loci update` does the
-    rest. The process ends with ``os._exit``: a doit worker thread may still be inside the
-    encoder, and a normal interpreter exit under it aborts ("terminate called...", exit 134)."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except KeyboardInterrupt:
-            err("interrupted: every step that finished is kept, nothing is half written; "
-                "`loci update` finishes the rest")
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os._exit(130)
-    return wrapper
 
 
 def show_scan(report, dirs, quiet: bool) -> None:

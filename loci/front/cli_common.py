@@ -3,6 +3,7 @@ the build context, and ``Commands`` (each module's commands, registered by cli.p
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from typing import Callable
 
@@ -184,3 +185,23 @@ def index_lines(report) -> tuple[list[str], list[str]]:
     notes = [f"{name}: {problem}" for name in report.rebuilt
              for problem in (report.metas.get(name) or {}).get("stats", {}).get("manifest_problems") or ()]
     return out, notes + [f"{name}: {msg}" for name, msg in report.failed.items()]
+
+
+def interruptible(fn):
+    """A build command stopped by Ctrl-C: one line saying what is kept, exit 130, at once.
+
+    By the time the interrupt reaches here the runner has released the build lock; every step
+    that finished is in place (each file is replaced whole) and the next `loci update` does the
+    rest. The process ends with ``os._exit``: a doit worker thread may still be inside the
+    encoder, and a normal interpreter exit under it aborts ("terminate called...", exit 134)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            err("interrupted: every step that finished is kept, nothing is half written; "
+                "`loci update` finishes the rest")
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+    return wrapper

@@ -5,8 +5,7 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_build import interruptible
-from loci.front.cli_common import Commands, build_context, err, handled, quiet_flag, writable_home
+from loci.front.cli_common import Commands, build_context, err, handled, interruptible, quiet_flag, writable_home
 
 commands = Commands()
 
