@@ -4,9 +4,7 @@ Each calls one function of loci_pipeline.build and displays its report."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import shlex
-import sys
 from pathlib import Path
 from typing import List, Optional
 
