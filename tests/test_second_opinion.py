@@ -361,3 +361,18 @@ def test_a_follow_up_that_leans_on_the_question_before_is_deictic():
         assert r.outcome == "abstained" and r.reason == "deictic", q
     r = ask("and how is the sprocket calibration parser wired?", near(alpha=0.7))   # it says enough itself
     assert r.outcome == "routed" and r.scopes[0] == "alpha"
+
+
+def test_a_route_carried_by_one_word_yields_first_place_to_the_scope_clearly_closer_in_meaning():
+    # alpha holds "sprocket" alone of the question's words; delta is clearly closer in meaning
+    q = "how do I paint a sprocket while descending the folders"
+    lexical = route(q, INDEX, Context(), ALIASES, P)
+    assert lexical.scopes[0] == "alpha" and list(lexical.details[0].matched) == ["sprocket"]
+    r = second_opinion(lexical, near(alpha=0.42, delta=0.50), Context(), P, q)
+    assert r.scopes[:2] == ["delta", "alpha"] and r.semantic["action"] == "added"
+
+
+def test_a_route_carried_by_one_word_keeps_its_place_when_the_other_is_barely_closer():
+    q = "how do I paint a sprocket while descending the folders"
+    r = second_opinion(route(q, INDEX, Context(), ALIASES, P), near(alpha=0.47, delta=0.50), Context(), P, q)
+    assert r.scopes[:2] == ["alpha", "delta"]

@@ -964,8 +964,12 @@ def second_opinion(result: RouteResult, affinity: Mapping[str, float], context: 
         elif best >= params.semantic_add_floor and len(result.scopes) < params.select_max:
             note["action"] = "added"
             # joined after the words' choice, or before it when it leads in meaning as clearly as a
-            # fused abstention's leader must (the same rule as "led" above)
-            out = replace(out, scopes=[leader, *result.scopes] if clear == leader else [*result.scopes, leader])
+            # fused abstention's leader must (the same rule as "led" above), or when the words' choice
+            # rests on one word and is clearly farther in meaning (a big scope holding a rare word)
+            first = affinity.get(result.scopes[0])
+            ahead = clear == leader or (_carried_by_one_word(result) and first is not None
+                                        and best - first >= ONE_WORD_MARGIN)
+            out = replace(out, scopes=[leader, *result.scopes] if ahead else [*result.scopes, leader])
     elif best >= params.semantic_rescue_floor and margin >= params.semantic_rescue_margin:
         note["action"] = "rescued"
         out = replace(out, outcome="routed", scopes=[leader], reason=None, candidates=[], gate="semantic")
@@ -1054,6 +1058,20 @@ def _clear_leader(by_lift: Sequence[str], affinity: Mapping[str, float], backgro
     typical = typical_background(background, by_lift[:2])
     first, second = (_lift(affinity, background, s, typical) for s in by_lift[:2])
     return by_lift[0] if first > 0 and second <= ratio * first else None
+
+
+# a route whose first scope owes this share of its evidence to one of the question's words rests on
+# that word; beside 1,000 scopes it is often a rare word a big scope mentions once (docutils for
+# "decorative", "halt"), and a scope this much closer in meaning goes first (routing.md, session 24)
+ONE_WORD_SHARE = 0.6
+ONE_WORD_MARGIN = 0.05
+
+
+def _carried_by_one_word(result: RouteResult) -> bool:
+    """Does the route's first scope owe ``ONE_WORD_SHARE`` of its word evidence to one word?"""
+    first = next((d for d in result.details if d.scope == result.scopes[0]), None)
+    total = sum(first.matched.values()) if first is not None else 0.0
+    return total > 0 and max(first.matched.values()) >= ONE_WORD_SHARE * total
 
 
 def _words_tie(result: RouteResult, scope: str, params: Params) -> bool:
