@@ -38,6 +38,20 @@ def _row(name: str, m: dict) -> str:
     return f"| {name} | " + " | ".join(cells) + " |"
 
 
+def print_folds(questions: list[dict], results: dict) -> dict:
+    """Print the per-family table of all questions, fold A and fold B; return the reports as dicts."""
+    out = {}
+    for fold, rep in score_folds(questions, results).items():
+        out[fold] = rep.as_dict()
+        print(f"\n### {fold} ({rep.overall.n} questions)\n")
+        print("| family | " + " | ".join(COLS) + " |")
+        print("|---" * (len(COLS) + 1) + "|")
+        print(_row("**all**", out[fold]["overall"]))
+        for fam, m in sorted(out[fold]["families"].items()):
+            print(_row(fam, m))
+    return out
+
+
 DEEP_K = 20
 
 
@@ -97,15 +111,7 @@ def main(argv=None) -> int:
     print(stamp(f"home {inputs.shown(home)}"))
     session = open_session(keep_full_index=True)
     report, results, notes = evalgen.run_labelled(session, questions, fast=args.fast, checkouts=args.checkouts)
-    out = {}
-    for fold, rep in score_folds(questions, results).items():
-        out[fold] = rep.as_dict()
-        print(f"\n### {fold} ({rep.overall.n} questions)\n")
-        print("| family | " + " | ".join(COLS) + " |")
-        print("|---" * (len(COLS) + 1) + "|")
-        print(_row("**all**", out[fold]["overall"]))
-        for fam, m in sorted(out[fold]["families"].items()):
-            print(_row(fam, m))
+    out = print_folds(questions, results)
     for note in notes:
         print(f"note: {note}")
     if args.misses:
