@@ -83,10 +83,13 @@ class UpdateReport:
     tasks: list[str] = field(default_factory=list)            # every doit task that ran, in order
     moved: dict[str, str] = field(default_factory=dict)      # a scope the rescan followed to its new folder
     problems: list[str] = field(default_factory=list)        # what the rescan inside the run could not register
+    pulls: list = field(default_factory=list)                 # a PullReport (share.pull) per source pulled again
+    pull_failed: dict[str, str] = field(default_factory=dict)  # a source that could not be pulled -> why
 
     @property
     def code(self) -> int:
-        return 1 if self.index.failed or self.failed or (self.embed and self.embed.failed) else 0
+        return 1 if (self.index.failed or self.failed or (self.embed and self.embed.failed) or self.pull_failed
+                     or any(p.refused for p in self.pulls)) else 0
 
 
 # ---------------------------------------------------------------------------- reports from a run
@@ -259,18 +262,40 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
-    """What `doit` alone does: rescan the remembered roots (plus ``dirs``), then rebuild whatever
-    changed, refreshing the steps the home already has (``home_context``). A busy home is
-    refused first (LockHeld), before anything is read."""
+    """Pull again every source the home pulled from, then what `doit` alone does: rescan the
+    remembered roots (plus ``dirs``), then rebuild whatever changed, refreshing the steps the home
+    already has (``home_context``). The pulls come first so that the run's embed and calibrate
+    steps see what they brought (a bundle taken whole leaves its vectors to check, its
+    multilingual store to build): one update settles the home. A busy home is refused first
+    (LockHeld), before anything is read."""
     buildlock.hold(ctx.layout)
     try:
         scanned = scan(ctx, dirs) if dirs else None
         if not ctx.registry().scopes:
             raise BuildError("nothing registered: run `loci setup DIR` first")
+        pulls, pull_failed = _pull_again(ctx)
         r = run_update(ctx, force=force)
     finally:
         buildlock.release(ctx.layout)
-    return _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
+    report = _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
+    report.pulls, report.pull_failed = pulls, pull_failed
+    return report
+
+
+def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
+    """Pull every source a scope of the home came from, the way it was pulled last (maps, or
+    ``--all``), calibrating nothing: the update's own steps follow. A source that cannot be read
+    is one entry of the second value (its scopes stay as they are); the others are pulled."""
+    from loci_pipeline.share.bundle import BundleError
+    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole
+
+    reports, failed = [], {}
+    for source in pulled_sources(ctx.layout):
+        try:
+            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source)))
+        except BundleError as exc:
+            failed[source] = str(exc)
+    return reports, failed
 
 
 def setup(ctx: BuildContext, dirs: Sequence[Path], *, split: bool = False) -> UpdateReport:

@@ -276,8 +276,8 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
            quiet: bool = quiet_flag()):
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed: what `doit` alone does.
 
+    Scopes pulled from a store are pulled again first, the way they were pulled last.
     Embeddings and calibration are refreshed when the home already has them."""
-    from loci.front.cli_share import pull_again
     from loci_pipeline import build
 
     overrides = {"scan": not no_scan}
@@ -292,8 +292,20 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     if not quiet:
         for name, path in sorted(report.moved.items()):
             typer.echo(f"{name} moved to {path}: the scope follows it (same commit)")
-    code = show_update(report, quiet)
-    raise typer.Exit(pull_again(quiet) or code)  # pulled scopes refresh from where they came from
+    show_pulls(report, quiet)
+    raise typer.Exit(show_update(report, quiet))
+
+
+def show_pulls(report, quiet: bool) -> None:
+    """The sources an update pulled again (before its build steps, which calibrated what came)."""
+    from loci.front.cli_share import pull_lines, show_refused
+
+    for source, why in sorted(report.pull_failed.items()):
+        err(f"{why} (the scopes pulled from it before are kept)")
+    for pulled in report.pulls:
+        if not quiet:
+            typer.echo("\n".join(pull_lines(pulled)))
+        show_refused(pulled)
 
 
 @commands.command()

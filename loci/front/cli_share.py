@@ -148,22 +148,3 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
             typer.echo(f"  {name}" + ("  (the published copy was damaged: replaced)"
                                       if name in report.repaired else ""))
 
-
-def pull_again(quiet: bool) -> int:
-    """Pull every source this home has pulled from (for `loci update`); returns an exit code."""
-    from loci_pipeline.share.bundle import BundleError
-    from loci_pipeline.share.pull import pulled_sources, pulled_whole
-
-    layout = make_layout()
-    code = 0
-    for source in pulled_sources(layout):
-        try:
-            pulled = pull_calibrated(layout, source, full=pulled_whole(layout, source))
-        except BundleError as exc:
-            _err(f"{exc} (the scopes pulled from it before are kept)")
-            code = 1
-            continue
-        if not quiet:
-            typer.echo("\n".join(pull_lines(pulled.bundles) + calibrate_lines(pulled)))
-        code = show_refused(pulled.bundles) or show_uncalibrated(pulled) or code
-    return code
