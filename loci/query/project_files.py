@@ -36,8 +36,15 @@ _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
 _INSTALL_SECTIONS = r"\binstall\w*|\bset(?:ting)?[\s-]*up\b|\bgetting\s+started\b|\bget\s+started\b"
 _LICENCE_QUESTION = r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b"
 _LICENCE_FILES = r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*"
-_CONTRIB_SECTIONS = (r"\bcontribut\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
+# "Contributors" lists people who did, not how to: no section on contributing
+_CONTRIB_SECTIONS = (r"\bcontribut(?!ors?\b)\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
                      r"\blint(?:er|ing)?\b|\bcode\s+style\b|\bbuild(?:ing)?\s+from\s+source\b")
+# a development environment is a contributor's set-up, not a user's install
+_DEV_ENV = r"\b(?:dev|development)\s+(?:env\w*|setup|set[\s-]?up)\b|\blocal\s+(?:development|dev)\b"
+_BUG_QUESTION = (r"\breport(?:ing)?\s+(?:a\s+|an\s+|the\s+)?(?:bugs?|issues?|problems?|defects?)\b|\bbug\s+reports?\b"
+                 r"|\bissue\s+tracker\b|\b(?:file|open|raise|submit)\s+(?:a\s+|an\s+)?(?:bug|issue)s?\b|\bfound\s+a\s+bug\b")
+# not "support": a README's "Browser support" says where it runs, not where to report a bug
+_BUG_SECTIONS = r"\bbugs?\b|\bissues?\b|\breport(?:s|ing)?\b|\bfeedback\b|\bcontribut(?!ors?\b)\w*"
 TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = tuple(
     (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only,
      LazyPattern(sections[0], re.I) if sections else None) for q, f, inside_only, *sections in (
@@ -52,21 +59,46 @@ TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = 
         (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatter\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b"
          r"|\bpatch(?:es)?\b|\bpull\s+requests?\b|\bPRs?\b|\bcontribut\w*\b|\bverify\s+my\s+changes\b|\bci\b"
          r"|\bnpm\s+(?:test|run)\b|\bmake\s+(?:test|tests|check|lint|all|targets?)\b|\bmakefile\b|\b(?:with|run)\s+make\b"
-         r"|\bbuild\s+(?:it|locally|from\s+source)\b",
+         r"|\bbuild\s+(?:it|locally|from\s+source)\b|\bformat(?:ting)?\s+(?:the\s+|my\s+)?code\b|" + _DEV_ENV,
          _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True, _CONTRIB_SECTIONS),
         (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
-         r"security[\w.-]*|vulnerabilit[\w.-]*", True),
+         r"security[\w.-]*|vulnerabilit[\w.-]*", True, r"\bsecurity\b|\bvulnerabilit\w*|\bdisclos\w*"),
+        (_BUG_QUESTION, _CONTRIB + r"|support[\w.-]*|issue[-_]templates?", True, _BUG_SECTIONS),
         (r"\bchange(?:log|s|d)\b|\b(?:latest|last|next|new|newest|recent|previous|upcoming)\s+(?:release|version)s?\b"
          r"|\brelease\s+notes\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
          r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*",
          True),
-        (r"\binstall\w*\b|\bset\s*up\b|\bsetup\b|\bget\s+started\b",
+        (r"\binstall\w*\b|\b(?:set\s*up|setup|get\s+started)\b(?!.*\b(?:dev|develop\w*)\b)",
          r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST, True,
          _INSTALL_SECTIONS),
         (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False),
         (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
          r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST, False),
     ))
+
+
+# What a contributor asks, and the heading of the section of a contributing guide (or any file given
+# to the topic) that says it: "Get Started!" says how to contribute and set up for development,
+# "Code style" how to lint, "Report Bugs" where to report one. The guide's opening ("Contributions
+# are welcome...") and its other sections say the topic's words as often. Not "Tests": that
+# section often says how to write them (black's, stamina's), the set-up section how to run them.
+ASKED_SECTIONS: tuple[tuple[LazyPattern, LazyPattern], ...] = tuple(
+    (LazyPattern(q, re.I), LazyPattern(h, re.I)) for q, h in (
+        (r"\bcontribut\w*|" + _DEV_ENV,
+         r"\bget(?:ting)?\s+started\b|\bhow\s+to\s+contribute\b|\bworkflow\b|\bset(?:ting)?[\s-]*up\b|\bsetup\b"
+         r"|\blocal\s+development\b|\bdevelopment\s+(?:environment|setup)\b|\bdev\s+env\w*"),
+        (r"\blint(?:er|ing)?\b|\bformat(?:ter|ting)?\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b",
+         r"\blint\w*|\bformat(?:ting|ters?)?\b|\bcode\s+style\b|\bstyle\s+guide\b|^(?:code|style)$"),
+        (_BUG_QUESTION, r"\bbugs?\b|\bissues?\b|\breport(?:s|ing)?\b"),
+    ))
+
+
+def asked_sections(question: str) -> re.Pattern | None:
+    """The headings of the sections that say what the question asks (``ASKED_SECTIONS``), as one
+    pattern; None when it asks none of those."""
+    asked = unquoted(question)
+    said = [h.pattern for q, h in ASKED_SECTIONS if q.search(asked)]
+    return re.compile("|".join(f"(?:{h})" for h in said), re.I) if said else None
 
 
 def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None]]:
@@ -95,20 +127,29 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
     opens with the best of them)."""
     out: set[int] = set()
     headed: set[int] = set()
+    asked = asked_sections(question)
     for files, sections in _raised(question, named):
         held = {i for i, path in prose.items() if is_fact_file(path, [files])
                 and not (sections is not None and "/" in path and _README.match(path.rsplit("/", 1)[-1]))}
         readmes = {i for i, path in prose.items() if sections is not None and _README.match(path)}
         out.update(held - readmes)
-        dedicated = any(i not in readmes and not _TOOLING.match(prose[i].rsplit("/", 1)[-1]) for i in held)
-        by_file: dict[str, list[int]] = {}
-        for i in sorted(readmes):
-            by_file.setdefault(prose[i], []).append(i)
-        for rows in by_file.values():
+        own = {i for i in held - readmes if not _TOOLING.match(prose[i].rsplit("/", 1)[-1])}
+        if asked is not None:   # in the files given to the topic, the section headed for what is asked
+            for rows in _by_file(own, prose).values():
+                headed.update(sections_saying(asked, read(rows)))
+        for rows in _by_file(readmes, prose).values():
             said = sections_saying(sections, read(rows))
-            headed.update(() if dedicated else said)
+            headed.update(() if own else said)
             out.update(said or [i for i in rows if i in held])
     return out, headed
+
+
+def _by_file(rows, prose: Mapping[int, str]) -> dict[str, list[int]]:
+    """``rows`` grouped by their file, each file's in row order."""
+    out: dict[str, list[int]] = {}
+    for i in sorted(rows):
+        out.setdefault(prose[i], []).append(i)
+    return out
 
 
 def sections_saying(words: re.Pattern, rows: Mapping[int, dict]) -> list[int]:
