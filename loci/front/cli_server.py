@@ -29,7 +29,19 @@ def status_lines(info: dict, enabled: bool = True) -> list[str]:
     return [f"a warm engine serves {info['home']}: pid {info.get('pid')}, loci {info.get('version')}, {code}",
             f"  up {info.get('uptime_s')} s, {_questions(info.get('questions'))} answered, "
             f"{info.get('sessions')} session(s) loaded, {info.get('rss_mb')} MB resident "
-            f"({info.get('cached_mb')} MB of stores and vectors cached), {_lifetime(info.get('idle_exit_s'))}"]
+            f"({info.get('cached_mb')} MB of stores and vectors cached), {_lifetime(info.get('idle_exit_s'))}"
+            ] + _busy(info.get("busy"))
+
+
+BUSY = {"route": "answering a question (route)", "ask": "answering a question (ask)",
+        "load": "loading and warming its session", "check": "checking whether the index changed"}
+
+
+def _busy(busy) -> list[str]:
+    """What holds the engine now (``EngineServer.status``'s ``busy``): one line, none when idle."""
+    if not isinstance(busy, dict):
+        return []
+    return [f"  now {BUSY.get(busy.get('what'), busy.get('what'))} for {busy.get('for_s')} s"]
 
 
 def _lifetime(idle_exit_s) -> str:

@@ -42,6 +42,8 @@ PROTOCOL = 2             # 2: marshal frames, replies rendered by the engine
 CONNECT_TIMEOUT = 2.0    # seconds to connect and send
 REPLY_TIMEOUT = 60.0     # seconds to wait for an answer (a first question waits for the warm-up)
 PROBE = 0.1              # seconds of silence after which the engine's process is looked at (stopped?)
+WEDGED = 2.0             # seconds a status may go unanswered, the engine's process taking no CPU, before it is hung
+IDLE_CPU = 0.05          # ...no CPU: under this share of a core (threads waiting for a held interpreter lock wake every 5 ms)
 MAX_REPLY = 64 << 20
 OFF_VALUES = ("off", "0", "no", "false")
 
@@ -49,11 +51,13 @@ OFF_VALUES = ("off", "0", "no", "false")
 class NoServer(Exception):
     """No engine answered; ``start`` says whether starting one could help."""
 
-    def __init__(self, why: str, start: bool = True, replacing: bool = False, stopped: int | None = None):
+    def __init__(self, why: str, start: bool = True, replacing: bool = False, stopped: int | None = None,
+                 hung: int | None = None):
         super().__init__(why)
         self.start = start
-        self.replacing = replacing   # an engine of other code is leaving: start ours even while it holds the lock
+        self.replacing = replacing   # an engine of other code is leaving, or was ended: start ours even while it holds the lock
         self.stopped = stopped       # the pid of an engine that is stopped (SIGSTOP) and holds the lock
+        self.hung = hung             # the pid of an engine that answers nothing and was not ended (not ours to end)
 
 
 def enabled(no_server: bool = False) -> bool:
@@ -184,17 +188,27 @@ STOPPED_STATES = frozenset("TtZX")
 def stopped(pid: int | None) -> bool:
     """Whether process ``pid`` is stopped or dead, so that it will not answer (Linux's /proc;
     False where that cannot be told)."""
+    return _proc_stat(pid)[0] in STOPPED_STATES
+
+
+def _proc_stat(pid: int | None) -> tuple[str, int | None]:
+    """Process ``pid``'s state letter ("X" when it is gone, "" when unknown) and the CPU time its
+    threads have taken (utime + stime, in clock ticks; None when unknown), from /proc/PID/stat."""
     if not pid:
-        return False
+        return "", None
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
     except FileNotFoundError:
-        return True
+        return "X", None
     except OSError:
-        return False
-    state = stat[stat.rfind(b")") + 2:][:1]   # after the command name, which may hold anything
-    return state.decode("ascii", "replace") in STOPPED_STATES
+        return "", None
+    fields = stat[stat.rfind(b")") + 2:].split()   # after the command name, which may hold anything
+    try:
+        cpu = int(fields[11]) + int(fields[12])
+    except (IndexError, ValueError):
+        cpu = None
+    return fields[0].decode("ascii", "replace") if fields else "", cpu
 
 
 OPS = ("route", "ask", "status", "stop")
@@ -214,19 +228,29 @@ def reply_frame(reply: dict) -> bytes:
     return len(blob).to_bytes(4, "big") + blob
 
 
-def _await_reply(sock, timeout: float) -> None:
+def _await_reply(sock, timeout: float, home: str | None = None, ping: bool = False) -> None:
     """Wait until the engine starts its reply (or closes), up to ``timeout`` seconds; then leave
     the rest of that time to read it. Every ``PROBE`` seconds of silence the engine's process is
     looked at: a stopped one (SIGSTOP, a debugger) still takes connections, which its kernel
     queues, and would have kept every question waiting the whole timeout. NoServer then, with
-    ``start`` False: it holds the lock, so no other engine can serve meanwhile."""
+    ``start`` False: it holds the lock, so no other engine can serve meanwhile.
+
+    Every ``WEDGED`` seconds of silence the engine of ``home`` is asked whether it is alive: for a
+    question (``ping``) by a ``status`` of its own, which the engine answers from a thread of its
+    own while a question works (an engine hung on a question ends itself: its watchdog,
+    ``engine_server.EngineServer._watch``); a ``status`` by itself. One that has answered nothing
+    for ``WEDGED`` seconds while its process took (next to) no CPU time is wedged (stuck in C with the
+    interpreter's lock held: no thread of it runs) and is ended (``_wedged``)."""
     import _socket
     import time
 
-    deadline = time.monotonic() + timeout
+    begun = time.monotonic()
+    deadline = begun + timeout
     pid = None
+    look_at, cpu = begun + WEDGED, None
     while True:
-        left = deadline - time.monotonic()
+        now = time.monotonic()
+        left = deadline - now
         sock.settimeout(max(min(PROBE, left), 0.001))
         try:
             sock.recv(1, _socket.MSG_PEEK)   # the reply's first byte (or the end), left unread
@@ -234,12 +258,73 @@ def _await_reply(sock, timeout: float) -> None:
             if left <= PROBE:
                 raise
             pid = pid or peer_pid(sock)
-            if stopped(pid):
+            state, ticks = _proc_stat(pid)
+            if state in STOPPED_STATES:
                 raise NoServer(f"its engine (pid {pid}) is stopped: `kill -CONT {pid}` lets it go on, "
                                f"`kill {pid}` ends it", start=False, stopped=pid) from None
+            if cpu is None:
+                cpu = ticks
+            if time.monotonic() >= look_at:
+                if ping:   # raises NoServer when the engine is wedged
+                    request(home, {"proto": PROTOCOL, "op": "status"}, timeout=max(deadline - time.monotonic(), 0.001))
+                elif home is not None and _idle(cpu, ticks):
+                    _wedged(home, pid, time.monotonic() - begun)
+                look_at, cpu = time.monotonic() + WEDGED, ticks
             continue
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         return
+
+
+def _note(home: str, line: str) -> None:
+    """One line in the home's engine log, as the engine writes them; dropped when it cannot be written."""
+    import time
+
+    try:
+        fd = os.open(log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    except OSError:
+        return
+    try:
+        os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode("utf-8", "replace"))
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _idle(before: int | None, after: int | None) -> bool:
+    """Whether a process took under ``IDLE_CPU`` of a core in the ``WEDGED`` seconds between two
+    readings of its CPU ticks (False when either is unknown)."""
+    if before is None or after is None:
+        return False
+    try:
+        per_second = os.sysconf("SC_CLK_TCK")
+    except (ValueError, OSError):
+        per_second = 100
+    return after - before < IDLE_CPU * WEDGED * per_second
+
+
+def _wedged(home: str, pid: int | None, silent: float) -> None:
+    """An engine that answered nothing for ``silent`` seconds and took no CPU time: ended when it
+    is an engine's own process (``loci.front.engine_server``; it cannot end itself: no thread of
+    it runs), so that the next question starts a new one; another process serving the home (an
+    MCP server's) is named, not ended. Raises NoServer either way."""
+    import signal
+
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            ours = b"loci.front.engine_server" in f.read().split(b"\0")
+    except OSError:
+        ours = False
+    if ours:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        _note(home, f"engine[{pid}] answered nothing for {silent:.1f} s, taking no CPU (wedged): "
+                    f"ended by a client (pid {os.getpid()})")
+        raise NoServer(f"its engine (pid {pid}) answered nothing for {silent:.1f} s and was ended", replacing=True)
+    raise NoServer(f"the process serving it (pid {pid}) answered nothing for {silent:.1f} s: hung; "
+                   f"`kill {pid}` ends it", start=False, hung=pid)
 
 
 def read_reply(sock, limit: int = MAX_REPLY) -> dict | None:
@@ -330,7 +415,7 @@ def request(home: str, message: dict, timeout: float = REPLY_TIMEOUT) -> dict:
     sock = connect(home)
     try:
         sock.sendall(request_line(message))
-        _await_reply(sock, timeout)
+        _await_reply(sock, timeout, home, ping=message["op"] in ("route", "ask"))
         reply = read_reply(sock)
     except (OSError, ValueError) as exc:
         raise NoServer(f"the engine failed: {type(exc).__name__}") from None
@@ -369,6 +454,7 @@ def describe(home: str) -> dict:
         out["problem"] = None if str(why) == "no engine" else str(why)
         out["refused"] = not why.start
         out["stopped"] = why.stopped
+        out["hung"] = why.hung
         return out
     info = reply.get("ok") if isinstance(reply.get("ok"), dict) else {}
     out.update(info, running=True, same_code=info.get("digest") == code_digest(),
@@ -379,13 +465,14 @@ def describe(home: str) -> dict:
 def stop(home: str, wait: float = 5.0) -> bool:
     """Ask the running engine to exit, and wait (up to ``wait`` seconds) until it has let go of its
     lock, so that "stopped" is true when said; whether one was running. NoServer when one holds
-    the home but cannot be asked (it is stopped: SIGSTOP)."""
+    the home but cannot be asked (it is stopped: SIGSTOP; or hung, and not an engine's own process)."""
     try:
         request(home, {"proto": PROTOCOL, "op": "stop"}, timeout=10.0)
     except NoServer as why:
-        if why.stopped:
+        if why.stopped or why.hung:
             raise
-        return False
+        if not why.replacing:   # replacing: it was wedged, and ended (``_wedged``)
+            return False
     import time
 
     deadline = time.monotonic() + wait

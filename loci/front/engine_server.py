@@ -33,6 +33,10 @@ MAX_REQUEST = 4 << 20
 DRAIN = 5.0              # seconds given to questions in flight at exit
 START_DELAY = 0.2        # seconds before loading anything: the client that started it is still exiting
 WARM_DELAY = 0.3         # seconds more before warming up (a question that comes first warms it)
+WATCH = 0.5              # seconds between the watchdog's looks at what holds the engine
+STALL = 3.0              # seconds without progress after which the engine is hung (and exits)
+TICK_CPU = 0.01          # CPU seconds in one WATCH that count as progress (the idle threads take ~0.2 ms)
+RUNAWAY = 30.0           # seconds a question may run (its session loaded) before the engine gives it up
 
 
 class Log:
@@ -134,6 +138,10 @@ class EngineServer:
         self._stop = threading.Event()
         self._sock: socket.socket | None = None
         self._inode: int | None = None
+        self._conns: set[socket.socket] = set()
+        self.runaway = _positive_env("LOCI_SERVER_RUNAWAY") or RUNAWAY
+        self.hung: str | None = None      # why this engine gave up (``_watch``)
+        self._version: str | None = None
 
     # ------------------------------------------------------------ lifecycle
     def bind(self, lock_wait: float = LOCK_WAIT, lock_fd: int | None = None) -> None:
@@ -168,6 +176,7 @@ class EngineServer:
         self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest}, "
                  f"settings {self.environment})")
         threading.Thread(target=self._warm_later, name="engine-warm", daemon=True).start()
+        threading.Thread(target=self._watch, name="engine-watch", daemon=True).start()
         try:
             while not self._stop.is_set():
                 try:
@@ -197,6 +206,49 @@ class EngineServer:
         if not self._stop.wait(WARM_DELAY):
             self.engine.warm_quietly()
 
+    def _watch(self) -> None:
+        """The watchdog: while something holds the engine (``Engine.work``), look every ``WATCH``
+        seconds whether the process makes progress (CPU time, bytes read from storage). Hung when
+        it has made none for ``STALL`` seconds (a deadlock, a read that never returns) or a
+        question has run ``runaway`` seconds: then ``_give_up``, so that its clients answer
+        in-process at once and the next question starts a new engine. A slow question that keeps
+        working, or a session loading on a big home, is left alone."""
+        last, quiet_since = _progress(), time.monotonic()
+        while not self._stop.wait(WATCH):
+            now, sample, work = time.monotonic(), _progress(), self.engine.work
+            moved = sample[0] - last[0] >= TICK_CPU or sample[1] != last[1]
+            last = sample
+            if work is None or moved:
+                quiet_since = now
+            if work is None:
+                continue
+            if now - quiet_since >= STALL:
+                why = f"no progress for {now - quiet_since:.1f} s"
+            elif work.what in ("route", "ask") and now - work.since >= self.runaway:
+                why = f"a question ran {now - work.since:.0f} s"
+            else:
+                continue
+            self._give_up(f"{why} ({work.what})", work.thread)
+            return
+
+    def _give_up(self, why: str, thread: int) -> None:
+        """A hung engine: log where it is stuck, let go of its socket (new clients start another
+        engine) and close every connection (their clients answer in-process now); ``serve`` then
+        stops, and an engine of its own process exits (``main``)."""
+        frame = sys._current_frames().get(thread)
+        stack = "".join(traceback.format_stack(frame)) if frame is not None else "(its thread is gone)\n"
+        self.hung = why
+        self.log(f"hung: {why}; giving up, where it was stuck:\n{stack.rstrip()}")
+        self._stop.set()
+        self._give_up_socket()
+        with self._state:
+            conns = list(self._conns)
+        for conn in conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
     def _idle_for(self) -> float:
         with self._state:
             return 0.0 if self._active else time.monotonic() - self._last
@@ -217,7 +269,7 @@ class EngineServer:
                     pass
             self._sock.close()
             self._sock = None
-        deadline = time.monotonic() + DRAIN
+        deadline = time.monotonic() + (0.0 if self.hung else DRAIN)   # hung: what is in flight never ends
         while time.monotonic() < deadline:
             with self._state:
                 if not self._active:
@@ -228,6 +280,8 @@ class EngineServer:
 
     # ------------------------------------------------------------ one connection
     def _handle(self, conn: socket.socket) -> None:
+        with self._state:
+            self._conns.add(conn)
         try:
             conn.settimeout(READ_TIMEOUT)
             uid = client.peer_uid(conn)
@@ -250,6 +304,7 @@ class EngineServer:
         finally:
             conn.close()
             with self._state:
+                self._conns.discard(conn)
                 self._active -= 1
                 self._last = time.monotonic()
 
@@ -297,14 +352,21 @@ class EngineServer:
             except OSError:
                 pass
 
-    def status(self) -> dict:
-        from loci.kernel.dist import installed_version
+    def _busy(self) -> dict | None:
+        """What holds the engine now and for how long: ``{"what", "for_s"}``; None when idle."""
+        work = self.engine.work
+        return None if work is None else {"what": work.what, "for_s": round(time.monotonic() - work.since, 1)}
 
-        return {"pid": os.getpid(), "home": self.home, "version": installed_version() or "0+source",
+    def status(self) -> dict:
+        if self._version is None:   # read once: a client waiting on a question asks every 2 s, and
+            from loci.kernel.dist import installed_version   # the watchdog must not take that for progress
+
+            self._version = installed_version() or "0+source"
+        return {"pid": os.getpid(), "home": self.home, "version": self._version,
                 "digest": self.digest, "environment": self.environment, "python": sys.executable,
                 "started": self.started,
                 "uptime_s": round(time.time() - self.started, 1), "questions": self.questions,
-                "sessions": self.engine.loads, "ready": self.engine.ready, "idle_exit_s": self.idle, "rss_mb": _rss_mb(), "rss_anon_mb": _rss_mb("RssAnon"),
+                "sessions": self.engine.loads, "ready": self.engine.ready, "busy": self._busy(), "idle_exit_s": self.idle, "rss_mb": _rss_mb(), "rss_anon_mb": _rss_mb("RssAnon"),
                 "cached_mb": round(self.engine.cached_bytes() / 2**20, 1)}
 
 
@@ -396,6 +458,20 @@ def _unwrap(message: dict | None) -> tuple[dict | None, bool]:
     return (inner if isinstance(inner, dict) else None), False
 
 
+def _progress() -> tuple[float, int]:
+    """What a working engine moves: this process's CPU time (every thread's, BLAS's included) and
+    the bytes it has read from storage (Linux's /proc/self/io; 0 where it cannot be read)."""
+    read = 0
+    try:
+        with open("/proc/self/io", "rb") as f:
+            for line in f:
+                if line.startswith(b"read_bytes:"):
+                    read = int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return time.process_time(), read
+
+
 def _rss_mb(kind: str = "VmRSS") -> float | None:
     """Resident memory now (Linux), in MB: all of it (VmRSS), or its anonymous part (RssAnon;
     the rest is mapped files, mostly the encoder's weights, which the OS can drop and re-read)."""
@@ -433,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
         server.log(f"not serving: {exc}")
         return 0
     server.serve()
+    if server.hung:   # a thread is stuck for good (and may hold what the interpreter's exit needs)
+        os._exit(0)
     return 0
 
 

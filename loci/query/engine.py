@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import fields, is_dataclass
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -24,6 +25,16 @@ from loci.query.store import local_scopes
 WARM_SCOPES = 64
 WARM_SHARE = 0.75
 OPS = ("route", "ask")
+
+
+@dataclass(frozen=True)
+class Work:
+    """What holds an Engine: ``what`` (a question's op, "load" for a session being made and
+    warmed, "check" for its freshness stamp), on which thread, since when (``time.monotonic``)."""
+
+    what: str
+    thread: int
+    since: float
 
 
 def plain(obj: Any) -> Any:
@@ -88,6 +99,7 @@ class Engine:
         self.log = log or (lambda msg: None)
         self.loads = 0                      # sessions made so far (a reload after a rebuild counts)
         self.ready = False                  # a session is loaded and warmed
+        self.work: Work | None = None       # what holds the engine now (a watchdog reads it)
         self._lock = threading.RLock()
         self._session = None
         self._stamp: tuple | None = None
@@ -120,18 +132,19 @@ class Engine:
         """The current Session: the same object until the artifacts on disk change."""
         from loci.query.ask import open_session
 
-        with self._lock:
+        with self._lock, self._working("check"):
             stamp = self._current_stamp()
             if self._session is None or stamp != self._stamp:
-                if self._session is not None:
-                    self._drop_session()
-                self._session = open_session(self.layout.home, keep_full_index=True)
-                if self.cache_bytes is not None:
-                    self._session.budget.cap = self.cache_bytes
-                self._stamp = stamp
-                self.loads += 1
-                self.warm(self._session)
-                self.ready = True
+                with self._working("load"):
+                    if self._session is not None:
+                        self._drop_session()
+                    self._session = open_session(self.layout.home, keep_full_index=True)
+                    if self.cache_bytes is not None:
+                        self._session.budget.cap = self.cache_bytes
+                    self._stamp = stamp
+                    self.loads += 1
+                    self.warm(self._session)
+                    self.ready = True
             return self._session
 
     def _drop_session(self) -> None:
@@ -178,8 +191,24 @@ class Engine:
 
     def answer(self, op: str, args: dict, as_json: bool) -> dict:
         """``answer`` over the current session, one question at a time."""
-        with self._lock:
-            return answer(self.session(), op, args, as_json)
+        with self._lock, self._working(op):
+            session = self.session()
+            with self._working(op):   # the question's own time starts when its session is there
+                return answer(session, op, args, as_json)
+
+    @contextmanager
+    def _working(self, what: str):
+        """Mark the engine as held by this thread for ``what`` (under ``_lock``), then put back
+        what held it before."""
+        import threading
+        import time
+
+        before = self.work
+        self.work = Work(what, threading.get_ident(), time.monotonic())
+        try:
+            yield
+        finally:
+            self.work = before
 
     def cached_bytes(self) -> int:
         """What the session's byte budget holds now: scopes' stores and vectors (0 before a session)."""
