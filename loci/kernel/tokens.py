@@ -17,21 +17,47 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from loci.kernel.lazyre import LazyPattern
+
 # the scripts written without spaces between words: Han (with 々〆〇), Katakana (with ー and the
-# half-width forms), Hangul; Hiragana, their grammar, separates words and yields none
-_HAN = "\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
-_HANGUL = "\u1100-\u11ff\u3131-\u318e\uac00-\ud7a3"
-_HIRAGANA = "\u3041-\u3096\u309d-\u309f"
-CJK = _HAN + _KATAKANA + _HANGUL + _HIRAGANA   # a character class's body, for patterns that bound words
-_CJK_RUN = re.compile(f"[{CJK}]")
-_CJK_WORD = re.compile(f"[{_HAN}]+|[{_KATAKANA}]+|[{_HANGUL}]+")   # one script's stretch of a run
-# an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils), made
-# of word characters outside those scripts; or a number; or a run of those scripts' characters
-_TOKEN = re.compile(f"[^\\W\\d{CJK}][^\\W{CJK}]*(?:(?:\\.|::|-)[^\\W\\d{CJK}][^\\W{CJK}]*)*|\\d{{2,}}|[{CJK}]+")
+# half-width forms), Hangul; Hiragana, their grammar, separates words and yields none. Code point
+# ranges, not a character class at import: compiling a class of these ranges costs a process
+# 5-15 ms each (the regex compiler walks every code point), so the patterns compile on first use,
+# when a text holds such a character
+_HAN = ((0x3005, 0x3007), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x20000, 0x2FA1F))
+_KATAKANA = ((0x30A1, 0x30FA), (0x30FC, 0x30FF), (0x31F0, 0x31FF), (0xFF66, 0xFF9F))
+_HANGUL = ((0x1100, 0x11FF), (0x3131, 0x318E), (0xAC00, 0xD7A3))
+_HIRAGANA = ((0x3041, 0x3096), (0x309D, 0x309F))
+
+
+def _class(*scripts) -> str:
+    return "[" + "".join(f"{chr(a)}-{chr(b)}" for script in scripts for a, b in script) + "]"
+
+
+_CJK_RUN = LazyPattern(_class(_HAN, _KATAKANA, _HANGUL, _HIRAGANA) + "+")
+_CJK_WORD = LazyPattern("|".join(_class(s) + "+" for s in (_HAN, _KATAKANA, _HANGUL)))   # one script's stretch
+_CJK_FLOOR = "\u3005"   # no CJK word character (Hangul's old jamo aside) is below this one
+
+
+def spaced(text: str) -> str:
+    """``text`` with a space on each side of every run of CJK characters, so that a word never spans
+    a boundary between them and Latin letters ("clickでサブコマンド" -> "click でサブコマンド");
+    ``text`` itself when it holds none (checked at C speed, the patterns left uncompiled)."""
+    if text.isascii() or max(text) < _CJK_FLOOR:
+        return text
+    return _CJK_RUN.sub(r" \g<0> ", text)
+
+
+def is_cjk(char: str) -> bool:
+    """Is ``char`` (one character, or "") a CJK character?"""
+    return bool(char) and char >= "\u1100" and _CJK_RUN.fullmatch(char) is not None
+
+
+# an identifier, optionally qualified with '.', '::' or '-' (Session.send, a::b, sqlite-utils)
+_TOKEN = re.compile(r"[^\W\d][\w]*(?:(?:\.|::|-)[^\W\d][\w]*)*|\d{2,}")
 # ".env" after a space, a quote, a bracket or a slash (not "os.environ", not a sentence's end):
 # the dot found first (the fast part), what precedes it read after
-_DOT_NAME = re.compile(f"\\.([^\\W\\d_{CJK}][^\\W_{CJK}]*)(?![^\\W{CJK}])")
+_DOT_NAME = re.compile(r"\.([^\W\d_][^\W_]*)\b")
 _BEFORE_DOT = frozenset(" \t\n\r\"'`([{<,;:=/*")
 # a plural acronym ("URLs", "IDs") is one part: split at its last capital it made "ur" + "ls"
 _CAMEL = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
@@ -123,8 +149,10 @@ def tokenize(text: str) -> list[str]:
     if "[REDACTED:" in text:
         text = _MASK.sub(" ", text)
     out: list[str] = []
+    plain = text
+    text = spaced(text)
     for raw in _TOKEN.findall(text):
-        if _CJK_RUN.match(raw):
+        if text is not plain and raw[0] >= _CJK_FLOOR and _CJK_RUN.fullmatch(raw):
             out.extend(cjk_bigrams(raw))
         elif len(raw) <= 80:  # longer is a blob, not a word
             out.extend(_raw_tokens(raw))

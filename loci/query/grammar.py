@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Mapping
 
 from loci.kernel.lazyre import LazyPattern
-from loci.kernel.tokens import CJK, tokenize
+from loci.kernel.tokens import is_cjk, spaced, tokenize
 
 # questions that ask for a SET of projects
 _ENUM = LazyPattern(
@@ -92,13 +92,10 @@ def deixis(question: str) -> str | None:
     return None
 
 
-# a word character of a Latin-like script: a name written against CJK text ("clickで") ends there
-_LATIN_W = f"[^\\W{CJK}]"
-_CJK_CHAR = LazyPattern(f"[{CJK}]")
-
-
 def _alias_pattern(alias: str) -> str:
-    return rf"(?<!{_LATIN_W}|[@/.-])" + re.escape(alias) + rf"(?!{_LATIN_W}|-|\.{_LATIN_W})"
+    """A use of ``alias`` as a word; searched in ``tokens.spaced`` text, where a name written against
+    CJK text ("clickで") is a word of its own."""
+    return r"(?<![\w@/.-])" + re.escape(alias) + r"(?![\w-]|\.\w)"
 
 
 _INSTRUMENT = ("with", "by", "using", "via", "through")
@@ -108,6 +105,7 @@ def instrument_only(question: str, *aliases: str) -> bool:
     """Is every use of the names ``aliases`` the instrument of what the question asks ("packing my
     objects with msgpack", "a lock backed by Redis", "using click"), not its subject ("Why does
     Starlette ...", "In flask, ...", "the requests library")? False when none is used."""
+    question = spaced(question)
     uses = [question[:m.start()] for alias in aliases if len(alias) >= 2
             for m in re.finditer(_alias_pattern(alias), question, re.I)]
     return bool(uses) and all(
@@ -140,6 +138,7 @@ def _joined_to(before: str, after: str, joined: Mapping[str, str]) -> str | None
 def listed_as_alternatives(question: str, names) -> bool:
     """Is a name of ``names`` listed with "or" ("click or jinja", "jinja, click or attrs", "either
     click or jinja")? Then any of the list will do; listed with "and" or commas alone, every one is asked."""
+    question = spaced(question)
     for name in names:
         for m in re.finditer(_alias_pattern(name), question, re.I):
             joins = (re.search(r"[\w'\"`]" + _QUOTE + "(" + _JOINER + ")" + _QUOTE + "$", question[:m.start()]),
@@ -166,6 +165,7 @@ def name_uses(question: str, alias: str, joined: Mapping[str, str] | None = None
     """
     strong = bare = marked = 0
     excluded = False
+    question = spaced(question)
     pat = re.compile(_alias_pattern(alias), re.I)
     for m in pat.finditer(question):
         a, b = m.span()
@@ -195,7 +195,7 @@ def name_uses(question: str, alias: str, joined: Mapping[str, str] | None = None
         sentence_start = not before.strip() or before.rstrip()[-1:] in ".?!"
         unmistakable = quoted or possessive or follower or at_head or (capitalised and not sentence_start)
         # in Chinese, Japanese or Korean prose a word in Latin letters is a name ("clickで": with click)
-        among_cjk = bool(_CJK_CHAR.search(before.rstrip()[-1:] + after.lstrip()[:1]))
+        among_cjk = is_cjk(before.rstrip()[-1:]) or is_cjk(after.lstrip()[:1])
         if unmistakable or prefix or listed or among_cjk:
             strong += 1
             marked += unmistakable or listed == "marked"
@@ -422,7 +422,7 @@ def adjacent_pairs(question: str) -> list[str]:
 def next_words(question: str, alias: str) -> list[str]:
     """The word right after each bare use of ``alias``."""
     pat = re.compile(_alias_pattern(alias) + r"\s+([\w-]+)", re.I)
-    return [m.group(1) for m in pat.finditer(question)]
+    return [m.group(1) for m in pat.finditer(spaced(question))]
 
 
 # a word written as code: in backticks, called with (), qualified (a.b, a::b), snake_case or camelCase
