@@ -649,8 +649,14 @@ def vector_files_state(layout: Layout) -> str:
 
     from loci.kernel.config import read_embed_config
 
-    cfg = read_embed_config(layout) or {}
-    digest = hashlib.sha256(str(cfg.get("model_id")).encode())
+    cfg = read_embed_config(layout)
+    if cfg is not None:
+        model = cfg.get("model_id")
+    else:   # lost: the model its vectors still hold (they did not move; `loci update` writes it again)
+        from loci_pipeline.tasks import lost_embed_model
+
+        model = lost_embed_model(layout)
+    digest = hashlib.sha256(str(model).encode())
     for folder in (layout.vectors_root, layout.multilingual_root):   # every model's, and the multilingual stores
         for path in sorted(folder.rglob("*.npy")) if folder.is_dir() else ():
             st = path.stat()

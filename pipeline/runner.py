@@ -258,8 +258,11 @@ def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, 
     runs only when what it reads moved), so the home is left as an update would leave it. Not
     one ``-s`` run of them: doit's ``-s`` runs only the first of several targets, and routing's
     own dependencies are every scope's index."""
-    ctx.scan = False
-    report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet)
+    ctx.scan, merge_first, ctx.merge_first = False, ctx.merge_first, False   # routing would index every scope
+    try:
+        report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet)
+    finally:
+        ctx.merge_first = merge_first
     then = ["routing"] if report.scopes("index") and "routing" not in report.executed else []
     then += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
     for target in then:

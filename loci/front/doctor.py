@@ -82,6 +82,8 @@ def diagnose(layout: Layout) -> list[Finding]:
     models = _vector_models(layout)
     if models == []:
         out.append(_no_embeddings(layout, registry))
+    elif models and not layout.embed_config.exists():
+        out.append(_embed_record_lost(layout, models[0]))
     if models:
         out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"],
                              [s.name for s in registry.scopes if s.kind == "pulled"])
@@ -96,14 +98,16 @@ def diagnose(layout: Layout) -> list[Finding]:
 
 # the whole-home gaps `loci update` closes after it rebuilds the scopes (it embeds and calibrates
 # the home that has vectors and a calibration), named by their own command otherwise
-AFTER_REBUILD = frozenset({"calibration_stale", "multilingual_missing", "multilingual_cache"})
+AFTER_REBUILD = frozenset({"calibration_stale", "calibration_lost", "multilingual_missing", "multilingual_cache"})
 UPGRADED = "index_built_by_other_rules"
+EMBED_LOST = "embed_record_missing"
 
 
 def _one_update(findings: list[Finding]) -> list[Finding]:
-    """A home built by an older loci (a scope indexed by other build rules): `loci update` is the
-    one command. Calibrating or embedding first would be done again after the rebuild."""
-    if not any(f.problem == UPGRADED for f in findings):
+    """A home built by an older loci (a scope indexed by other build rules), or one whose embed.json
+    was lost (the calibration then reads no vectors): `loci update` is the one command.
+    Calibrating or embedding first would be done again after it (or fit without the vectors)."""
+    if not any(f.problem in (UPGRADED, EMBED_LOST) for f in findings):
         return findings
     return [replace(f, fix="loci update") if f.problem in AFTER_REBUILD else f for f in findings]
 
@@ -114,13 +118,29 @@ def _manifest(layout: Layout) -> tuple[dict | None, Finding | None]:
 
     if not layout.manifest.exists():
         if any(layout.meta("_").parent.glob("*.json")):  # scopes were indexed: the routing step's file went
-            return None, Finding(None, "index_unreadable", f"{layout.manifest} is missing: questions find "
-                                 "no index", "loci index")
+            return None, _manifest_lost(layout)
         return None, None  # every scope reports "not indexed"
     try:
         return read_manifest(layout), None
     except StoreError as exc:
         return None, Finding(None, "index_unreadable", str(exc), "loci index")
+
+
+def _manifest_lost(layout: Layout) -> Finding:
+    """manifest.json gone while the routing step's other files stay: questions read routing.sqlite
+    (``read_merged``), so they still answer unless it is gone or predates its scope list too."""
+    from loci.query.store import read_merged
+
+    try:
+        read_merged(layout)
+    except Exception:   # missing, damaged, or a routing file that lists its scopes in the manifest
+        return Finding(None, "index_unreadable", f"{layout.manifest} is missing: questions find no index",
+                       "loci index")
+    return Finding(None, "manifest_missing", f"{layout.manifest} is missing: questions still route and "
+                   "answer (routing.sqlite lists the scopes), but no warm engine starts (each question loads "
+                   "the index itself), `loci embed` and `loci calibrate` refuse to run, and the calibration "
+                   "cannot be checked; `loci update` writes it again (re-indexing nothing unchanged) and "
+                   "fits the calibration to it", "loci update")
 
 
 def _meta_of(layout: Layout, name: str, indexed: dict | None) -> dict | None:
@@ -159,6 +179,12 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
         return [Finding(None, "calibration_unreadable", f"{exc}; the shipped thresholds are in use",
                         "loci calibrate")]
     if data is None:
+        from loci_pipeline.tasks import step_recorded
+
+        if step_recorded(layout, "calibrate"):   # it was fitted here, and `loci update` fits it again
+            return [Finding(None, "calibration_lost", f"{layout.calibration} is missing, though this home was "
+                            "calibrated: routing uses the shipped thresholds until it is fitted again",
+                            "loci calibrate")]
         return [Finding(None, "calibration_missing", "not calibrated: routing uses the shipped thresholds",
                         "loci calibrate", NOTE)]
     if manifest is None:
@@ -314,8 +340,9 @@ def _graphify_available() -> bool:
 
 
 def _vector_models(layout: Layout) -> list[str] | None:
-    """The model the home's vectors come from (embed.json: the one `loci embed` refreshes), as a
-    one-item list; [] when nothing was embedded; None when this install cannot embed at all."""
+    """The model the home's vectors come from (embed.json: the one `loci embed` refreshes; a lost
+    one: the model the embed step's stores name), as a one-item list; [] when nothing was
+    embedded; None when this install cannot embed at all."""
     import importlib.util
 
     from loci.kernel.config import read_embed_config
@@ -323,7 +350,21 @@ def _vector_models(layout: Layout) -> list[str] | None:
     if importlib.util.find_spec("loci.query.semantic") is None:
         return None
     cfg = read_embed_config(layout)
-    return [cfg["model_id"]] if cfg is not None else []
+    if cfg is None:
+        from loci_pipeline.tasks import lost_embed_model   # what `loci update` writes it again from
+
+        model = lost_embed_model(layout)
+        return [model] if model is not None else []
+    return [cfg["model_id"]]
+
+
+def _embed_record_lost(layout: Layout, model: str) -> Finding:
+    """embed.json gone while the vectors stay: the query side reads none of them until it names
+    their model again, which `loci update` writes from the stores (``tasks.home_context``)."""
+    scopes = sum(1 for _ in layout.vector_dir(model).glob("*.json"))
+    return Finding(None, EMBED_LOST, f"{layout.embed_config} is missing, yet {scopes} scope(s) have {model} "
+                   "vectors: answers are ranked lexically only until it names them again (nothing needs "
+                   "encoding: `loci update` writes it from the vectors)", "loci update")
 
 
 def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
@@ -410,12 +451,26 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     from loci_pipeline.staleness import stale_cause
 
     cause = stale_cause(layout, scope, meta, DEFAULT_PARAMS)
+    if cause and _unmerged(layout, scope, meta):
+        return [Finding(name, "routing_unmerged", "indexed again since the last routing merge (a build "
+                        "stopped before it): its answers are current, but questions still route here by "
+                        "its old vocabulary and metadata", "loci index")]
     if cause == "build":
         return [Finding(name, UPGRADED, "indexed by other build rules than this loci's "
                         "(an upgrade); the next update rebuilds it", "loci update")]
     if cause:
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
+
+
+def _unmerged(layout: Layout, scope, merged: dict) -> bool:
+    """The scope's own meta is another (current) one than the routing merge listed: indexed since."""
+    from loci.kernel.state import read_meta
+    from loci_pipeline.staleness import stale_cause
+
+    own = read_meta(layout, scope.name)
+    return (own is not None and own.get("fingerprint") != merged.get("fingerprint")
+            and not stale_cause(layout, scope, own, DEFAULT_PARAMS))
 
 
 def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:

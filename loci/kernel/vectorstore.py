@@ -214,6 +214,24 @@ def summaries_merged(layout: Layout, model_id: str) -> bool:
         return False
 
 
+def stored_model(layout: Layout) -> str | None:
+    """The model id the home's intact chunk stores name in their own manifests (the newest
+    written, when several models' are here): what embed.json records, read from the vectors
+    themselves, so a lost embed.json can be written again without encoding. None: no store."""
+    newest = None
+    root = layout.vectors_root
+    for model_dir in sorted(root.iterdir()) if root.is_dir() else ():
+        for meta in model_dir.glob("*.json") if model_dir.is_dir() else ():   # chunk stores, not labels
+            store = meta.with_suffix(".parquet")
+            data = read_manifest(store)
+            if data is None or not isinstance(data.get("model"), str) or not vectors_intact(store):
+                continue
+            stamp = meta.stat().st_mtime_ns
+            if newest is None or stamp > newest[0]:
+                newest = (stamp, data["model"])
+    return newest[1] if newest else None
+
+
 # --- the multilingual store (docs/decisions/multilingual.md) -----------------------------------
 
 MULTILINGUAL_ID = "use-multilingual-v3"
