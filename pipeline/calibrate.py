@@ -653,7 +653,7 @@ def vector_files_state(layout: Layout) -> str:
     if cfg is not None:
         model = cfg.get("model_id")
     else:   # lost: the model its vectors still hold (they did not move; `loci update` writes it again)
-        from loci_pipeline.tasks import lost_embed_model
+        from loci_pipeline.home_steps import lost_embed_model
 
         model = lost_embed_model(layout)
     digest = hashlib.sha256(str(model).encode())

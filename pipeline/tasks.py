@@ -47,6 +47,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
 from loci_pipeline.fingerprint import build_signature
+from loci_pipeline.home_steps import lost_embed_model, step_recorded
 
 PER_SCOPE = ("graphs", "index", "vectors", "multilingual")   # the steps with one subtask per scope
 
@@ -764,32 +765,3 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
                     calibrate=layout.calibration.exists() or step_recorded(layout, "calibrate"))
     settings.update(overrides)
     return BuildContext(layout, **settings)
-
-
-def lost_embed_model(layout: Layout) -> str | None:
-    """The model a missing (or unreadable) embed.json named, when the embed step ran here and its
-    vectors are still here: the one their stores name (``stored_model``). None otherwise."""
-    from loci.kernel.vectorstore import stored_model
-
-    if read_embed_config(layout) is not None or not step_recorded(layout, "embed"):
-        return None
-    return stored_model(layout)
-
-
-def step_recorded(layout: Layout, task: str) -> bool:
-    """doit's record in the home holds a successful run of ``task``: the home has the step even
-    when the file it wrote was lost (a damaged or missing record: it has not)."""
-    import sqlite3
-
-    from loci.kernel.integrity import connect
-
-    if not layout.doit_db.is_file():
-        return False
-    try:
-        con = connect(layout.doit_db)
-        try:
-            return con.execute("SELECT 1 FROM doit WHERE task_id = ?", (task,)).fetchone() is not None
-        finally:
-            con.close()
-    except sqlite3.Error:
-        return False

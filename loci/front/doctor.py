@@ -179,7 +179,7 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
         return [Finding(None, "calibration_unreadable", f"{exc}; the shipped thresholds are in use",
                         "loci calibrate")]
     if data is None:
-        from loci_pipeline.tasks import step_recorded
+        from loci_pipeline.home_steps import step_recorded
 
         if step_recorded(layout, "calibrate"):   # it was fitted here, and `loci update` fits it again
             return [Finding(None, "calibration_lost", f"{layout.calibration} is missing, though this home was "
@@ -351,7 +351,7 @@ def _vector_models(layout: Layout) -> list[str] | None:
         return None
     cfg = read_embed_config(layout)
     if cfg is None:
-        from loci_pipeline.tasks import lost_embed_model   # what `loci update` writes it again from
+        from loci_pipeline.home_steps import lost_embed_model   # what `loci update` writes it again from
 
         model = lost_embed_model(layout)
         return [model] if model is not None else []
