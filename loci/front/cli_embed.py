@@ -35,23 +35,25 @@ def show_embed(report, quiet: bool) -> int:
 @commands.command()
 @interruptible
 @handled
-def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer (default: the packaged "
+def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer (the packaged "
                                               "all-MiniLM-L6-v2), static (a small model distilled locally "
                                               "from it on first use, a one-time cost of half a minute to a "
                                               "few minutes of CPU; then thousands of chunks a second; "
                                               "weaker on paraphrases), or any sentence-transformers name "
-                                              "or path."),
+                                              "or path. Default: the model the home's vectors were made "
+                                              "with; for a home without vectors, transformer."),
           quiet: bool = quiet_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""
-    from loci.query.semantic import STATIC_ID, is_static_model, model_id_for, static_model_dir
+    from loci.query.semantic import STATIC_ID, is_static_model, static_model_dir
     from loci_pipeline import build
 
     layout = writable_home()
     # like `loci index`: no code graph is extracted here (setup and update do that)
-    ctx = build_context(layout, quiet=quiet, label="embedding", model=model or "default", graphs=False)
+    # no --model: the model the home already uses (embed.json), the default only for a home without vectors
+    ctx = build_context(layout, quiet=quiet, label="embedding", model=model, graphs=False)
     if not layout.manifest.exists():
         build.embed(ctx)  # raises: nothing indexed yet, before any model is loaded
-    if model_id_for(model) == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
+    if ctx.model_id() == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
         typer.echo("distilling the static embedding model from the packaged one (once: half a minute "
                    "to a few minutes, by the load)...")
     raise typer.Exit(show_embed(build.embed(ctx), quiet))
