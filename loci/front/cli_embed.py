@@ -10,16 +10,23 @@ from loci.front.cli_common import Commands, build_context, err, handled, interru
 commands = Commands()
 
 
+def _rechecked(scopes: list[str], encoded: int, reused: int) -> str:
+    done = f"{encoded} new or changed chunk(s) encoded" if encoded else "no chunk needed encoding"
+    return f"{len(scopes)} scope(s) rechecked, {done}, {reused} vector(s) kept"
+
+
 def embed_line(report) -> str:
     """A loci_pipeline.build.EmbedReport in one line: scopes rechecked (chunks encoded, vectors kept)
-    apart from scopes skipped as up to date, so "0 encoded, 9877 kept" never reads as nothing done."""
+    apart from scopes skipped as up to date, so "0 encoded, 9877 kept" never reads as nothing done;
+    then what the multilingual store's step encoded, when it ran."""
     parts = []
     if report.embedded:
-        done = (f"{report.encoded} new or changed chunk(s) encoded" if report.encoded
-                else "no chunk needed encoding")
-        parts.append(f"{len(report.embedded)} scope(s) rechecked, {done}, {report.reused} vector(s) kept")
+        parts.append(_rechecked(report.embedded, report.encoded, report.reused))
     if report.unchanged:
         parts.append(f"{len(report.unchanged)} scope(s) already up to date")
+    if report.multilingual:
+        parts.append("multilingual store: " + _rechecked(report.multilingual, report.multilingual_encoded,
+                                                          report.multilingual_reused))
     return "embeddings: " + ("; ".join(parts) or "no scope to embed")
 
 
