@@ -296,15 +296,17 @@ def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False)
 
 def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
     """Pull every source a scope of the home came from, the way it was pulled last (maps, or
-    ``--all``), calibrating nothing: the update's own steps follow. A source that cannot be read
-    is one entry of the second value (its scopes stay as they are); the others are pulled."""
+    ``--all``; with or without ``--no-vectors``), calibrating nothing: the update's own steps
+    follow. A source that cannot be read is one entry of the second value (its scopes stay as
+    they are); the others are pulled."""
     from loci_pipeline.share.bundle import BundleError
-    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole
+    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole, pulled_without_vectors
 
     reports, failed = [], {}
     for source in pulled_sources(ctx.layout):
         try:
-            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source)))
+            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source),
+                                        no_vectors=pulled_without_vectors(ctx.layout, source)))
         except BundleError as exc:
             failed[source] = str(exc)
     return reports, failed
