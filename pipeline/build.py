@@ -60,6 +60,9 @@ class EmbedReport:
     encoded: int = 0
     reused: int = 0
     failed: dict[str, str] = field(default_factory=dict)
+    multilingual: list[str] = field(default_factory=list)   # scopes whose multilingual store was rechecked
+    multilingual_encoded: int = 0
+    multilingual_reused: int = 0
 
     @property
     def code(self) -> int:
@@ -124,13 +127,22 @@ def index_report(ctx: BuildContext, run_report: RunReport) -> IndexReport:
     return out
 
 
+def _encoded(run_report: RunReport, step: str) -> tuple[int, int]:
+    """Chunks encoded and vectors kept by the ``step:S`` tasks (vectors, multilingual) that ran."""
+    encoded = reused = 0
+    for task, values in run_report.values.items():
+        if task.startswith(f"{step}:") and task in run_report.executed:
+            encoded += int(values.get("encoded", 0))
+            reused += int(values.get("reused", 0))
+    return encoded, reused
+
+
 def embed_report(ctx: BuildContext, run_report: RunReport) -> EmbedReport:
     out = EmbedReport(model_id=ctx.model_id(), embedded=run_report.scopes("vectors"),
-                      unchanged=run_report.scopes("vectors", "uptodate"))
-    for task, values in run_report.values.items():
-        if task.startswith("vectors:") and task in run_report.executed:
-            out.encoded += int(values.get("encoded", 0))
-            out.reused += int(values.get("reused", 0))
+                      unchanged=run_report.scopes("vectors", "uptodate"),
+                      multilingual=run_report.scopes("multilingual"))
+    out.encoded, out.reused = _encoded(run_report, "vectors")
+    out.multilingual_encoded, out.multilingual_reused = _encoded(run_report, "multilingual")
     for task in run_report.failed:
         if task.startswith("vectors") or task == "embed":
             out.failed[task.split(":", 1)[-1]] = run_report.failure(task)
@@ -284,15 +296,17 @@ def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False)
 
 def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
     """Pull every source a scope of the home came from, the way it was pulled last (maps, or
-    ``--all``), calibrating nothing: the update's own steps follow. A source that cannot be read
-    is one entry of the second value (its scopes stay as they are); the others are pulled."""
+    ``--all``; with or without ``--no-vectors``), calibrating nothing: the update's own steps
+    follow. A source that cannot be read is one entry of the second value (its scopes stay as
+    they are); the others are pulled."""
     from loci_pipeline.share.bundle import BundleError
-    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole
+    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole, pulled_without_vectors
 
     reports, failed = [], {}
     for source in pulled_sources(ctx.layout):
         try:
-            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source)))
+            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source),
+                                        no_vectors=pulled_without_vectors(ctx.layout, source)))
         except BundleError as exc:
             failed[source] = str(exc)
     return reports, failed

@@ -148,12 +148,20 @@ def test_update_registers_a_repository_created_since_the_last_scan(corpus):
 
 def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_default(corpus, loci_home,
                                                                                    monkeypatch):
+    from loci.query.semantic import STATIC_ID
+
+    asked = []
+    _recording_encoder(monkeypatch, asked)
+    (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
+    assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
+    assert asked == [STATIC_ID]
+
+
+def _recording_encoder(monkeypatch, asked: list):
     import numpy as np
 
     import loci_pipeline.embed
     from loci.query.semantic import STATIC_ID
-
-    asked = []
 
     class Recorder:
         model_id, dim = STATIC_ID, 4
@@ -162,9 +170,25 @@ def test_update_re_embeds_with_the_model_that_built_the_vectors_not_a_newer_defa
             return np.ones((len(texts), 4), dtype=np.float32) / 2
 
     monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, layout: asked.append(name) or Recorder())
-    (loci_home / "embed.json").write_text(json.dumps({"model": "default", "model_id": STATIC_ID}))
-    assert runner.invoke(app, ["update", "--quiet", "--no-scan"]).exit_code == 0
-    assert asked == [STATIC_ID]
+
+
+def test_embed_without_model_keeps_the_model_the_home_already_uses(corpus, loci_home, monkeypatch):
+    from loci.query.semantic import STATIC_ID
+
+    asked = []
+    _recording_encoder(monkeypatch, asked)
+    (loci_home / "embed.json").write_text(json.dumps({"model": "static", "model_id": STATIC_ID}))
+    res = runner.invoke(app, ["embed", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert asked == ["static"]
+
+
+def test_embed_without_model_on_a_home_without_vectors_uses_the_default(corpus, monkeypatch):
+    asked = []
+    _recording_encoder(monkeypatch, asked)
+    res = runner.invoke(app, ["embed", "--quiet"])
+    assert res.exit_code == 0, res.output
+    assert asked == [None]
 
 
 def test_groups_and_modes_survive_a_rescan(corpus):

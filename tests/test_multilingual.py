@@ -151,6 +151,35 @@ def test_loci_embed_builds_the_store_when_the_package_is_there(home, monkeypatch
         == "finder"
 
 
+def test_an_embed_that_builds_only_the_multilingual_store_reports_what_it_encoded(home, monkeypatch):
+    import loci_pipeline.embed
+    import loci_pipeline.multilingual
+    from loci_pipeline import build as build_api
+    from loci_pipeline.tasks import home_context
+    from test_embed import FakeEncoder
+
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    assert runner.invoke(app, ["embed", "--quiet"]).exit_code == 0      # vectors, no multilingual store
+    monkeypatch.setattr(loci_pipeline.multilingual, "available", lambda: True)
+    monkeypatch.setattr(loci_pipeline.multilingual, "write_model_cache", lambda lay: True)
+    enc = BilingualEncoder()
+    report = build_api.embed(home_context(home, open_multilingual=lambda lay: enc, graphs=False))
+    assert report.encoded == 0 and enc.texts                            # the English vectors stood
+    assert report.multilingual == ["fetcher", "finder"]
+    assert report.multilingual_encoded == len(set(enc.texts)) > 0
+
+
+def test_the_embed_line_says_what_the_multilingual_step_encoded():
+    from loci.front.cli_embed import embed_line
+    from loci_pipeline.build import EmbedReport
+
+    line = embed_line(EmbedReport(unchanged=["a", "b"], multilingual=["a"], multilingual_encoded=7,
+                                  multilingual_reused=3))
+    assert line == ("embeddings: 2 scope(s) already up to date; multilingual store: 1 scope(s) rechecked, "
+                    "7 new or changed chunk(s) encoded, 3 vector(s) kept")
+    assert "multilingual" not in embed_line(EmbedReport(unchanged=["a"]))
+
+
 def test_without_the_package_embed_builds_no_multilingual_store_and_does_not_fail(home, monkeypatch):
     import loci_pipeline.embed
 

@@ -220,6 +220,18 @@ def test_update_refreshes_a_pulled_scope_by_pulling_again(pulled, monkeypatch):
     assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]
 
 
+@pytest.mark.parametrize("how", [["--all"], []], ids=["whole", "maps"])
+def test_update_pulls_a_source_taken_without_vectors_again_without_vectors(published, corpus, loci_home, how):
+    from loci_pipeline.share.pull import read_pulled
+
+    cli("pull", str(published), *how, "--no-vectors", "--quiet")
+    swap(published, corpus.v2)                                  # webby moved in the store
+    cli("update", "--quiet", "--no-graphs")
+    assert ask_json("--fast", CHANGED_Q)["scopes"] == ["webby"]   # pulled again
+    assert not (loci_home / "vectors").exists() and not (loci_home / "embed.json").exists()
+    assert all(r["no_vectors"] for r in read_pulled(layout()).values())
+
+
 def test_update_names_a_damaged_bundle_and_takes_the_others(pulled, monkeypatch):
     import loci_pipeline.embed
 

@@ -65,13 +65,23 @@ def pulled_sources(layout: Layout) -> list[str]:
     return sorted({r["source"] for r in read_pulled(layout).values() if isinstance(r.get("source"), str)})
 
 
+def _pulled_asking(layout: Layout, source: str, asked) -> bool:
+    """Whether every record of ``source`` says ``asked(record)``: how it was pulled last."""
+    return all(asked(r) for r in read_pulled(layout).values() if r.get("source") == source)
+
+
 def pulled_whole(layout: Layout, source: str) -> bool:
     """Whether ``source`` was last pulled asking for every store (``--all``): `loci update` pulls it
     again the same way. What was asked ("whole"), not what came ("mapped"): a map pull of a bundle
     that cannot stay remote (pushed by another loci) comes whole, and is a map again once it can.
     A record of a loci that noted only what came is read by that."""
-    return not any(not r.get("whole", not r.get("mapped"))
-                   for r in read_pulled(layout).values() if r.get("source") == source)
+    return _pulled_asking(layout, source, lambda r: r.get("whole", not r.get("mapped")))
+
+
+def pulled_without_vectors(layout: Layout, source: str) -> bool:
+    """Whether ``source`` was last pulled with ``--no-vectors``: `loci update` pulls it again
+    without them (every record notes it: a bundle pulled the other way is not unchanged)."""
+    return _pulled_asking(layout, source, lambda r: bool(r.get("no_vectors")))
 
 
 @dataclass
