@@ -64,3 +64,31 @@ def test_a_passage_that_only_includes_another_file_is_no_answer_at_all():
     rows = (_rows("docs/src/markdown/about/license.md", ["## Wildcard Match\n\n--8<-- \"LICENSE.md\""])
             | _rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=1))
     assert distinct([(0, 2.0), (1, 1.0)], rows) == [(1, 1.0)]
+
+
+def _about(kind, rows):
+    from loci.query.project_files import about_rows, own_files, rows_read
+
+    prose = {i: r["path"] for i, r in rows.items()}
+    files = own_files(prose, lambda path: None)
+    wanted = rows_read(kind, files)
+    return about_rows(kind, files, {i: rows[i] for i in wanted})
+
+
+def _pointer_and_docs_changelog():
+    return (_rows("CHANGES", ["=====\nMOVED\n=====\n\nPlease see: /docs/changelog.html and /docs/build/changelog.rst for it"])
+            | _rows("docs/build/changelog.rst", ["Changelog\n=========\n\nThe changes of each release, newest first, here.",
+                                                 "1.3.10\n------\n\nFixed the loop variable scope in nested blocks of templates."],
+                    first=1))
+
+
+def test_a_changelog_that_only_points_elsewhere_gives_way_to_one_with_entries():
+    rows = _pointer_and_docs_changelog()
+    assert _about("changes", rows) == [2]
+    assert _about("version", rows) == [2]
+
+
+def test_a_top_level_changelog_with_entries_still_comes_first():
+    rows = _pointer_and_docs_changelog()
+    rows[0] = {**rows[0], "heading": "2.0.0", "text": "2.0.0\n=====\n\nDropped Python 2 and the old loader entirely, at last."}
+    assert _about("changes", rows) == [0]

@@ -310,6 +310,7 @@ _ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcom
 _VERSIONED = LazyPattern(r"""(?im)^\s*["']?version["']?\s*[=:]""")
 OPENING_WORDS = 5   # fewer words of prose (a logo, a row of badges, a bare title) open nothing
 CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
+CHANGELOG_FILES = 2  # the changelogs read, the top-level one first: one may only point to the other
 RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
@@ -338,7 +339,7 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row; all
     their rows in ``manifest_rows``), its docs index, the docs page that shows how it is used (a
-    quick start first), its changelog (the top-level one first), its newest release tag and a
+    quick start first), its changelogs (``CHANGELOG_FILES``, the top-level one first), its newest release tag and a
     top-level file holding its version alone (``VERSION``).
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
     out: dict[str, list[int]] = {"readme": [], "manifest": [], "manifest_rows": [], "docs_index": [],
@@ -369,8 +370,8 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     # the best kind of page, the shallowest, of the newest docs version (docs/v3/ before docs/v1/)
     first_page = min(((rank, path.count("/"), -_docs_version(path), path) for rank, path, _ in usage), default=None)
     out["docs_usage"] = [row for rank, path, row in usage if first_page and path == first_page[-1]]
-    first_log = min(((nested, path) for nested, path, _ in changelogs), default=None)   # the top-level one first
-    out["changelog"] = [row for nested, path, row in changelogs if (nested, path) == first_log][:CHANGELOG_ROWS]
+    logs = sorted({(nested, path) for nested, path, _ in changelogs})[:CHANGELOG_FILES]   # the top-level one first
+    out["changelog"] = [row for log in logs for row in [r for nested, path, r in changelogs if (nested, path) == log][:CHANGELOG_ROWS]]
     out["readme"] = out["readme"][:README_ROWS]
     return out
 
@@ -456,9 +457,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
 
     opening = first_prose(files["readme"])
     if kind in ("changes", "recent", "version"):
-        log = files["changelog"]
-        start = next((i for i, r in enumerate(log) if _ENTRY_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))), 0)
-        newest = [r for r in log[start:] if prose_words(text(r)) >= OPENING_WORDS][:2]
+        newest = [r for r in newest_entry(files["changelog"], rows) if prose_words(text(r)) >= OPENING_WORDS][:2]
         commits = files.get("commits", [])
         if kind == "changes":
             return newest or commits
@@ -475,6 +474,21 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]
         out = sections[:1] + [first_prose(files["docs_usage"])] + sections[1:2] + [opening]
     return list(dict.fromkeys(r for r in out if r is not None))
+
+
+def newest_entry(log: list[int], rows: Mapping[int, dict]) -> list[int]:
+    """The rows of the changelog from its newest entry on (from the first heading that holds a
+    version, a date or "unreleased"): of ``log``'s files (``CHANGELOG_FILES``, the top-level one first)
+    the first that has such an entry; one that has none ("MOVED, see docs/changelog.rst") gives way,
+    and is read from its start only when none has."""
+    files: dict[str, list[int]] = {}
+    for r in log:
+        files.setdefault(str((rows.get(r) or {}).get("path") or ""), []).append(r)
+    for part in files.values():
+        start = next((i for i, r in enumerate(part) if _ENTRY_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))), None)
+        if start is not None:
+            return part[start:]
+    return next(iter(files.values()), [])
 
 
 # --- which version it is: the manifest's own version key --------------------------------------
