@@ -34,6 +34,13 @@ def test_a_mako_style_setup_cfg_naming_a_test_folder_is_no_answer_on_how_to_run_
     assert _facts("How do I run the tests?", rows) == set()
 
 
+def test_a_manifests_classifiers_naming_development_say_nothing_on_how_to_run_the_tests():
+    rows = _rows("pyproject.toml", ["[project]\nname = \"widgets\"\nclassifiers = [\n    \"Development Status :: 5 - Production/Stable\",\n"
+                                    "    \"Intended Audience :: Developers\",\n    \"Topic :: Software Development\",\n]",
+                                    "[project.optional-dependencies]\ndev = [\"pytest\"]"])
+    assert _facts("How do I run the tests?", rows) == {1}
+
+
 def test_a_runner_passage_on_the_tests_still_answers_how_to_run_them():
     rows = _rows("Makefile", [".PHONY: all\nall:\n\tpython -m build", "test:\n\tpytest -q"])
     assert _facts("How do I run the tests?", rows) == {1}

@@ -42,9 +42,10 @@ _LICENCE_FILES = r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*"
 _CONTRIB_SECTIONS = (r"\bcontribut(?!ors?\b)\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
                      r"\blint(?:er|ing)?\b|\bcode\s+style\b|\bbuild(?:ing)?\s+from\s+source\b")
 # a tooling passage on testing, linting or developing: "test" as a word, not a folder ("./test/templates")
-# or part of a name ("[mako_testing]"); tools by their names ("[tool.pytest.ini_options]", "flake8-bugbear")
+# or part of a name ("[mako_testing]"); tools by their names ("[tool.pytest.ini_options]", "flake8-bugbear");
+# "dev" (an extra, a target), not "Development Status" (a classifier)
 _TESTS_KEYS = (r"(?<![\w/.])(?:tests?|testing)(?![\w/])|(?<![a-z])(?:testenv|pytest|tox|nox|lint(?:er|ing)?|flake8|ruff|"
-               r"black|pylint|mypy|isort|eslint|prettier|pre-commit|coverage|check|format\w*|contribut\w*|develop\w*|"
+               r"black|pylint|mypy|isort|eslint|prettier|pre-commit|coverage|check|format\w*|contribut\w*|"
                r"dev)(?![a-z])")
 _DEPENDS_KEYS = r"(?<![a-z])(?:depend|require)\w*|^\s*gem\s"
 # a development environment is a contributor's set-up, not a user's install
