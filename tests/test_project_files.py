@@ -92,6 +92,7 @@ def test_a_readme_holds_how_to_install_in_its_installation_sections_when_it_has_
         rows[i] = {"path": "README.md", "line": line, "heading": text.split("\n")[0].lstrip("# "), "text": text}
         line += text.count("\n") + 2
     prose = {i: "README.md" for i in rows} | {9: "pyproject.toml"}
+    rows[9] = {"path": "pyproject.toml", "line": 1, "heading": "", "text": "[project]\ndependencies = [\"sprockets\"]"}
 
     def read(ids):
         return {i: rows[i] for i in ids}
@@ -116,6 +117,7 @@ def test_a_readme_section_on_contributing_or_testing_holds_how_to_contribute_or_
                          "## Contributing\n\nFork, branch, open a pull request.",
                          "### Running the tests\n\nRun `make test`.", "## License\n\nMIT."])
     prose = {i: "README.md" for i in rows} | {9: "Makefile"}
+    rows[9] = {"path": "Makefile", "line": 1, "heading": "", "text": "test:\n\tpytest -q"}
 
     def read(ids):
         return {i: rows[i] for i in ids}
@@ -139,6 +141,7 @@ def test_a_readme_section_leads_only_where_no_file_is_given_to_the_topic_and_onl
     rows[5] = {"path": "src/primality-test/README.md", "line": 1, "heading": "Primality Test",
                "text": "# Primality Test\n\nTrial division."}
     prose = {0: "README.md", 1: "README.md", 5: "src/primality-test/README.md", 9: "Makefile"}
+    rows[9] = {"path": "Makefile", "line": 1, "heading": "", "text": "test:\n\tpytest -q"}
 
     def read(ids):   # as the index reads them: a row it does not hold is left out
         return {i: rows[i] for i in ids if i in rows}

@@ -25,55 +25,68 @@ from loci.query.grammar import unquoted
 _MANIFEST = r"pyproject\.toml|setup\.cfg|setup\.py|package\.json|cargo\.toml|go\.mod|composer\.json|gemfile|[\w.-]+\.gemspec"
 _RUNNER = r"makefile|tox\.ini|noxfile\.py|justfile|taskfile\.ya?ml|\.pre-commit-config\.yaml"
 _CONTRIB = r"contributing[\w.-]*|hacking[\w.-]*|development[\w.-]*"
-# One topic a row: (question words, file names, inside only, README sections). File names are matched
+# One topic a row: (question words, file names, inside only, key words, README sections). File names are matched
 # on the path's last part, case-insensitively. An inside-only topic's words are as often a library's
 # subject as a fact about the project: in a question that names the project (rather than being asked
 # inside it) they ask about its subject ("how do I test a widget built with widgets?", "set up
 # full-text search", "why was X changed?", "security headers"). A topic with README sections holds
 # its fact in the README's sections whose heading path says those words ("## Installation" then
 # "### From PyPI"), when it has any: those alone, not the whole README, hold it (the whole README only
-# for a topic whose files the README is one of: how to install, not how to contribute).
+# for a topic whose files the README is one of: how to install, not how to contribute). A manifest's or a
+# runner's passage (``_TOOLING``) holds the fact only when it says one of the topic's key words (a
+# setup.cfg's "[egg_info] tag_build" says nothing on the tests); None for a topic given no such file.
 _INSTALL_SECTIONS = r"\binstall\w*|\bset(?:ting)?[\s-]*up\b|\bgetting\s+started\b|\bget\s+started\b"
 _LICENCE_QUESTION = r"\blicen[cs]e[sd]?\b|\bcopyright\b|\blicensing\b"
 _LICENCE_FILES = r"licen[cs]e[\w.-]*|copying[\w.-]*|unlicense|notice[\w.-]*"
 # "Contributors" lists people who did, not how to: no section on contributing
 _CONTRIB_SECTIONS = (r"\bcontribut(?!ors?\b)\w*|\bdevelop(?:ment|ing|ers?)\b|\bhacking\b|\btest(?:s|ing)?\b|"
                      r"\blint(?:er|ing)?\b|\bcode\s+style\b|\bbuild(?:ing)?\s+from\s+source\b")
+# a tooling passage on testing, linting or developing: "test" as a word, not a folder ("./test/templates")
+# or part of a name ("[mako_testing]"); tools by their names ("[tool.pytest.ini_options]", "flake8-bugbear");
+# "dev" (an extra, a target), not "Development Status" (a classifier)
+_TESTS_KEYS = (r"(?<![\w/.])(?:tests?|testing)(?![\w/])|(?<![a-z])(?:testenv|pytest|tox|nox|lint(?:er|ing)?|flake8|ruff|"
+               r"black|pylint|mypy|isort|eslint|prettier|pre-commit|coverage|check|format\w*|contribut\w*|"
+               r"dev)(?![a-z])")
+_DEPENDS_KEYS = r"(?<![a-z])(?:depend|require)\w*|^\s*gem\s"
 # a development environment is a contributor's set-up, not a user's install
 _DEV_ENV = r"\b(?:dev|development)\s+(?:env\w*|setup|set[\s-]?up)\b|\blocal\s+(?:development|dev)\b"
 _BUG_QUESTION = (r"\breport(?:ing)?\s+(?:a\s+|an\s+|the\s+)?(?:bugs?|issues?|problems?|defects?)\b|\bbug\s+reports?\b"
                  r"|\bissue\s+tracker\b|\b(?:file|open|raise|submit)\s+(?:a\s+|an\s+)?(?:bug|issue)s?\b|\bfound\s+a\s+bug\b")
 # not "support": a README's "Browser support" says where it runs, not where to report a bug
 _BUG_SECTIONS = r"\bbugs?\b|\bissues?\b|\breport(?:s|ing)?\b|\bfeedback\b|\bcontribut(?!ors?\b)\w*"
-TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None], ...] = tuple(
+TOPICS: tuple[tuple[LazyPattern, LazyPattern, bool, LazyPattern | None, LazyPattern | None], ...] = tuple(
     (LazyPattern(q, re.I), LazyPattern(r"^(?:" + f + r")$", re.I), inside_only,
-     LazyPattern(sections[0], re.I) if sections else None) for q, f, inside_only, *sections in (
+     LazyPattern(keys, re.I | re.M) if keys else None,
+     LazyPattern(sections[0], re.I) if sections else None) for q, f, inside_only, keys, *sections in (
         (r"\bdependenc(?:y|ies)\b|\bdepend(?:s)?\s+on\b|\brequirements\b|\bthird[-\s]party\s+packages\b",
-         _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False),
+         _MANIFEST + r"|requirements[\w.-]*\.(?:txt|in)|go\.sum|pipfile|environment\.ya?ml", False, _DEPENDS_KEYS),
         (_LICENCE_QUESTION,
-         _LICENCE_FILES + "|" + _MANIFEST, False),
+         _LICENCE_FILES + "|" + _MANIFEST, False, _LICENCE_QUESTION),
         (r"\b(?:python|node(?:\.js)?|rust|go|ruby|php|java|msrv|runtime|language|compiler|toolchain)\b.*"
          r"\bversions?\b|\bversions?\b.*\b(?:support|supports|supported|require|requires|required|need|needs|"
          r"minimum|oldest|newest)\b|\bmsrv\b|\bengines?\b|\brequires?-python\b",
-         _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions", False),
+         _MANIFEST + r"|\.python-version|\.nvmrc|rust-toolchain(?:\.toml)?|\.tool-versions", False,
+         r"(?<![a-z])(?:python|node|rust|ruby|php|engines|msrv|toolchain|edition)(?![a-z])|^\s*go\s+\d"),
         (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatter\b|\bcode\s+style\b|\bstyle\s+(?:rules|guide)\b"
          r"|\bpatch(?:es)?\b|\bpull\s+requests?\b|\bPRs?\b|\bcontribut\w*\b|\bverify\s+my\s+changes\b|\bci\b"
          r"|\bnpm\s+(?:test|run)\b|\bmake\s+(?:test|tests|check|lint|all|targets?)\b|\bmakefile\b|\b(?:with|run)\s+make\b"
          r"|\bbuild\s+(?:it|locally|from\s+source)\b|\bformat(?:ting)?\s+(?:the\s+|my\s+)?code\b|" + _DEV_ENV,
-         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True, _CONTRIB_SECTIONS),
+         _CONTRIB + "|" + _RUNNER + "|" + _MANIFEST, True, _TESTS_KEYS, _CONTRIB_SECTIONS),
         (r"\bsecurity\b|\bvulnerabilit\w*\b|\bdisclos\w*\b|\bcve\b",
-         r"security[\w.-]*|vulnerabilit[\w.-]*", True, r"\bsecurity\b|\bvulnerabilit\w*|\bdisclos\w*"),
-        (_BUG_QUESTION, _CONTRIB + r"|support[\w.-]*|issue[-_]templates?", True, _BUG_SECTIONS),
+         r"security[\w.-]*|vulnerabilit[\w.-]*", True, None, r"\bsecurity\b|\bvulnerabilit\w*|\bdisclos\w*"),
+        (_BUG_QUESTION, _CONTRIB + r"|support[\w.-]*|issue[-_]templates?", True, None, _BUG_SECTIONS),
         (r"\bchange(?:log|s|d)\b|\b(?:latest|last|next|new|newest|recent|previous|upcoming)\s+(?:release|version)s?\b"
          r"|\brelease\s+notes\b|\bwhat'?s\s+new\b|\bhistory\b|\bupgrad\w*\b|\bmigrat\w*\b",
          r"change(?:log|s)[\w.-]*|history[\w.-]*|news[\w.-]*|release[-_]?notes[\w.-]*|upgrading[\w.-]*|migrat\w*",
-         True),
+         True, None),
         (r"\binstall\w*\b|\b(?:set\s*up|setup|get\s+started)\b(?!.*\b(?:dev|develop\w*)\b)",
          r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + _MANIFEST, True,
+         r"install\w*|(?<![a-z])(?:depend|require)\w*|entry_points|console_scripts|\bscripts\b|\bbin\b|\bpip\b",
          _INSTALL_SECTIONS),
-        (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False),
+        (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False, None),
         (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
-         r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST, False),
+         r"authors[\w.-]*|maintainers[\w.-]*|codeowners|security[\w.-]*|" + _MANIFEST, False,
+         r"author\w*|maintainer\w*|e-?mail|contact|owners?\b"),
     ))
 
 
@@ -101,18 +114,18 @@ def asked_sections(question: str) -> re.Pattern | None:
     return re.compile("|".join(f"(?:{h})" for h in said), re.I) if said else None
 
 
-def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None]]:
-    """(file names, README sections) of every project-fact topic the question raises; a word it only
+def _raised(question: str, named: bool) -> list[tuple[LazyPattern, LazyPattern | None, LazyPattern | None]]:
+    """(file names, key words, README sections) of every project-fact topic the question raises; a word it only
     quotes raises none ("types 'instal' instead of 'install'")."""
     asked = unquoted(question)
-    return [(files, sections) for words, files, inside_only, sections in TOPICS
+    return [(files, keys, sections) for words, files, inside_only, keys, sections in TOPICS
             if words.search(asked) and not (named and inside_only)]
 
 
 def fact_file_patterns(question: str, *, named: bool = False) -> list[re.Pattern]:
     """The file-name patterns of every project-fact topic the question raises (``named``: about
     a project the question names, not one it is asked inside: the inside-only topics left out)."""
-    return [files for files, _ in _raised(question, named)]
+    return [files for files, _, _ in _raised(question, named)]
 
 
 def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> tuple[set[int], set[int]]:
@@ -121,16 +134,19 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
     (``TOPICS``; ``read``: rows -> their chunks, for their headings and text); a README without
     such a section counts whole when it is one of the topic's files ("how do I install it?"), not
     otherwise ("how do I contribute?"). Only the project's own README counts (not one of a
-    subfolder: an example's, an algorithm's "Primality Test"). Also which of them are such
+    subfolder: an example's, an algorithm's "Primality Test"). A manifest's or runner's passage counts
+    only when it says one of the topic's key words; a passage that only includes another file
+    (``only_includes``) never: it says nothing of its own. Also which of them are such
     sections when no file is given to the topic (a CONTRIBUTING, an INSTALL; a manifest or a runner
     is no such file): then the README's own heading says where the answer is (``search.rank``
     opens with the best of them)."""
     out: set[int] = set()
     headed: set[int] = set()
     asked = asked_sections(question)
-    for files, sections in _raised(question, named):
+    for files, keys, sections in _raised(question, named):
         held = {i for i, path in prose.items() if is_fact_file(path, [files])
                 and not (sections is not None and "/" in path and _README.match(path.rsplit("/", 1)[-1]))}
+        held -= _saying_nothing(held, prose, read, keys)
         readmes = {i for i, path in prose.items() if sections is not None and _README.match(path)}
         out.update(held - readmes)
         own = {i for i in held - readmes if not _TOOLING.match(prose[i].rsplit("/", 1)[-1])}
@@ -142,6 +158,45 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
             headed.update(() if own else said)
             out.update(said or [i for i in rows if i in held])
     return out, headed
+
+
+def _saying_nothing(rows: set[int], prose: Mapping[int, str], read, keys: re.Pattern | None) -> set[int]:
+    """Of ``rows``, those that hold no fact of their own: a passage that only includes another file,
+    a manifest's or runner's passage without the topic's ``keys``."""
+    if not rows:
+        return set()
+    chunks = read(sorted(rows))
+    out = set()
+    for i in rows:
+        row = chunks.get(i) or {}
+        text = str(row.get("heading") or "") + "\n" + str(row.get("text") or "")
+        tooling = _TOOLING.match(prose[i].rsplit("/", 1)[-1])
+        if only_includes(str(row.get("text") or "")) or (tooling and not (keys and keys.search(text))):
+            out.add(i)
+    return out
+
+
+# a directive that puts another file's text here: reStructuredText's include, mkdocs' snippets,
+# markdown-include's; the include's options on the lines below it
+_INCLUDE = re.compile(r"^(?:\.\.\s+(?:include|literalinclude)::.*|-{2}8<-{2}\s*[\"'].*|\{!.*!\}|:[\w-]+:.*)$")
+
+
+_RST_TARGET = re.compile(r"^\.\.\s+_[^:]+:\s*$")   # ".. _contributing:", a label for links to what follows
+
+
+def only_includes(text: str) -> bool:
+    """Is the passage nothing but the directives that include another file (and a heading or a link
+    label over them)?"""
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    said = False
+    for n, line in enumerate(lines):
+        title = n + 1 < len(lines) and _ADORNMENT.match(lines[n + 1])
+        if _ATX.match(line) or _ADORNMENT.match(line) or title or _RST_TARGET.match(line):
+            continue
+        if not _INCLUDE.match(line):
+            return False
+        said = said or not line.startswith(":")
+    return said
 
 
 def _by_file(rows, prose: Mapping[int, str]) -> dict[str, list[int]]:
@@ -256,6 +311,7 @@ _ENTRY_HEADING = LazyPattern(r"\d+\.\d+|\d{4}-\d{2}-\d{2}|\bunreleased\b|\bupcom
 _VERSIONED = LazyPattern(r"""(?im)^\s*["']?version["']?\s*[=:]""")
 OPENING_WORDS = 5   # fewer words of prose (a logo, a row of badges, a bare title) open nothing
 CHANGELOG_ROWS = 12  # a changelog's first rows read: its newest entries (changelogs list newest first)
+CHANGELOG_FILES = 2  # the changelogs read, the top-level one first: one may only point to the other
 RECENT_COMMITS = 3  # the newest commits shown for what changed lately
 README_ROWS = 300   # the README's sections read for their headings (fd's has 60)
 OPENING_ROWS = 4    # a file's first rows where its opening passage of prose is sought
@@ -284,7 +340,7 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     """The rows of the files a project describes itself in, each file's rows in order: its
     top-level README (not a translated copy), its package manifests (each one's first row; all
     their rows in ``manifest_rows``), its docs index, the docs page that shows how it is used (a
-    quick start first), its changelog (the top-level one first), its newest release tag and a
+    quick start first), its changelogs (``CHANGELOG_FILES``, the top-level one first), its newest release tag and a
     top-level file holding its version alone (``VERSION``).
     ``prose``: row -> path of the scope's prose chunks (rows in file order)."""
     out: dict[str, list[int]] = {"readme": [], "manifest": [], "manifest_rows": [], "docs_index": [],
@@ -315,8 +371,8 @@ def own_files(prose: Mapping[int, str], is_translation) -> dict[str, list[int]]:
     # the best kind of page, the shallowest, of the newest docs version (docs/v3/ before docs/v1/)
     first_page = min(((rank, path.count("/"), -_docs_version(path), path) for rank, path, _ in usage), default=None)
     out["docs_usage"] = [row for rank, path, row in usage if first_page and path == first_page[-1]]
-    first_log = min(((nested, path) for nested, path, _ in changelogs), default=None)   # the top-level one first
-    out["changelog"] = [row for nested, path, row in changelogs if (nested, path) == first_log][:CHANGELOG_ROWS]
+    logs = sorted({(nested, path) for nested, path, _ in changelogs})[:CHANGELOG_FILES]   # the top-level one first
+    out["changelog"] = [row for log in logs for row in [r for nested, path, r in changelogs if (nested, path) == log][:CHANGELOG_ROWS]]
     out["readme"] = out["readme"][:README_ROWS]
     return out
 
@@ -402,9 +458,7 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
 
     opening = first_prose(files["readme"])
     if kind in ("changes", "recent", "version"):
-        log = files["changelog"]
-        start = next((i for i, r in enumerate(log) if _ENTRY_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))), 0)
-        newest = [r for r in log[start:] if prose_words(text(r)) >= OPENING_WORDS][:2]
+        newest = [r for r in newest_entry(files["changelog"], rows) if prose_words(text(r)) >= OPENING_WORDS][:2]
         commits = files.get("commits", [])
         if kind == "changes":
             return newest or commits
@@ -421,6 +475,21 @@ def about_rows(kind: str, files: dict[str, list[int]], rows: dict[int, dict]) ->
         sections = [r for r in files["readme"] if _USAGE_HEADING.match(str((rows.get(r) or {}).get("heading") or ""))]
         out = sections[:1] + [first_prose(files["docs_usage"])] + sections[1:2] + [opening]
     return list(dict.fromkeys(r for r in out if r is not None))
+
+
+def newest_entry(log: list[int], rows: Mapping[int, dict]) -> list[int]:
+    """The rows of the changelog from its newest entry on (from the first heading that holds a
+    version, a date or "unreleased"): of ``log``'s files (``CHANGELOG_FILES``, the top-level one first)
+    the first that has such an entry; one that has none ("MOVED, see docs/changelog.rst") gives way,
+    and is read from its start only when none has."""
+    files: dict[str, list[int]] = {}
+    for r in log:
+        files.setdefault(str((rows.get(r) or {}).get("path") or ""), []).append(r)
+    for part in files.values():
+        start = next((i for i, r in enumerate(part) if _ENTRY_HEADING.search(str((rows.get(r) or {}).get("heading") or ""))), None)
+        if start is not None:
+            return part[start:]
+    return next(iter(files.values()), [])
 
 
 # --- which version it is: the manifest's own version key --------------------------------------

@@ -15,7 +15,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
 from loci.kernel.tokens import tokenize
 from loci.query.project_files import (RECENT_COMMITS, about_rows, asks_about_licence, fact_rows, is_changelog, is_licence,
-                                      main_modules, own_files, rows_read)
+                                      main_modules, only_includes, own_files, rows_read)
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -246,7 +246,8 @@ def distinct(hits: Sequence[tuple[int, float]], rows: Mapping[int, dict], *,
              unread: bool = False) -> list[tuple[int, float]]:
     """``hits`` without a passage already given (``rows``: row -> its chunk): the same file and line
     (a passage and its tail's window) or the same text (a doc comment repeated, a copied file); the
-    first kept. A row with no chunk is kept when ``unread`` (nothing says it repeats one), else
+    first kept; a passage that only includes another file (``only_includes``: it repeats that file,
+    saying nothing of its own) never. A row with no chunk is kept when ``unread`` (nothing says it repeats one), else
     dropped (it cannot be shown)."""
     out, seen = [], set()
     for i, score in hits:
@@ -257,7 +258,7 @@ def distinct(hits: Sequence[tuple[int, float]], rows: Mapping[int, dict], *,
             continue
         where = (row["path"], row.get("line")) if row.get("path") else None
         key = " ".join(str(row.get("text") or "").split())
-        if where and where in seen or key and key in seen:
+        if where and where in seen or key and key in seen or only_includes(str(row.get("text") or "")):
             continue
         seen.update(k for k in (where, key) if k)
         out.append((i, score))
