@@ -108,3 +108,16 @@ def test_the_process_state_and_cpu_of_a_process_are_read_from_proc():
     assert engine_client._proc_stat(2**22 + 12345) == ("X", None)
     assert engine_client._idle(100, 100) and not engine_client._idle(100, 200)
     assert not engine_client._idle(None, 100)
+
+
+def test_doctor_names_kill_for_a_hung_process_holding_the_home_not_removing_its_socket(tmp_path, monkeypatch):
+    # a process that is no engine of ours (an MCP server sharing the home) answers nothing: the
+    # client does not end it, so doctor names the command that does
+    from loci.front import doctor, engine_client
+    from loci.kernel.config import layout as make_layout
+
+    monkeypatch.setattr(engine_client, "describe", lambda home: {
+        "running": False, "refused": True, "stopped": None, "hung": 4242,
+        "problem": "the process serving this home (pid 4242) answers nothing", "socket": tmp_path / "engine.sock"})
+    (finding,) = doctor._engine(make_layout(tmp_path))
+    assert finding.problem == "engine_refused" and finding.fix == "kill 4242"

@@ -314,9 +314,11 @@ def _engine(layout: Layout) -> list[Finding]:
                         f"{info.get('rss_mb')} MB resident, {info.get('questions')} questions){code}; "
                         "`loci server stop` ends it", None, NOTE)]
     if info.get("refused"):
+        fix = (f"kill -CONT {info['stopped']}" if info.get("stopped")      # stopped (SIGSTOP): resume it
+               else f"kill {info['hung']}" if info.get("hung")              # hung, and no engine of ours to end
+               else f"rm {shlex.quote(str(info['socket']))}")
         return [Finding(None, "engine_refused", f"{info['problem']}; questions are answered without the "
-                        "warm engine", f"kill -CONT {info['stopped']}" if info.get("stopped")
-                        else f"rm {shlex.quote(str(info['socket']))}")]
+                        "warm engine", fix)]
     return []
 
 
