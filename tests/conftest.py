@@ -183,3 +183,13 @@ def module_home(tmp_path_factory, prefix: str):
     for k, v in GIT_ENV.items():
         mp.setenv(k, v)
     return mp, root, home
+
+
+def chunk_rows(path, texts, first=0):
+    """Rows as the query store's ``chunks`` gives them: each of ``texts`` a passage of ``path``, from
+    row ``first``, its heading its first line without the markup ("## Usage", "[tool.pytest]")."""
+    rows, line = {}, 1
+    for i, text in enumerate(texts, first):
+        rows[i] = {"path": path, "line": line, "heading": text.split("\n")[0].lstrip("#[ ]"), "text": text}
+        line += text.count("\n") + 2
+    return rows

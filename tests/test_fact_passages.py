@@ -1,14 +1,7 @@
 """A passage of a project's fact files answers a question about the project only when it says
 something of its own on it: a manifest or runner passage that holds none of the topic's words, a
 bare include of another file, a changelog that only points elsewhere are no such answer."""
-
-
-def _rows(path, texts, first=0):
-    rows, line = {}, 1
-    for i, text in enumerate(texts, first):
-        rows[i] = {"path": path, "line": line, "heading": text.split("\n")[0].lstrip("#[ ]"), "text": text}
-        line += text.count("\n") + 2
-    return rows
+from conftest import chunk_rows
 
 
 def _facts(question, rows):
@@ -19,10 +12,10 @@ def _facts(question, rows):
 
 
 def test_a_manifest_passage_without_the_topics_words_is_no_fact_row():
-    rows = (_rows("setup.cfg", ["[egg_info]\ntag_build =\ntag_date = 0"])
-            | _rows("setup.py", ["from setuptools import setup\nsetup()"], first=1)
-            | _rows("tox.ini", ["[tox]\nenvlist = py3\n\n[testenv]\ncommands = pytest"], first=2)
-            | _rows("pyproject.toml", ["[project]\nname = \"widgets\"\nlicense = \"MIT\"",
+    rows = (chunk_rows("setup.cfg", ["[egg_info]\ntag_build =\ntag_date = 0"])
+            | chunk_rows("setup.py", ["from setuptools import setup\nsetup()"], first=1)
+            | chunk_rows("tox.ini", ["[tox]\nenvlist = py3\n\n[testenv]\ncommands = pytest"], first=2)
+            | chunk_rows("pyproject.toml", ["[project]\nname = \"widgets\"\nlicense = \"MIT\"",
                                        "[project.optional-dependencies]\nlint = [\"ruff\"]"], first=3))
     assert _facts("How do I run the tests?", rows) == {2, 4}
     assert _facts("What license is this under?", rows) == {3}
@@ -30,28 +23,28 @@ def test_a_manifest_passage_without_the_topics_words_is_no_fact_row():
 
 
 def test_a_mako_style_setup_cfg_naming_a_test_folder_is_no_answer_on_how_to_run_the_tests():
-    rows = _rows("setup.cfg", ["[mako_testing]\nmodule_base = ./test/templates/modules\n\n[egg_info]\ntag_build ="])
+    rows = chunk_rows("setup.cfg", ["[mako_testing]\nmodule_base = ./test/templates/modules\n\n[egg_info]\ntag_build ="])
     assert _facts("How do I run the tests?", rows) == set()
 
 
 def test_a_manifests_classifiers_naming_development_say_nothing_on_how_to_run_the_tests():
-    rows = _rows("pyproject.toml", ["[project]\nname = \"widgets\"\nclassifiers = [\n    \"Development Status :: 5 - Production/Stable\",\n"
+    rows = chunk_rows("pyproject.toml", ["[project]\nname = \"widgets\"\nclassifiers = [\n    \"Development Status :: 5 - Production/Stable\",\n"
                                     "    \"Intended Audience :: Developers\",\n    \"Topic :: Software Development\",\n]",
                                     "[project.optional-dependencies]\ndev = [\"pytest\"]"])
     assert _facts("How do I run the tests?", rows) == {1}
 
 
 def test_a_runner_passage_on_the_tests_still_answers_how_to_run_them():
-    rows = _rows("Makefile", [".PHONY: all\nall:\n\tpython -m build", "test:\n\tpytest -q"])
+    rows = chunk_rows("Makefile", [".PHONY: all\nall:\n\tpython -m build", "test:\n\tpytest -q"])
     assert _facts("How do I run the tests?", rows) == {1}
 
 
 def test_a_passage_that_only_includes_another_file_is_no_fact_row():
-    rows = (_rows("docs/contributing.rst", [".. include:: ../CONTRIBUTING.rst"])
-            | _rows("docs/src/markdown/about/license.md", ["# License\n\n--8<-- \"LICENSE.md\""], first=1)
-            | _rows("docs/license.md", ["{!LICENSE.md!}"], first=2)
-            | _rows("CONTRIBUTING.rst", ["Contributing\n============\n\nRun the tests with ``tox``."], first=3)
-            | _rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=4))
+    rows = (chunk_rows("docs/contributing.rst", [".. include:: ../CONTRIBUTING.rst"])
+            | chunk_rows("docs/src/markdown/about/license.md", ["# License\n\n--8<-- \"LICENSE.md\""], first=1)
+            | chunk_rows("docs/license.md", ["{!LICENSE.md!}"], first=2)
+            | chunk_rows("CONTRIBUTING.rst", ["Contributing\n============\n\nRun the tests with ``tox``."], first=3)
+            | chunk_rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=4))
     assert _facts("How do I contribute?", rows) == {3}
     assert _facts("What license is this under?", rows) == {4}
 
@@ -68,8 +61,8 @@ def test_an_include_directive_among_prose_is_still_an_answer():
 def test_a_passage_that_only_includes_another_file_is_no_answer_at_all():
     from loci.query.search import distinct
 
-    rows = (_rows("docs/src/markdown/about/license.md", ["## Wildcard Match\n\n--8<-- \"LICENSE.md\""])
-            | _rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=1))
+    rows = (chunk_rows("docs/src/markdown/about/license.md", ["## Wildcard Match\n\n--8<-- \"LICENSE.md\""])
+            | chunk_rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=1))
     assert distinct([(0, 2.0), (1, 1.0)], rows) == [(1, 1.0)]
 
 
@@ -83,8 +76,8 @@ def _about(kind, rows):
 
 
 def _pointer_and_docs_changelog():
-    return (_rows("CHANGES", ["=====\nMOVED\n=====\n\nPlease see: /docs/changelog.html and /docs/build/changelog.rst for it"])
-            | _rows("docs/build/changelog.rst", ["Changelog\n=========\n\nThe changes of each release, newest first, here.",
+    return (chunk_rows("CHANGES", ["=====\nMOVED\n=====\n\nPlease see: /docs/changelog.html and /docs/build/changelog.rst for it"])
+            | chunk_rows("docs/build/changelog.rst", ["Changelog\n=========\n\nThe changes of each release, newest first, here.",
                                                  "1.3.10\n------\n\nFixed the loop variable scope in nested blocks of templates."],
                     first=1))
 

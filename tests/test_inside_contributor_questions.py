@@ -1,15 +1,7 @@
 """The questions a new contributor asks from inside a project ("how do I set up a development
 environment?", "where do I report a bug?", "how do I run the tests?") are answered by the section
 of the project's own files that says it, not by the user's install section or a list of people."""
-from conftest import setup_home
-
-
-def _rows(path, texts, first=0):
-    rows, line = {}, 1
-    for i, text in enumerate(texts, first):
-        rows[i] = {"path": path, "line": line, "heading": text.split("\n")[0].lstrip("# "), "text": text}
-        line += text.count("\n") + 2
-    return rows
+from conftest import chunk_rows, setup_home
 
 
 def _facts(question, rows, extra=()):
@@ -20,7 +12,7 @@ def _facts(question, rows, extra=()):
 
 
 def test_a_readme_list_of_contributors_is_no_section_on_how_to_contribute_or_test():
-    rows = _rows("README.md", ["# widgets\n\nWidgets.", "## Contributors\n\nThanks to all the people who contribute.",
+    rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Contributors\n\nThanks to all the people who contribute.",
                                "### Star Contributors\n\n- @ann", "## Development\n\nRun `make test`."])
     assert _facts("How do I contribute?", rows) == ({3}, {3})
     assert _facts("How do I run the tests?", rows) == ({3}, {3})
@@ -29,7 +21,7 @@ def test_a_readme_list_of_contributors_is_no_section_on_how_to_contribute_or_tes
 def test_a_development_environment_question_asks_how_to_contribute_not_how_to_install():
     from loci.query.project_files import fact_file_patterns
 
-    rows = _rows("README.md", ["# widgets\n\nWidgets.", "## Install\n\nnpm install widgets",
+    rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Install\n\nnpm install widgets",
                                "## Development\n\nClone it, then `npm ci` and `npm test`."])
     assert _facts("How do I set up a development environment?", rows) == ({2}, {2})
     assert _facts("How do I set up a local dev environment?", rows) == ({2}, {2})
@@ -38,7 +30,7 @@ def test_a_development_environment_question_asks_how_to_contribute_not_how_to_in
 
 
 def test_where_to_report_a_bug_is_the_readmes_section_on_issues_when_no_file_says_it():
-    rows = _rows("README.md", ["# widgets\n\nWidgets.", "## Usage\n\nCall it; a bug in a sheet shows red.",
+    rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Usage\n\nCall it; a bug in a sheet shows red.",
                                "## Reporting issues\n\nOpen an issue at example.org/widgets/issues.",
                                "## Browser support\n\nEvery browser; report nothing here."])
     assert _facts("Where do I report a bug?", rows) == ({2}, {2})
@@ -46,15 +38,15 @@ def test_where_to_report_a_bug_is_the_readmes_section_on_issues_when_no_file_say
 
 
 def test_a_security_question_is_answered_by_the_readmes_security_section_when_there_is_no_policy_file():
-    rows = _rows("README.md", ["# widgets\n\nWidgets.", "## Security\n\nMail security@example.org, not the tracker.",
+    rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Security\n\nMail security@example.org, not the tracker.",
                                "## Usage\n\nCall it."])
     assert _facts("How do I report a security issue?", rows) == ({1}, {1})
-    rows |= _rows("SECURITY.md", ["# Security policy\n\nMail us."], first=7)
+    rows |= chunk_rows("SECURITY.md", ["# Security policy\n\nMail us."], first=7)
     assert _facts("How do I report a security issue?", rows) == ({1, 7}, set())   # the policy file says it better
 
 
 def test_in_a_contributing_file_the_section_headed_for_what_is_asked_leads():
-    guide = _rows("CONTRIBUTING.md", [
+    guide = chunk_rows("CONTRIBUTING.md", [
         "# Contributing\n\nContributions are welcome! You can contribute in many ways.",
         "## Report Bugs\n\nReport bugs at example.org/issues.",
         "## Get Started!\n\nFork, clone, `pip install -e .`, branch.",
