@@ -591,8 +591,8 @@ def route(question: "Question | str", index: RoutingIndex, context: Context = Co
     return result("routed", chosen, None, "forced" if forced else "evidence")
 
 
-# a question writing this many technical names (acronyms, names with digits or underscores) that no
-# project mentions in any form is about something none of them does: "the OAuth2 flow with PKCE",
+# a question writing this many technical names (acronyms, names with digits) that no project mentions
+# as a word or a fact is about something none of them does: "the OAuth2 flow with PKCE",
 # "RGB to CMYK", "CUDA on my GPU". One such name alone may be a synonym or a typo of a held one.
 UNHELD_NAMES = 2
 
