@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from conftest import GIZMO, WEBBY, setup_home
 from loci.front.cli import app
 from loci.kernel.config import layout
-from test_bundle import FakeEncoder, embed_home
+from test_bundle import embed_home
 
 ROOT = Path(__file__).resolve().parents[1]
 

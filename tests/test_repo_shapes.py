@@ -3,7 +3,6 @@ registered, and what moves a scope's fingerprint."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from conftest import git, make_repo
 

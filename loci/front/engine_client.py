@@ -194,21 +194,16 @@ def stopped(pid: int | None) -> bool:
 def _proc_stat(pid: int | None) -> tuple[str, int | None]:
     """Process ``pid``'s state letter ("X" when it is gone, "" when unknown) and the CPU time its
     threads have taken (utime + stime, in clock ticks; None when unknown), from /proc/PID/stat."""
-    if not pid:
-        return "", None
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except FileNotFoundError:
-        return "X", None
-    except OSError:
-        return "", None
-    fields = stat[stat.rfind(b")") + 2:].split()   # after the command name, which may hold anything
+    from loci.kernel.atomic import proc_fields
+
+    fields = proc_fields(pid) if pid else None
+    if not fields:
+        return ("X" if fields == [] else ""), None
     try:
         cpu = int(fields[11]) + int(fields[12])
     except (IndexError, ValueError):
         cpu = None
-    return fields[0].decode("ascii", "replace") if fields else "", cpu
+    return fields[0], cpu
 
 
 OPS = ("route", "ask", "status", "stop")
