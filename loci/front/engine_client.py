@@ -194,7 +194,7 @@ def stopped(pid: int | None) -> bool:
 def _proc_stat(pid: int | None) -> tuple[str, int | None]:
     """Process ``pid``'s state letter ("X" when it is gone, "" when unknown) and the CPU time its
     threads have taken (utime + stime, in clock ticks; None when unknown), from /proc/PID/stat."""
-    from loci.kernel.atomic import proc_fields
+    from loci.kernel.procfs import proc_fields
 
     fields = proc_fields(pid) if pid else None
     if not fields:

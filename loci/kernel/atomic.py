@@ -87,20 +87,10 @@ def ensure_writable(home: Path) -> None:
                          f"set LOCI_HOME to a writable directory") from None
 
 
-def proc_fields(pid: int) -> list[str] | None:
-    """The fields of /proc/PID/stat after the process's name, its state first (field 3 of proc(5)):
-    [] when there is no such process, None where they cannot be read."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return []
-    except OSError:
-        return None
-    return stat[stat.rfind(b")") + 2:].decode("ascii", "replace").split()   # the name may hold anything
-
-
 def process_start(pid: int) -> int | None:
     """When process ``pid`` started (clock ticks since boot, from /proc); None where unknown."""
+    from loci.kernel.procfs import proc_fields
+
     try:
         return int((proc_fields(pid) or [])[19])
     except (ValueError, IndexError):
