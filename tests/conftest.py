@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -132,6 +135,63 @@ def s3_server(monkeypatch):
     client.create_bucket(Bucket="corpus")
     yield client
     server.stop()
+
+
+# what a question fetches of a mapped scope (``loci.kernel.territory.EAGER_ROLES``)
+STORES = (b"query.sqlite", b"vectors.parquet")
+
+
+class SlowProxy:
+    """A slow link to an S3 server: TCP on 127.0.0.1 to ``upstream`` (its URL), holding every
+    request that names a store of ``STORES`` ``delay`` seconds before sending it on, as a slow
+    connect or first byte would; its address is ``url``, ``held`` counts the requests held."""
+
+    def __init__(self, upstream: str, delay: float):
+        host, port = upstream.rsplit("//", 1)[1].split(":")
+        self.upstream = (host, int(port))
+        self.delay = delay
+        self.held = 0
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = "http://127.0.0.1:%d" % self.listener.getsockname()[1]
+        self.stopped = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopped:
+            try:
+                down, _ = self.listener.accept()
+            except OSError:
+                return
+            up = socket.create_connection(self.upstream)
+            threading.Thread(target=self._pump, args=(down, up, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(up, down, False), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket, requests: bool) -> None:
+        try:
+            while chunk := src.recv(1 << 16):
+                if requests and _target(chunk).endswith(STORES):
+                    self.held += 1
+                    time.sleep(self.delay)
+                dst.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            for s in (src, dst):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def close(self) -> None:
+        self.stopped = True
+        self.listener.close()
+
+
+def _target(chunk: bytes) -> bytes:
+    """The path a chunk's HTTP request line names (b"" for a chunk that starts none)."""
+    words = chunk.split(b"\r\n", 1)[0].split(b" ")
+    return words[1].split(b"?")[0] if len(words) == 3 and words[2].startswith(b"HTTP/") else b""
 
 
 def readable(path) -> str:

@@ -12,6 +12,7 @@ from contextlib import contextmanager
 import pytest
 
 from loci.front import engine_client, engine_server
+from loci.kernel import transfers
 from loci.kernel.errors import UsageError
 from loci.query.engine import Work
 
@@ -100,6 +101,91 @@ def test_a_question_that_keeps_working_past_the_stall_bound_is_answered(home):
         got, took = _ask(home)
         assert isinstance(got, dict) and "worked it out" in got["err"] and got["code"] == 2, got
         assert server.hung is None and took >= engine_server.STALL + 1.5
+
+
+def _fetching(seconds: float, due: float = 30.0, then=None):
+    """A job that waits ``seconds`` on a fetch due within ``due`` seconds (no CPU, nothing read:
+    a slow link), then runs ``then``."""
+    def job():
+        with transfers.track(due):
+            time.sleep(seconds)
+        if then is not None:
+            then()
+        raise UsageError("fetched")   # an expected failure: a whole reply, printed
+    return job
+
+
+def test_a_question_waiting_on_a_fetch_within_its_time_is_answered_not_given_up(home):
+    with served(home, _fetching(engine_server.STALL + 2)) as server:
+        got, took = _ask(home)
+        assert isinstance(got, dict) and "fetched" in got["err"], got
+        assert server.hung is None and took >= engine_server.STALL + 2
+
+
+def test_a_fetch_that_does_not_stop_at_its_deadline_is_given_up_as_a_hang(home, monkeypatch):
+    monkeypatch.setattr(transfers, "GRACE", 0.5)
+    release = threading.Event()
+
+    def stuck():   # a read that never returns (a hung mount): the copy never reaches its next check
+        with transfers.track(0.5):
+            release.wait()
+
+    with served(home, stuck) as server:
+        try:
+            got, took = _ask(home)
+            assert isinstance(got, engine_client.NoServer), got
+            assert took < 1 + engine_server.STALL + 3, f"{took:.1f} s"
+            assert "no progress" in server.hung and "past its deadline" in server.hung, server.hung
+        finally:
+            release.set()
+
+
+def test_the_wait_on_a_fetch_does_not_count_toward_the_runaway_bound(home):
+    def work():
+        end = time.monotonic() + 0.5
+        while time.monotonic() < end:
+            sum(range(1000))
+
+    with served(home, _fetching(2.5, then=work)) as server:
+        server.runaway = 1.5
+        got, _ = _ask(home)
+        assert isinstance(got, dict) and "fetched" in got["err"], (got, server.hung)
+
+
+def test_a_question_that_still_runs_away_after_its_fetch_is_given_up(home):
+    def spin():
+        while True:
+            sum(range(1000))
+
+    with served(home, _fetching(1.0, then=spin)) as server:
+        server.runaway = 1.5
+        got, took = _ask(home)
+        assert isinstance(got, engine_client.NoServer) and "a question ran" in server.hung, server.hung
+        assert took < 1.0 + 1.5 + 2, f"{took:.1f} s"
+
+
+def test_the_client_waits_past_its_reply_timeout_while_the_engine_says_it_is_fetching(home):
+    timeout = engine_client.WEDGED + 0.5
+    with served(home, _fetching(timeout + 2.5)):
+        got = engine_client.request(str(home), {"proto": engine_client.PROTOCOL, "digest": engine_client.code_digest(),
+                                                "env": engine_client.environment_digest(), "op": "route",
+                                                "args": {"question": "anything"}, "json": False}, timeout=timeout)
+        assert "fetched" in got.get("err", ""), got
+
+
+def test_the_status_of_an_engine_waiting_on_a_fetch_says_what_came_and_how_long_is_left(home):
+    from loci.front.cli_server import status_lines
+
+    with served(home, _fetching(engine_server.STALL)):
+        asking = threading.Thread(target=_ask, args=(home,))
+        asking.start()
+        time.sleep(1.0)
+        info = engine_client.describe(str(home))
+        asking.join()
+    fetch = info["busy"]["fetching"]
+    assert fetch["scopes"] == 1 and fetch["mb"] == 0.0 and 25 < fetch["left_s"] <= 29.5, info["busy"]
+    line = status_lines(info, True)[-1]
+    assert "now answering a question (route)" in line and "fetching a mapped scope's stores for" in line, line
 
 
 def test_the_process_state_and_cpu_of_a_process_are_read_from_proc():

@@ -119,6 +119,31 @@ def test_an_s3_store_whose_server_does_not_answer_is_recorded_unreachable(s3_ser
     assert fetch_reason() == territory.UNREACHABLE
 
 
+def test_a_store_too_slow_to_fetch_in_the_fetch_time_is_given_up_with_a_note_saying_so(s3_server, corpus,
+                                                                                       loci_home, monkeypatch):
+    import time
+
+    from conftest import SlowProxy
+
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))
+    cli("push", "s3://corpus/bundles", "--quiet")
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    cli("pull", "s3://corpus/bundles", "--quiet", "--no-calibrate")
+    proxy = SlowProxy(s3_server.meta.endpoint_url, delay=3.0)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+    monkeypatch.setenv("LOCI_FETCH_SECONDS", "1")
+    try:
+        begun = time.monotonic()
+        [note] = gizmo_block("--fast")["notes"]
+        took = time.monotonic() - begun
+    finally:
+        proxy.close()
+    assert proxy.held and took < 3.0 + 3, f"{took:.1f} s"
+    assert "could not be fetched from s3://corpus/bundles" in note and "not fetched within 1 s" in note, note
+    assert "a slow link?" in note and "loci pull --all s3://corpus/bundles" in note, note
+    assert territory.state(layout(), "gizmo") == "mapped" and not list(loci_home.glob(".fetch-*"))
+
+
 def test_a_home_that_cannot_take_the_stores_is_recorded_local_not_damaged(published):
     cli("pull", str(published), "--quiet", "--no-calibrate")
     lay = layout()

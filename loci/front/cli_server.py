@@ -41,7 +41,12 @@ def _busy(busy) -> list[str]:
     """What holds the engine now (``EngineServer.status``'s ``busy``): one line, none when idle."""
     if not isinstance(busy, dict):
         return []
-    return [f"  now {BUSY.get(busy.get('what'), busy.get('what'))} for {busy.get('for_s')} s"]
+    line = f"  now {BUSY.get(busy.get('what'), busy.get('what'))} for {busy.get('for_s')} s"
+    fetch = busy.get("fetching")
+    if isinstance(fetch, dict):
+        line += (f", fetching a mapped scope's stores for {fetch.get('for_s')} s ({fetch.get('mb')} MB so far, "
+                 f"{fetch.get('scopes')} scope(s) at once, up to {fetch.get('left_s')} s more)")
+    return [line]
 
 
 def _lifetime(idle_exit_s) -> str:

@@ -233,7 +233,10 @@ def _await_reply(sock, timeout: float, home: str | None = None, ping: bool = Fal
     Every ``WEDGED`` seconds of silence the engine of ``home`` is asked whether it is alive: for a
     question (``ping``) by a ``status`` of its own, which the engine answers from a thread of its
     own while a question works (an engine hung on a question ends itself: its watchdog,
-    ``engine_server.EngineServer._watch``); a ``status`` by itself. One that has answered nothing
+    ``engine_server.EngineServer._watch``); a ``status`` by itself. An engine that says it waits
+    on a fetch (a mapped scope's stores, over a slow link) has ``timeout`` seconds again from
+    then: the fetch has a deadline of its own (``territory.fetch_seconds``), which the engine's
+    watchdog holds it to. One that has answered nothing
     for ``WEDGED`` seconds while its process took (next to) no CPU time is wedged (stuck in C with the
     interpreter's lock held: no thread of it runs) and is ended (``_wedged``)."""
     import _socket
@@ -261,13 +264,24 @@ def _await_reply(sock, timeout: float, home: str | None = None, ping: bool = Fal
                 cpu = ticks
             if time.monotonic() >= look_at:
                 if ping:   # raises NoServer when the engine is wedged
-                    request(home, {"proto": PROTOCOL, "op": "status"}, timeout=max(deadline - time.monotonic(), 0.001))
+                    status = request(home, {"proto": PROTOCOL, "op": "status"},
+                                     timeout=max(deadline - time.monotonic(), 0.001))
+                    if _fetching(status):   # waiting on a slow link, within its time: wait on
+                        deadline = max(deadline, time.monotonic() + timeout)
                 elif home is not None and _idle(cpu, ticks):
                     _wedged(home, pid, time.monotonic() - begun)
                 look_at, cpu = time.monotonic() + WEDGED, ticks
             continue
         sock.settimeout(max(deadline - time.monotonic(), 0.001))
         return
+
+
+def _fetching(status: dict) -> bool:
+    """Whether an engine's ``status`` reply says it waits on a fetch within its time
+    (``EngineServer._busy``): the reply timeout then counts from now, the fetch bounding the wait."""
+    info = status.get("ok")
+    busy = info.get("busy") if isinstance(info, dict) else None
+    return isinstance(busy, dict) and isinstance(busy.get("fetching"), dict)
 
 
 def _note(home: str, line: str) -> None:

@@ -208,24 +208,34 @@ class EngineServer:
 
     def _watch(self) -> None:
         """The watchdog: while something holds the engine (``Engine.work``), look every ``WATCH``
-        seconds whether the process makes progress (CPU time, bytes read from storage). Hung when
-        it has made none for ``STALL`` seconds (a deadlock, a read that never returns) or a
-        question has run ``runaway`` seconds: then ``_give_up``, so that its clients answer
-        in-process at once and the next question starts a new engine. A slow question that keeps
-        working, or a session loading on a big home, is left alone."""
+        seconds whether the process makes progress (CPU time, bytes read from storage or fetched,
+        or a fetch in flight within its time: ``transfers.now``). Hung when it has made none for
+        ``STALL`` seconds (a deadlock, a read that never returns, a fetch past its deadline that
+        does not stop) or a question has run ``runaway`` seconds, not counting its waits on
+        fetches: then ``_give_up``, so that its clients answer in-process at once and the next
+        question starts a new engine. A slow question that keeps working, one waiting on a slow
+        link, or a session loading on a big home, is left alone."""
+        from loci.kernel import transfers
+
         last, quiet_since = _progress(), time.monotonic()
+        seen, waited = None, 0.0   # the work last looked at, and the fetch waits before it began
         while not self._stop.wait(WATCH):
-            now, sample, work = time.monotonic(), _progress(), self.engine.work
-            moved = sample[0] - last[0] >= TICK_CPU or sample[1] != last[1]
+            now, sample, work, fetch = time.monotonic(), _progress(), self.engine.work, transfers.now()
+            moved = sample[0] - last[0] >= TICK_CPU or sample[1:] != last[1:] or (fetch is not None and fetch.timely)
             last = sample
             if work is None or moved:
                 quiet_since = now
             if work is None:
                 continue
+            if work is not seen:
+                seen, waited = work, transfers.waited()
+            ran = now - work.since - (transfers.waited() - waited)
             if now - quiet_since >= STALL:
                 why = f"no progress for {now - quiet_since:.1f} s"
-            elif work.what in ("route", "ask") and now - work.since >= self.runaway:
-                why = f"a question ran {now - work.since:.0f} s"
+                if fetch is not None:
+                    why += f", a fetch {-fetch.left_s:.0f} s past its deadline"
+            elif work.what in ("route", "ask") and ran >= self.runaway:
+                why = f"a question ran {ran:.0f} s"
             else:
                 continue
             self._give_up(f"{why} ({work.what})", work.thread)
@@ -353,9 +363,20 @@ class EngineServer:
                 pass
 
     def _busy(self) -> dict | None:
-        """What holds the engine now and for how long: ``{"what", "for_s"}``; None when idle."""
+        """What holds the engine now and for how long: ``{"what", "for_s"}``, and while it waits on
+        a fetch ``"fetching": {"scopes", "mb", "for_s", "left_s"}`` (the client waits on for it);
+        None when idle."""
+        from loci.kernel import transfers
+
         work = self.engine.work
-        return None if work is None else {"what": work.what, "for_s": round(time.monotonic() - work.since, 1)}
+        if work is None:
+            return None
+        busy: dict = {"what": work.what, "for_s": round(time.monotonic() - work.since, 1)}
+        fetch = transfers.now()
+        if fetch is not None and fetch.timely:
+            busy["fetching"] = {"scopes": fetch.scopes, "mb": round(fetch.bytes / 2**20, 1),
+                                "for_s": round(fetch.for_s, 1), "left_s": round(fetch.left_s, 1)}
+        return busy
 
     def status(self) -> dict:
         if self._version is None:   # read once: a client waiting on a question asks every 2 s, and
@@ -458,9 +479,12 @@ def _unwrap(message: dict | None) -> tuple[dict | None, bool]:
     return (inner if isinstance(inner, dict) else None), False
 
 
-def _progress() -> tuple[float, int]:
-    """What a working engine moves: this process's CPU time (every thread's, BLAS's included) and
-    the bytes it has read from storage (Linux's /proc/self/io; 0 where it cannot be read)."""
+def _progress() -> tuple[float, int, int]:
+    """What a working engine moves: this process's CPU time (every thread's, BLAS's included),
+    the bytes it has read from storage (Linux's /proc/self/io; 0 where it cannot be read) and
+    those its fetches have brought (``transfers.moved``: a socket's reads are not storage's)."""
+    from loci.kernel.transfers import moved
+
     read = 0
     try:
         with open("/proc/self/io", "rb") as f:
@@ -469,7 +493,7 @@ def _progress() -> tuple[float, int]:
                     read = int(line.split()[1])
     except (OSError, ValueError, IndexError):
         pass
-    return time.process_time(), read
+    return time.process_time(), read, moved()
 
 
 def _rss_mb(kind: str = "VmRSS") -> float | None:

@@ -138,17 +138,25 @@ def open_remote(source: str, *, create: bool = False) -> Remote:
     return Remote(path.as_uri(), pafs.LocalFileSystem(), str(path), path.name or "local")
 
 
-def copy_counted(fs, path: str, size: int, dest: Path) -> tuple[int, str]:
+def copy_counted(fs, path: str, size: int, dest: Path, transfer=None) -> tuple[int, str]:
     """Copy the file ``path`` of ``fs`` to ``dest`` a block at a time, never more than
     ``size`` + 1 bytes; returns (bytes copied, their sha256) for the caller to compare with
-    what it expects. FileNotFoundError and OSError pass through."""
+    what it expects. FileNotFoundError and OSError pass through. With ``transfer``
+    (``loci.kernel.transfers.Transfer``) each block counts as its bytes moved, and the copy
+    stops (``transfers.Overdue``) at the first block boundary past its deadline."""
     digest, copied = hashlib.sha256(), 0
+    if transfer is not None:
+        transfer.check()
     with fs.open_input_stream(path) as fh, open(dest, "wb") as out:
         while copied <= size:
+            if transfer is not None:
+                transfer.check()
             block = fh.read(min(BLOCK, size + 1 - copied))
             if not block:
                 break
             digest.update(block)
             out.write(block)
             copied += len(block)
+            if transfer is not None:
+                transfer.moved(len(block))
     return copied, digest.hexdigest()

@@ -10,7 +10,9 @@ verifies each against the record, installs them (the query file last: its presen
 "cached" means) and evicts the least recently used cached scopes beyond the cap
 (``LOCI_CACHE_MB``, default ``CACHE_MB``); its symbol-label vectors come the first time a
 question reads them (``ensure_role``); its multilingual store when a question in another
-language measures it (``ensure_all`` of ``FOREIGN_ROLES``). A scope that cannot be fetched is answered without,
+language measures it (``ensure_all`` of ``FOREIGN_ROLES``). A scope's fetch may take ``fetch_seconds()``
+(``LOCI_FETCH_SECONDS``; a ``loci.kernel.transfers.Transfer``, which the warm engine's watchdog
+reads: waiting on it is not a hang). A scope that cannot be fetched is answered without,
 with a one-line note (a ``FetchNote``) that carries why, as the fetch found it: ``DAMAGED``,
 ``MISSING``, ``UNREACHABLE`` or ``LOCAL``.
 
@@ -29,6 +31,7 @@ from loci.kernel.config import Layout, safe_name
 CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
 FETCH_SCOPES = 4           # scopes fetched at once (``ensure_all``): each its files together, so 12 streams at most
+FETCH_SECONDS = 120        # default time a scope's fetch may take before it is given up (LOCI_FETCH_SECONDS)
 # what stays remote until a question needs it (the multilingual store: one in another language)
 TERRITORY_ROLES = ("query", "vectors", "label_vectors", "multilingual")
 # what a scope's fetch brings (``ensure``): what the second opinion measures a shortlisted scope by;
@@ -184,6 +187,17 @@ def cap_bytes() -> int:
     return int(max(mb, 0) * (1 << 20))
 
 
+def fetch_seconds() -> float:
+    """How long one scope's fetch may take: ``LOCI_FETCH_SECONDS``, else ``FETCH_SECONDS``. A
+    question waits that long for a slow link (the warm engine too: a fetch in flight is not a
+    hang); past it the scope is answered without its stores, with a note."""
+    try:
+        seconds = float(os.environ.get("LOCI_FETCH_SECONDS", ""))
+    except ValueError:
+        seconds = 0.0
+    return seconds if seconds > 0 else FETCH_SECONDS
+
+
 def _lock(scope: str) -> threading.Lock:
     with _locks_guard:
         return _locks.setdefault(scope, threading.Lock())
@@ -285,15 +299,24 @@ def _touch(layout: Layout, scope: str) -> None:
 def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
     """The stores of ``rec`` of ``roles`` copied into a staging folder in the home, each checked
     against its size and sha256 (and a vector table against its schema), then moved into
-    place, the query file last. A FetchFailure says why one could not be: the store not
-    opened or a file not read from it (``UNREACHABLE``), a file not in it (``MISSING``), a
-    file that is not what the manifest names (``DAMAGED``)."""
+    place, the query file last; all within ``fetch_seconds()`` (a ``transfers.Transfer``, which
+    the warm engine's watchdog reads). A FetchFailure says why one could not be: the store not
+    opened or a file not read from it, or not within that time (``UNREACHABLE``), a file not in
+    it (``MISSING``), a file that is not what the manifest names (``DAMAGED``)."""
+    from loci.kernel.transfers import track
+
+    with track(fetch_seconds()) as transfer:
+        _fetch_within(layout, rec, roles, transfer)
+
+
+def _fetch_within(layout: Layout, rec: dict, roles, transfer) -> None:
     import posixpath
     import shutil
     import tempfile
     from concurrent.futures import ThreadPoolExecutor
 
     from loci.kernel.remote import RemoteError, copy_counted, open_remote, short
+    from loci.kernel.transfers import Overdue
 
     try:
         remote = open_remote(rec["source"])
@@ -307,9 +330,11 @@ def _fetch(layout: Layout, rec: dict, roles=TERRITORY_ROLES) -> None:
             target = stage / posixpath.basename(f["path"])
             try:
                 copied, digest = copy_counted(remote.fs, posixpath.join(remote.base, rec["folder"], f["path"]),
-                                              int(f["size"]), target)
+                                              int(f["size"]), target, transfer)
             except FileNotFoundError:
                 raise FetchFailure(f"{where} is missing", MISSING) from None
+            except Overdue as exc:   # the S3 client's own errors name the file, this does not
+                raise FetchFailure(f"{where} {exc}; a slow link?", UNREACHABLE) from None
             except OSError as exc:
                 raise FetchFailure(short(exc), UNREACHABLE) from None
             if copied != f["size"] or digest != f["sha256"]:
