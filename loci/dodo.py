@@ -2,9 +2,9 @@
 
     python -m loci.dodo                  `loci update` itself (the same command: progress lines,
                                          summary, exit code); -a is its --force
-    python -m loci.dodo index:NAME       one scope, then the routing, summaries and calibration
-                                         it feeds (what the commit hooks run; add --wait to
-                                         queue behind a build)
+    python -m loci.dodo index:NAME       one scope's index, the routing, then its vectors, the
+                                         summaries and calibration (what the commit hooks run;
+                                         add --wait to queue behind a build)
     python -m loci.dodo list | info T | forget T     doit's own commands
     doit -f $(loci dodo-path) [...]      the same tasks under plain doit
 

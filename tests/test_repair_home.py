@@ -156,21 +156,38 @@ def _edit_both(code):
         git(code / name, "commit", "-q", "-m", "notes")
 
 
-def test_update_merges_routing_before_it_encodes(embedded, encoder):
+def _routed_while_encoding(encoder, names) -> list[bool]:
+    """Filled while the encoder runs: whether the routing merged each of ``names`` as indexed
+    now (what a question would route with while the vectors are encoded)."""
     from loci.kernel.state import read_meta
 
     seen = []
     real = encoder.encode
 
-    def encode(texts):   # what a question would route with while the vectors are encoded
+    def encode(texts):
         manifest = json.loads(layout().manifest.read_text())["scopes"]
-        seen.append(all(manifest[n]["fingerprint"] == read_meta(layout(), n)["fingerprint"]
-                        for n in ("gizmo", "webby")))
+        seen.append(all(manifest[n]["fingerprint"] == read_meta(layout(), n)["fingerprint"] for n in names))
         return real(texts)
 
     encoder.encode = encode
+    return seen
+
+
+def test_update_merges_routing_before_it_encodes(embedded, encoder):
+    seen = _routed_while_encoding(encoder, ("gizmo", "webby"))
     _edit_both(embedded)
     update()
+    assert seen and all(seen), seen
+
+
+def test_a_hook_run_merges_routing_before_it_encodes(embedded, encoder):
+    from loci_pipeline.runner import run_scopes
+    from loci_pipeline.tasks import home_context
+
+    seen = _routed_while_encoding(encoder, ("gizmo",))
+    _edit_both(embedded)
+    report = run_scopes(home_context(layout(), graphs=False), ["gizmo"])
+    assert report.code == 0 and "vectors:gizmo" in report.executed
     assert seen and all(seen), seen
 
 
@@ -182,14 +199,52 @@ def test_every_encoding_step_waits_for_the_routing_merge_in_the_dag(embedded):
     assert steps and all("routing" in t["task_dep"] for t in steps)
 
 
-def test_a_hook_run_with_vectors_still_leaves_another_scopes_edits_for_later(embedded, encoder):
+def test_a_hook_run_with_vectors_leaves_another_repositorys_uncommitted_edit_unindexed(embedded, encoder):
     from loci_pipeline.runner import run_scopes
     from loci_pipeline.tasks import home_context
+    from test_tasks import routed_tokens
 
     _edit_both(embedded)
+    (embedded / "webby" / "NOTES.md").write_text("# Notes\n\nThe frobnitz gasket is still a draft.\n")
     report = run_scopes(home_context(layout(), graphs=False), ["gizmo"])
-    assert "index:gizmo" in report.executed and "index:webby" not in report.executed
-    assert "vectors:gizmo" in report.executed
+    assert report.code == 0 and "index:gizmo" in report.executed and "vectors:gizmo" in report.executed
+    assert not [t for t in report.executed + report.uptodate if t.endswith(":webby")]
+    assert "zorblatt" in routed_tokens(layout()) and "frobnitz" not in routed_tokens(layout())
+
+
+# a hook's build in a child whose encoder dies as it starts (a reboot, a kill while it encodes)
+KILLED_WHILE_ENCODING = """
+import os, sys
+sys.path.insert(0, {tests!r})
+import loci_pipeline.embed
+from test_bundle import FakeEncoder
+
+class Killed(FakeEncoder):
+    def encode(self, texts):
+        os._exit(9)
+
+loci_pipeline.embed.open_encoder = lambda name, lay, *a, **kw: Killed()
+from loci.kernel.config import layout
+from loci_pipeline.runner import run_scopes
+from loci_pipeline.tasks import home_context
+run_scopes(home_context(layout(), graphs=False), ["gizmo"])
+"""
+
+
+def test_a_hook_killed_while_it_encodes_leaves_its_scopes_new_words_routed(embedded):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from test_tasks import routed_tokens
+
+    _edit_both(embedded)
+    tests = str(Path(__file__).resolve().parent)
+    child = subprocess.run([sys.executable, "-c", KILLED_WHILE_ENCODING.format(tests=tests)],
+                           capture_output=True, text=True, timeout=120)
+    assert child.returncode == 9, child.stderr   # it died encoding, not before
+    assert "zorblatt" in routed_tokens(layout()) and "quuxbar" not in routed_tokens(layout())
+    assert "routing_unmerged" not in problems("gizmo")
 
 
 def test_doctor_says_routing_is_unmerged_after_an_update_stopped_before_the_merge(embedded):
