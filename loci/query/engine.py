@@ -101,6 +101,8 @@ class Engine:
         self.ready = False                  # a session is loaded and warmed
         self.work: Work | None = None       # what holds the engine now (a watchdog reads it)
         self._lock = threading.RLock()
+        self._asked = threading.Lock()      # guards ``waiting``
+        self.waiting = 0                    # questions come and not yet answered: a warm-up gives way
         self._session = None
         self._stamp: tuple | None = None
         self._manifest_key: tuple | None = None
@@ -161,19 +163,26 @@ class Engine:
     def warm(self, session) -> None:
         """Load the full routing index and the largest local scopes' stores while the byte budget
         has room (not those of scopes pulled as a map: a question fetches what it needs); best
-        effort, never raises."""
+        effort, never raises. It gives way to a question (``waiting``) between its steps: the
+        question reads what it needs itself, and what the warm-up skipped is read on demand."""
         from loci.query import ask
         from loci.query.question import Plan
 
         try:
+            if self.waiting:   # a question loaded it: it reads its own words' rows, not the whole index
+                return
             session.routing_for("")
+            if self.waiting:
+                return
             metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
             side = session.semantic()
             for scope in largest:   # with their passages and labels
-                if session.budget.used >= WARM_SHARE * session.budget.cap:
+                if self.waiting or session.budget.used >= WARM_SHARE * session.budget.cap:
                     break
                 ask.search_block(session, scope, "warm up", Plan(k=1), semantic=side)
+            if self.waiting:
+                return
             session.warm()   # the encoder and the matrices the second opinion reads
             if side is not None:   # a second encoding: the numpy BERT keeps its weights resident
                 side.encoder.encode(["warm up"])   # from its second call, which the first question paid
@@ -191,10 +200,22 @@ class Engine:
 
     def answer(self, op: str, args: dict, as_json: bool) -> dict:
         """``answer`` over the current session, one question at a time."""
-        with self._lock, self._working(op):
+        with self._asking(), self._lock, self._working(op):
             session = self.session()
             with self._working(op):   # the question's own time starts when its session is there
                 return answer(session, op, args, as_json)
+
+    @contextmanager
+    def _asking(self):
+        """Count a question from its arrival to its answer (``waiting``): a warm-up under way stops
+        after the store it is reading, and one the question itself starts reads no stores."""
+        with self._asked:
+            self.waiting += 1
+        try:
+            yield
+        finally:
+            with self._asked:
+                self.waiting -= 1
 
     @contextmanager
     def _working(self, what: str):
