@@ -5,7 +5,7 @@ from conftest import chunk_rows, setup_home
 
 
 def _facts(question, rows, extra=()):
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     prose = {i: r["path"] for i, r in rows.items()} | dict(extra)
     return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})
@@ -19,7 +19,7 @@ def test_a_readme_list_of_contributors_is_no_section_on_how_to_contribute_or_tes
 
 
 def test_a_development_environment_question_asks_how_to_contribute_not_how_to_install():
-    from loci.query.project_files import fact_file_patterns
+    from loci.query.project_files.topics import fact_file_patterns
 
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Install\n\nnpm install widgets",
                                "## Development\n\nClone it, then `npm ci` and `npm test`."])
