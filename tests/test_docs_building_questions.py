@@ -1,7 +1,7 @@
 """"How do I build the docs?" asked from inside a project (or naming it) is answered by the passages
 that say how: a contributing guide's section on the documentation, a README's section on building
 them, a docs folder's README, a runner's or manifest's passage naming the docs tooling."""
-from conftest import chunk_rows, setup_home
+from conftest import chunk_rows, project_beside_another
 
 
 def _facts(question, rows, *, named=False):
@@ -69,14 +69,12 @@ def test_how_do_i_build_the_docs_opens_with_the_contributing_guides_section_on_t
              "## Running the tests\n\nRun `pytest` before you open a pull request.\n\n"
              "## Documentation\n\nThe documentation lives in `docs/` and is written in reStructuredText. "
              "Run `tox -e docs`; open `docs/_build/html/index.html` to check your changes.\n")
-    code = setup_home(tmp_path / "code", {
-        "widgets": {"README.md": readme, "CONTRIBUTING.md": guide,
-                    "widgets/core.py": "def build(sheet):\n    \"\"\"Build the dashboard of a sheet.\"\"\"\n    return sheet\n",
-                    "tox.ini": "[testenv]\ncommands = pytest\n\n[testenv:docs]\ncommands = sphinx-build docs docs/_build/html\n"},
-        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}})
+    widgets = project_beside_another(tmp_path, {
+        "README.md": readme, "CONTRIBUTING.md": guide,
+        "widgets/core.py": "def build(sheet):\n    \"\"\"Build the dashboard of a sheet.\"\"\"\n    return sheet\n",
+        "tox.ini": "[testenv]\ncommands = pytest\n\n[testenv:docs]\ncommands = sphinx-build docs docs/_build/html\n"})
     session = open_session()
-    for question, cwd in (("How do I build the docs?", code / "widgets"),
-                          ("How do I build the documentation locally?", code / "widgets"),
+    for question, cwd in (("How do I build the docs?", widgets), ("How do I build the documentation locally?", widgets),
                           ("How do I build the docs of widgets?", tmp_path)):
         got = ask(session, question, cwd=cwd, fast=True).blocks[0].episodes
         assert (got[0].source, got[0].heading) == ("CONTRIBUTING.md", "Documentation"), \
