@@ -80,6 +80,13 @@ def setup_home(code: Path, repos: dict[str, dict[str, str]], *flags: str) -> Pat
     return code
 
 
+def project_beside_another(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A project ``widgets`` of ``files`` and an unrelated one, set up under ``tmp_path / "code"``;
+    returns the folder of ``widgets`` (to ask from inside it)."""
+    other = {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}
+    return setup_home(tmp_path / "code", {"widgets": files, "other": other}) / "widgets"
+
+
 GIZMO = {
     "README.md": "# gizmo\n\nA sprocket calibration toolkit with cogwheel ratchet flywheel parsers.\n",
     "gizmo/sprocket.py": "def calibrate_sprocket(x):\n    return x\n\nclass CogwheelRatchet:\n    pass\n",

@@ -5,7 +5,7 @@ from conftest import chunk_rows
 
 
 def _facts(question, rows):
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     prose = {i: r["path"] for i, r in rows.items()}
     return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})[0]
@@ -50,7 +50,7 @@ def test_a_passage_that_only_includes_another_file_is_no_fact_row():
 
 
 def test_an_include_directive_among_prose_is_still_an_answer():
-    from loci.query.project_files import only_includes
+    from loci.query.project_files.headings import only_includes
 
     assert only_includes(".. include:: ../CONTRIBUTING.rst")
     assert only_includes("License\n=======\n\n--8<-- \"LICENSE.md\"\n")
@@ -67,7 +67,7 @@ def test_a_passage_that_only_includes_another_file_is_no_answer_at_all():
 
 
 def _about(kind, rows):
-    from loci.query.project_files import about_rows, own_files, rows_read
+    from loci.query.project_files.about import about_rows, own_files, rows_read
 
     prose = {i: r["path"] for i, r in rows.items()}
     files = own_files(prose, lambda path: None)

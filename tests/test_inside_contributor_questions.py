@@ -1,11 +1,11 @@
 """The questions a new contributor asks from inside a project ("how do I set up a development
 environment?", "where do I report a bug?", "how do I run the tests?") are answered by the section
 of the project's own files that says it, not by the user's install section or a list of people."""
-from conftest import chunk_rows, setup_home
+from conftest import chunk_rows, project_beside_another
 
 
 def _facts(question, rows, extra=()):
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     prose = {i: r["path"] for i, r in rows.items()} | dict(extra)
     return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})
@@ -19,7 +19,7 @@ def test_a_readme_list_of_contributors_is_no_section_on_how_to_contribute_or_tes
 
 
 def test_a_development_environment_question_asks_how_to_contribute_not_how_to_install():
-    from loci.query.project_files import fact_file_patterns
+    from loci.query.project_files.topics import fact_file_patterns
 
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Install\n\nnpm install widgets",
                                "## Development\n\nClone it, then `npm ci` and `npm test`."])
@@ -69,14 +69,12 @@ def test_how_to_set_up_a_development_environment_opens_with_the_contributing_gui
              "## Get Started!\n\nReady to contribute? Fork the repository, clone it, run `pip install -e .` "
              "in a virtualenv and make a branch.\n\n"
              "## Tests\n\nRun `pytest` before you open a pull request.\n")
-    code = setup_home(tmp_path / "code", {
-        "widgets": {"README.md": readme, "CONTRIBUTING.md": guide,
-                    "widgets/core.py": "def render(sheet):\n    return sheet\n",
-                    "setup.cfg": "[egg_info]\ntag_build =\n"},
-        "other": {"README.md": "# other\n\nSomething else entirely: gadget sprockets.\n"}})
+    widgets = project_beside_another(tmp_path, {"README.md": readme, "CONTRIBUTING.md": guide,
+                                                "widgets/core.py": "def render(sheet):\n    return sheet\n",
+                                                "setup.cfg": "[egg_info]\ntag_build =\n"})
     session = open_session()
     for question, heading in (("How do I set up a development environment?", "Get Started!"),
                               ("How do I contribute to this?", "Get Started!"),
                               ("Where do I report a bug?", "Report Bugs")):
-        got = ask(session, question, cwd=code / "widgets", fast=True).blocks[0].episodes
+        got = ask(session, question, cwd=widgets, fast=True).blocks[0].episodes
         assert got[0].heading == heading, (question, [(e.source, e.heading) for e in got])

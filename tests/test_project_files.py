@@ -83,7 +83,7 @@ def test_how_to_install_is_answered_by_the_sections_under_the_installation_headi
 
 
 def test_a_readme_holds_how_to_install_in_its_installation_sections_when_it_has_any():
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     texts = ["# widgets\n\nWidgets.", "## Installation\n\nPick one.", "### With uv\n\nuv add widgets",
              "## Usage\n\nCall it."]
@@ -111,7 +111,7 @@ def _readme_rows(texts):
 
 
 def test_a_readme_section_on_contributing_or_testing_holds_how_to_contribute_or_test():
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     rows = _readme_rows(["# widgets\n\nWidgets.", "## Usage\n\nCall it.",
                          "## Contributing\n\nFork, branch, open a pull request.",
@@ -127,7 +127,7 @@ def test_a_readme_section_on_contributing_or_testing_holds_how_to_contribute_or_
 
 
 def test_a_readme_without_such_a_section_is_no_answer_to_how_to_contribute():
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     rows = _readme_rows(["# widgets\n\nWidgets.", "## Usage\n\nCall it."])
     prose = {i: "README.md" for i in rows} | {9: "CONTRIBUTING.md"}
@@ -135,7 +135,7 @@ def test_a_readme_without_such_a_section_is_no_answer_to_how_to_contribute():
 
 
 def test_a_readme_section_leads_only_where_no_file_is_given_to_the_topic_and_only_the_projects_own():
-    from loci.query.project_files import fact_rows
+    from loci.query.project_files.facts import fact_rows
 
     rows = _readme_rows(["# widgets\n\nWidgets.", "## Testing\n\nRun `make test`."])
     rows[5] = {"path": "src/primality-test/README.md", "line": 1, "heading": "Primality Test",
@@ -169,7 +169,7 @@ def test_how_to_contribute_opens_with_the_readmes_contributing_section(tmp_path,
 
 
 def test_a_sections_heading_path_holds_the_headings_it_sits_under():
-    from loci.query.project_files import heading_paths
+    from loci.query.project_files.headings import heading_paths
 
     rows = {1: {"line": 1, "heading": "widgets", "text": "# widgets\n\nWidgets renders sprockets.\n\n"},
             2: {"line": 5, "heading": "Installation", "text": "## Installation\n\nTwo ways.\n\n"},
@@ -181,7 +181,7 @@ def test_a_sections_heading_path_holds_the_headings_it_sits_under():
 
 def test_a_heading_path_claims_no_parent_across_a_section_that_was_left_out():
     # "## Usage" had no body of its own, so no row: "### Basics" is not under Installation
-    from loci.query.project_files import heading_paths
+    from loci.query.project_files.headings import heading_paths
 
     rows = {1: {"line": 1, "heading": "Installation", "text": "## Installation\n\npip install widgets"},
             2: {"line": 7, "heading": "Basics", "text": "### Basics\n\nCall it."}}   # stored stripped
@@ -189,7 +189,7 @@ def test_a_heading_path_claims_no_parent_across_a_section_that_was_left_out():
 
 
 def test_setext_and_rst_headings_are_read_by_their_levels():
-    from loci.query.project_files import heading_paths
+    from loci.query.project_files.headings import heading_paths
 
     rows = {1: {"line": 1, "heading": "Installation", "text": "Installation\n------------\n\nTwo ways.\n\n"},
             2: {"line": 6, "heading": "Latest PyPI release", "text": "Latest PyPI release\n~~~~~~~~~~~~~~~~~~~\n\n"
@@ -233,7 +233,7 @@ def test_a_version_stated_past_the_manifests_first_passage_opens_before_the_chan
 
 
 def test_the_version_key_of_the_manifests_own_table_is_the_one_read():
-    from loci.query.project_files import version_line
+    from loci.query.project_files.versions import version_line
 
     assert version_line('[tool.hatch]\nversion = "{version}"\n[project]\nversion = "1.0"\n') == 4
     assert version_line('name = "x"\nversion = "1.0"\n', table="project") == 2
@@ -267,13 +267,13 @@ def test_the_main_modules_are_answered_by_the_architecture_section_and_the_modul
     ("src/widgets/parse.py", "main", False),
 ])
 def test_a_doc_at_the_top_of_a_file_is_the_files_own_unless_a_declaration_heads_it(path, heading, own):
-    from loci.query.project_files import opens_its_file
+    from loci.query.project_files.layout import opens_its_file
 
     assert opens_its_file(path, heading) is own
 
 
 def test_the_main_modules_are_a_packages_before_a_top_level_script_and_no_shell_script():
-    from loci.query.project_files import main_modules
+    from loci.query.project_files.layout import main_modules
 
     def docs(paths):   # row -> (path, heading): each the file's own doc
         return {row: (path, "") for row, path in paths.items()}
@@ -284,21 +284,21 @@ def test_the_main_modules_are_a_packages_before_a_top_level_script_and_no_shell_
 
 
 def test_a_go_package_at_the_top_comes_before_the_projects_build_scripts():
-    from loci.query.project_files import main_modules
+    from loci.query.project_files.layout import main_modules
 
     docs = {1: ("scripts/build.go", ""), 2: ("cli.go", ""), 3: ("internal/argh/argh.go", "")}
     assert main_modules(docs) == [2, 3, 1]
 
 
 def test_a_topic_word_the_question_only_quotes_raises_no_topic():
-    from loci.query.project_files import fact_file_patterns
+    from loci.query.project_files.topics import fact_file_patterns
 
     assert fact_file_patterns("my users type 'instal' instead of 'install'; can the parser suggest it?") == []
     assert fact_file_patterns("how do I install it?") != []
 
 
 def test_code_in_backticks_still_raises_its_topic():
-    from loci.query.project_files import fact_file_patterns
+    from loci.query.project_files.topics import fact_file_patterns
 
     assert fact_file_patterns("what does `CONTRIBUTING.md` ask of me?") != []
 

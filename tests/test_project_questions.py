@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 
 from conftest import setup_home
-from loci.query.project_files import fact_file_patterns, is_fact_file
+from loci.query.project_files.facts import is_fact_file
+from loci.query.project_files.topics import fact_file_patterns
 
 FILLER_DOCS = "\n\n".join(f"## Topic {i}\n\nWidgets {i} are released often; this project still supports the "
                           f"Python version in your tests and keeps each widget under its license." for i in range(12))
@@ -287,7 +288,7 @@ def test_an_overview_is_of_the_scope_it_names_or_points_at(subject, names, cwd, 
 
 
 def test_the_usage_page_of_the_newest_docs_version_is_shown():
-    from loci.query.project_files import own_files
+    from loci.query.project_files.about import own_files
 
     prose = {1: "README.md", 2: "docs/v1/getting-started.md", 3: "docs/v3/getting-started.md",
              4: "docs/v2/getting-started.md", 5: "docs/guide/deep/quickstart.md", 6: "docs/tutorial.md"}
@@ -495,7 +496,7 @@ def test_a_question_about_the_projects_own_files_asked_inside_it_shows_no_symbol
 
 def test_the_newest_changelog_entry_is_found_when_only_its_sections_hold_prose():
     # "# Unreleased" and "# 10.4.2" hold no prose of their own: their "## Features" / "## Bugfixes" do
-    from loci.query.project_files import about_rows
+    from loci.query.project_files.about import about_rows
 
     rows = {1: {"heading": "Changelog", "text": "# Changelog\n\nAll notable changes to this project are here."},
             2: {"heading": "Features", "text": "## Features\n- Add `--ignore-parent` to override the parent ignore files."},

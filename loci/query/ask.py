@@ -22,7 +22,8 @@ from loci.query import grammar
 from loci.query.question import Plan, Question
 from loci.query.router import (Context, RouteResult, built_from_words, enumeration_opinion, foreign_opinion,
                                one_per_content, open_to_opinion, route, second_opinion, shadowed_copies)
-from loci.query.project_files import cited_line, fact_file_patterns
+from loci.query.project_files.topics import fact_file_patterns
+from loci.query.project_files.versions import cited_line
 from loci.query.search import VOUCHED_TOP, EpisodeHit, Meaning, distinct, search_scope
 from loci.query.store import Merged, RoutingIndex, load_routing, read_manifest, read_merged, scope_metas
 from loci.kernel.tokens import ABBREVIATIONS, tokenize

@@ -254,7 +254,7 @@ class LexicalIndex:
 
     def module_docs(self) -> dict[int, tuple[str, str]]:
         """Chunk row -> (path, heading) of each docstring or comment at the first lines of a shipped
-        source file, in row order (``project_files.main_modules`` keeps the files' own)."""
+        source file, in row order (``project_files.layout.main_modules`` keeps the files' own)."""
         return {i: (path, heading or "") for i, path, heading in self.con.execute(
             "SELECT id, path, heading FROM chunks WHERE kind IN ('docstring', 'comment') "
             "AND line <= 3 AND path_kind = 'source' ORDER BY id")}

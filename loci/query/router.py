@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Collection, Mapping, Sequence
 
 from loci.query import grammar
-from loci.query.project_files import fact_file_patterns
+from loci.query.project_files.topics import fact_file_patterns
 from loci.query.question import Question
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.query.store import RoutingIndex
@@ -375,7 +375,7 @@ def _points_at_a_project(question: str, kind: str | None, words: int) -> bool:
     """Does a bare "it" in a question without evidence stand for a project?
 
     When what is asked is a fact about a project (how to install it, its licence, its
-    changelog, its tests: ``project_files.TOPICS``), or when the question holds no more than one
+    changelog, its tests: ``project_files.topics.TOPICS``), or when the question holds no more than one
     word of its own (``words``: "How do I configure it?", "what does it return?"): nothing in it
     describes what "it" is. In any other question "it" is anaphora for something the question
     itself describes ("swallowing the first word ... what's wrong with it?"), the abstention is

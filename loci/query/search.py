@@ -14,8 +14,13 @@ from typing import Callable, Collection, Iterable, Mapping, Sequence
 from loci.kernel.config import DEFAULT_PARAMS, Params
 from loci.kernel.language import translation_language
 from loci.kernel.tokens import tokenize
-from loci.query.project_files import (RECENT_COMMITS, about_rows, asks_about_licence, fact_rows, is_changelog, is_licence,
-                                      main_modules, only_includes, own_files, rows_read)
+from loci.query.project_files.about import RECENT_COMMITS, about_rows, own_files, rows_read
+from loci.query.project_files.changelog import is_changelog
+from loci.query.project_files.facts import fact_rows
+from loci.query.project_files.file_kinds import is_licence
+from loci.query.project_files.headings import only_includes
+from loci.query.project_files.layout import main_modules
+from loci.query.project_files.topics import asks_about_licence
 from loci.query.question import Plan, Question
 
 RANKER_WEIGHTS = {"bm25": 0.40, "grams": 0.45, "semantic": 0.35}  # docs/decisions/semantic-routing.md
@@ -337,7 +342,7 @@ def quoted_first(lex, ranked: list[tuple[int, float]], quoted: Sequence[str],
 
 def own_words_first(lex, kind: str, ranked: list[tuple[int, float]], prose: Mapping[int, str]) -> list[tuple[int, float]]:
     """A question about the project itself (``Plan.about``: what it is, how it is used): the
-    passages it says that in (``project_files.about_rows``) first, scored just above the best
+    passages it says that in (``project_files.about.about_rows``) first, scored just above the best
     passage, then the ranking as it was."""
     files = own_files(prose, translation_language)
     wanted = rows_read(kind, files)
