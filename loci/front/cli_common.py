@@ -46,6 +46,31 @@ def json_flag():
     return typer.Option(False, "--json", help='Print JSON instead of text; a failure too, as {"error", "hint"}.')
 
 
+def scope_flag(help: str = "Only this scope (repeatable; default: every scope)."):
+    """``--scope NAME``: how every command whose work some scopes can narrow is narrowed to them."""
+    return typer.Option(None, "--scope", help=help, autocompletion=complete_scope)
+
+
+def scopes_argument():
+    """The scopes some commands once took as arguments (``loci export gizmo --to DIR``): read still,
+    so that no script breaks, and left out of ``--help``, which shows ``--scope``."""
+    return typer.Argument(None, hidden=True, autocompletion=complete_scope)
+
+
+def chosen_scopes(flagged, named) -> list[str]:
+    """The scopes given with ``--scope`` and as arguments (the old spelling), each once, in order."""
+    return list(dict.fromkeys([*(flagged or []), *(named or [])]))
+
+
+def json_or(as_json: bool, report) -> bool:
+    """With ``--json``, print the build API's ``report`` as it is (True: the text is not shown)."""
+    if as_json:
+        from loci.front.render import dump_json, report_json
+
+        dump_json(report_json(report))
+    return as_json
+
+
 def complete_scope(incomplete: str) -> list[str]:
     """Shell completion of a scope name: the registered names starting with what is typed
     (scopes.json read, nothing else; nothing on any error)."""

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, complete_scope, err, handled, index_lines, json_flag, writable_home,
+    Commands, build_context, complete_scope, err, handled, index_lines, json_flag, scope_flag, writable_home,
 )
 
 commands = Commands()
@@ -117,8 +117,8 @@ def print_doctor(as_json: bool = False) -> list:
 
 @commands.command()
 @handled
-def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope.",
-                                               autocompletion=complete_scope),
+def uses(scope: Optional[str] = scope_flag("Only references from or to this scope."),
+         named: Optional[str] = typer.Argument(None, hidden=True, autocompletion=complete_scope),
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
          as_json: bool = json_flag()):
     """Which of your projects reference another (imports and declared dependencies), with citations."""
@@ -135,7 +135,11 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
         if report.code:
             raise typer.Exit(report.code)
     session = open_session()
-    found = load_uses(session.layout, scope, set(session.indexed()))
+    if scope and named and scope != named:
+        from loci.kernel.errors import UsageError
+
+        raise UsageError(f"`loci uses` reads one scope: --scope {scope} or {named}, not both")
+    found = load_uses(session.layout, scope or named, set(session.indexed()))
     if as_json:
         dump_json([u.to_json() for u in found])
     else:

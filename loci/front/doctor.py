@@ -486,10 +486,10 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     status = record.get("status")
     if src is None and status != "unsupported":
         return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
-                        f"loci graphs {shlex.quote(name)}")] if graphify else []
+                        f"loci graphs --scope {shlex.quote(name)}")] if graphify else []
     if src is not None and graphs.graph_problem(src) is not None:
         return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
-                        "no code structure", f"loci graphs {shlex.quote(name)}")] if graphify else []
+                        "no code structure", f"loci graphs --scope {shlex.quote(name)}")] if graphify else []
     from loci_pipeline.staleness import graph_fresh
 
     if not graphify or "fingerprint" not in record:
@@ -497,7 +497,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if not graph_fresh(layout, scope):
         what = "graph older than the code" if src is not None else "code changed since graphify found nothing to graph"
         return [Finding(name, "graph_stale", f"{what}: symbols and calls may be out of date",
-                        f"loci graphs {shlex.quote(name)}")]
+                        f"loci graphs --scope {shlex.quote(name)}")]
     if status == "unsupported":
         return [Finding(name, "prose_only", "no language graphify reads: indexed from prose only", None, NOTE)]
     return []
