@@ -179,8 +179,12 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
         return [Finding(None, "calibration_unreadable", f"{exc}; the shipped thresholds are in use",
                         "loci calibrate")]
     if data is None:
-        from loci_pipeline.home_steps import step_recorded
+        from loci_pipeline.home_steps import shipped_thresholds_chosen, step_recorded
 
+        if shipped_thresholds_chosen(layout):
+            return [Finding(None, "thresholds_shipped", "routing uses the shipped thresholds, as chosen with "
+                            "`loci calibrate --reset` (`loci update` and `loci pull` keep them)",
+                            "loci calibrate", NOTE)]
         if step_recorded(layout, "calibrate"):   # it was fitted here, and `loci update` fits it again
             return [Finding(None, "calibration_lost", f"{layout.calibration} is missing, though this home was "
                             "calibrated: routing uses the shipped thresholds until it is fitted again",
