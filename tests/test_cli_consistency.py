@@ -83,3 +83,11 @@ def test_a_build_command_with_json_prints_its_failure_as_an_object(home, tmp_pat
     out = json.loads(res.stdout)
     assert set(out) == {"error", "hint"} and "nosuch" in out["error"]
 
+
+
+def test_hook_status_and_groups_infer_report_json(home, code):
+    states = json.loads(cli("hook", "status", str(code / "gizmo"), "--json").stdout)
+    assert {s["hook"] for s in states} == {"post-commit", "post-merge", "post-checkout"}
+    assert {s["state"] for s in states} == {"absent"} and all(s["repo"].endswith("gizmo") for s in states)
+    owners = json.loads(cli("groups", "infer", "--json").stdout)
+    assert set(owners["owners"]) == {"gizmo", "webby"}

@@ -42,6 +42,8 @@ BAD = {
     ("index",): ([], 1, "home"),
     ("embed",): ([], 1, "home"),
     ("update",): ([], 1, "home"),
+    ("hook", "status"): (["nosuch"], 2, None),
+    ("groups", "infer"): ([], 1, "home"),
 }
 # doctor reports a damaged home as findings (its JSON output), never as an error, and
 # `server status` reports whatever engine state it finds; a bad command line is the only
