@@ -16,7 +16,8 @@ def keep_argument_help() -> None:
     """Show every argument's help in ``--help`` again, once. typer (<0.26) sets a TyperArgument's
     help before calling click's Argument.__init__, which in newer click (8.5 here) takes a ``help``
     of its own and resets it to None, so every argument was listed bare; and that click lists
-    documented arguments a second time ("Positional arguments") after typer's "Arguments"."""
+    documented arguments a second time ("Positional arguments") after typer's "Arguments". A hidden
+    argument (an old spelling still read, ``scopes_argument``) is left out of the usage line too."""
     import click
     from typer.core import TyperArgument, TyperCommand
 
@@ -32,6 +33,8 @@ def keep_argument_help() -> None:
 
     keeping.keeps_help = True
     TyperArgument.__init__ = keeping
+    usage = TyperArgument.get_usage_pieces
+    TyperArgument.get_usage_pieces = lambda self, ctx: [] if self.hidden else usage(self, ctx)
     if hasattr(click.Command, "format_arguments"):   # typer's format_options writes them already
         TyperCommand.format_arguments = lambda self, ctx, formatter: None
 
