@@ -1,4 +1,5 @@
-"""The one build API: ``scan``, ``setup``, ``update``, ``graphs``, ``index``, ``embed``, ``calibrate``.
+"""The one build API: ``scan``, ``setup``, ``update``, ``graphs``, ``index``, ``embed``, ``calibrate``
+(and ``reset_calibration``).
 
 Each takes a BuildContext (layout, parameters, model, progress reporter), runs
 the doit tasks of loci_pipeline.tasks through loci_pipeline.runner, and returns a report
@@ -239,6 +240,22 @@ def calibrate(ctx: BuildContext) -> CalibrateReport:
     return report
 
 
+def reset_calibration(ctx: BuildContext) -> dict:
+    """Route with the shipped thresholds again: record the choice, then remove calibration.json.
+    `loci update`, a pull and the commit hooks keep the choice (``calibration_kept``); `loci
+    calibrate` fits again and clears it. Returns ``thresholds_in_force``."""
+    import time
+
+    from loci.kernel.atomic import build_lock, write_json
+    from loci_pipeline.home_steps import SHIPPED, thresholds_in_force
+
+    layout = ctx.layout
+    with build_lock(layout.lock, "calibrate --reset"):
+        write_json(layout.thresholds_choice, {"thresholds": SHIPPED, "chosen_at": time.time()})
+        layout.calibration.unlink(missing_ok=True)
+    return thresholds_in_force(layout, None)
+
+
 @dataclass
 class CalibratedPull:
     bundles: object                         # loci_pipeline.share.pull.PullReport
@@ -250,11 +267,13 @@ def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate:
          full: bool = False) -> CalibratedPull:
     """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
     what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
-    with thresholds fitted to the scopes it now holds, as a home built here does."""
+    with thresholds fitted to the scopes it now holds, as a home built here does (unless the user
+    chose the shipped thresholds: `loci calibrate --reset`)."""
+    from loci_pipeline.home_steps import shipped_thresholds_chosen
     from loci_pipeline.share.pull import pull as pull_bundles
 
     bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full)
-    if not calibrate or not bundles.imported:
+    if not calibrate or not bundles.imported or shipped_thresholds_chosen(ctx.layout):
         return CalibratedPull(bundles, None)
     r = run(ctx, ["calibrate"], jobs=1)
     report = calibrate_report(ctx, r)

@@ -637,6 +637,7 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     if write:
         with build_lock(layout.lock, "calibrate"):
             write_json(layout.calibration, data)
+            layout.thresholds_choice.unlink(missing_ok=True)   # fitted: the steps refresh the fit again
     return data
 
 

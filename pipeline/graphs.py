@@ -225,14 +225,14 @@ def _run_graphify(name, root, layout, excludes, fingerprint, full, done, work) -
                               timeout=TIMEOUT_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         return done("failed", f"{name}: graphify ran over {TIMEOUT_SECONDS} s; exclude generated "
-                              f"or vendored code, then run `loci graphs {shlex.quote(name)}`")
+                              f"or vendored code, then run `loci graphs --scope {shlex.quote(name)}`")
     except OSError as exc:
         return done("failed", f"{name}: could not start graphify: {exc}")
     produced = work / "graphify-out" / "graph.json"
     if proc.returncode != 0 or not produced.exists():
         tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
         return done("failed", f"{name}: graphify failed (exit {proc.returncode}): {tail[0][:200]}; "
-                              f"run `loci graphs {shlex.quote(name)}` to retry")
+                              f"run `loci graphs --scope {shlex.quote(name)}` to retry")
     _mask_secrets(work / "graphify-out")
     if _symbol_count(produced, root) == 0:
         return _finish_unsupported(name, layout, fingerprint, done, excludes)

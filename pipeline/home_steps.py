@@ -1,5 +1,6 @@
-"""What a home's own records say it has done: doit's record of its steps, and the embedding model
-its vectors were made with when the file that named it is lost. Read by the task graph, by
+"""What a home's own records say it has done: doit's record of its steps, the embedding model
+its vectors were made with when the file that named it is lost, and which thresholds it routes
+with (a fit, or the shipped ones the user chose back with `loci calibrate --reset`). Read by the task graph, by
 calibration and by doctor (a module below all three: ``tasks`` imports calibration through the
 bundles)."""
 from __future__ import annotations
@@ -34,3 +35,34 @@ def step_recorded(layout: Layout, task: str) -> bool:
             con.close()
     except sqlite3.Error:
         return False
+
+
+SHIPPED = "shipped"
+
+
+def shipped_thresholds_chosen(layout: Layout) -> bool:
+    """The user chose the shipped thresholds (`loci calibrate --reset`) and has not fitted since:
+    no step fits them again until `loci calibrate` does (a damaged record: not chosen)."""
+    from loci.kernel.jsonfile import read_state_or_none
+    from loci.kernel.schemas import THRESHOLDS_FILE
+
+    record = read_state_or_none(layout.thresholds_choice, THRESHOLDS_FILE)
+    return bool(record) and record.get("thresholds") == SHIPPED
+
+
+def calibration_kept(layout: Layout) -> bool:
+    """The home keeps a calibration the build refreshes: it has calibration.json, or had one (the
+    calibrate step ran here and the file was lost: it is fitted again), unless the user chose the
+    shipped thresholds."""
+    if shipped_thresholds_chosen(layout):
+        return False
+    return layout.calibration.exists() or step_recorded(layout, "calibrate")
+
+
+def thresholds_in_force(layout: Layout, data: dict | None) -> dict:
+    """Which thresholds route, as `loci calibrate --show --json` prints it: the fit ``data``
+    (calibration.json) marked ``"thresholds": "fitted"``, or ``{"thresholds": "shipped",
+    "chosen": ...}``, chosen True when `loci calibrate --reset` chose them."""
+    if data is not None:
+        return {**data, "thresholds": "fitted"}
+    return {"thresholds": SHIPPED, "chosen": shipped_thresholds_chosen(layout)}

@@ -56,7 +56,7 @@ def empty_tables(problems: list[str] | None = None) -> StructureTables:
 def graph_tables(graph_path: Path, root: Path, *, scope: str = "SCOPE",
                  max_bytes: int = MAX_GRAPH_BYTES) -> StructureTables:
     """Symbols and edges of ``graph_path``, paths relative to ``root``; problems instead of errors."""
-    graph_path, fix = Path(graph_path), f"run `loci graphs {shlex.quote(scope)}` to rebuild it"
+    graph_path, fix = Path(graph_path), f"run `loci graphs --scope {shlex.quote(scope)}` to rebuild it"
     try:
         size = graph_path.stat().st_size
     except OSError:

@@ -47,7 +47,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
 from loci_pipeline.fingerprint import build_signature
-from loci_pipeline.home_steps import lost_embed_model, step_recorded
+from loci_pipeline.home_steps import calibration_kept, lost_embed_model
 
 PER_SCOPE = ("graphs", "index", "vectors", "multilingual")   # the steps with one subtask per scope
 
@@ -758,11 +758,13 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
     """The context `doit` and `loci update` use: each step the home already has is refreshed
     (graphs when graphify is installed, embeddings when embed.json exists or the embed step ran
     before and left its vectors, calibration when calibration.json exists or the calibrate step
-    ran before), nothing new is opted into; a lost embed.json or calibration.json is written again."""
+    ran before, unless `loci calibrate --reset` chose the shipped thresholds since:
+    ``calibration_kept``), nothing new is opted into; a lost embed.json or calibration.json is
+    written again."""
     from loci_pipeline.graphs import graphify_available
 
     settings = dict(graphs=graphify_available(),
                     embed=layout.embed_config.exists() or lost_embed_model(layout) is not None,
-                    calibrate=layout.calibration.exists() or step_recorded(layout, "calibrate"))
+                    calibrate=calibration_kept(layout))
     settings.update(overrides)
     return BuildContext(layout, **settings)

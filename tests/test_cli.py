@@ -367,10 +367,9 @@ def test_a_new_directory_added_is_told_to_index(corpus):
 
 
 def test_graphs_with_nothing_new_does_not_tell_to_index(corpus, monkeypatch):
-    from loci_pipeline import build
-    from loci.front import cli_build
+    from loci_pipeline import build, graphs
 
-    monkeypatch.setattr(cli_build, "_graphify_missing", lambda: False)
+    monkeypatch.setattr(graphs, "graphify_available", lambda: True)
     results = {"gizmo": {"status": "uptodate", "message": "gizmo: unchanged"}}
     monkeypatch.setattr(build, "graphs", lambda ctx, names, force=False: build.GraphsReport(results=dict(results)))
     res = runner.invoke(app, ["graphs"])
@@ -398,8 +397,9 @@ def complete(words: str) -> list[str]:
     return res.output.split()
 
 
-@pytest.mark.parametrize("words", ["loci ask --scope gi", "loci uses gi", "loci export gi", "loci graphs gi",
-                                   "loci push DEST --scope gi", "loci group add gi"])
+@pytest.mark.parametrize("words", ["loci ask --scope gi", "loci uses --scope gi", "loci export --scope gi",
+                                   "loci graphs --scope gi", "loci push DEST --scope gi", "loci group add gi",
+                                   "loci export gi", "loci graphs gi", "loci uses gi"])
 def test_shell_completion_offers_the_registered_scope_names(corpus, words):
     assert complete(words) == ["gizmo"]
 

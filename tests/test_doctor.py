@@ -52,7 +52,7 @@ def with_graphify(monkeypatch):
 def test_names_a_scope_with_no_graph_and_the_command_that_builds_it(corpus, with_graphify):
     missing = by_problem(diagnose(layout()), "no_graph")
     assert set(missing) == {"gizmo", "webby"}
-    assert missing["gizmo"].fix == "loci graphs gizmo" and missing["gizmo"].severity == GAP
+    assert missing["gizmo"].fix == "loci graphs --scope gizmo" and missing["gizmo"].severity == GAP
 
 
 def test_without_the_graph_extra_says_how_to_install_it_once(corpus, monkeypatch):
@@ -77,7 +77,7 @@ def test_names_a_graph_older_than_the_code(corpus, loci_home, with_graphify):
     assert not by_problem(diagnose(lay), "graph_stale")
     (corpus / "gizmo" / "gizmo" / "sprocket.py").write_text("def calibrate_sprocket(x, y):\n    return y\n")
     stale = by_problem(diagnose(lay), "graph_stale")
-    assert set(stale) == {"gizmo"} and stale["gizmo"].fix == "loci graphs gizmo"
+    assert set(stale) == {"gizmo"} and stale["gizmo"].fix == "loci graphs --scope gizmo"
 
 
 def test_a_scope_graphify_cannot_read_is_a_note_not_a_gap(corpus, loci_home, with_graphify):
@@ -329,11 +329,11 @@ def test_a_thousand_notes_of_one_kind_are_one_line_and_every_gap_keeps_its_own()
                       "are fetched when a question first needs them", None, NOTE) for i in range(1000)]
     copies = [Finding(f"web-{i}", "copies", f"a copy of web: questions are answered from web", None, NOTE)
               for i in range(2)]
-    gap = Finding("flask", "graph_stale", "its graph is older than its code", "loci graphs flask")
+    gap = Finding("flask", "graph_stale", "its graph is older than its code", "loci graphs --scope flask")
     lines = render(mapped + copies + [gap], 1003)
     text = "\n".join(lines)
     assert len(lines) < 20
-    assert "flask" in text and "run: loci graphs flask" in text            # a gap: its own line and fix
+    assert "flask" in text and "run: loci graphs --scope flask" in text            # a gap: its own line and fix
     assert text.count("web-0") == 1 and text.count("web-1") == 1            # two notes of a kind: each shown
     folded = [line for line in lines if "1,000 scopes" in line]
     assert folded and "pkg0000" in text and "pkg0999" not in text and "--json" in text
@@ -346,8 +346,8 @@ def test_fix_commands_quote_a_scope_name_with_a_space_so_they_run_as_printed(tmp
 
     setup_home(tmp_path / "code", {"my repo ü": {"README.md": "# spaced\n\nA spaced project.\n"}})
     findings = by_problem(diagnose(layout()), "no_graph")
-    assert findings["my repo ü"].fix == "loci graphs 'my repo ü'"
-    assert shlex.split(findings["my repo ü"].fix)[2] == "my repo ü"
+    assert findings["my repo ü"].fix == "loci graphs --scope 'my repo ü'"
+    assert shlex.split(findings["my repo ü"].fix)[3] == "my repo ü"
     shutil.rmtree(tmp_path / "code" / "my repo ü")
     gone = by_problem(diagnose(layout()), "missing_dir")["my repo ü"]
     assert gone.fix == "loci forget 'my repo ü'"

@@ -122,7 +122,7 @@ def test_a_graphify_failure_is_reported_with_the_retry(repo, home, monkeypatch, 
         sys.executable, "-c", "import sys; print('boom: parser exploded', file=sys.stderr); sys.exit(3)"])
     result = build_graph("demo", repo, home)
     assert result.status == "failed"
-    assert "exit 3" in result.message and "boom" in result.message and "loci graphs demo" in result.message
+    assert "exit 3" in result.message and "boom" in result.message and "loci graphs --scope demo" in result.message
     assert graph_source("demo", repo, home) is None
 
 

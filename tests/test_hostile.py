@@ -250,7 +250,7 @@ def test_a_truncated_graph_is_named_and_rebuilt(home, built):
     graph = home / "graphs" / "alpha" / "graph.json.gz"
     truncate(graph)
     seen = runner.invoke(app, ["doctor"])
-    assert ok(seen) and "graph.json.gz" in seen.output and "loci graphs alpha" in seen.output
+    assert ok(seen) and "graph.json.gz" in seen.output and "loci graphs --scope alpha" in seen.output
     for args in (["graphs", "alpha"], ["index"]):
         res = runner.invoke(app, args)
         assert res.exit_code == 0, res.output

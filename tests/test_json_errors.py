@@ -34,6 +34,16 @@ BAD = {
     ("calibrate",): ([], 1, "home"),   # LOCI_HOME is a file: nothing can be written
     ("eval",): (["--questions", "/no/such/questions.jsonl"], 2, None),
     ("uses",): (["nosuch"], 2, None),
+    ("push",): (["/tmp/loci-never-written", "--scope", "nosuch"], 2, None),
+    ("export",): (["--to", "/tmp/loci-never-written", "--scope", "nosuch"], 2, None),
+    ("graphs",): ([], 1, "home"),   # (or, without graphify, the extra it needs: exit 1 too)
+    ("forget",): (["nosuch"], 2, None),
+    ("scan",): (["/no/such/folder"], 2, None),
+    ("index",): ([], 1, "home"),
+    ("embed",): ([], 1, "home"),
+    ("update",): ([], 1, "home"),
+    ("hook", "status"): (["nosuch"], 2, None),
+    ("groups", "infer"): ([], 1, "home"),
 }
 # doctor reports a damaged home as findings (its JSON output), never as an error, and
 # `server status` reports whatever engine state it finds; a bad command line is the only

@@ -403,7 +403,7 @@ def test_doctor_reports_every_scope(home):
     res = cli("doctor", "--json", code=None)
     assert res.exit_code in (0, 1)            # 1: gaps
     gaps = {(p["scope"], p["problem"]): p["fix"] for p in json.loads(res.stdout)}
-    assert gaps[("gizmo", "no_graph")] == "loci graphs gizmo" and ("webby", "no_graph") in gaps
+    assert gaps[("gizmo", "no_graph")] == "loci graphs --scope gizmo" and ("webby", "no_graph") in gaps
     assert not [k for k in gaps if k[1] in ("stale", "no_index", "no_vectors")]
 
 

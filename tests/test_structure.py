@@ -158,7 +158,7 @@ def test_links_key_of_networkx_graphs_is_read(repo, tmp_path):
 def test_missing_graph_is_a_problem_naming_the_fix(repo, tmp_path):
     tables = graph_tables(tmp_path / "nope.json", repo, scope="demo")
     assert tables.symbols.num_rows == 0 and tables.calls.num_rows == 0
-    assert len(tables.problems) == 1 and "loci graphs demo" in tables.problems[0]
+    assert len(tables.problems) == 1 and "loci graphs --scope demo" in tables.problems[0]
 
 
 @pytest.mark.parametrize("content", [
@@ -173,14 +173,14 @@ def test_unreadable_graph_is_a_problem_not_an_exception(repo, tmp_path, content)
     path.write_bytes(content if isinstance(content, bytes) else content.encode())
     tables = graph_tables(path, repo, scope="demo")
     assert tables.symbols.num_rows == 0
-    assert "loci graphs demo" in tables.problems[0]
+    assert "loci graphs --scope demo" in tables.problems[0]
 
 
 def test_graph_over_the_size_cap_is_skipped(repo, tmp_path):
     path = write_graph(tmp_path / "graph.json", sample_graph())
     tables = graph_tables(path, repo, scope="demo", max_bytes=100)
     assert tables.symbols.num_rows == 0
-    assert "cap" in tables.problems[0] and "loci graphs demo" in tables.problems[0]
+    assert "cap" in tables.problems[0] and "loci graphs --scope demo" in tables.problems[0]
 
 
 def test_symbols_in_files_that_no_longer_exist_are_dropped_and_counted(repo, tmp_path):
@@ -189,7 +189,7 @@ def test_symbols_in_files_that_no_longer_exist_are_dropped_and_counted(repo, tmp
     paths = set(tables.symbols.column("path").to_pylist())
     assert "pkg/other.py" not in paths and "pkg/session.py" in paths
     assert len(tables.problems) == 1
-    assert tables.problems[0].startswith("2 symbols in 1 files") and "loci graphs demo" in tables.problems[0]
+    assert tables.problems[0].startswith("2 symbols in 1 files") and "loci graphs --scope demo" in tables.problems[0]
 
 
 @pytest.mark.slow
@@ -254,14 +254,14 @@ def test_symbol_vocabulary_splits_labels_and_counts_tests_lower(tables):
 def test_load_structure_without_a_store_returns_none_and_says_how_to_fix(tmp_path):
     lay = layout(tmp_path)
     assert load_structure(lay, "ghost") is None
-    assert "loci graphs ghost" in structure_problem(lay, "ghost")
+    assert "loci graphs --scope ghost" in structure_problem(lay, "ghost")
 
 
 def test_a_query_file_without_structure_tables_means_no_graph_was_built(tmp_path):
     lay = layout(tmp_path)
     write_query_file(lay, "demo", None)
     assert load_structure(lay, "demo") is None
-    assert "loci graphs demo" in structure_problem(lay, "demo")
+    assert "loci graphs --scope demo" in structure_problem(lay, "demo")
 
 
 def test_parquet_tables_missing_from_the_query_file_say_loci_index_fixes_it(tables, tmp_path):

@@ -161,12 +161,15 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 
 @groups_app.command("infer")
 @handled
-def groups_infer():
+def groups_infer(as_json: bool = json_flag()):
     """Label every scope `me` or `vendor:<org>` from git provenance."""
+    from loci.front.cli_common import json_or
     from loci_pipeline import build
     from loci_pipeline.tasks import BuildContext
 
     report = build.infer_groups(BuildContext(_writable_home()))
+    if json_or(as_json, report):
+        return
     for name, owner in sorted(report.owners.items()):
         why = f"  ({report.why[name]})" if name in report.why else ""
         typer.echo(f"{name:<28} {owner}{why}")

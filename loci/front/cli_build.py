@@ -11,8 +11,8 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, complete_scope, err, handled, index_lines, interactive, interruptible, quiet_flag,
-    writable_home,
+    Commands, build_context, chosen_scopes, complete_scope, err, handled, index_lines, interactive, interruptible,
+    json_flag, json_or, quiet_flag, scope_flag, scopes_argument, writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
@@ -46,14 +46,16 @@ def show_scan(report, dirs, quiet: bool) -> None:
 @handled
 def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git repositories."),
          split: bool = typer.Option(False, "--split", help="One scope per package one level down."),
-         quiet: bool = quiet_flag()):
+         quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Find git repositories under DIRS and register each as a scope (scopes.json is rewritten whole)."""
     from loci_pipeline import build
 
     report = build.scan(build_context(writable_home(), quiet=True), dirs, split=split)
-    show_scan(report, dirs, quiet)
-    if not any(Path(d).expanduser().is_dir() for d in dirs):  # the problems were printed: bad input
-        raise typer.Exit(2)
+    if not any(Path(d).expanduser().is_dir() for d in dirs):   # nothing to scan: bad input
+        from loci.kernel.errors import UsageError
+
+        raise UsageError(", ".join(report.problems) or "no folder to scan")
+    show_scan(report, dirs, quiet or json_or(as_json, report))
 
 
 @commands.command()
@@ -61,7 +63,7 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
 def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`loci scopes` lists them).",
                                            autocompletion=complete_scope),
            no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the calibration as it is."),
-           quiet: bool = quiet_flag()):
+           quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Forget scopes: out of the registry, the routing and the home (their index, vectors and graph);
     a repository's sub-scopes go with it. Nothing is written inside the repositories but the removal
     of loci's commit hooks from one no scope is left in (they would rebuild nothing).
@@ -79,7 +81,7 @@ def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`l
     unhooked = unhook_unregistered(home, repos) if not report.failed else []
     for step, msg in report.failed.items():
         err(f"{step}: {msg}")
-    if not quiet:
+    if not (quiet or json_or(as_json, report)):
         typer.echo(f"forgot {', '.join(report.forgotten)}")
         for name in report.registers_again:
             typer.echo(f"  {name}: its folder is still under a scanned root: the next `loci update` "
@@ -123,28 +125,28 @@ def show_graphs(report, quiet: bool) -> int:
     return report.code
 
 
-def _graphify_missing() -> bool:
+def _require_graphify() -> None:
+    """graphify is installed; otherwise a BuildError naming the extra (one line, or with --json one object)."""
+    from loci.kernel.errors import BuildError
     from loci_pipeline.graphs import INSTALL_HINT, graphify_available
 
-    if graphify_available():
-        return False
-    err(f"code graphs need the `graph` extra: {INSTALL_HINT} (indexing continues from prose)")
-    return True
+    if not graphify_available():
+        raise BuildError(f"code graphs need the `graph` extra: {INSTALL_HINT} (indexing continues from prose)")
 
 
 @commands.command()
 @handled
-def graphs(names: List[str] = typer.Argument(None, help="Scopes to graph (default: every scope).",
-                                             autocompletion=complete_scope),
+def graphs(scopes: Optional[List[str]] = scope_flag(),
+           named: Optional[List[str]] = scopes_argument(),
            force: bool = typer.Option(False, "--force", help="Re-extract even when the code did not change."),
-           quiet: bool = quiet_flag()):
+           quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Extract code graphs with graphify (no LLM) under $LOCI_HOME/graphs; unchanged code is skipped."""
     from loci_pipeline import build
 
-    if _graphify_missing():
-        raise typer.Exit(1)
-    ctx = build_context(writable_home(), quiet=quiet, label="graphs")
-    report = build.graphs(ctx, list(names or []), force=force)
+    _require_graphify()
+    ctx = build_context(writable_home(), quiet=quiet or as_json, label="graphs")
+    report = build.graphs(ctx, chosen_scopes(scopes, named), force=force)
+    quiet = quiet or json_or(as_json, report)
     code = show_graphs(report, quiet)
     if code == 0 and not quiet and any(v.get("status") == "built" for v in report.results.values()):
         typer.echo("run `loci index` to fold the new graphs into routing and the structure store")
@@ -164,12 +166,13 @@ def show_index(report, quiet: bool) -> int:
 @interruptible
 @handled
 def index(force: bool = typer.Option(False, "--force", help="Rebuild every scope, changed or not."),
-          quiet: bool = quiet_flag()):
+          quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Build the episode store and routing index for every scope whose fingerprint moved."""
     from loci_pipeline import build
 
-    ctx = build_context(writable_home(), quiet=quiet, label="indexing", graphs=False)
-    raise typer.Exit(show_index(build.index(ctx, force=force), quiet))
+    ctx = build_context(writable_home(), quiet=quiet or as_json, label="indexing", graphs=False)
+    report = build.index(ctx, force=force)
+    raise typer.Exit(show_index(report, quiet or json_or(as_json, report)))
 
 
 def embed_available() -> bool:
@@ -257,8 +260,10 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
     embed_on = not no_embed and embed_available()
     if embed_on and ask:
         embed_on = typer.confirm(f"Build local embeddings for semantic recall ({_embed_estimate()})?", default=True)
-    ctx = build_context(layout, quiet=quiet, label="setting up", scan=False, graphs=graphs_on,
-                        embed=embed_on, calibrate=not no_calibrate)
+    from loci_pipeline.home_steps import shipped_thresholds_chosen
+
+    ctx = build_context(layout, quiet=quiet, label="setting up", scan=False, graphs=graphs_on, embed=embed_on,
+                        calibrate=not no_calibrate and not shipped_thresholds_chosen(layout))
     code = show_update(build.update(ctx), quiet)
     if not quiet:
         typer.echo("")
@@ -273,7 +278,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
            no_scan: bool = typer.Option(False, "--no-scan", help="Do not rescan the roots."),
            no_graphs: bool = typer.Option(False, "--no-graphs", help="Do not refresh code graphs."),
            force: bool = typer.Option(False, "--force", help="Rebuild every step, changed or not."),
-           quiet: bool = quiet_flag()):
+           quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed: what `doit` alone does.
 
     Scopes pulled from a store are pulled again first, the way they were pulled last.
@@ -283,8 +288,9 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     overrides = {"scan": not no_scan}
     if no_graphs:
         overrides["graphs"] = False
-    ctx = build_context(writable_home(), quiet=quiet, label="updating", **overrides)
+    ctx = build_context(writable_home(), quiet=quiet or as_json, label="updating", **overrides)
     report = build.update(ctx, list(dirs or []), force=force)
+    quiet = quiet or json_or(as_json, report)
     if report.scan is not None:
         show_scan(report.scan, dirs, quiet=True)
     for problem in report.problems:   # the rescan of the remembered roots, inside the run

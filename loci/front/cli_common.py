@@ -16,7 +16,8 @@ def keep_argument_help() -> None:
     """Show every argument's help in ``--help`` again, once. typer (<0.26) sets a TyperArgument's
     help before calling click's Argument.__init__, which in newer click (8.5 here) takes a ``help``
     of its own and resets it to None, so every argument was listed bare; and that click lists
-    documented arguments a second time ("Positional arguments") after typer's "Arguments"."""
+    documented arguments a second time ("Positional arguments") after typer's "Arguments". A hidden
+    argument (an old spelling still read, ``scopes_argument``) is left out of the usage line too."""
     import click
     from typer.core import TyperArgument, TyperCommand
 
@@ -32,6 +33,8 @@ def keep_argument_help() -> None:
 
     keeping.keeps_help = True
     TyperArgument.__init__ = keeping
+    usage = TyperArgument.get_usage_pieces
+    TyperArgument.get_usage_pieces = lambda self, ctx: [] if self.hidden else usage(self, ctx)
     if hasattr(click.Command, "format_arguments"):   # typer's format_options writes them already
         TyperCommand.format_arguments = lambda self, ctx, formatter: None
 
@@ -44,6 +47,31 @@ def quiet_flag():
 def json_flag():
     """The ``--json`` option every command that reports something offers."""
     return typer.Option(False, "--json", help='Print JSON instead of text; a failure too, as {"error", "hint"}.')
+
+
+def scope_flag(help: str = "Only this scope (repeatable; default: every scope)."):
+    """``--scope NAME``: how every command whose work some scopes can narrow is narrowed to them."""
+    return typer.Option(None, "--scope", help=help, autocompletion=complete_scope)
+
+
+def scopes_argument():
+    """The scopes some commands once took as arguments (``loci export gizmo --to DIR``): read still,
+    so that no script breaks, and left out of ``--help``, which shows ``--scope``."""
+    return typer.Argument(None, hidden=True, autocompletion=complete_scope)
+
+
+def chosen_scopes(flagged, named) -> list[str]:
+    """The scopes given with ``--scope`` and as arguments (the old spelling), each once, in order."""
+    return list(dict.fromkeys([*(flagged or []), *(named or [])]))
+
+
+def json_or(as_json: bool, report) -> bool:
+    """With ``--json``, print the build API's ``report`` as it is (True: the text is not shown)."""
+    if as_json:
+        from loci.front.render import dump_json, report_json
+
+        dump_json(report_json(report))
+    return as_json
 
 
 def complete_scope(incomplete: str) -> list[str]:

@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, complete_scope, err, handled, index_lines, json_flag, writable_home,
+    Commands, build_context, complete_scope, err, handled, index_lines, json_flag, scope_flag, writable_home,
 )
 
 commands = Commands()
@@ -15,27 +15,57 @@ commands = Commands()
 
 @commands.command()
 @handled
-def calibrate(show: bool = typer.Option(False, "--show", help="Print the current calibration; fit nothing."),
+def calibrate(show: bool = typer.Option(False, "--show", help="Print the thresholds in force; fit nothing."),
               full: bool = typer.Option(False, "--full", help="Fit the evidence floor again on every scope, even "
                                         "when few scopes moved since its fit (a pull of one bundle among "
                                         "hundreds keeps it)."),
+              reset: bool = typer.Option(False, "--reset", help="Route with the shipped thresholds again: remove "
+                                         "the fit and record the choice, which `loci update` and `loci pull` "
+                                         "keep until `loci calibrate` fits again."),
               as_json: bool = json_flag()):
     """Fit the evidence floor (and, with embeddings, per-scope semantic floors and the router's
-    second-opinion floors) to your corpus; writes calibration.json."""
+    second-opinion floors) to your corpus; writes calibration.json.
+
+    \b
+    Examples:
+      loci calibrate --show      (the thresholds in force, fitted or shipped)
+      loci calibrate --reset     (back to the shipped thresholds, kept by `loci update`)
+    """
     from loci.query.calibration import read_calibration
     from loci.kernel.config import layout as make_layout
     from loci.front.render import dump_json
     from loci_pipeline.calibrate import render, standing
+    from loci_pipeline.home_steps import thresholds_in_force
 
-    if show and full:
+    modes = [flag for flag, on in (("--show", show), ("--full", full), ("--reset", reset)) if on]
+    if len(modes) > 1:
         from loci.kernel.errors import UsageError
 
-        raise UsageError("--show prints the calibration and fits nothing; --full fits it: give one of them")
+        raise UsageError(f"{' and '.join(modes)} do different things (--show prints the thresholds, --full "
+                         "fits them whole, --reset goes back to the shipped ones): give one of them")
+    if reset:
+        from loci_pipeline import build
+
+        layout = writable_home()
+        shown = build.reset_calibration(build_context(layout, quiet=True))
+        if as_json:
+            dump_json(shown)
+        else:
+            typer.echo(f"the shipped thresholds are in force: {layout.calibration} removed; `loci update` and "
+                       "`loci pull` keep them until `loci calibrate` fits them again")
+        return
     if show:
         layout = make_layout()
         data = read_calibration(layout)
         if data is None:
-            typer.echo("not calibrated yet: the shipped thresholds are in use (run `loci calibrate`)")
+            shown = thresholds_in_force(layout, None)
+            if as_json:
+                dump_json(shown)
+            elif shown["chosen"]:
+                typer.echo("the shipped thresholds are in use, as chosen with `loci calibrate --reset` "
+                           "(`loci calibrate` fits them to this corpus)")
+            else:
+                typer.echo("not calibrated yet: the shipped thresholds are in use (run `loci calibrate`)")
             return
     else:
         from loci_pipeline import build
@@ -44,7 +74,7 @@ def calibrate(show: bool = typer.Option(False, "--show", help="Print the current
         report = build.calibrate(build_context(layout, quiet=True, graphs=False, calibrate_full=full))
         data = report.data
     if as_json:
-        dump_json(data)
+        dump_json(thresholds_in_force(layout, data))
         return
     typer.echo("\n".join(render(data, standing(layout, data) if show else None)))
     if not show:
@@ -117,8 +147,8 @@ def print_doctor(as_json: bool = False) -> list:
 
 @commands.command()
 @handled
-def uses(scope: Optional[str] = typer.Argument(None, help="Only references from or to this scope.",
-                                               autocompletion=complete_scope),
+def uses(scope: Optional[str] = scope_flag("Only references from or to this scope."),
+         named: Optional[str] = typer.Argument(None, hidden=True, autocompletion=complete_scope),
          refresh: bool = typer.Option(False, "--refresh", help="Re-index what changed first (as `loci index`)."),
          as_json: bool = json_flag()):
     """Which of your projects reference another (imports and declared dependencies), with citations."""
@@ -135,7 +165,11 @@ def uses(scope: Optional[str] = typer.Argument(None, help="Only references from 
         if report.code:
             raise typer.Exit(report.code)
     session = open_session()
-    found = load_uses(session.layout, scope, set(session.indexed()))
+    if scope and named and scope != named:
+        from loci.kernel.errors import UsageError
+
+        raise UsageError(f"`loci uses` reads one scope: --scope {scope} or {named}, not both")
+    found = load_uses(session.layout, scope or named, set(session.indexed()))
     if as_json:
         dump_json([u.to_json() for u in found])
     else:

@@ -5,7 +5,9 @@ from typing import Optional
 
 import typer
 
-from loci.front.cli_common import Commands, build_context, err, handled, interruptible, quiet_flag, writable_home
+from loci.front.cli_common import (
+    Commands, build_context, err, handled, interruptible, json_flag, json_or, quiet_flag, writable_home,
+)
 
 commands = Commands()
 
@@ -49,7 +51,7 @@ def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer
                                               "weaker on paraphrases), or any sentence-transformers name "
                                               "or path. Default: the model the home's vectors were made "
                                               "with; for a home without vectors, transformer."),
-          quiet: bool = quiet_flag()):
+          quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """Encode every chunk and symbol label locally; only new or changed chunks are encoded."""
     from loci.query.semantic import STATIC_ID, is_static_model, static_model_dir
     from loci_pipeline import build
@@ -57,10 +59,12 @@ def embed(model: Optional[str] = typer.Option(None, "--model", help="transformer
     layout = writable_home()
     # like `loci index`: no code graph is extracted here (setup and update do that)
     # no --model: the model the home already uses (embed.json), the default only for a home without vectors
+    quiet = quiet or as_json
     ctx = build_context(layout, quiet=quiet, label="embedding", model=model, graphs=False)
     if not layout.manifest.exists():
         build.embed(ctx)  # raises: nothing indexed yet, before any model is loaded
     if ctx.model_id() == STATIC_ID and not is_static_model(static_model_dir(layout)) and not quiet:
         typer.echo("distilling the static embedding model from the packaged one (once: half a minute "
                    "to a few minutes, by the load)...")
-    raise typer.Exit(show_embed(build.embed(ctx), quiet))
+    report = build.embed(ctx)
+    raise typer.Exit(show_embed(report, json_or(as_json, report) or quiet))

@@ -6,7 +6,7 @@ from typing import List
 
 import typer
 
-from loci.front.cli_common import Commands, handled, writable_home
+from loci.front.cli_common import Commands, handled, json_flag, writable_home
 from loci.kernel.config import layout as make_layout
 
 commands = Commands()
@@ -85,10 +85,15 @@ def uninstall(repos: List[Path] = REPOS, every: bool = ALL):
 
 @hook_app.command("status")
 @handled
-def status(repos: List[Path] = STATUS_REPOS):
+def status(repos: List[Path] = STATUS_REPOS, as_json: bool = json_flag()):
     """Which of the three hooks are loci's in each repository (default: every registered one), and what
     they rebuild."""
     from loci.front.hook import status as look
+    from loci.front.render import dump_json, report_json
 
     layout = make_layout()
-    _show(look(_repos(repos, layout, every=not repos)))
+    states = look(_repos(repos, layout, every=not repos))
+    if as_json:
+        dump_json([report_json(s) for s in states])
+    else:
+        _show(states)

@@ -7,7 +7,8 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, complete_scope, err as _err, handled, json_flag, quiet_flag, writable_home as _writable_home,
+    Commands, chosen_scopes, err as _err, handled, json_flag, quiet_flag, scope_flag, scopes_argument,
+    writable_home as _writable_home,
 )
 from loci.kernel.config import layout as make_layout
 from loci.kernel.errors import UsageError
@@ -17,23 +18,30 @@ commands = Commands()
 
 @commands.command()
 @handled
-def export(scopes: List[str] = typer.Argument(None, help="Scopes to export (default: every local scope).",
-                                              autocompletion=complete_scope),
-           to: str = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
+def export(to: str = typer.Option(..., "--to", help="The folder that receives one bundle folder per scope."),
+           scopes: Optional[List[str]] = scope_flag("Only this scope (repeatable; default: every local scope)."),
+           named: Optional[List[str]] = scopes_argument(),
            no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
-           quiet: bool = quiet_flag()):
-    """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder."""
-    from loci_pipeline.share.bundle import export_scope
-    from loci_pipeline.share.push import scopes_to_publish
+           quiet: bool = quiet_flag(),
+           as_json: bool = json_flag()):
+    """Write each scope's bundle (its Parquet tables and a manifest of their checksums) into a folder.
+
+    \b
+    Examples:
+      loci export --to bundles
+      loci export --scope flask --scope click --to bundles --no-vectors
+    """
+    from loci.front.render import dump_json, report_json
+    from loci_pipeline.share.push import export as run_export
 
     if not to.strip():
         raise UsageError("--to names no folder; give the folder that receives one bundle folder per scope")
-    layout = make_layout()
     dest = export_folder(Path(to))   # the folder, then every named scope, checked before anything is written
-    names = scopes_to_publish(layout, scopes)
-    for name in names:
-        folder = export_scope(layout, name, dest, no_vectors=no_vectors)
-        if not quiet:
+    report = run_export(make_layout(), dest, chosen_scopes(scopes, named) or None, no_vectors=no_vectors)
+    if as_json:
+        dump_json(report_json(report))
+    elif not quiet:
+        for name, folder in report.exported.items():
             typer.echo(f"{name}: {folder}")
 
 
@@ -131,18 +139,27 @@ def show_refused(report) -> int:
 @commands.command()
 @handled
 def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://bucket/prefix."),
-         scopes: Optional[List[str]] = typer.Option(None, "--scope", help="Only this scope (repeatable).",
-                                                    autocompletion=complete_scope),
+         scopes: Optional[List[str]] = scope_flag("Only this scope (repeatable; default: every local scope)."),
          no_vectors: bool = typer.Option(False, "--no-vectors", help="Leave the embeddings out."),
          force: bool = typer.Option(False, "--force", help="Upload every bundle without comparing "
                                     "it with the published copy."),
-         quiet: bool = quiet_flag()):
+         quiet: bool = quiet_flag(),
+         as_json: bool = json_flag()):
     """Publish every local scope's bundle; only bundles whose manifest changed, or whose published
-    copy no longer matches its checksums, are uploaded."""
+    copy no longer matches its checksums, are uploaded.
+
+    \b
+    Examples:
+      loci push s3://bucket/prefix
+      loci push --scope flask ./bundles
+    """
+    from loci.front.render import dump_json, report_json
     from loci_pipeline.share.push import push as run_push
 
-    report = run_push(make_layout(), dest, list(scopes or []) or None, no_vectors=no_vectors, force=force)
-    if not quiet:
+    report = run_push(make_layout(), dest, chosen_scopes(scopes, None) or None, no_vectors=no_vectors, force=force)
+    if as_json:
+        dump_json(report_json(report))
+    elif not quiet:
         typer.echo(f"pushed {len(report.uploaded)} bundle(s) to {report.dest}, {len(report.unchanged)} unchanged")
         for name in report.uploaded:
             typer.echo(f"  {name}" + ("  (the published copy was damaged: replaced)"

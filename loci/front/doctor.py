@@ -179,8 +179,12 @@ def _calibration(layout: Layout, manifest: dict | None) -> list[Finding]:
         return [Finding(None, "calibration_unreadable", f"{exc}; the shipped thresholds are in use",
                         "loci calibrate")]
     if data is None:
-        from loci_pipeline.home_steps import step_recorded
+        from loci_pipeline.home_steps import shipped_thresholds_chosen, step_recorded
 
+        if shipped_thresholds_chosen(layout):
+            return [Finding(None, "thresholds_shipped", "routing uses the shipped thresholds, as chosen with "
+                            "`loci calibrate --reset` (`loci update` and `loci pull` keep them)",
+                            "loci calibrate", NOTE)]
         if step_recorded(layout, "calibrate"):   # it was fitted here, and `loci update` fits it again
             return [Finding(None, "calibration_lost", f"{layout.calibration} is missing, though this home was "
                             "calibrated: routing uses the shipped thresholds until it is fitted again",
@@ -486,10 +490,10 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     status = record.get("status")
     if src is None and status != "unsupported":
         return [Finding(name, "no_graph", "no code graph: routing and answers use prose only",
-                        f"loci graphs {shlex.quote(name)}")] if graphify else []
+                        f"loci graphs --scope {shlex.quote(name)}")] if graphify else []
     if src is not None and graphs.graph_problem(src) is not None:
         return [Finding(name, "graph_damaged", f"{src} is {graphs.graph_problem(src)}: the scope has "
-                        "no code structure", f"loci graphs {shlex.quote(name)}")] if graphify else []
+                        "no code structure", f"loci graphs --scope {shlex.quote(name)}")] if graphify else []
     from loci_pipeline.staleness import graph_fresh
 
     if not graphify or "fingerprint" not in record:
@@ -497,7 +501,7 @@ def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:
     if not graph_fresh(layout, scope):
         what = "graph older than the code" if src is not None else "code changed since graphify found nothing to graph"
         return [Finding(name, "graph_stale", f"{what}: symbols and calls may be out of date",
-                        f"loci graphs {shlex.quote(name)}")]
+                        f"loci graphs --scope {shlex.quote(name)}")]
     if status == "unsupported":
         return [Finding(name, "prose_only", "no language graphify reads: indexed from prose only", None, NOTE)]
     return []

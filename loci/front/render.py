@@ -12,6 +12,14 @@ def dump_json(obj: object, write=None) -> None:
     (write or sys.stdout.write)(json.dumps(obj, indent=2, ensure_ascii=False) + "\n")
 
 
+def report_json(report) -> dict:
+    """A build API report (a dataclass, its nested reports too) as the plain object ``--json``
+    prints: the report's own fields, paths as text."""
+    from dataclasses import asdict
+
+    return json.loads(json.dumps(asdict(report), default=str))
+
+
 class View(dict):
     """A result as plain data (``loci.query.engine.plain``) read by attribute, as the renderers
     read the result objects: ``view.scopes``, ``view.details[0].total``, ``hit.get("via")``."""

@@ -48,6 +48,11 @@ class Layout:
         return self.home / "calibration.json"
 
     @property
+    def thresholds_choice(self) -> Path:
+        """The user's choice of the shipped thresholds over a fit (``loci calibrate --reset``)."""
+        return self.home / "thresholds.json"
+
+    @property
     def embed_config(self) -> Path:
         """Which model the home's vectors are from (written once every scope's vectors exist)."""
         return self.home / "embed.json"

@@ -122,6 +122,7 @@ CALIBRATION = Obj({"schema_version": int, "params": MapOf((int, float, type(None
                    "index_written_at": (int, float, type(None)), "fitted_at": NUMBER},
                   required=("schema_version", "params"))
 EMBED = Obj({"model": TEXT, "model_id": TEXT}, required=("model_id",))
+THRESHOLDS = Obj({"thresholds": TEXT, "chosen_at": NUMBER}, required=("thresholds",))
 LOCK = Obj({"pid": int, "what": TEXT, "start": (int, type(None))}, required=("pid",))
 GRAPH_RECORD = Obj({"fingerprint": TEXT, "status": TEXT, "setup": TEXT, "sha1": OPT_TEXT})
 
@@ -142,6 +143,7 @@ META_FILE = StateFile("meta/<scope>.json", META, "loci index")
 ERROR_FILE = StateFile("errors/<scope>.json", ERROR, "loci index")
 CALIBRATION_FILE = StateFile("calibration.json", CALIBRATION, "loci calibrate")
 EMBED_FILE = StateFile("embed.json", EMBED, "loci embed")
+THRESHOLDS_FILE = StateFile("thresholds.json", THRESHOLDS, "loci calibrate --reset")
 LOCK_FILE = StateFile(".build.lock", LOCK, "loci index")
 GRAPH_RECORD_FILE = StateFile("graphs/<scope>/fingerprint.json", GRAPH_RECORD, "loci graphs")
 

@@ -220,7 +220,7 @@ def structure_problem(layout: Layout, name: str) -> str | None:
         return f"{name}'s query file is unreadable: run `loci index`"
     if layout.symbols(name).exists():
         return f"{name}'s query file does not hold its structure store yet: run `loci index`"
-    return f"{name} has no structure store: run `loci graphs {name}`, then `loci index`"
+    return f"{name} has no structure store: run `loci graphs --scope {name}`, then `loci index`"
 
 
 def _read(path: Path, name: str) -> tuple[StructureStore | None, str | None]:

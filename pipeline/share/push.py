@@ -19,6 +19,23 @@ class PushReport:
     repaired: list[str] = field(default_factory=list)   # uploaded because the remote copy was damaged
 
 
+@dataclass
+class ExportReport:
+    dest: str
+    exported: dict[str, str] = field(default_factory=dict)   # scope -> the folder its bundle is in
+
+
+def export(layout: Layout, dest, names: list[str] | None = None, *, no_vectors: bool = False) -> ExportReport:
+    """Write each named scope's bundle (every local scope's by default) into the folder ``dest``;
+    every name is checked before anything is written."""
+    from loci_pipeline.share.bundle import export_scope
+
+    report = ExportReport(str(dest))
+    for name in scopes_to_publish(layout, names):
+        report.exported[name] = str(export_scope(layout, name, dest, no_vectors=no_vectors))
+    return report
+
+
 def local_scopes(layout: Layout) -> list[str]:
     """The indexed scopes built on this machine (not pulled), the ones a push publishes."""
     from loci.kernel.registry import load_registry
