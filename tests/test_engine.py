@@ -741,3 +741,38 @@ def test_packed_gram_terms_read_as_the_split_list_and_score_alike_to_the_bit_in_
             want, got = plain.gram_scores(text), packed.gram_scores(text)
             assert (got is None) == (want is None) and list((got or {}).items()) == list((want or {}).items())
         assert isinstance(packed._gram_arrays()[0], PackedTerms)
+
+
+def test_a_question_during_the_warm_up_is_answered_from_its_own_words_while_the_whole_index_loads(built, monkeypatch):
+    """Beside 1,000 scopes the whole routing index takes ~5 s to read: a question does not wait
+    for it, it reads its own words' rows (the one-shot's answer); the index is whole afterwards."""
+    import threading
+
+    from loci.query import ask as ask_mod
+    from loci.query.engine import Engine
+
+    want = Engine(built / "home").answer("route", {"question": QUESTION, "cwd": None}, as_json=True)
+    release, whole_asked = threading.Event(), threading.Event()
+    real_load = ask_mod.load_routing
+
+    def load(layout, tokens=None, merged=None):
+        if tokens is None:
+            whole_asked.set()
+            assert release.wait(30)
+        return real_load(layout, tokens, merged)
+
+    monkeypatch.setattr(ask_mod, "load_routing", load)
+    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: None)
+    engine = Engine(built / "home")
+    warming = threading.Thread(target=engine.session)
+    warming.start()
+    assert whole_asked.wait(30)
+    got = engine.answer("route", {"question": QUESTION, "cwd": None}, as_json=True)
+    release.set()
+    warming.join(30)
+    assert got["json"]["scopes"] == want["json"]["scopes"] and got["json"]["outcome"] == want["json"]["outcome"]
+    for _ in range(300):
+        if engine.session()._routing is not None:
+            break
+        threading.Event().wait(0.01)
+    assert engine.session()._routing.complete

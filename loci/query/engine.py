@@ -140,7 +140,7 @@ class Engine:
                 with self._working("load"):
                     if self._session is not None:
                         self._drop_session()
-                    self._session = open_session(self.layout.home, keep_full_index=True)
+                    self._session = open_session(self.layout.home, keep_full_index=True, full_index_later=True)
                     if self.cache_bytes is not None:
                         self._session.budget.cap = self.cache_bytes
                     self._stamp = stamp
@@ -161,18 +161,20 @@ class Engine:
         gc.collect()
 
     def warm(self, session) -> None:
-        """Load the full routing index and the largest local scopes' stores while the byte budget
-        has room (not those of scopes pulled as a map: a question fetches what it needs); best
-        effort, never raises. It gives way to a question (``waiting``) between its steps: the
-        question reads what it needs itself, and what the warm-up skipped is read on demand."""
+        """Load the full routing index (in a thread of its own, beside the questions) and the
+        largest local scopes' stores while the byte budget has room (not those of scopes pulled
+        as a map: a question fetches what it needs); best effort, never raises. It gives way to a
+        question (``waiting``) between its steps: the question reads what it needs itself, and
+        what the warm-up skipped is read on demand."""
+        import threading
+
         from loci.query import ask
         from loci.query.question import Plan
 
+        index = threading.Thread(target=self._read_index, args=(session,), name="engine-index", daemon=True)
+        index.start()   # beside the questions, which read their own words' rows until it is there
         try:
             if self.waiting:   # a question loaded it: it reads its own words' rows, not the whole index
-                return
-            session.routing_for("")
-            if self.waiting:
                 return
             metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
@@ -181,6 +183,8 @@ class Engine:
                 if self.waiting or session.budget.used >= WARM_SHARE * session.budget.cap:
                     break
                 ask.search_block(session, scope, "warm up", Plan(k=1), semantic=side)
+            while index.is_alive() and not self.waiting:
+                index.join(0.05)
             if self.waiting:
                 return
             session.warm()   # the encoder and the matrices the second opinion reads
@@ -190,6 +194,14 @@ class Engine:
             self.log(f"not warmed: {one_line(exc)}")
         except Exception as exc:  # warming must never take the server down
             self.log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
+
+    def _read_index(self, session) -> None:
+        """The whole routing index, for ``warm``'s thread; a failure leaves each question reading
+        its own words' rows, which answer the same."""
+        try:
+            session.load_full_routing()
+        except Exception as exc:
+            self.log(f"routing index not loaded whole ({type(exc).__name__}): {one_line(exc)}")
 
     def warm_quietly(self) -> None:
         """Make (and so warm) the first session; for a boot thread, which must not die loudly."""
