@@ -243,6 +243,8 @@ def real_bed_run(source: Path, n: int, work: Path, qs: list[str], asks: int, rou
         assert len(report.imported) == 1, report.imported
         incremental.append(seconds)
     out["incremental_pull_s"] = incremental
+    if not asks or not ask_rounds:   # the pulls alone (--asks 0)
+        return out
     compiled_sources()
     fetched, cached, reached, read, baseline = [], [], [], [], []
     for r in range(ask_rounds):

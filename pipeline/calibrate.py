@@ -606,7 +606,10 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     from loci.kernel.atomic import build_lock, write_json
     from loci_pipeline.calibration_pieces import Pieces
 
-    session = open_session(layout.home, keep_full_index=True, params=DEFAULT_PARAMS)
+    # the whole routing index is loaded only to fit the words (``fit_words``): while their fit stands,
+    # the off-topic questions are routed reading their own words' rows, as a one-shot question is
+    # (loading 3 million postings at 1,000 scopes was most of a calibrated pull of one bundle)
+    session = open_session(layout.home, keep_full_index=False, params=DEFAULT_PARAMS)
     manifest = session.manifest
     scopes = scope_digests(manifest)
     method = method_signature()
@@ -778,6 +781,7 @@ def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int, 
     generated from the index's words, at most ``calibration_max_routable`` routable ones."""
     from loci.query.ask import shadowed
 
+    session.keep_full_index = True   # every word's holders: the questions are generated from them
     index = session.routing_for("")
     aliases = session.aliases()
     context = Context(shadowed=shadowed(session))

@@ -22,13 +22,7 @@ from loci_pipeline.chunks import Chunk
 from loci_pipeline.lexical_fit import fit_and_write
 from loci_pipeline.paths import DEFINITION_WEIGHT, PATH_WEIGHT, PROSE_WEIGHT, path_kind, symbol_weight
 from loci.kernel.language import is_foreign, translation_language
-
-CHUNK_SCHEMA = pa.schema([
-    ("id", pa.int32()), ("scope", pa.string()), ("kind", pa.string()), ("path", pa.string()),
-    ("line", pa.int32()), ("heading", pa.string()), ("text", pa.string()),
-    ("path_kind", pa.string()), ("hash", pa.string()), ("author", pa.string()), ("date", pa.string()),
-])
-VOCAB_SCHEMA = pa.schema([("token", pa.string()), ("weight", pa.float32())])
+from loci_pipeline.table_schemas import CHUNK_SCHEMA, VOCAB_SCHEMA
 
 ROUTING_PROSE_KINDS = ("readme", "doc")
 GRAM_TEXT_CHARS = 800  # char n-grams of a chunk's first characters: morphology, not coverage

@@ -93,7 +93,7 @@ def find_uses(refs: Mapping[str, Sequence[Ref]]) -> list[tuple[str, str, str, st
 
 def read_refs(layout: Layout, scope: str) -> list[Ref]:
     try:
-        table = pq.read_table(layout.refs(scope))
+        table = pq.ParquetFile(layout.refs(scope)).read()   # not read_table: it imports pyarrow.dataset
     except (OSError, pa.ArrowInvalid):
         return []
     cols = table.to_pydict()
@@ -106,7 +106,8 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
 
     ``refs.sqlite`` caches all scopes' refs; with ``changed`` (a pull) only those scopes
     (and new or departed ones) are re-read from Parquet, so merging one pulled bundle into
-    a thousand-scope home does not open a thousand files. With ``unless_same``, None when
+    a thousand-scope home does not open a thousand files (its ``cached`` table names the scopes
+    it holds, those with no refs too: they are not read again either). With ``unless_same``, None when
     no scope came or went and the re-read ones hold the rows they held (nothing to merge)."""
     import sqlite3
 
@@ -120,16 +121,25 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
             CREATE INDEX IF NOT EXISTS refs_scope ON refs (scope);
             CREATE INDEX IF NOT EXISTS refs_role_norm ON refs (role, norm);
             CREATE TABLE IF NOT EXISTS merged (scope TEXT PRIMARY KEY);
+            CREATE TABLE IF NOT EXISTS cached (scope TEXT PRIMARY KEY);
         """)
         merged = {s for (s,) in con.execute("SELECT scope FROM merged")}   # the scopes of the last merge
-        present = {s for (s,) in con.execute("SELECT DISTINCT scope FROM refs")}
+        # the scopes whose refs the cache holds, those with none too (a cache from before ``cached``:
+        # the scopes with rows, so a scope without any is read once more, then recorded)
+        recorded = {s for (s,) in con.execute("SELECT scope FROM cached")}
+        present = recorded or {s for (s,) in con.execute("SELECT DISTINCT scope FROM refs")}
         fresh = wanted if changed is None else (set(changed) & wanted) | (wanted - present)
         stale = sorted((present - wanted) | (fresh & present))
         new = {s: sorted((r.name, r.role, r.how, r.path, int(r.line)) for r in read_refs(layout, s))
                for s in sorted(fresh)}
-        if unless_same and merged == wanted and all(
-                new[s] == sorted(con.execute("SELECT name, role, how, path, line FROM refs WHERE scope = ?", (s,)))
-                for s in fresh):
+        same = unless_same and merged == wanted and all(
+            new[s] == sorted(con.execute("SELECT name, role, how, path, line FROM refs WHERE scope = ?", (s,)))
+            for s in fresh)
+        cached = (present - set(stale)) | fresh   # the cache's scopes once this is committed
+        con.executemany("DELETE FROM cached WHERE scope = ?", [(s,) for s in sorted(recorded - cached)])
+        con.executemany("INSERT INTO cached VALUES (?)", [(s,) for s in sorted(cached - recorded)])
+        if same:
+            con.commit()
             return None
         con.executemany("DELETE FROM refs WHERE scope = ?", [(s,) for s in stale])
         con.executemany("INSERT INTO refs VALUES (?, ?, ?, ?, ?, ?, ?)", (

@@ -124,3 +124,18 @@ def test_each_scopes_standings_are_kept_and_give_the_z_floor_of_the_whole_comput
         nulls[scope] = piece["null"]
     assert route["semantic_z_floor"] == z_floor_from(nulls)
     assert route["semantic_z_veto"] == z_floor_from(nulls, BACKGROUND_TYPICAL)
+
+
+def test_a_calibration_whose_words_fit_stands_routes_without_loading_the_whole_index(embedded, monkeypatch):
+    import loci.query.ask
+    from loci_pipeline.calibrate import calibrate
+
+    calibrate(layout(), load_encoder=lambda model, lay: FakeEncoder())          # the words fitted, recorded
+    whole = calibrate(layout(), load_encoder=refuse, write=False, full=True)     # fitted again: the whole index
+    loads, real = [], loci.query.ask.load_routing
+    monkeypatch.setattr(loci.query.ask, "load_routing", lambda lay, toks, *a, **kw: loads.append(toks)
+                        or real(lay, toks, *a, **kw))
+    kept = calibrate(layout(), load_encoder=refuse, write=False)
+    assert loads and None not in loads                                           # each question's words only
+    assert {k: kept[k] for k in ("semantic", "multilingual", "params", "fits")} == \
+        {k: whole[k] for k in ("semantic", "multilingual", "params", "fits")}

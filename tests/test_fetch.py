@@ -174,6 +174,49 @@ def test_an_incremental_pull_rewrites_only_what_the_changed_bundle_moved(publish
     assert lay.routing_db.stat().st_ino == inode                     # routing updated in place
 
 
+def _pull_counting(monkeypatch, store, counted) -> dict:
+    """One `loci pull --no-calibrate` of ``store``, counting the calls of each ``counted``
+    ((module, name) -> label, the arguments kept)."""
+    import importlib
+
+    calls: dict = {}
+    for (module, name), label in counted.items():
+        mod = importlib.import_module(module)
+        real = getattr(mod, name)
+
+        def spy(*args, _real=real, _label=label, **kw):
+            calls.setdefault(_label, []).append(args)
+            return _real(*args, **kw)
+        monkeypatch.setattr(mod, name, spy)
+    cli("pull", str(store), "--quiet", "--no-calibrate")
+    return calls
+
+
+def test_an_incremental_pull_reads_the_registry_once_to_name_and_once_to_register(published, monkeypatch):
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    _bump_commit(published, "webby")
+    lay = layout()
+    calls = _pull_counting(monkeypatch, published, {("loci.kernel.jsonfile", "read_json"): "read",
+                                                    ("loci.kernel.atomic", "write_json"): "write"})
+    assert len([a for a in calls["read"] if a[0] == lay.scopes]) == 2
+    assert len([a for a in calls["write"] if a[0] == lay.scopes]) == 1
+
+
+def test_an_incremental_map_pull_imports_no_module_only_a_whole_copy_or_a_big_pull_needs(published):
+    import subprocess
+    import sys
+
+    cli("pull", str(published), "--quiet", "--no-calibrate")
+    _bump_commit(published, "webby")
+    probe = ("import sys\nfrom loci.kernel.config import layout\nfrom loci_pipeline.share.pull import pull\n"
+             f"print(pull(layout(), {str(published)!r}, full=False).imported)\n"
+             "print(sorted(m for m in ('pyarrow.dataset', 'pyarrow.compute', 'doit', 'loci_pipeline.index', "
+             "'loci_pipeline.chunks', 'loci_pipeline.structure_tables') if m in sys.modules))")
+    got = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "LOCI_SERVER": "off"})
+    assert got.stdout.splitlines() == ["['webby']", "[]"], got.stderr
+
+
 def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, corpus, tmp_path):
     from loci_pipeline.routing import merge_routing
 

@@ -669,6 +669,26 @@ def test_an_incremental_uses_merge_equals_a_full_one(tmp_path):
     assert {(u.source, u.target) for u in load_uses(inc)} == {("lib", "cli"), ("cli", "lib")}
 
 
+def test_an_incremental_uses_merge_reads_only_the_changed_scopes_references(tmp_path, monkeypatch):
+    import loci_pipeline.uses
+    from loci_pipeline.uses import Ref, merge_uses, write_refs
+
+    lay = layout(tmp_path / "home")
+    write_refs(lay, "app", [Ref("app", "provides", "manifest", "manifest", 0)])
+    write_refs(lay, "docs", [])                        # a scope that provides and imports nothing
+    write_refs(lay, "tool", [Ref("app", "uses", "import", "t.py", 1)])
+    merge_uses(lay, ["app", "docs", "tool"])
+    read, real = [], loci_pipeline.uses.read_refs
+    monkeypatch.setattr(loci_pipeline.uses, "read_refs", lambda lay, scope: read.append(scope) or real(lay, scope))
+    merge_uses(lay, ["app", "docs", "tool"], changed=["tool"])
+    assert read == ["tool"]
+    merge_uses(lay, ["app", "tool"], changed=[])        # docs leaves: nothing to read
+    assert read == ["tool"]
+    write_refs(lay, "docs", [Ref("app", "uses", "import", "d.py", 2)])
+    merge_uses(lay, ["app", "docs", "tool"], changed=[])   # docs comes back: read again
+    assert read == ["tool", "docs"]
+
+
 def test_query_files_from_another_loci_are_built_again_by_the_next_pull(published, monkeypatch):
     import loci_pipeline.share.pull
 

@@ -225,6 +225,7 @@ def layout(home: Path | None = None) -> Layout:
     return Layout(Path(home) if home is not None else loci_home())
 
 
+@functools.lru_cache(maxsize=8192)   # every path of a scope goes through it: a merge of 1,000 asks it thousands of times
 def safe_name(name: str) -> str:
     """A scope or model name made safe as one file name (``a/b`` -> ``a__b``)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name.replace("/", "__"))

@@ -30,6 +30,8 @@ from pathlib import Path
 
 from loci.kernel.atomic import build_lock, write_json
 from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
+from loci.kernel.registry import load_registry
+from loci.kernel.stamps import existing
 from loci_pipeline.share.bundle import (
     MANIFEST,
     SUMMARY_OF,
@@ -130,11 +132,12 @@ def _changed(layout: Layout, store: Store, entries: list[Entry], records: dict[s
     would build otherwise, or that were pulled as a map when ``full`` asks for every store),
     and the local names of the rest; a bad manifest goes to ``refused``."""
     by_folder = {(r.get("source"), r.get("folder")): (name, r) for name, r in records.items()}
+    indexed = existing({name: layout.meta(name) for name in records})   # the scopes whose meta is here
     incoming, unchanged, to_read = [], [], []
     for entry in entries:
         name, rec = by_folder.get((store.url, entry.folder), (None, None))
         same_mode = (rec is not None and bool(rec.get("no_vectors")) == no_vectors
-                     and rec.get("derived") == derived and layout.meta(name).is_file()
+                     and rec.get("derived") == derived and name in indexed
                      and not (full and rec.get("mapped")))
         if same_mode and rec.get("listing") is not None and rec.get("listing") == [entry.size, entry.mtime_ns]:
             unchanged.append(name)
@@ -182,12 +185,9 @@ def _home_model(layout: Layout, incoming: list[Incoming], no_vectors: bool) -> s
     return model or next((inc.manifest.embedding["model"] for inc in incoming if inc.manifest.embedding), None)
 
 
-def _resolve_names(incoming: list[Incoming], store: Store, layout: Layout, records: dict[str, dict]) -> None:
+def _resolve_names(incoming: list[Incoming], store: Store, registry, records: dict[str, dict]) -> None:
     """Each bundle's local name: its own, unless a local scope or another source holds it
-    (then ``name@origin``); never an existing scope's name."""
-    from loci.kernel.registry import load_registry
-
-    registry = load_registry(layout)
+    (then ``name@origin``); never an existing scope's name (those of ``registry``)."""
     taken = {s.name for s in registry.scopes}
     # a scope registered from this store but not recorded (a pull killed before pulled.json) is its own
     owners = {s.name: tuple(s.path.rsplit("/", 1)) for s in registry.scopes if s.kind == PULLED_KIND}
@@ -215,15 +215,13 @@ def name_key(name: str) -> str:
     return re.sub(r"[-_.\s]+", "-", name.lower()).strip("-")
 
 
-def _refuse_shadowing(incoming: list[Incoming], store: Store, layout: Layout,
+def _refuse_shadowing(incoming: list[Incoming], store: Store, registry,
                       refused: dict[str, str]) -> list[Incoming]:
-    """An alias that reads as another scope's name would route questions about that project
-    to this bundle: that bundle is refused (an alias that is only the bundle's own name is
-    left out later); the others are returned."""
-    from loci.kernel.registry import load_registry
-
+    """An alias that reads as another scope's name (one of ``registry``'s, or another bundle's)
+    would route questions about that project to this bundle: that bundle is refused (an alias
+    that is only the bundle's own name is left out later); the others are returned."""
     mine = {inc.name for inc in incoming}
-    names = {name_key(s.name): s.name for s in load_registry(layout).scopes if s.name not in mine}
+    names = {name_key(s.name): s.name for s in registry.scopes if s.name not in mine}
     names.update({name_key(inc.name): inc.name for inc in incoming})
     out = []
     for inc in incoming:
@@ -324,11 +322,13 @@ def origin_of(store: Store, inc: Incoming) -> dict:
             "commit_date": raw.get("commit_date")}
 
 
-def _register(layout: Layout, store: Store, incoming: list[Incoming]) -> None:
+def _register(layout: Layout, store: Store, incoming: list[Incoming]) -> list[str]:
+    """The incoming scopes registered; returns every registered name, as written."""
     from loci.kernel.registry import editing_registry
 
     with editing_registry(layout) as edit:  # a scan or `loci add` running meanwhile keeps its edit
         _add_pulled(edit.registry, store, incoming)
+    return edit.registry.names()
 
 
 def _add_pulled(registry, store: Store, incoming: list[Incoming]) -> None:
@@ -398,8 +398,9 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             return report
         model = _home_model(layout, incoming, no_vectors)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
-        _resolve_names(incoming, store, layout, records)
-        incoming = _refuse_shadowing(incoming, store, layout, report.refused)
+        registry = load_registry(layout)   # read once here (and once more under its lock to register)
+        _resolve_names(incoming, store, registry, records)
+        incoming = _refuse_shadowing(incoming, store, registry, report.refused)
         stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=layout.home))
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)
@@ -419,9 +420,10 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
             from loci_pipeline.calibration_pieces import land_pieces
 
             land_pieces(layout, [(inc.name, inc.manifest.raw) for inc in incoming], piece_signature())
-        _register(layout, store, incoming)
+        names = _register(layout, store, incoming)
         _checkpoint("registered")
-        _merge(layout, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped}, moved)
+        _merge(layout, names, [inc.name for inc in incoming], model, {inc.name for inc in incoming if inc.mapped},
+               moved)
         _checkpoint("merged")
         if model is not None and read_embed_config(layout) is None and any(
                 inc.manifest.embedding for inc in incoming) and not no_vectors:
@@ -457,12 +459,11 @@ def _encoder_cache(layout: Layout, brought: bool) -> None:
         multilingual.write_model_cache(layout)
 
 
-def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[str] = frozenset(),
-           summaries_moved: set[str] | None = None) -> None:
-    """The changed scopes' vector summaries and the merged summary file of the home's model and of
+def _merge(layout: Layout, names: list[str], changed: list[str], model: str | None,
+           mapped: set[str] = frozenset(), summaries_moved: set[str] | None = None) -> None:
+    """Over the registered ``names``: the changed scopes' vector summaries and the merged summary file of the home's model and of
     the multilingual encoder (what a one-shot second opinion, or a question in another language, reads first; merged again only when a summary moved), cross-scope uses (rewritten
     only when references moved), routing (only ``changed`` rewritten), the manifest last."""
-    from loci.kernel.registry import load_registry
     from loci.kernel.vectorstore import merged_summary_files
     from loci_pipeline.routing import merge_routing
     from loci_pipeline.uses import merge_uses
@@ -470,7 +471,6 @@ def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[st
     from loci.kernel.vectorstore import MULTILINGUAL_ID, multilingual_vectors
     from loci_pipeline.embed import merge_summaries, write_scope_summary
 
-    names = load_registry(layout).names()
     moved = summaries_moved is None or bool(set(changed) & summaries_moved)
     # the multilingual summaries only in a home that holds some multilingual store or summary
     multilingual = [MULTILINGUAL_ID] if multilingual_vectors(layout, "x").parent.is_dir() else []
@@ -480,5 +480,6 @@ def _merge(layout: Layout, changed: list[str], model: str | None, mapped: set[st
                 write_scope_summary(layout, model_id, name)
         if moved or not all(p.is_file() for p in merged_summary_files(layout, model_id)):
             merge_summaries(layout, model_id, names)
-    merge_uses(layout, [n for n in names if layout.refs(n).is_file()], changed=changed)
+    held = existing({n: layout.refs(n) for n in names})
+    merge_uses(layout, [n for n in names if n in held], changed=changed)
     merge_routing(layout, names, changed=changed)

@@ -147,11 +147,6 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     """Fetch and verify every incoming bundle (several at a time), then build the derived
     files; a big pull (a cold start) builds them in forked workers, which touch no store.
     A bundle refused on the way maps to its BundleError instead of its staged files."""
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    from loci_pipeline.runner import default_jobs
-
     folders = [stage / f"s{i}" for i in range(len(incoming))]
     fetched = _fetch(folders, store, incoming, no_vectors)
     out = {inc.name: got for inc, got in zip(incoming, fetched) if isinstance(got, BundleError)}
@@ -160,10 +155,17 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
     args = (folders, fetched, [inc.manifest for inc in incoming],
             [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming),
             [inc.mapped for inc in incoming])
-    jobs = default_jobs()
-    if len(incoming) < PARALLEL_FROM or jobs < 2:
+    jobs = 1
+    if len(incoming) >= PARALLEL_FROM:   # the runner imports doit: not for a few bundles
+        from loci_pipeline.runner import default_jobs
+
+        jobs = default_jobs()
+    if jobs < 2:
         built = list(map(_build_kept, *args))
     else:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
         with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("fork"),
                                  initializer=die_with_parent) as pool:   # a killed pull leaves no worker
             built = list(pool.map(_build_kept, *args, chunksize=8))
@@ -196,7 +198,7 @@ def _derived(stage: Path, staged: dict[str, Path], manifest: Manifest, params: P
     out: dict[str, Path] = {}
     cols = [c for c in Chunk.__dataclass_fields__ if c != "redactions"]
     def read(role: str):
-        return tables[role] if role in tables else pq.read_table(staged[role])
+        return tables[role] if role in tables else pq.ParquetFile(staged[role]).read()
 
     table = read("chunks").select(cols).to_pydict()
     chunks = [Chunk(**dict(zip(cols, row))) for row in zip(*(table[c] for c in cols))]
