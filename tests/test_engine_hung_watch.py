@@ -153,15 +153,20 @@ def test_the_wait_on_a_fetch_does_not_count_toward_the_runaway_bound(home):
 
 
 def test_a_question_that_still_runs_away_after_its_fetch_is_given_up(home):
-    def spin():
-        while True:
+    done = threading.Event()
+
+    def spin():   # until the test ends: a thread left spinning holds the interpreter's lock for every later test
+        while not done.is_set():
             sum(range(1000))
 
-    with served(home, _fetching(1.0, then=spin)) as server:
-        server.runaway = 1.5
-        got, took = _ask(home)
-        assert isinstance(got, engine_client.NoServer) and "a question ran" in server.hung, server.hung
-        assert took < 1.0 + 1.5 + 2, f"{took:.1f} s"
+    try:
+        with served(home, _fetching(1.0, then=spin)) as server:
+            server.runaway = 1.5
+            got, took = _ask(home)
+            assert isinstance(got, engine_client.NoServer) and "a question ran" in server.hung, server.hung
+            assert took < 1.0 + 1.5 + 2, f"{took:.1f} s"
+    finally:
+        done.set()
 
 
 def test_the_client_waits_past_its_reply_timeout_while_the_engine_says_it_is_fetching(home):
