@@ -113,7 +113,7 @@ def globs_state(root: Path, patterns: Sequence[str]) -> str:
 # every build module a listed one imports is listed too (tests/test_index.py checks)
 _BUILD_MODULES = ("collect", "comments", "help_text", "gitread", "gitenv", "prose", "definitions", "chunks", "redact",
                   "keyblocks", "paths", "facts", "dependencies", "index", "lexical_fit", "query_store",
-                  "structure_tables", "graph_file", "references", "uses", "manifests")
+                  "structure_tables", "table_schemas", "graph_file", "references", "uses", "manifests")
 
 
 # kernel modules whose rules shape what the build writes (tokens has its own signature)

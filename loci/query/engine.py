@@ -140,7 +140,11 @@ class Engine:
                 with self._working("load"):
                     if self._session is not None:
                         self._drop_session()
-                    self._session = open_session(self.layout.home, keep_full_index=True, full_index_later=True)
+                    # a fresh engine's first session reads its whole routing index beside the questions;
+                    # a reload (a rebuild under way: scopes.json moves first) reads it at once, as a
+                    # snapshot: a question's own reads of a routing.sqlite being rewritten would fail
+                    self._session = open_session(self.layout.home, keep_full_index=True,
+                                                 full_index_later=self.loads == 0)
                     if self.cache_bytes is not None:
                         self._session.budget.cap = self.cache_bytes
                     self._stamp = stamp
@@ -161,8 +165,8 @@ class Engine:
         gc.collect()
 
     def warm(self, session) -> None:
-        """Load the full routing index (in a thread of its own, beside the questions) and the
-        largest local scopes' stores while the byte budget has room (not those of scopes pulled
+        """Load the full routing index (a fresh engine's first session: in a thread of its own,
+        beside the questions) and the largest local scopes' stores while the byte budget has room (not those of scopes pulled
         as a map: a question fetches what it needs); best effort, never raises. It gives way to a
         question (``waiting``) between its steps: the question reads what it needs itself, and
         what the warm-up skipped is read on demand."""
@@ -172,9 +176,12 @@ class Engine:
         from loci.query.question import Plan
 
         index = threading.Thread(target=self._read_index, args=(session,), name="engine-index", daemon=True)
-        index.start()   # beside the questions, which read their own words' rows until it is there
         try:
-            if self.waiting:   # a question loaded it: it reads its own words' rows, not the whole index
+            if session.full_index_later:
+                index.start()   # beside the questions, which read their own words' rows until it is there
+            else:
+                session.load_full_routing()
+            if self.waiting:   # a question loaded it: it reads what it needs itself
                 return
             metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
