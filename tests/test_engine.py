@@ -602,61 +602,6 @@ def test_the_engine_warms_the_largest_local_scopes_while_its_budget_has_room(bui
     assert sorted(searched) == ["gizmo", "webby"]
 
 
-def test_a_question_asked_during_the_warm_up_stops_it_after_the_scope_being_read(built, monkeypatch):
-    """Beside 1,000 scopes the warm-up reads stores for seconds (10 s at load 4): a question that
-    comes meanwhile is answered once the scope being read is done, not after every store."""
-    import threading
-
-    from loci.query import ask as ask_mod
-    from loci.query.engine import Engine
-
-    reading, go_on, searched = threading.Event(), threading.Event(), []
-
-    def search(session, scope, question, plan=None, **kw):
-        if question == "warm up":
-            searched.append(scope)
-            reading.set()
-            assert go_on.wait(30)
-            return ask_mod.Block(scope)
-        return real_search(session, scope, question, plan, **kw)
-
-    real_search = ask_mod.search_block
-    monkeypatch.setattr(ask_mod, "search_block", search)
-    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: None)
-    engine = Engine(built / "home")
-    warming = threading.Thread(target=engine.session)
-    warming.start()
-    assert reading.wait(30)                           # the warm-up reads its first scope
-    answered = []
-    asking = threading.Thread(target=lambda: answered.append(
-        engine.answer("route", {"question": QUESTION, "cwd": None}, as_json=True)))
-    asking.start()
-    for _ in range(300):                              # the question waits for the engine
-        if engine.waiting:
-            break
-        threading.Event().wait(0.01)
-    assert engine.waiting == 1
-    go_on.set()
-    asking.join(30)
-    warming.join(30)
-    assert answered and searched == [searched[0]]     # one scope read, the second never started
-    assert engine.ready and engine.waiting == 0
-
-
-def test_a_question_that_loads_the_session_does_not_pay_for_warming_the_stores(built, monkeypatch):
-    from loci.query import ask as ask_mod
-    from loci.query.engine import Engine
-
-    searched: list[str] = []
-    real_search = ask_mod.search_block
-    monkeypatch.setattr(ask_mod, "search_block", lambda session, scope, question, plan=None, **kw: (
-        searched.append(scope) if question == "warm up" else None) or real_search(session, scope, question, plan, **kw))
-    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: None)
-    engine = Engine(built / "home")
-    reply = engine.answer("route", {"question": QUESTION, "cwd": None}, as_json=True)
-    assert reply and searched == [] and engine.ready
-
-
 # ---------------------------------------------------------------- memory
 
 def test_a_byte_budget_drops_the_least_recently_used_entry_of_any_view():
@@ -741,38 +686,3 @@ def test_packed_gram_terms_read_as_the_split_list_and_score_alike_to_the_bit_in_
             want, got = plain.gram_scores(text), packed.gram_scores(text)
             assert (got is None) == (want is None) and list((got or {}).items()) == list((want or {}).items())
         assert isinstance(packed._gram_arrays()[0], PackedTerms)
-
-
-def test_a_question_during_the_warm_up_is_answered_from_its_own_words_while_the_whole_index_loads(built, monkeypatch):
-    """Beside 1,000 scopes the whole routing index takes ~5 s to read: a question does not wait
-    for it, it reads its own words' rows (the one-shot's answer); the index is whole afterwards."""
-    import threading
-
-    from loci.query import ask as ask_mod
-    from loci.query.engine import Engine
-
-    want = Engine(built / "home").answer("route", {"question": QUESTION, "cwd": None}, as_json=True)
-    release, whole_asked = threading.Event(), threading.Event()
-    real_load = ask_mod.load_routing
-
-    def load(layout, tokens=None, merged=None):
-        if tokens is None:
-            whole_asked.set()
-            assert release.wait(30)
-        return real_load(layout, tokens, merged)
-
-    monkeypatch.setattr(ask_mod, "load_routing", load)
-    monkeypatch.setattr(ask_mod.Session, "semantic", lambda self: None)
-    engine = Engine(built / "home")
-    warming = threading.Thread(target=engine.session)
-    warming.start()
-    assert whole_asked.wait(30)
-    got = engine.answer("route", {"question": QUESTION, "cwd": None}, as_json=True)
-    release.set()
-    warming.join(30)
-    assert got["json"]["scopes"] == want["json"]["scopes"] and got["json"]["outcome"] == want["json"]["outcome"]
-    for _ in range(300):
-        if engine.session()._routing is not None:
-            break
-        threading.Event().wait(0.01)
-    assert engine.session()._routing.complete

@@ -7,7 +7,7 @@ from typing import List, Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, chosen_scopes, err as _err, handled, json_flag, quiet_flag, scope_flag, scopes_argument,
+    Commands, chosen_scopes, err as _err, handled, json_flag, json_or, quiet_flag, scope_flag, scopes_argument,
     writable_home as _writable_home,
 )
 from loci.kernel.config import layout as make_layout
@@ -31,16 +31,13 @@ def export(to: str = typer.Option(..., "--to", help="The folder that receives on
       loci export --to bundles
       loci export --scope flask --scope click --to bundles --no-vectors
     """
-    from loci.front.render import dump_json, report_json
     from loci_pipeline.share.push import export as run_export
 
     if not to.strip():
         raise UsageError("--to names no folder; give the folder that receives one bundle folder per scope")
     dest = export_folder(Path(to))   # the folder, then every named scope, checked before anything is written
     report = run_export(make_layout(), dest, chosen_scopes(scopes, named) or None, no_vectors=no_vectors)
-    if as_json:
-        dump_json(report_json(report))
-    elif not quiet:
+    if not (json_or(as_json, report) or quiet):
         for name, folder in report.exported.items():
             typer.echo(f"{name}: {folder}")
 
@@ -153,13 +150,10 @@ def push(dest: str = typer.Argument(..., help="A folder, file://PATH or s3://buc
       loci push s3://bucket/prefix
       loci push --scope flask ./bundles
     """
-    from loci.front.render import dump_json, report_json
     from loci_pipeline.share.push import push as run_push
 
     report = run_push(make_layout(), dest, chosen_scopes(scopes, None) or None, no_vectors=no_vectors, force=force)
-    if as_json:
-        dump_json(report_json(report))
-    elif not quiet:
+    if not (json_or(as_json, report) or quiet):
         typer.echo(f"pushed {len(report.uploaded)} bundle(s) to {report.dest}, {len(report.unchanged)} unchanged")
         for name in report.uploaded:
             typer.echo(f"  {name}" + ("  (the published copy was damaged: replaced)"

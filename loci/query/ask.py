@@ -76,10 +76,6 @@ class Session:
     layout: Layout
     params: Params = DEFAULT_PARAMS
     keep_full_index: bool = False
-    # a long-lived session whose whole routing index another thread reads (``load_full_routing``):
-    # until it is there each question reads its own words' rows, as a one-shot does (beside 1,000
-    # scopes the whole index takes ~5 s to read)
-    full_index_later: bool = False
     _manifest: dict | None = None
     _merged: Merged | None = None
     _metas: dict = field(default_factory=dict, init=False, repr=False)   # scope -> its merged meta (None: none)
@@ -174,10 +170,9 @@ class Session:
         return self._aliases
 
     def routing_for(self, question: "Question | str") -> RoutingIndex:
-        if self._routing is not None:
-            return self._routing
-        if self.keep_full_index and not self.full_index_later:
-            self.load_full_routing()
+        if self.keep_full_index:
+            if self._routing is None:
+                self._routing = load_routing(self.layout, None, self.merged)
             return self._routing
         q = Question.of(question)
         toks = set(q.words) | set(q.tokens)   # the tokens add the runtime versions it asks ("Node 20 or newer")
@@ -192,12 +187,6 @@ class Session:
             toks |= {pre + t for names in self.aliases().values() if any(a.lower() in said for a in names)
                      for a in names for t in tokenize(a)[:1] for pre in ("fact:", "fact:uses:")}
         return load_routing(self.layout, toks | self.alias_tokens(), self.merged)
-
-    def load_full_routing(self) -> None:
-        """Read the whole routing index once; safe beside a question in another thread, which uses
-        the rows of its own words until the whole index is assigned."""
-        if self._routing is None:
-            self._routing = load_routing(self.layout, None, self.merged)
 
     def alias_tokens(self) -> set[str]:
         """The first token of every scope name (computed once per session: a thousand-scope

@@ -101,8 +101,6 @@ class Engine:
         self.ready = False                  # a session is loaded and warmed
         self.work: Work | None = None       # what holds the engine now (a watchdog reads it)
         self._lock = threading.RLock()
-        self._asked = threading.Lock()      # guards ``waiting``
-        self.waiting = 0                    # questions come and not yet answered: a warm-up gives way
         self._session = None
         self._stamp: tuple | None = None
         self._manifest_key: tuple | None = None
@@ -140,11 +138,7 @@ class Engine:
                 with self._working("load"):
                     if self._session is not None:
                         self._drop_session()
-                    # a fresh engine's first session reads its whole routing index beside the questions;
-                    # a reload (a rebuild under way: scopes.json moves first) reads it at once, as a
-                    # snapshot: a question's own reads of a routing.sqlite being rewritten would fail
-                    self._session = open_session(self.layout.home, keep_full_index=True,
-                                                 full_index_later=self.loads == 0)
+                    self._session = open_session(self.layout.home, keep_full_index=True)
                     if self.cache_bytes is not None:
                         self._session.budget.cap = self.cache_bytes
                     self._stamp = stamp
@@ -165,35 +159,21 @@ class Engine:
         gc.collect()
 
     def warm(self, session) -> None:
-        """Load the full routing index (a fresh engine's first session: in a thread of its own,
-        beside the questions) and the largest local scopes' stores while the byte budget has room (not those of scopes pulled
-        as a map: a question fetches what it needs); best effort, never raises. It gives way to a
-        question (``waiting``) between its steps: the question reads what it needs itself, and
-        what the warm-up skipped is read on demand."""
-        import threading
-
+        """Load the full routing index and the largest local scopes' stores while the byte budget
+        has room (not those of scopes pulled as a map: a question fetches what it needs); best
+        effort, never raises."""
         from loci.query import ask
         from loci.query.question import Plan
 
-        index = threading.Thread(target=self._read_index, args=(session,), name="engine-index", daemon=True)
         try:
-            if session.full_index_later:
-                index.start()   # beside the questions, which read their own words' rows until it is there
-            else:
-                session.load_full_routing()
-            if self.waiting:   # a question loaded it: it reads what it needs itself
-                return
+            session.routing_for("")
             metas = session.metas(local_scopes(self.layout, session.indexed()))
             largest = sorted(metas, key=lambda s: -int(metas[s].get("chunks", 0)))[: self.warm_scopes]
             side = session.semantic()
             for scope in largest:   # with their passages and labels
-                if self.waiting or session.budget.used >= WARM_SHARE * session.budget.cap:
+                if session.budget.used >= WARM_SHARE * session.budget.cap:
                     break
                 ask.search_block(session, scope, "warm up", Plan(k=1), semantic=side)
-            while index.is_alive() and not self.waiting:
-                index.join(0.05)
-            if self.waiting:
-                return
             session.warm()   # the encoder and the matrices the second opinion reads
             if side is not None:   # a second encoding: the numpy BERT keeps its weights resident
                 side.encoder.encode(["warm up"])   # from its second call, which the first question paid
@@ -201,14 +181,6 @@ class Engine:
             self.log(f"not warmed: {one_line(exc)}")
         except Exception as exc:  # warming must never take the server down
             self.log(f"not warmed ({type(exc).__name__}): {one_line(exc)}")
-
-    def _read_index(self, session) -> None:
-        """The whole routing index, for ``warm``'s thread; a failure leaves each question reading
-        its own words' rows, which answer the same."""
-        try:
-            session.load_full_routing()
-        except Exception as exc:
-            self.log(f"routing index not loaded whole ({type(exc).__name__}): {one_line(exc)}")
 
     def warm_quietly(self) -> None:
         """Make (and so warm) the first session; for a boot thread, which must not die loudly."""
@@ -219,22 +191,10 @@ class Engine:
 
     def answer(self, op: str, args: dict, as_json: bool) -> dict:
         """``answer`` over the current session, one question at a time."""
-        with self._asking(), self._lock, self._working(op):
+        with self._lock, self._working(op):
             session = self.session()
             with self._working(op):   # the question's own time starts when its session is there
                 return answer(session, op, args, as_json)
-
-    @contextmanager
-    def _asking(self):
-        """Count a question from its arrival to its answer (``waiting``): a warm-up under way stops
-        after the store it is reading, and one the question itself starts reads no stores."""
-        with self._asked:
-            self.waiting += 1
-        try:
-            yield
-        finally:
-            with self._asked:
-                self.waiting -= 1
 
     @contextmanager
     def _working(self, what: str):

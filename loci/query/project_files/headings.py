@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from loci.kernel.lazyre import LazyPattern
+
 # a heading's markup at the start of a passage: "## Title", or a title over (and under) a line of one
 # punctuation character (Markdown's setext, reStructuredText's adornments)
 _ATX = re.compile(r"^ {0,3}(#{1,6})\s")
@@ -70,10 +72,10 @@ def sections_saying(words: re.Pattern, rows: Mapping[int, dict]) -> list[int]:
 
 # a directive that puts another file's text here: reStructuredText's include, mkdocs' snippets,
 # markdown-include's; the include's options on the lines below it
-_INCLUDE = re.compile(r"^(?:\.\.\s+(?:include|literalinclude)::.*|-{2}8<-{2}\s*[\"'].*|\{!.*!\}|:[\w-]+:.*)$")
+_INCLUDE = LazyPattern(r"^(?:\.\.\s+(?:include|literalinclude)::.*|-{2}8<-{2}\s*[\"'].*|\{!.*!\}|:[\w-]+:.*)$")
 
 
-_RST_TARGET = re.compile(r"^\.\.\s+_[^:]+:\s*$")   # ".. _contributing:", a label for links to what follows
+_RST_TARGET = LazyPattern(r"^\.\.\s+_[^:]+:\s*$")   # ".. _contributing:", a label for links to what follows
 
 
 def only_includes(text: str) -> bool:
