@@ -272,8 +272,7 @@ def semantic_floors(layout: Layout, scopes: Sequence[str], questions: Sequence[s
     model has a merged summary."""
     from loci_pipeline.calibration_pieces import Pieces, null_vectors
 
-    root = layout.vectors_root
-    models = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+    models = stored_models(layout)
     if not models:
         return {"skipped": "no vectors yet (run `loci embed`); search keeps its default semantic gate"}
     try:
@@ -599,12 +598,11 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     """Fit on the current index and write ``calibration.json`` (atomically); return what was written.
 
     The words' fit (``fit_words``) is kept as it was while few of the scopes it was fitted on
-    moved (``lexical_fit_holds``); the semantic fits come from each scope's piece, so a pull of
-    one changed bundle among many computes that scope's piece alone. ``full`` fits the words
+    moved (``lexical_fit_holds``), and so are the corpus-level semantic values (``corpus_moved``):
+    then only the moved scopes' own values are read from their pieces. ``full`` fits everything
     again whatever moved."""
     from loci.query.ask import open_session
     from loci.kernel.atomic import build_lock, write_json
-    from loci_pipeline.calibration_pieces import Pieces
 
     # the whole routing index is loaded only to fit the words (``fit_words``): while their fit stands,
     # the off-topic questions are routed reading their own words' rows, as a one-shot question is
@@ -613,13 +611,19 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     manifest = session.manifest
     scopes = scope_digests(manifest)
     method = method_signature()
-    words = (None if full else kept_words(layout, scopes, manifest, method)) \
+    previous = {} if full else previous_calibration(layout)
+    words = (None if full else kept_words(previous, scopes, manifest, method)) \
         or fit_words(session, scopes, manifest, seed, method)
     applied = dict(words["params"])
     names = list(scopes)
-    pieces = Pieces(layout, names, piece_signature())
-    null = list(evalgen.UNANSWERABLE_QUESTIONS)
-    foreign = multilingual_floor(layout, names, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
+    now = corpus_state(layout, scopes, method, multilingual_encoder)
+    moved = None if full else corpus_moved(previous, now, DEFAULT_PARAMS.calibration_refit_share)
+    semantic = None if moved is None else kept_semantic(layout, previous["semantic"], moved, names, load_encoder)
+    if semantic is not None:
+        foreign, fit = previous["multilingual"], {**strip_moved(previous["corpus_fit"]), "moved": len(moved)}
+    else:
+        foreign, semantic = fit_semantic(layout, session, names, applied, load_encoder, multilingual_encoder)
+        fit = {**now, "moved": 0}
     if "multilingual_route_floor" in foreign:
         applied["multilingual_route_floor"] = foreign["multilingual_route_floor"]
     data = {
@@ -634,14 +638,121 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
         "fits": words["fits"],
         "gate_accuracy": words["gate_accuracy"],
         "lexical": {**words["lexical"], "moved": moved_scopes(words["lexical"]["scopes"], scopes)},
-        "semantic": semantic_floors(layout, names, null, load_encoder, pieces, *opinion_inputs(session, names, null, applied)),
+        "semantic": semantic,
         "multilingual": foreign,
+        "corpus_fit": fit,
     }
     if write:
         with build_lock(layout.lock, "calibrate"):
             write_json(layout.calibration, data)
             layout.thresholds_choice.unlink(missing_ok=True)   # fitted: the steps refresh the fit again
     return data
+
+
+def fit_semantic(layout: Layout, session, names: Sequence[str], applied: Mapping, load_encoder: Callable | None,
+                 multilingual_encoder) -> tuple[dict, dict]:
+    """(the multilingual floor, the semantic floors) fitted over every scope's pieces; the off-topic
+    questions routed by their words with the ``applied`` params, for the second opinion's reads."""
+    from loci_pipeline.calibration_pieces import Pieces
+
+    pieces = Pieces(layout, names, piece_signature())
+    null = list(evalgen.UNANSWERABLE_QUESTIONS)
+    foreign = multilingual_floor(layout, names, evalgen.UNANSWERABLE_FOREIGN, multilingual_encoder, pieces)
+    semantic = semantic_floors(layout, names, null, load_encoder, pieces, *opinion_inputs(session, names, null, applied))
+    return foreign, semantic
+
+
+# --- the corpus-level semantic values while few scopes moved -------------------------------
+
+def stored_models(layout: Layout) -> list[str]:
+    """The models the home holds chunk vectors of."""
+    root = layout.vectors_root
+    return sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+
+
+def corpus_state(layout: Layout, scopes: Mapping[str, str], method: str, multilingual_encoder=None) -> dict:
+    """What the corpus-level semantic values are fitted from: how loci fits (``method``, the pieces'
+    signature, the encoders' tags) and, per scope, a digest of what it was built from and of the
+    files its pieces come from (``calibration_pieces.scope_state``)."""
+    import hashlib
+
+    from loci_pipeline.calibration_pieces import multilingual_tag, scope_state, semantic_tag
+
+    models = stored_models(layout)
+    return {"method": method, "pieces": piece_signature(),
+            "tags": {**{m: semantic_tag(m) for m in models}, "": multilingual_tag(multilingual_encoder)},
+            "scopes": {s: hashlib.sha256(f"{d}|{scope_state(layout, s, models)}".encode()).hexdigest()[:16]
+                       for s, d in scopes.items()}}
+
+
+def strip_moved(fit: Mapping) -> dict:
+    return {k: v for k, v in fit.items() if k != "moved"}
+
+
+def corpus_moved(previous: Mapping, now: Mapping, share: float) -> list[str] | None:
+    """The scopes added, changed or gone since the corpus-level semantic values in place were fitted
+    over every scope, while those values still stand: fitted the same way (``corpus_state``'s
+    method, pieces and tags), on nearly these scopes (``lexical_fit_holds``, the same share: one
+    off-topic question's best over a thousand scopes, or a quantile of them, is not moved by a
+    bundle or two); None to fit them all again."""
+    fit, sem = previous.get("corpus_fit"), previous.get("semantic")
+    if not isinstance(fit, dict) or not isinstance(fit.get("scopes"), dict) \
+            or any(fit.get(k) != now[k] for k in ("method", "pieces", "tags")) \
+            or not isinstance(sem, dict) or not isinstance(sem.get("models"), dict) or sem.get("problems") \
+            or set(sem["models"]) != set(now["tags"]) - {""} or not isinstance(previous.get("multilingual"), dict):
+        return None
+    if not lexical_fit_holds(fit["scopes"], now["scopes"], share):
+        return None
+    return [s for s in sorted(set(fit["scopes"]) | set(now["scopes"])) if fit["scopes"].get(s) != now["scopes"].get(s)]
+
+
+def kept_semantic(layout: Layout, previous: Mapping, moved: Sequence[str], names: Sequence[str],
+                  load_encoder: Callable | None) -> dict | None:
+    """The semantic values in place (``previous``, calibration.json's "semantic") with the ``moved``
+    scopes' own values (floor, background) taken from their pieces now and the gone ones left out;
+    the corpus-level values (route floors, z floors, window chance) as they were. None when a
+    moved scope's piece cannot be had (an encoder that does not load): fit everything again."""
+    from loci.query import semantic
+    from loci_pipeline.calibration_pieces import Pieces
+
+    present = set(names)
+    pieces = Pieces(layout, [s for s in moved if s in present], piece_signature())
+    out = {"models": {}}
+    try:
+        for model, entry in previous["models"].items():
+            per = model_pieces(layout, pieces, model, evalgen.UNANSWERABLE_QUESTIONS,
+                               load_encoder or semantic.load_encoder)
+            out["models"][model] = patched_model(entry, per, moved, names)
+    except Exception:  # EncoderUnavailable, or a model only a path could name
+        return None
+    pieces.save()
+    return out
+
+
+def patched_model(entry: Mapping, per: Mapping[str, Mapping], moved: Sequence[str], names: Sequence[str]) -> dict:
+    """One model's values in place (``entry``) with each ``moved`` scope's floor and background
+    from its piece now (``per``; absent: it has no vectors of this width any more), in the
+    index's order (``names``): a scope gone from it is left out."""
+    moved = set(moved)
+    fresh = {"floors": {s: p["floor"] for s, p in per.items()},
+             "background": background_from({s: p["null"] for s, p in per.items() if p.get("null") is not None})}
+    out = dict(entry)
+    for key, new in fresh.items():
+        old = entry.get(key) or {}
+        merged = {s: (new if s in moved else old)[s] for s in names if s in (new if s in moved else old)}
+        if merged or key in entry:
+            out[key] = merged
+    return out
+
+
+def previous_calibration(layout: Layout) -> dict:
+    """The calibration in place, or {} (none, or one that cannot be read)."""
+    from loci.query.calibration import CalibrationError, read_calibration
+
+    try:
+        return read_calibration(layout) or {}
+    except CalibrationError:
+        return {}
 
 
 # --- whether the calibration in place still fits ------------------------------------------
@@ -755,15 +866,9 @@ def lexical_fit_holds(fitted: Mapping[str, str], current: Mapping[str, str], sha
     return bool(fitted) and moved_scopes(fitted, current) <= share * len(fitted)
 
 
-def kept_words(layout: Layout, scopes: Mapping[str, str], manifest: Mapping, method: str) -> dict | None:
-    """The words' fit of the calibration in place, when it was fitted the same way on nearly
-    these scopes (``lexical_fit_holds``) by ``method``; None to fit again."""
-    from loci.query.calibration import CalibrationError, read_calibration
-
-    try:
-        previous = read_calibration(layout) or {}
-    except CalibrationError:
-        return None
+def kept_words(previous: Mapping, scopes: Mapping[str, str], manifest: Mapping, method: str) -> dict | None:
+    """The words' fit of the calibration in place (``previous``), when it was fitted the same way
+    on nearly these scopes (``lexical_fit_holds``) by ``method``; None to fit again."""
     words = previous.get("lexical")
     if not isinstance(words, dict) or not isinstance(words.get("scopes"), dict) \
             or words.get("method") != method or words.get("tokenizer") != manifest.get("tokenizer") \
@@ -841,6 +946,11 @@ def render(data: Mapping, now: Mapping | None = None) -> list[str]:
         lines.append(f"fitted on           {len(words['scopes'])} scopes; {moved} of "
                      f"{data.get('scopes', '?')} scopes changed since (the words' fit is done again past "
                      f"{100 * DEFAULT_PARAMS.calibration_refit_share:.0f}% of them)")
+    fit = data.get("corpus_fit") or {}
+    if isinstance(fit.get("scopes"), dict) and "models" in data.get("semantic", {}):
+        lines.append(f"semantic values     fitted over {len(fit['scopes'])} scopes; {fit.get('moved', 0)} changed since "
+                     f"(only their own floors are read again until more than "
+                     f"{100 * DEFAULT_PARAMS.calibration_refit_share:.0f}% have)")
     sem = data.get("semantic", {})
     if "skipped" in sem:
         lines.append(f"semantic floor      skipped: {sem['skipped']}")

@@ -599,3 +599,130 @@ def test_calibrate_fits_the_route_floors_on_the_scopes_the_opinion_measures(corp
     assert route["null_best_affinity"] == round(near_top(sorted(nulls["gizmo"]["null"])), 4)
     assert every["null_best_affinity"] == round(near_top(sorted(max(a, b) for a, b in
                                                               zip(nulls["gizmo"]["null"], nulls["webby"]["null"]))), 4)
+
+
+# --- the corpus-level semantic values while few scopes moved --------------------------------
+
+def _embedded(corpus):
+    from loci_pipeline.embed import embed_scope
+
+    enc = FakeEncoder()
+    for scope in ("gizmo", "webby"):
+        embed_scope(scope, layout(), enc)
+    return enc
+
+
+def _webby_changed_and_embedded(corpus, enc):
+    from loci_pipeline.embed import embed_scope
+
+    _change_webby(corpus)
+    embed_scope("webby", layout(), enc)
+
+
+def test_a_refit_after_few_of_many_scopes_moved_keeps_the_corpus_level_semantic_values(corpus, loci_home, monkeypatch):
+    """Routing the off-topic questions and the opinion's shortlists over every scope are what a
+    calibrated pull of one bundle paid at 1,000 scopes: while the fit stands they are not redone,
+    and the moved scope's own floor and background are its piece's now."""
+    from dataclasses import replace
+
+    import loci_pipeline.calibrate as cal
+    from loci_pipeline.calibration_pieces import Pieces
+
+    enc = _embedded(corpus)
+    before = cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    monkeypatch.setattr(cal, "DEFAULT_PARAMS", replace(DEFAULT_PARAMS, calibration_refit_share=0.5))
+    _webby_changed_and_embedded(corpus, enc)
+    for name in ("opinion_inputs", "multilingual_floor", "semantic_floors"):
+        monkeypatch.setattr(cal, name, lambda *a, name=name, **k: pytest.fail(f"{name} ran again"))
+    import loci_pipeline.calibration_pieces as cp
+
+    read = []
+
+    class Counted(cp.Pieces):
+        def __init__(self, lay, scopes, method):
+            read.append(list(scopes))
+            super().__init__(lay, scopes, method)
+
+    monkeypatch.setattr(cp, "Pieces", Counted)
+    after = cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    assert read == [["webby"]]      # the moved scope's piece alone
+    was, now = (d["semantic"]["models"]["fake-model"] for d in (before, after))
+    assert now["route"] == was["route"] and now.get("window_chance") == was.get("window_chance")
+    assert after["multilingual"] == before["multilingual"]
+    piece = cal.model_pieces(layout(), Pieces(layout(), ["webby"], cal.piece_signature()), "fake-model",
+                             list(evalgen.UNANSWERABLE_QUESTIONS), lambda model, lay: enc)["webby"]
+    assert now["floors"] == {"gizmo": was["floors"]["gizmo"], "webby": piece["floor"]}
+    assert now["background"]["webby"] == cal.background_from({"webby": piece["null"]})["webby"]
+    assert after["corpus_fit"]["moved"] == 1
+    assert after["corpus_fit"]["scopes"] == before["corpus_fit"]["scopes"]   # still what it was fitted on
+
+
+def test_a_moved_scope_of_a_small_corpus_fits_the_corpus_level_semantic_values_again(corpus, loci_home, monkeypatch):
+    import loci_pipeline.calibrate as cal
+
+    enc = _embedded(corpus)
+    before = cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    _webby_changed_and_embedded(corpus, enc)
+    routed, real = [], cal.opinion_inputs
+    monkeypatch.setattr(cal, "opinion_inputs", lambda *a, **k: routed.append(1) or real(*a, **k))
+    after = cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    assert routed and after["corpus_fit"]["moved"] == 0
+    assert after["corpus_fit"]["scopes"] != before["corpus_fit"]["scopes"]
+
+
+def test_vectors_that_change_under_an_unchanged_index_count_as_a_moved_scope(corpus, loci_home):
+    """A scope embedded again (or pulled again with other vectors) keeps its fingerprint: its
+    pieces' files say it moved."""
+    import loci_pipeline.calibrate as cal
+    from loci_pipeline.embed import embed_scope
+
+    enc = _embedded(corpus)
+    before = cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    from loci.kernel.vectorstore import vector_files
+
+    for path in vector_files(layout().vectors("fake-model", "webby")):
+        path.unlink()
+    embed_scope("webby", layout(), enc)
+    now = cal.corpus_state(layout(), cal.scope_digests(open_session(layout().home).manifest), cal.method_signature())
+    assert cal.corpus_moved(before, now, 0.5) == ["webby"]
+
+
+def test_calibrate_full_fits_the_corpus_level_semantic_values_again(corpus, loci_home, monkeypatch):
+    from dataclasses import replace
+
+    import loci_pipeline.calibrate as cal
+
+    enc = _embedded(corpus)
+    cal.calibrate(layout(), load_encoder=lambda model, lay: enc)
+    monkeypatch.setattr(cal, "DEFAULT_PARAMS", replace(DEFAULT_PARAMS, calibration_refit_share=0.5))
+    _webby_changed_and_embedded(corpus, enc)
+    routed, real = [], cal.opinion_inputs
+    monkeypatch.setattr(cal, "opinion_inputs", lambda *a, **k: routed.append(1) or real(*a, **k))
+    assert cal.calibrate(layout(), load_encoder=lambda model, lay: enc, full=True)["corpus_fit"]["moved"] == 0
+    assert routed
+
+
+def test_a_fit_made_another_way_or_with_other_models_is_not_kept():
+    from loci_pipeline.calibrate import corpus_moved
+
+    now = {"method": "m", "pieces": "p", "tags": {"fake-model": "t", "": "ml"},
+           "scopes": {f"s{i}": "d" for i in range(100)}}
+    previous = {"corpus_fit": {**now, "moved": 0}, "semantic": {"models": {"fake-model": {}}}, "multilingual": {}}
+    assert corpus_moved(previous, now, 0.02) == []
+    assert corpus_moved(previous, {**now, "scopes": {**now["scopes"], "s1": "e", "s2": "e"}}, 0.02) == ["s1", "s2"]
+    assert corpus_moved(previous, {**now, "scopes": {**now["scopes"], "s1": "e", "s2": "e", "s3": "e"}}, 0.02) is None
+    assert corpus_moved(previous, {**now, "method": "other"}, 0.02) is None
+    assert corpus_moved(previous, {**now, "tags": {"other-model": "t", "": "ml"}}, 0.02) is None
+    assert corpus_moved({**previous, "semantic": {"skipped": "no vectors"}}, now, 0.02) is None
+    assert corpus_moved({}, now, 0.02) is None
+
+
+def test_a_moved_scope_patches_its_own_floor_and_a_gone_one_leaves():
+    from loci_pipeline.calibrate import patched_model
+
+    entry = {"floors": {"a": 0.5, "b": 0.6, "c": 0.7}, "background": {"a": [0.1, 0.01], "c": [0.2, 0.02]},
+             "route": {"semantic_add_floor": 0.4}}
+    got = patched_model(entry, {"b": {"floor": 0.65, "null": [0.1, 0.3, 0.5]}}, ["b", "c"], ["a", "b"])
+    assert got["floors"] == {"a": 0.5, "b": 0.65}
+    assert list(got["background"]) == ["a", "b"] and got["background"]["b"][0] == 0.3
+    assert got["route"] == entry["route"]

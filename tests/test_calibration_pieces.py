@@ -135,7 +135,11 @@ def test_a_calibration_whose_words_fit_stands_routes_without_loading_the_whole_i
     loads, real = [], loci.query.ask.load_routing
     monkeypatch.setattr(loci.query.ask, "load_routing", lambda lay, toks, *a, **kw: loads.append(toks)
                         or real(lay, toks, *a, **kw))
-    kept = calibrate(layout(), load_encoder=refuse, write=False)
+    assert calibrate(layout(), load_encoder=refuse, write=False)["semantic"] == whole["semantic"]
+    assert loads == []                       # nothing moved: the corpus-level values stand, nothing is routed
+    path = layout().calibration
+    path.write_text(json.dumps({k: v for k, v in json.loads(path.read_text()).items() if k != "corpus_fit"}))
+    kept = calibrate(layout(), load_encoder=refuse, write=False)                 # an older fit: the semantic values again
     assert loads and None not in loads                                           # each question's words only
     assert {k: kept[k] for k in ("semantic", "multilingual", "params", "fits")} == \
         {k: whole[k] for k in ("semantic", "multilingual", "params", "fits")}
