@@ -1,6 +1,6 @@
 """An incremental pull of one changed bundle into a 1,000-scope map, this tree against a baseline.
 
-    python bench/pull_incremental.py --bed DIR [--baseline REV] [--rounds 5] [--json OUT]
+    python bench/pull_incremental.py --bed DIR [--baseline REV] [--rounds 5] [--cli] [--json OUT]
 
 ``DIR`` is what ``python bench/bundles.py --bed real --keep DIR`` leaves: ``store/`` (the published
 bundles) and ``home/`` (their maps pulled). Each tree (this one, and ``--baseline``, a git revision
@@ -10,7 +10,9 @@ younger than the pull's settle window is not trusted, so every manifest is read 
 timed apart, as ``unsettled``), and each home pulls once with nothing changed (it records the
 listings). Then each round moves one bundle's manifest (its commit) and each tree pulls it, in a
 process of its own, one tree after the other: the time of ``pull()`` in that process (imports
-excluded: the bench's figure), the process's wall time, and the merges' time.
+excluded: the bench's figure), the process's wall time, and the merges' time. ``--cli`` times
+``loci pull DIR/store --quiet`` instead, the whole command a team member runs: the pull, then the
+calibrate step (the first pull of each home, untimed, calibrates it).
 """
 from __future__ import annotations
 
@@ -65,17 +67,23 @@ def child(home: Path, store: Path) -> dict:
                                                           .resolve().parents[2])}
 
 
-def run_child(tree: Path, shim: Path, home: Path, store: Path) -> dict:
+def run_child(tree: Path, shim: Path, home: Path, store: Path, cli: bool = False) -> dict:
+    """One pull in a process of its own with the sources of ``tree``: ``child`` (``pull()`` timed
+    inside), or with ``cli`` the command ``loci pull STORE --quiet`` (its imported scopes read
+    back from what it prints with ``--json``)."""
     env = {**os.environ, "PYTHONPATH": f"{shim}:{tree}", "HF_HUB_OFFLINE": "1", "LOCI_HOME": str(home),
            "LOCI_SERVER": "off"}
+    command = ([sys.executable, "-m", "loci", "pull", str(store), "--quiet", "--json"] if cli
+               else [sys.executable, str(Path(__file__).resolve()), "--child", str(home), str(store)])
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(home), str(store)],
-                          env=env, capture_output=True, text=True, cwd=tree, timeout=600)
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, cwd=tree, timeout=600)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"the pull with the sources at {tree} failed: {proc.stderr.strip()[-600:]}")
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out = ({"imported": json.loads(proc.stdout)["imported"], "sources": str(tree)} if cli
+           else json.loads(proc.stdout.strip().splitlines()[-1]))
     out["process_s"] = wall
+    out.setdefault("pull_s", wall)
     return out
 
 
@@ -109,6 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--bed", type=Path, help="a --keep folder of bench/bundles.py --bed real")
     ap.add_argument("--baseline", default="main", help="the revision compared against (default: main)")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--cli", action="store_true",
+                    help="time `loci pull STORE --quiet` (the pull and the calibrate step) instead of pull()")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--child", nargs=2, type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -136,15 +146,15 @@ def main(argv=None) -> int:
     for p in store.glob("*/manifest.json"):
         os.utime(p, None)
     touch_manifest(store, folders[0], int(time.time()))
-    out["unsettled"] = {name: run_child(*paths[name], homes[name], store) for name in trees}
+    out["unsettled"] = {name: run_child(*paths[name], homes[name], store, args.cli) for name in trees}
     date_back(store)
     for name in trees:   # records the listings, now older than the settle window
-        run_child(*paths[name], homes[name], store)
+        run_child(*paths[name], homes[name], store, args.cli)
     runs: dict[str, list[dict]] = {name: [] for name in trees}
     for r in range(args.rounds):
         touch_manifest(store, folders[-1 - r % len(folders)], int(time.time() * 1000) + r)
         for name in (trees if r % 2 == 0 else list(trees)[::-1]):   # each tree first in turn
-            got = run_child(*paths[name], homes[name], store)
+            got = run_child(*paths[name], homes[name], store, args.cli)
             assert len(got["imported"]) == 1 and got["sources"] == str(paths[name][0]), got
             runs[name].append(got)
         out["load"].append(os.getloadavg()[0])
