@@ -112,6 +112,17 @@ def test_a_new_run_reads_the_embedding_model_again(embedded):
     assert ctx.model_name() == "other-model"
 
 
+def test_the_model_the_stores_name_is_read_from_each_stores_manifest_once(embedded, monkeypatch):
+    from collections import Counter
+
+    import loci.kernel.vectorstore as vectorstore
+
+    reads, read = Counter(), vectorstore.read_manifest
+    monkeypatch.setattr(vectorstore, "read_manifest", lambda path: reads.update([path]) or read(path))
+    assert vectorstore.stored_model(layout()) == "fake-model"
+    assert reads and max(reads.values()) == 1, reads
+
+
 def test_doctor_names_update_for_a_lost_embed_record_and_not_a_reencoding(embedded):
     layout().embed_config.unlink()
     found = problems()
