@@ -39,26 +39,20 @@ def child(home: Path, store: Path) -> dict:
     """One pull in this process (the tree on PYTHONPATH), and its steps' times."""
     import importlib
 
+    # bench.measure of this bench, beside this script (the child's sys.path[0]): the bench package
+    # on its PYTHONPATH is the compared tree's, which may predate summed_time
+    from measure import summed_time
+
     start = time.perf_counter()
     from loci.kernel.config import layout
     from loci_pipeline.share.pull import pull
 
     spent: dict[str, float] = {}
-
-    def timed(key, fn):
-        def run(*args, **kw):
-            t = time.perf_counter()
-            try:
-                return fn(*args, **kw)
-            finally:
-                spent[key] = spent.get(key, 0.0) + time.perf_counter() - t
-        return run
-
     for module, names in STEPS.items():
         mod = importlib.import_module(module)
         for name in names:
             if hasattr(mod, name):
-                setattr(mod, name, timed(name, getattr(mod, name)))
+                setattr(mod, name, summed_time(getattr(mod, name), spent, name))
     imported = time.perf_counter() - start
     t = time.perf_counter()
     report = pull(layout(home), str(store), full=False)

@@ -269,11 +269,11 @@ def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate:
     what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
     with thresholds fitted to the scopes it now holds, as a home built here does (unless the user
     chose the shipped thresholds: `loci calibrate --reset`)."""
-    from loci_pipeline.home_steps import shipped_thresholds_chosen
+    from loci_pipeline.home_steps import calibrates
     from loci_pipeline.share.pull import pull as pull_bundles
 
     bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full)
-    if not calibrate or not bundles.imported or shipped_thresholds_chosen(ctx.layout):
+    if not bundles.imported or not calibrates(ctx.layout, calibrate):
         return CalibratedPull(bundles, None)
     r = run(ctx, ["calibrate"], jobs=1)
     report = calibrate_report(ctx, r)

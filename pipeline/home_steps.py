@@ -50,13 +50,17 @@ def shipped_thresholds_chosen(layout: Layout) -> bool:
     return bool(record) and record.get("thresholds") == SHIPPED
 
 
+def calibrates(layout: Layout, asked: bool = True) -> bool:
+    """A build (`loci setup`, `loci pull`, the home's own steps) fits the thresholds when it is
+    ``asked`` to and the user has not chosen the shipped ones (``shipped_thresholds_chosen``)."""
+    return asked and not shipped_thresholds_chosen(layout)
+
+
 def calibration_kept(layout: Layout) -> bool:
     """The home keeps a calibration the build refreshes: it has calibration.json, or had one (the
     calibrate step ran here and the file was lost: it is fitted again), unless the user chose the
-    shipped thresholds."""
-    if shipped_thresholds_chosen(layout):
-        return False
-    return layout.calibration.exists() or step_recorded(layout, "calibrate")
+    shipped thresholds (``calibrates``)."""
+    return calibrates(layout) and (layout.calibration.exists() or step_recorded(layout, "calibrate"))
 
 
 def thresholds_in_force(layout: Layout, data: dict | None) -> dict:

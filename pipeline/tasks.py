@@ -108,9 +108,10 @@ class BuildContext:
         self._lock, self._encoder_lock, self.encoding = threading.Lock(), threading.Lock(), threading.Lock()
 
     def fresh(self) -> None:
-        """Forget what was observed of the repositories (a new run looks again); the encoder stays."""
+        """Forget what was observed of the repositories and the home's model (a new run looks
+        again); the encoder stays."""
         with self._lock:
-            for key in ("status", "git", "code", "registry"):
+            for key in ("status", "git", "code", "registry", "model"):
                 self._cache.pop(key, None)
 
     # ------------------------------------------------------------------ observations
@@ -206,9 +207,16 @@ class BuildContext:
 
     # ------------------------------------------------------------------ the embedding model
     def model_name(self) -> str | None:
-        """The model asked for, else the one that built the home's vectors, else the default (None)."""
+        """The model asked for, else the one that built the home's vectors (looked for once a
+        run: every scope's tasks ask), else the default (None)."""
         if self.model is not None:
             return None if self.model == "default" else self.model
+        with self._lock:
+            if "model" not in self._cache:
+                self._cache["model"] = self._home_model()
+            return self._cache["model"]
+
+    def _home_model(self) -> str | None:
         from loci.kernel.config import read_embed_config
 
         cfg = read_embed_config(self.layout)

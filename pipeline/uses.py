@@ -135,9 +135,9 @@ def _cached_refs(layout: Layout, scopes: Sequence[str], changed: Iterable[str] |
         same = unless_same and merged == wanted and all(
             new[s] == sorted(con.execute("SELECT name, role, how, path, line FROM refs WHERE scope = ?", (s,)))
             for s in fresh)
-        cached = (present - set(stale)) | fresh   # the cache's scopes once this is committed
-        con.executemany("DELETE FROM cached WHERE scope = ?", [(s,) for s in sorted(recorded - cached)])
-        con.executemany("INSERT INTO cached VALUES (?)", [(s,) for s in sorted(cached - recorded)])
+        # once this commits the cache holds the wanted scopes: each was held already or is read now
+        con.executemany("DELETE FROM cached WHERE scope = ?", [(s,) for s in sorted(recorded - wanted)])
+        con.executemany("INSERT INTO cached VALUES (?)", [(s,) for s in sorted(wanted - recorded)])
         if same:
             con.commit()
             return None

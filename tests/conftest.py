@@ -260,3 +260,12 @@ def chunk_rows(path, texts, first=0):
         rows[i] = {"path": path, "line": line, "heading": text.split("\n")[0].lstrip("#[ ]"), "text": text}
         line += text.count("\n") + 2
     return rows
+
+
+def fact_rows_of(question, rows):
+    """``fact_rows`` for ``question`` over the passages ``rows`` (as ``chunk_rows`` gives them), read
+    as the query store reads them: a row it does not hold is left out."""
+    from loci.query.project_files.facts import fact_rows
+
+    prose = {i: r["path"] for i, r in rows.items()}
+    return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from test_readme_commands import built, cli, home  # noqa: F401  (fixtures: one built home per module)
+from test_readme_commands import built, cli, code, home  # noqa: F401  (fixtures: one built home per module)
 
 
 def test_calibrate_reset_keeps_the_shipped_thresholds_until_calibrate_runs_again(home):
@@ -33,6 +33,13 @@ def test_a_pull_keeps_the_shipped_thresholds_the_user_chose(home, tmp_path):
     pulled = json.loads(cli("pull", str(tmp_path / "store"), "--json").stdout)
     assert pulled["imported"] and pulled["calibrated"] is False
     assert not (home / "calibration.json").exists()
+
+
+def test_a_setup_keeps_the_shipped_thresholds_the_user_chose(home, code):
+    cli("calibrate", "--reset")
+    cli("setup", str(code), "-y", "--no-graphs", "--no-embed", "--quiet")
+    assert not (home / "calibration.json").exists()
+    assert json.loads(cli("calibrate", "--show", "--json").stdout) == {"thresholds": "shipped", "chosen": True}
 
 
 def test_calibrate_reset_with_another_mode_is_refused_and_changes_nothing(home):

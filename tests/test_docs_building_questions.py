@@ -1,14 +1,7 @@
 """"How do I build the docs?" asked from inside a project (or naming it) is answered by the passages
 that say how: a contributing guide's section on the documentation, a README's section on building
 them, a docs folder's README, a runner's or manifest's passage naming the docs tooling."""
-from conftest import chunk_rows, project_beside_another
-
-
-def _facts(question, rows, *, named=False):
-    from loci.query.project_files.facts import fact_rows
-
-    prose = {i: r["path"] for i, r in rows.items()}
-    return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows}, named=named)
+from conftest import chunk_rows, fact_rows_of, project_beside_another
 
 
 def test_a_question_on_building_the_docs_raises_a_topic_inside_a_project_and_of_one_by_name():
@@ -30,8 +23,8 @@ def test_in_a_contributing_guide_only_the_passages_on_the_docs_hold_it_and_the_d
         "## Running the tests\n\nRun `tox` to build and test every environment.",
         "## Documentation\n\nThe docs are written in reStructuredText: `tox -e docs` renders them.",
         "## Code style\n\nWe format with ruff."])
-    assert _facts("How do I build the docs?", guide) == ({2}, {2})   # not the whole guide, as for its tests
-    assert _facts("How do I run the tests?", guide)[0] == {0, 1, 2, 3}
+    assert fact_rows_of("How do I build the docs?", guide) == ({2}, {2})   # not the whole guide, as for its tests
+    assert fact_rows_of("How do I run the tests?", guide)[0] == {0, 1, 2, 3}
 
 
 def test_a_runners_or_manifests_passage_holds_it_only_when_it_names_the_docs_tooling():
@@ -42,21 +35,21 @@ def test_a_runners_or_manifests_passage_holds_it_only_when_it_names_the_docs_too
                                             'include = ["docs/"]'], first=2)
             | chunk_rows("noxfile.py", ["@nox.session\ndef docs(session):\n    session.run('sphinx-build', 'docs', 'out')"],
                          first=3))
-    assert _facts("How do I build the docs?", rows) == ({0, 3}, set())
+    assert fact_rows_of("How do I build the docs?", rows) == ({0, 3}, set())
 
 
 def test_a_readme_section_on_building_the_docs_holds_it_and_a_link_to_the_docs_does_not():
     readme = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Documentation\n\nRead them at example.org.",
                                       "## Building the docs\n\nRun `mkdocs build`.", "## License\n\nMIT."])
-    assert _facts("How do I build the documentation locally?", readme) == ({2}, {2})
+    assert fact_rows_of("How do I build the documentation locally?", readme) == ({2}, {2})
     del readme[2]
-    assert _facts("How do I build the documentation locally?", readme) == (set(), set())
+    assert fact_rows_of("How do I build the documentation locally?", readme) == (set(), set())
 
 
 def test_a_docs_folders_readme_holds_how_to_build_the_docs_and_another_folders_does_not():
     rows = (chunk_rows("docs/README.md", ["# The docs\n\nInstall the docs requirements, then `make html`."])
             | chunk_rows("examples/README.md", ["# Examples\n\nBuild the examples with `make`."], first=1))
-    assert _facts("How do I build the docs?", rows) == ({0}, {0})   # its heading says the docs
+    assert fact_rows_of("How do I build the docs?", rows) == ({0}, {0})   # its heading says the docs
 
 
 def test_how_do_i_build_the_docs_opens_with_the_contributing_guides_section_on_them(tmp_path, loci_home):

@@ -1,14 +1,7 @@
 """A passage of a project's fact files answers a question about the project only when it says
 something of its own on it: a manifest or runner passage that holds none of the topic's words, a
 bare include of another file, a changelog that only points elsewhere are no such answer."""
-from conftest import chunk_rows
-
-
-def _facts(question, rows):
-    from loci.query.project_files.facts import fact_rows
-
-    prose = {i: r["path"] for i, r in rows.items()}
-    return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})[0]
+from conftest import chunk_rows, fact_rows_of
 
 
 def test_a_manifest_passage_without_the_topics_words_is_no_fact_row():
@@ -17,26 +10,26 @@ def test_a_manifest_passage_without_the_topics_words_is_no_fact_row():
             | chunk_rows("tox.ini", ["[tox]\nenvlist = py3\n\n[testenv]\ncommands = pytest"], first=2)
             | chunk_rows("pyproject.toml", ["[project]\nname = \"widgets\"\nlicense = \"MIT\"",
                                        "[project.optional-dependencies]\nlint = [\"ruff\"]"], first=3))
-    assert _facts("How do I run the tests?", rows) == {2, 4}
-    assert _facts("What license is this under?", rows) == {3}
-    assert _facts("What are its dependencies?", rows) == {4}
+    assert fact_rows_of("How do I run the tests?", rows)[0] == {2, 4}
+    assert fact_rows_of("What license is this under?", rows)[0] == {3}
+    assert fact_rows_of("What are its dependencies?", rows)[0] == {4}
 
 
 def test_a_mako_style_setup_cfg_naming_a_test_folder_is_no_answer_on_how_to_run_the_tests():
     rows = chunk_rows("setup.cfg", ["[mako_testing]\nmodule_base = ./test/templates/modules\n\n[egg_info]\ntag_build ="])
-    assert _facts("How do I run the tests?", rows) == set()
+    assert fact_rows_of("How do I run the tests?", rows)[0] == set()
 
 
 def test_a_manifests_classifiers_naming_development_say_nothing_on_how_to_run_the_tests():
     rows = chunk_rows("pyproject.toml", ["[project]\nname = \"widgets\"\nclassifiers = [\n    \"Development Status :: 5 - Production/Stable\",\n"
                                     "    \"Intended Audience :: Developers\",\n    \"Topic :: Software Development\",\n]",
                                     "[project.optional-dependencies]\ndev = [\"pytest\"]"])
-    assert _facts("How do I run the tests?", rows) == {1}
+    assert fact_rows_of("How do I run the tests?", rows)[0] == {1}
 
 
 def test_a_runner_passage_on_the_tests_still_answers_how_to_run_them():
     rows = chunk_rows("Makefile", [".PHONY: all\nall:\n\tpython -m build", "test:\n\tpytest -q"])
-    assert _facts("How do I run the tests?", rows) == {1}
+    assert fact_rows_of("How do I run the tests?", rows)[0] == {1}
 
 
 def test_a_passage_that_only_includes_another_file_is_no_fact_row():
@@ -45,8 +38,8 @@ def test_a_passage_that_only_includes_another_file_is_no_fact_row():
             | chunk_rows("docs/license.md", ["{!LICENSE.md!}"], first=2)
             | chunk_rows("CONTRIBUTING.rst", ["Contributing\n============\n\nRun the tests with ``tox``."], first=3)
             | chunk_rows("LICENSE.md", ["MIT License\n\nCopyright (c) 2020 Ann"], first=4))
-    assert _facts("How do I contribute?", rows) == {3}
-    assert _facts("What license is this under?", rows) == {4}
+    assert fact_rows_of("How do I contribute?", rows)[0] == {3}
+    assert fact_rows_of("What license is this under?", rows)[0] == {4}
 
 
 def test_an_include_directive_among_prose_is_still_an_answer():

@@ -1,21 +1,14 @@
 """The questions a new contributor asks from inside a project ("how do I set up a development
 environment?", "where do I report a bug?", "how do I run the tests?") are answered by the section
 of the project's own files that says it, not by the user's install section or a list of people."""
-from conftest import chunk_rows, project_beside_another
-
-
-def _facts(question, rows, extra=()):
-    from loci.query.project_files.facts import fact_rows
-
-    prose = {i: r["path"] for i, r in rows.items()} | dict(extra)
-    return fact_rows(question, prose, lambda ids: {i: rows[i] for i in ids if i in rows})
+from conftest import chunk_rows, fact_rows_of, project_beside_another
 
 
 def test_a_readme_list_of_contributors_is_no_section_on_how_to_contribute_or_test():
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Contributors\n\nThanks to all the people who contribute.",
                                "### Star Contributors\n\n- @ann", "## Development\n\nRun `make test`."])
-    assert _facts("How do I contribute?", rows) == ({3}, {3})
-    assert _facts("How do I run the tests?", rows) == ({3}, {3})
+    assert fact_rows_of("How do I contribute?", rows) == ({3}, {3})
+    assert fact_rows_of("How do I run the tests?", rows) == ({3}, {3})
 
 
 def test_a_development_environment_question_asks_how_to_contribute_not_how_to_install():
@@ -23,9 +16,9 @@ def test_a_development_environment_question_asks_how_to_contribute_not_how_to_in
 
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Install\n\nnpm install widgets",
                                "## Development\n\nClone it, then `npm ci` and `npm test`."])
-    assert _facts("How do I set up a development environment?", rows) == ({2}, {2})
-    assert _facts("How do I set up a local dev environment?", rows) == ({2}, {2})
-    assert _facts("How do I set up widgets?", rows) == ({1}, {1})     # still an install question
+    assert fact_rows_of("How do I set up a development environment?", rows) == ({2}, {2})
+    assert fact_rows_of("How do I set up a local dev environment?", rows) == ({2}, {2})
+    assert fact_rows_of("How do I set up widgets?", rows) == ({1}, {1})     # still an install question
     assert fact_file_patterns("How do I set up a development environment?", named=True) == []
 
 
@@ -33,16 +26,16 @@ def test_where_to_report_a_bug_is_the_readmes_section_on_issues_when_no_file_say
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Usage\n\nCall it; a bug in a sheet shows red.",
                                "## Reporting issues\n\nOpen an issue at example.org/widgets/issues.",
                                "## Browser support\n\nEvery browser; report nothing here."])
-    assert _facts("Where do I report a bug?", rows) == ({2}, {2})
-    assert _facts("How do I file an issue?", rows) == ({2}, {2})
+    assert fact_rows_of("Where do I report a bug?", rows) == ({2}, {2})
+    assert fact_rows_of("How do I file an issue?", rows) == ({2}, {2})
 
 
 def test_a_security_question_is_answered_by_the_readmes_security_section_when_there_is_no_policy_file():
     rows = chunk_rows("README.md", ["# widgets\n\nWidgets.", "## Security\n\nMail security@example.org, not the tracker.",
                                "## Usage\n\nCall it."])
-    assert _facts("How do I report a security issue?", rows) == ({1}, {1})
+    assert fact_rows_of("How do I report a security issue?", rows) == ({1}, {1})
     rows |= chunk_rows("SECURITY.md", ["# Security policy\n\nMail us."], first=7)
-    assert _facts("How do I report a security issue?", rows) == ({1, 7}, set())   # the policy file says it better
+    assert fact_rows_of("How do I report a security issue?", rows) == ({1, 7}, set())   # the policy file says it better
 
 
 def test_in_a_contributing_file_the_section_headed_for_what_is_asked_leads():
@@ -52,11 +45,11 @@ def test_in_a_contributing_file_the_section_headed_for_what_is_asked_leads():
         "## Get Started!\n\nFork, clone, `pip install -e .`, branch.",
         "## Tests\n\nRun `pytest`.",
         "## Code style\n\nWe format with ruff: `ruff format`."])
-    assert _facts("How do I contribute?", guide)[1] == {2}
-    assert _facts("How do I set up a development environment?", guide)[1] == {2}
-    assert _facts("How do I run the tests?", guide)[1] == set()   # "Tests" often says how to write them
-    assert _facts("How do I lint or format the code?", guide)[1] == {4}
-    assert _facts("Where do I report a bug?", guide) == ({0, 1, 2, 3, 4}, {1})
+    assert fact_rows_of("How do I contribute?", guide)[1] == {2}
+    assert fact_rows_of("How do I set up a development environment?", guide)[1] == {2}
+    assert fact_rows_of("How do I run the tests?", guide)[1] == set()   # "Tests" often says how to write them
+    assert fact_rows_of("How do I lint or format the code?", guide)[1] == {4}
+    assert fact_rows_of("Where do I report a bug?", guide) == ({0, 1, 2, 3, 4}, {1})
 
 
 def test_how_to_set_up_a_development_environment_opens_with_the_contributing_guides_section(tmp_path, loci_home):

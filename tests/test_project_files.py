@@ -321,3 +321,25 @@ def test_a_version_file_is_no_answer_to_what_the_project_depends_on(tmp_path, lo
     sources = [e.source for e in ask(open_session(), "what does this depend on?", cwd=code / "gizmo",
                                      fast=True).blocks[0].episodes]
     assert sources[0] == "pyproject.toml" and "VERSION" not in sources[:2]
+
+
+def test_the_fact_rows_of_a_question_read_each_passage_once():
+    from collections import Counter
+
+    from loci.query.project_files.facts import fact_rows
+
+    rows = (_readme_rows(["# widgets\n\nWidgets.", "## Contributing\n\nFork, branch, open a pull request.",
+                          "### Running the tests\n\nRun `make test`."])
+            | {5: {"path": "CONTRIBUTING.md", "line": 1, "heading": "Testing", "text": "# Testing\n\nRun `pytest`."},
+               9: {"path": "Makefile", "line": 1, "heading": "", "text": "test:\n\tpytest -q"}})
+    prose = {i: r["path"] for i, r in rows.items()}
+    reads = Counter()
+
+    def read(ids):
+        reads.update(ids)
+        return {i: rows[i] for i in ids if i in rows}
+
+    got = fact_rows("How do I contribute and run the tests?", prose, read)
+    assert got == fact_rows("How do I contribute and run the tests?", prose,
+                            lambda ids: {i: rows[i] for i in ids if i in rows})
+    assert reads and max(reads.values()) == 1, reads

@@ -430,6 +430,16 @@ def _string_column(table, column: str):
     return table.set_column(i, column, pa.array([str(v) for v in table.column(column).to_pylist()], pa.string()))
 
 
+def _first_line(value):
+    """The table's first ``line`` becomes ``value`` (None: left empty), of the column's own type."""
+    def change(table):
+        import pyarrow as pa
+
+        i, lines = table.column_names.index("line"), table.column("line").to_pylist()
+        return table.set_column(i, table.schema.field(i), pa.array([value] + lines[1:], table.schema.field(i).type))
+    return change
+
+
 def _vocab_of_wrong_types(table):
     import pyarrow as pa
 
@@ -488,6 +498,8 @@ BAD = {
     "outside": (_outside, "outside the bundle"),
     "other model": (_other_model, "--no-vectors"),
     "string line column": (_retable("chunks.parquet", lambda t: _string_column(t, "line")), "column 'line'"),
+    "empty chunk line": (_retable("chunks.parquet", _first_line(None)), "empty values in column 'line'"),
+    "negative chunk line": (_retable("chunks.parquet", _first_line(-1)), "negative 'line'"),
     "truncated with its checksum": (_truncated_and_rehashed, "refs.parquet cannot be read"),
     "vocab of wrong types": (_retable("vocab.parquet", _vocab_of_wrong_types), "vocab.parquet has column"),
     "nan vectors": (_retable("vectors.parquet", _nan_vectors), "NaN"),

@@ -89,6 +89,40 @@ def test_the_homes_context_keeps_embedding_on_while_its_vectors_are_here(embedde
     assert ctx.embed and ctx.model_id() == "fake-model"
 
 
+def test_the_tasks_of_a_run_look_for_a_lost_embed_records_model_once(embedded, monkeypatch):
+    import loci_pipeline.tasks as tasks
+
+    layout().embed_config.unlink()
+    ctx, looked = tasks.home_context(layout()), []
+    monkeypatch.setattr(tasks, "lost_embed_model", lambda lay: looked.append(lay) or "fake-model")
+    ctx.fresh()
+    made = list(tasks.make_tasks(ctx, delayed=False)["task_scopes"]())
+    assert sum(t.get("basename") == "vectors" and t["name"] is not None for t in made) == 2
+    assert len(looked) == 1
+
+
+def test_a_new_run_reads_the_embedding_model_again(embedded):
+    from loci_pipeline.tasks import home_context
+
+    ctx = home_context(layout())
+    assert ctx.model_name() == "fake-model"
+    record = json.loads(layout().embed_config.read_text())
+    layout().embed_config.write_text(json.dumps({**record, "model": "other-model"}))
+    ctx.fresh()
+    assert ctx.model_name() == "other-model"
+
+
+def test_the_model_the_stores_name_is_read_from_each_stores_manifest_once(embedded, monkeypatch):
+    from collections import Counter
+
+    import loci.kernel.vectorstore as vectorstore
+
+    reads, read = Counter(), vectorstore.read_manifest
+    monkeypatch.setattr(vectorstore, "read_manifest", lambda path: reads.update([path]) or read(path))
+    assert vectorstore.stored_model(layout()) == "fake-model"
+    assert reads and max(reads.values()) == 1, reads
+
+
 def test_doctor_names_update_for_a_lost_embed_record_and_not_a_reencoding(embedded):
     layout().embed_config.unlink()
     found = problems()

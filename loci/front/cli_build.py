@@ -260,10 +260,10 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
     embed_on = not no_embed and embed_available()
     if embed_on and ask:
         embed_on = typer.confirm(f"Build local embeddings for semantic recall ({_embed_estimate()})?", default=True)
-    from loci_pipeline.home_steps import shipped_thresholds_chosen
+    from loci_pipeline.home_steps import calibrates
 
     ctx = build_context(layout, quiet=quiet, label="setting up", scan=False, graphs=graphs_on, embed=embed_on,
-                        calibrate=not no_calibrate and not shipped_thresholds_chosen(layout))
+                        calibrate=calibrates(layout, not no_calibrate))
     code = show_update(build.update(ctx), quiet)
     if not quiet:
         typer.echo("")

@@ -197,7 +197,11 @@ def merged_summary_files(layout: Layout, model_id: str) -> tuple[Path, Path]:
 def vectors_intact(path: Path) -> bool:
     """The store's manifest reads and names the matrix file as it is now (size and mtime): the
     matrix is written before its manifest, so a torn or replaced one does not match."""
-    data = read_manifest(path)
+    return _names_its_matrix(path, read_manifest(path))
+
+
+def _names_its_matrix(path: Path, data: dict | None) -> bool:
+    """The store's manifest ``data`` names its matrix file as it is now (``vectors_intact``)."""
     try:
         return data is not None and data.get("matrix") == matrix_stamp(matrix_path(path))
     except OSError:
@@ -224,7 +228,7 @@ def stored_model(layout: Layout) -> str | None:
         for meta in model_dir.glob("*.json") if model_dir.is_dir() else ():   # chunk stores, not labels
             store = meta.with_suffix(".parquet")
             data = read_manifest(store)
-            if data is None or not isinstance(data.get("model"), str) or not vectors_intact(store):
+            if data is None or not isinstance(data.get("model"), str) or not _names_its_matrix(store, data):
                 continue
             stamp = meta.stat().st_mtime_ns
             if newest is None or stamp > newest[0]:

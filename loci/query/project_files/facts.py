@@ -26,6 +26,7 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
     out: set[int] = set()
     headed: set[int] = set()
     asked = asked_sections(question)
+    read = _read_once(read)
     for topic in raised(question, named):
         files, sections = topic.files, topic.sections
         held = {i for i, path in prose.items() if is_fact_file(path, [files])
@@ -42,6 +43,20 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
             headed.update(() if own else said)
             out.update(said or [i for i in rows if i in held])
     return out, headed
+
+
+def _read_once(read):
+    """``read`` remembering what it gave: each row is read once, a row it does not hold left out as it
+    left it out."""
+    held: dict[int, dict | None] = {}
+
+    def once(ids) -> dict[int, dict]:
+        missing = [i for i in ids if i not in held]
+        if missing:
+            got = read(missing)
+            held.update({i: got.get(i) for i in missing})
+        return {i: held[i] for i in ids if held[i] is not None}
+    return once
 
 
 def _saying_nothing(rows: set[int], prose: Mapping[int, str], read, keys: re.Pattern | None, *,
