@@ -12,7 +12,7 @@ from conftest import make_repo
 from loci.front.cli import app
 from test_readme_commands import built, cli, code, home  # noqa: F401  (fixtures: one built home per module)
 
-NARROWING = ("ask", "export", "push", "graphs", "uses")   # commands whose work some scopes can narrow
+NARROWING = ("ask", "export", "push", "pull", "graphs", "uses")   # commands whose work some scopes can narrow
 REPORTING = ("scopes", "route", "ask", "groups", "calibrate", "eval", "uses", "doctor", "pull", "push", "export",
              "scan", "forget", "add", "graphs", "index", "setup", "embed", "update", "group set", "group add",
              "group rm")
@@ -83,6 +83,14 @@ def test_build_commands_report_their_build_report_as_json(home, code, tmp_path):
     assert sorted(scan["found"]) == ["gizmo", "webby"]
     forgot = json.loads(cli("forget", "webby", "--no-calibrate", "--json").stdout)
     assert forgot["forgotten"] == ["webby"]
+
+
+def test_pull_selects_scopes_as_push_does():
+    def scope_help(name: str) -> str:
+        return next(p.help for p in command(name).params if "--scope" in p.opts)
+
+    assert scope_help("push").startswith("Only this scope (repeatable; default: every ")
+    assert scope_help("pull").startswith("Only this scope (repeatable; default: every ")
 
 
 def test_add_reports_its_add_report_as_json(home, code, tmp_path):
