@@ -264,15 +264,16 @@ class CalibratedPull:
 
 
 def pull(ctx: BuildContext, source: str, *, no_vectors: bool = False, calibrate: bool = True,
-         full: bool = False) -> CalibratedPull:
-    """Pull ``source``'s changed bundles, then run the calibrate step, which fits again only when
-    what the pull merged moved what it reads (the manifest, the vectors): a pulled home answers
-    with thresholds fitted to the scopes it now holds, as a home built here does (unless the user
-    chose the shipped thresholds: `loci calibrate --reset`)."""
+         full: bool = False, scopes: Sequence[str] | None = None) -> CalibratedPull:
+    """Pull ``source``'s changed bundles (only ``scopes``' when named), then run the calibrate
+    step, which fits again only when what the pull merged moved what it reads (the manifest, the
+    vectors): a pulled home answers with thresholds fitted to the scopes it now holds, as a home
+    built here does (unless the user chose the shipped thresholds: `loci calibrate --reset`)."""
     from loci_pipeline.home_steps import calibrates
     from loci_pipeline.share.pull import pull as pull_bundles
 
-    bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full)
+    bundles = pull_bundles(ctx.layout, source, no_vectors=no_vectors, full=full,
+                           scopes=list(scopes) if scopes is not None else None)
     if not bundles.imported or not calibrates(ctx.layout, calibrate):
         return CalibratedPull(bundles, None)
     r = run(ctx, ["calibrate"], jobs=1)
@@ -315,17 +316,19 @@ def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False)
 
 def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
     """Pull every source a scope of the home came from, the way it was pulled last (maps, or
-    ``--all``; with or without ``--no-vectors``), calibrating nothing: the update's own steps
-    follow. A source that cannot be read is one entry of the second value (its scopes stay as
-    they are); the others are pulled."""
+    ``--all``; with or without ``--no-vectors``; only the scopes named with ``--scope``),
+    calibrating nothing: the update's own steps follow. A source that cannot be read is one
+    entry of the second value (its scopes stay as they are); the others are pulled."""
     from loci_pipeline.share.bundle import BundleError
     from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole, pulled_without_vectors
+    from loci_pipeline.share.pull import pulled_by_name
 
     reports, failed = [], {}
     for source in pulled_sources(ctx.layout):
         try:
             reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source),
-                                        no_vectors=pulled_without_vectors(ctx.layout, source)))
+                                        no_vectors=pulled_without_vectors(ctx.layout, source),
+                                        scopes=pulled_by_name(ctx.layout, source)))
         except BundleError as exc:
             failed[source] = str(exc)
     return reports, failed

@@ -204,7 +204,7 @@ def test_setting_the_mode_of_a_new_group_creates_it_and_says_it_is_empty(corpus)
     res = runner.invoke(app, ["group", "set", "web", "--mode", "hard"])
     assert res.exit_code == 0 and "no members yet" in res.output, res.output
     rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
-    assert rows["web"] == {"group": "web", "mode": "hard", "count": 0}
+    assert rows["web"] == {"group": "web", "mode": "hard", "count": 0, "members": []}
     assert runner.invoke(app, ["group", "add", "webby", "web"]).exit_code == 0
     rows = {r["group"]: r for r in json.loads(runner.invoke(app, ["groups", "--json"]).output)}
     assert rows["web"]["count"] == 1

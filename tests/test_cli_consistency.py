@@ -8,16 +8,22 @@ import json
 import click
 import typer.main
 
+from conftest import make_repo
 from loci.front.cli import app
 from test_readme_commands import built, cli, code, home  # noqa: F401  (fixtures: one built home per module)
 
-NARROWING = ("ask", "export", "push", "graphs", "uses")   # commands whose work some scopes can narrow
+NARROWING = ("ask", "export", "push", "pull", "graphs", "uses")   # commands whose work some scopes can narrow
 REPORTING = ("scopes", "route", "ask", "groups", "calibrate", "eval", "uses", "doctor", "pull", "push", "export",
-             "scan", "forget", "graphs", "index", "embed", "update")
+             "scan", "forget", "add", "graphs", "index", "setup", "embed", "update", "group set", "group add",
+             "group rm")
 
 
 def command(name: str) -> click.Command:
-    return typer.main.get_command(app).commands[name]
+    """A command by its path (``"group add"``)."""
+    cmd = typer.main.get_command(app)
+    for word in name.split():
+        cmd = cmd.commands[word]
+    return cmd
 
 
 def shown_params(name: str) -> dict[str, click.Parameter]:
@@ -77,6 +83,63 @@ def test_build_commands_report_their_build_report_as_json(home, code, tmp_path):
     assert sorted(scan["found"]) == ["gizmo", "webby"]
     forgot = json.loads(cli("forget", "webby", "--no-calibrate", "--json").stdout)
     assert forgot["forgotten"] == ["webby"]
+
+
+def test_pull_selects_scopes_as_push_does():
+    def scope_help(name: str) -> str:
+        return next(p.help for p in command(name).params if "--scope" in p.opts)
+
+    assert scope_help("push").startswith("Only this scope (repeatable; default: every ")
+    assert scope_help("pull").startswith("Only this scope (repeatable; default: every ")
+
+
+def test_add_reports_its_add_report_as_json(home, code, tmp_path):
+    make_repo(tmp_path / "fresh", {"README.md": "# fresh\n"})
+    added = json.loads(cli("add", str(tmp_path / "fresh"), "--alias", "fr", "--json").stdout)
+    assert added == {"name": "fresh", "registered": True, "indexed": False}
+    again = json.loads(cli("add", str(code / "gizmo"), "--alias", "gz", "--json").stdout)
+    assert again == {"name": "gizmo", "registered": False, "indexed": True}
+
+
+def test_group_edits_report_the_group_with_its_members_as_json(home):
+    def edit(*args: str) -> dict:
+        return json.loads(cli("group", *args, "--json").stdout)
+
+    assert edit("add", "gizmo", "tools") == {"group": "tools", "mode": "soft", "count": 1, "members": ["gizmo"]}
+    assert edit("add", "webby", "tools")["members"] == ["gizmo", "webby"]
+    assert edit("set", "tools", "--mode", "hard") == {"group": "tools", "mode": "hard", "count": 2,
+                                                       "members": ["gizmo", "webby"]}
+    assert edit("rm", "gizmo", "tools")["members"] == ["webby"]
+    listed = {g["group"]: g for g in json.loads(cli("groups", "--json").stdout)}
+    assert listed["tools"] == {"group": "tools", "mode": "hard", "count": 1, "members": ["webby"]}
+    assert edit("set", "empty", "--mode", "explicit") == {"group": "empty", "mode": "explicit", "count": 0,
+                                                          "members": []}
+
+
+def test_a_group_emptied_by_hand_is_reported_with_no_members(home):
+    cli("group", "add", "gizmo", "solo")
+    left = json.loads(cli("group", "rm", "gizmo", "solo", "--json").stdout)
+    assert left == {"group": "solo", "mode": "soft", "count": 0, "members": []}
+
+
+def test_setup_with_json_asks_nothing_and_prints_its_update_report_alone(tmp_path, loci_home, monkeypatch):
+    from loci.front import cli_build
+
+    monkeypatch.setattr(cli_build, "interactive", lambda: True)   # a terminal: yet nothing is asked
+    make_repo(tmp_path / "code" / "fresh", {"README.md": "# fresh\n\nA windmill telemetry logger.\n"})
+    monkeypatch.chdir(tmp_path / "code")                           # no DIR: the default, as -y takes it
+    res = cli("setup", "--json", "--no-graphs", "--no-embed", "--no-calibrate")
+    report = json.loads(res.stdout)                                # one document: no doctor printout after it
+    assert set(report) >= {"scan", "graphs", "index", "embed", "calibrate", "failed"}
+    assert report["scan"]["found"] == ["fresh"] and report["index"]["rebuilt"] == ["fresh"]
+    assert report["index"]["failed"] == {} and report["embed"] is None
+
+
+def test_setup_with_json_finding_no_repository_prints_the_failure_as_an_object(tmp_path, loci_home):
+    (tmp_path / "empty").mkdir()
+    res = cli("setup", str(tmp_path / "empty"), "--json", "--no-graphs", "--no-embed", code=1)
+    out = json.loads(res.stdout)
+    assert set(out) == {"error", "hint"} and "no git repositories" in out["error"]
 
 
 def test_a_build_command_with_json_prints_its_failure_as_an_object(home, tmp_path):

@@ -108,9 +108,14 @@ def test_setting_the_mode_of_a_group_with_a_bad_name_is_an_error():
 
 def test_list_groups_gives_mode_and_member_count():
     policy = set_mode(with_acme(), registry(), "client:acme", "hard")
-    assert list_groups(registry(), policy) == [
-        GroupRow("client:acme", "hard", 2), GroupRow("delroy", "soft", 3),
-        GroupRow("me", "soft", 4), GroupRow("vendor:someorg", "soft", 1)]
+    assert [(r.group, r.mode, r.count) for r in list_groups(registry(), policy)] == [
+        ("client:acme", "hard", 2), ("delroy", "soft", 3), ("me", "soft", 4), ("vendor:someorg", "soft", 1)]
+
+
+def test_list_groups_names_each_groups_members_sorted():
+    rows = {r.group: r for r in list_groups(registry(), with_acme())}
+    assert all(r.members == tuple(sorted(r.members)) and len(r.members) == r.count for r in rows.values())
+    assert len(rows["client:acme"].members) == 2
 
 
 # ---- groups.json

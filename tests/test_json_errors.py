@@ -39,11 +39,16 @@ BAD = {
     ("graphs",): ([], 1, "home"),   # (or, without graphify, the extra it needs: exit 1 too)
     ("forget",): (["nosuch"], 2, None),
     ("scan",): (["/no/such/folder"], 2, None),
+    ("add",): (["/no/such/folder"], 2, None),
+    ("setup",): (["/no/such/folder"], 1, "home"),
     ("index",): ([], 1, "home"),
     ("embed",): ([], 1, "home"),
     ("update",): ([], 1, "home"),
     ("hook", "status"): (["nosuch"], 2, None),
     ("groups", "infer"): ([], 1, "home"),
+    ("group", "set"): (["tools", "--mode", "bogus"], 2, None),
+    ("group", "add"): (["nosuch", "tools"], 2, None),
+    ("group", "rm"): (["gizmo", "nosuch"], 2, None),
 }
 # doctor reports a damaged home as findings (its JSON output), never as an error, and
 # `server status` reports whatever engine state it finds; a bad command line is the only

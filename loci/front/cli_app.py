@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import (
-    complete_scope, err as _err, handled, json_flag, keep_argument_help, writable_home as _writable_home,
+    complete_scope, err as _err, handled, json_flag, json_or, keep_argument_help, writable_home as _writable_home,
 )
 from loci.front.oneshot import K_DEFAULT, K_RANGE
 
@@ -139,13 +139,13 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
         return
     from loci.kernel.groups import list_groups, load_policy
     from loci.kernel.registry import load_registry
-    from loci.front.render import dump_json
+    from loci.front.render import dump_json, report_json
 
     layout = make_layout()
     registry = load_registry(layout)
     rows = list_groups(registry, load_policy(layout))
     if as_json:
-        dump_json([{"group": r.group, "mode": r.mode, "count": r.count} for r in rows])
+        dump_json([report_json(r) for r in rows])
         return
     if not rows and not registry.scopes:
         typer.echo("no scopes registered, so no groups: run `loci setup DIR`")
@@ -163,7 +163,6 @@ def groups_list(ctx: typer.Context, as_json: bool = json_flag()):
 @handled
 def groups_infer(as_json: bool = json_flag()):
     """Label every scope `me` or `vendor:<org>` from git provenance."""
-    from loci.front.cli_common import json_or
     from loci_pipeline import build
     from loci_pipeline.tasks import BuildContext
 
@@ -175,13 +174,12 @@ def groups_infer(as_json: bool = json_flag()):
         typer.echo(f"{name:<28} {owner}{why}")
 
 
-def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
-    """Apply one loci.kernel.groups edit (set_mode, add_member, remove_member) to groups.json;
-    returns each group's member count after it."""
+def _edit_group(group: str, edit_name: str, *args: str):
+    """Apply one loci.kernel.groups edit of ``group`` (set_mode, add_member, remove_member) to
+    groups.json; the group after it (a GroupRow: its mode and members)."""
     from loci.kernel import groups
 
-    rows = groups.edit_groups(_writable_home(), getattr(groups, edit_name), *args)
-    return {row.group: row.count for row in rows}
+    return groups.edit_group(_writable_home(), group, getattr(groups, edit_name), *args)
 
 
 @group_app.command("set")
@@ -189,31 +187,35 @@ def _edit_policy(edit_name: str, *args: str) -> dict[str, int]:
 def group_set(group: str = typer.Argument(..., help="The group (made when it does not exist yet)."),
               mode: str = typer.Option(..., "--mode", help="explicit: only --group confines to it; soft: asked "
                                        "from inside a member, other projects' evidence counts for less; "
-                                       "hard: only its members answer such a question.")):
+                                       "hard: only its members answer such a question."),
+              as_json: bool = json_flag()):
     """Set how much GROUP confines: explicit, soft (default) or hard."""
-    counts = _edit_policy("set_mode", group, mode)
-    empty = f" (no members yet: `loci group add SCOPE {group}` puts one in)" if not counts.get(group) else ""
-    typer.echo(f"{group}: {mode}{empty}")
+    row = _edit_group(group, "set_mode", group, mode)
+    if not json_or(as_json, row):
+        empty = f" (no members yet: `loci group add SCOPE {group}` puts one in)" if not row.count else ""
+        typer.echo(f"{group}: {mode}{empty}")
 
 
 @group_app.command("add")
 @handled
 def group_add(scope: str = typer.Argument(..., help="The scope (`loci scopes` lists them).",
                                          autocompletion=complete_scope),
-              group: str = typer.Argument(..., help="The group (made when it does not exist yet).")):
+              group: str = typer.Argument(..., help="The group (made when it does not exist yet)."),
+              as_json: bool = json_flag()):
     """Put SCOPE into GROUP (kept in groups.json, so a rescan keeps it)."""
-    _edit_policy("add_member", scope, group)
-    typer.echo(f"{scope} is in {group}")
+    if not json_or(as_json, _edit_group(group, "add_member", scope, group)):
+        typer.echo(f"{scope} is in {group}")
 
 
 @group_app.command("rm")
 @handled
 def group_rm(scope: str = typer.Argument(..., help="The scope (`loci scopes` lists them).",
                                         autocompletion=complete_scope),
-             group: str = typer.Argument(..., help="The group it is in.")):
+             group: str = typer.Argument(..., help="The group it is in."),
+             as_json: bool = json_flag()):
     """Take SCOPE out of GROUP."""
-    _edit_policy("remove_member", scope, group)
-    typer.echo(f"{scope} is no longer in {group}")
+    if not json_or(as_json, _edit_group(group, "remove_member", scope, group)):
+        typer.echo(f"{scope} is no longer in {group}")
 
 
 def _compose() -> None:

@@ -97,12 +97,15 @@ def forget(names: List[str] = typer.Argument(..., help="The scopes to forget (`l
 @handled
 def add(path: Path = typer.Argument(..., help="The directory to register."),
         alias: List[str] = typer.Option([], "--alias", help="Another name the scope can be called by."),
-        glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute).")):
+        glob: List[str] = typer.Option([], "--glob", help="Extra files to collect (may be absolute)."),
+        as_json: bool = json_flag()):
     """Register one directory as a scope explicitly, or add aliases/globs to an existing one."""
     from loci_pipeline import build
     from loci_pipeline.tasks import BuildContext
 
     report = build.add(BuildContext(writable_home()), path, alias=alias, glob=glob)
+    if json_or(as_json, report):
+        return
     if report.registered:
         typer.echo(f"registered {report.name}; run `loci index` to index it")
         return
@@ -225,10 +228,11 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
           no_graphs: bool = typer.Option(False, "--no-graphs", help="Skip code graphs (prose-only routing)."),
           no_embed: bool = typer.Option(False, "--no-embed", help="Skip local embeddings (lexical answers only)."),
           no_calibrate: bool = typer.Option(False, "--no-calibrate", help="Keep the shipped thresholds."),
-          quiet: bool = quiet_flag()):
+          quiet: bool = quiet_flag(), as_json: bool = json_flag()):
     """First run: scan DIRS, graphs, index, embeddings, calibration, then doctor.
 
-    Prompts only on a terminal (-y takes every default); each step can be skipped.
+    Prompts only on a terminal (-y takes every default); each step can be skipped. With --json
+    nothing is asked (as -y) and the build's report is printed, as `loci update --json` prints it.
 
     \b
     Examples:
@@ -239,7 +243,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
     from loci_pipeline import build
     from loci_pipeline.graphs import graphify_available
 
-    ask = interactive() and not yes
+    ask = interactive() and not (yes or as_json)
     if not dirs:
         if not interactive():
             from loci.kernel.errors import UsageError
@@ -250,10 +254,11 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
         dirs = [Path(typer.prompt("Which folder holds your projects?", default=default) if ask else default)]
     layout = writable_home()
     scanned = build.scan(build_context(layout, quiet=True), dirs, split=split)
-    show_scan(scanned, dirs, quiet)
+    show_scan(scanned, dirs, quiet or as_json)
     if not scanned.scopes:
-        err("nothing to index: no git repositories were found")
-        raise typer.Exit(1)
+        from loci.kernel.errors import BuildError
+
+        raise BuildError("nothing to index: no git repositories were found")
     graphs_on = not no_graphs and graphify_available()
     if graphs_on and ask:
         graphs_on = typer.confirm("Extract code graphs with graphify (local, no LLM)?", default=True)
@@ -262,9 +267,12 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
         embed_on = typer.confirm(f"Build local embeddings for semantic recall ({_embed_estimate()})?", default=True)
     from loci_pipeline.home_steps import calibrates
 
-    ctx = build_context(layout, quiet=quiet, label="setting up", scan=False, graphs=graphs_on, embed=embed_on,
-                        calibrate=calibrates(layout, not no_calibrate))
-    code = show_update(build.update(ctx), quiet)
+    ctx = build_context(layout, quiet=quiet or as_json, label="setting up", scan=False, graphs=graphs_on,
+                        embed=embed_on, calibrate=calibrates(layout, not no_calibrate))
+    report = build.update(ctx)
+    report.scan = scanned   # the scan setup ran before the build (whose own rescan is off)
+    quiet = quiet or json_or(as_json, report)
+    code = show_update(report, quiet)
     if not quiet:
         typer.echo("")
         print_doctor(as_json=False)

@@ -82,34 +82,42 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
                                            "(`loci calibrate` fits them to the scopes pulled)."),
          everything: bool = typer.Option(False, "--all", help="Copy every store now (for offline use), "
                                          "not only what routing reads."),
+         scopes: Optional[List[str]] = scope_flag("Only this scope (repeatable; default: every scope in the "
+                                                  "store); `loci update` pulls the same ones again."),
          quiet: bool = quiet_flag(),
          as_json: bool = json_flag()):
     """Fetch the bundles that changed, verify every checksum, merge them into this home, and fit
     the calibration again when what was merged moved it. Without --all a scope's stores (its
     query file, its vectors) stay in the store until a question needs them; then they are
-    fetched, verified and cached (at most LOCI_CACHE_MB megabytes, least recently used out)."""
+    fetched, verified and cached (at most LOCI_CACHE_MB megabytes, least recently used out).
+
+    \b
+    Examples:
+      loci pull s3://bucket/prefix
+      loci pull ./bundles --scope flask --scope click --all
+    """
     from loci.front.render import dump_json
 
     pulled = pull_calibrated(_writable_home(), source, no_vectors=no_vectors, calibrate=not no_calibrate,
-                             full=everything)
+                             full=everything, scopes=chosen_scopes(scopes, None) or None)
     report = pulled.bundles
     if as_json:
         dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
                    "renamed": report.renamed, "gone": report.gone, "refused": report.refused,
-                   "calibrated": bool(pulled.calibrate and pulled.calibrate.fitted)})
+                   "missing": report.missing, "calibrated": bool(pulled.calibrate and pulled.calibrate.fitted)})
     elif not quiet:
         typer.echo("\n".join(pull_lines(report) + calibrate_lines(pulled)))
-    raise typer.Exit(show_refused(report) or show_uncalibrated(pulled))
+    raise typer.Exit(max(show_refused(report), show_missing(report), show_uncalibrated(pulled)))
 
 
 def pull_calibrated(layout, source: str, *, no_vectors: bool = False, calibrate: bool = True,
-                    full: bool = False):
+                    full: bool = False, scopes: list[str] | None = None):
     """The build API's pull: the bundles, then the calibrate step (nothing rescanned or re-embedded)."""
     from loci_pipeline import build
     from loci_pipeline.tasks import home_context
 
     ctx = home_context(layout, scan=False, graphs=False, embed=False, calibrate=calibrate)
-    return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate, full=full)
+    return build.pull(ctx, source, no_vectors=no_vectors, calibrate=calibrate, full=full, scopes=scopes)
 
 
 def calibrate_lines(pulled) -> list[str]:
@@ -124,6 +132,14 @@ def show_uncalibrated(pulled) -> int:
         return 0
     _err(f"pulled, but not calibrated ({pulled.failed}): run `loci calibrate`")
     return 1
+
+
+def show_missing(report) -> int:
+    """One line on stderr for each scope named with ``--scope`` that the store lacks; the exit code."""
+    for name in report.missing:
+        _err(f"no bundle of the scope {name!r} in {report.source}, so not pulled; check the name "
+             f"(a store holds one folder per scope, named as the scope)")
+    return 1 if report.missing else 0
 
 
 def show_refused(report) -> int:

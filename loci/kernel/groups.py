@@ -48,6 +48,7 @@ class GroupRow:
     group: str
     mode: str
     count: int
+    members: tuple[str, ...] = ()   # sorted
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,13 @@ def list_groups(registry: Registry, policy: Policy) -> list[GroupRow]:
     """One row per group (members or a mode set by name), sorted by name."""
     groups_of = effective_groups(registry, policy)
     names = {g for gs in groups_of.values() for g in gs} | set(policy.modes)
-    return [GroupRow(g, mode_of(g, policy), len(members_of(g, groups_of))) for g in sorted(names)]
+    return [group_row(g, groups_of, policy) for g in sorted(names)]
+
+
+def group_row(group: str, groups_of: Mapping[str, Iterable[str]], policy: Policy) -> GroupRow:
+    """One group's mode and members (none: a group no scope is in, or not made yet)."""
+    members = sorted(members_of(group, groups_of))
+    return GroupRow(group, mode_of(group, policy), len(members), tuple(members))
 
 
 # ---- editing (pure: each returns a new Policy)
@@ -297,10 +304,11 @@ def save_policy(layout: Layout, policy: Policy) -> None:
     write_json(layout.groups, policy_to_json(policy))
 
 
-def edit_groups(layout: Layout, edit, *args: str) -> list[GroupRow]:
-    """Apply one edit of this module (``set_mode``, ``add_member``, ``remove_member``, called as
-    ``edit(policy, registry, *args)``) to groups.json and write it back; every group after it.
-    A bad name raises GroupUsageError and leaves the file as it was."""
+def edit_group(layout: Layout, group: str, edit, *args: str) -> GroupRow:
+    """Apply one edit of ``group`` (``set_mode``, ``add_member``, ``remove_member`` of this module,
+    called as ``edit(policy, registry, *args)``) to groups.json and write it back; the group after
+    it (no members once the last is taken out). A bad name raises GroupUsageError and leaves the
+    file as it was."""
     from loci.kernel.atomic import file_lock
     from loci.kernel.registry import load_registry
 
@@ -308,4 +316,4 @@ def edit_groups(layout: Layout, edit, *args: str) -> list[GroupRow]:
         registry = load_registry(layout)
         policy = edit(load_policy(layout), registry, *args)
         save_policy(layout, policy)
-    return list_groups(registry, policy)
+    return group_row(group, effective_groups(registry, policy), policy)

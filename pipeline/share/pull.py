@@ -80,6 +80,16 @@ def pulled_whole(layout: Layout, source: str) -> bool:
     return _pulled_asking(layout, source, lambda r: r.get("whole", not r.get("mapped")))
 
 
+def pulled_by_name(layout: Layout, source: str) -> list[str] | None:
+    """The scopes (the store's names) ``source`` was last pulled by, when every record of it says
+    it was pulled by name (``--scope``): `loci update` pulls those again, and no other; None when
+    it was pulled whole (a record without the field was)."""
+    records = [r for r in read_pulled(layout).values() if r.get("source") == source]
+    if not records or not all(r.get("named") for r in records):
+        return None
+    return sorted({r["scope"] for r in records if isinstance(r.get("scope"), str)})
+
+
 def pulled_without_vectors(layout: Layout, source: str) -> bool:
     """Whether ``source`` was last pulled with ``--no-vectors``: `loci update` pulls it again
     without them (every record notes it: a bundle pulled the other way is not unchanged)."""
@@ -95,19 +105,35 @@ class PullReport:
     gone: list[str] = field(default_factory=list)          # pulled before, no longer in the store
     model: str | None = None                               # the vectors' model, when any came
     refused: dict[str, str] = field(default_factory=dict)  # a bundle folder -> why (its old copy stays)
+    missing: list[str] = field(default_factory=list)       # scopes asked for by name that the store lacks
 
 
-def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float, full: bool) -> bool:
+def _settle(records: dict[str, dict], names: list[str], entries: list[Entry], now: float, full: bool,
+            named: bool = False) -> bool:
     """Remember the listing of unchanged manifests once it can be trusted, and how they were asked
-    for this time (``full``: every store); True if any moved."""
+    for this time (``full``: every store; ``named``: by scope name); True if any moved."""
     by_folder = {e.folder: e for e in entries}
     moved = False
     for name in names:
         rec = records[name]
         listing = _listing(by_folder[rec["folder"]], now)
-        if rec.get("listing") != listing or rec.get("whole") != full:
-            rec["listing"], rec["whole"], moved = listing, full, True
+        if rec.get("listing") != listing or rec.get("whole") != full or bool(rec.get("named")) != named:
+            rec["listing"], rec["whole"], rec["named"], moved = listing, full, named, True
     return moved
+
+
+def _named(names: list[str], records: dict[str, dict], url: str, listed: set[str]) -> tuple[set[str], list[str]]:
+    """The bundle folders of the scopes ``names``: each as `loci push` names it, or the one this
+    home pulled it from (by the store's name or the local one); and the names whose folder is
+    neither ``listed`` nor one this home pulled from ``url`` (that one is ``gone``)."""
+    from loci.kernel.config import safe_name
+
+    mine = [(name, r) for name, r in records.items() if r.get("source") == url]
+    folders = {name: r.get("folder") for name, r in mine}
+    folders.update({r.get("scope"): r.get("folder") for _, r in mine})
+    wanted = {name: folders.get(name) or safe_name(name) for name in names}
+    known = listed | {r.get("folder") for _, r in mine}
+    return set(wanted.values()), [name for name, folder in wanted.items() if folder not in known]
 
 
 def _checkpoint(stage: str) -> None:
@@ -370,10 +396,12 @@ def no_bundle(store: Store) -> str:
 
 
 def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Params = DEFAULT_PARAMS,
-         full: bool = True) -> PullReport:
+         full: bool = True, scopes: list[str] | None = None) -> PullReport:
     """Pull every changed bundle from ``source`` into ``layout``'s home; refuse (BundleError,
     home untouched) on anything that cannot be trusted. Without ``full``, a bundle that can
     be (``mappable``) is pulled as a map: its stores stay remote until a question needs them.
+    With ``scopes``, only those scopes' bundles are looked at (the others neither taken nor
+    removed; a name the store lacks is ``missing``), and their records say so (``pulled_by_name``).
     A store without a bundle is refused (``no_bundle``: a mistyped folder, or one bundle's)
     unless this home pulled from it before: then it was emptied, and its scopes are ``gone``."""
     store = open_store(source)
@@ -385,15 +413,20 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         entries = store.list()
         if not entries and not store.refused and not any(r.get("source") == store.url for r in records.values()):
             raise BundleError(no_bundle(store))   # a store pulled before may have been emptied: that is news
-        report.refused.update({folder: reason(why) for folder, why in store.refused.items()})
+        listed = {e.folder for e in entries} | set(store.refused)
+        named = scopes is not None
+        if named:   # only the named scopes' bundles are looked at, refused, or gone
+            asked, report.missing = _named(scopes, records, store.url, listed)
+            entries = [e for e in entries if e.folder in asked]
+        report.refused.update({folder: reason(why) for folder, why in store.refused.items()
+                               if not named or folder in asked})
         derived = derived_signature(params)
         incoming, report.unchanged = _changed(layout, store, entries, records, no_vectors, derived, report.refused,
                                               full)
-        listed = {e.folder for e in entries} | set(report.refused)
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
-                             and r.get("folder") not in listed)
+                             and r.get("folder") not in listed and (not named or r.get("folder") in asked))
         if not incoming:
-            if _settle(records, report.unchanged, entries, time.time(), full):
+            if _settle(records, report.unchanged, entries, time.time(), full, named):
                 write_json(pulled_path(layout), {"scopes": records}, compact=True)
             return report
         model = _home_model(layout, incoming, no_vectors)
@@ -432,9 +465,9 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         for inc in incoming:
             records[inc.name] = {
                 "source": store.url, "folder": inc.entry.folder, "scope": inc.manifest.scope,
-                "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now),
-                "no_vectors": no_vectors, "derived": derived, "mapped": inc.mapped, "whole": full}
-        _settle(records, report.unchanged, entries, now, full)
+                "manifest_sha256": inc.digest, "listing": _listing(inc.entry, now), "no_vectors": no_vectors,
+                "derived": derived, "mapped": inc.mapped, "whole": full, "named": named}
+        _settle(records, report.unchanged, entries, now, full, named)
         write_json(pulled_path(layout), {"scopes": records}, compact=True)
         _encoder_cache(layout, any(key in staged[inc.name] for inc in incoming
                                    for key in ("multilingual.meta", "multilingual_summary")))
