@@ -293,19 +293,19 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
                                   if not scan_report or p not in scan_report.problems])
 
 
-def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False) -> UpdateReport:
-    """Pull again every source the home pulled from, then what `doit` alone does: rescan the
-    remembered roots (plus ``dirs``), then rebuild whatever changed, refreshing the steps the home
-    already has (``home_context``). The pulls come first so that the run's embed and calibrate
-    steps see what they brought (a bundle taken whole leaves its vectors to check, its
-    multilingual store to build): one update settles the home. A busy home is refused first
-    (LockHeld), before anything is read."""
+def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False, pull: bool = True) -> UpdateReport:
+    """Pull again every source the home pulled from (unless not ``pull``: `loci setup` goes to
+    no store), then what `doit` alone does: rescan the remembered roots (plus ``dirs``), then
+    rebuild whatever changed, refreshing the steps the home already has (``home_context``). The
+    pulls come first so that the run's embed and calibrate steps see what they brought (a bundle
+    taken whole leaves its vectors to check, its multilingual store to build): one update
+    settles the home. A busy home is refused first (LockHeld), before anything is read."""
     buildlock.hold(ctx.layout)
     try:
         scanned = scan(ctx, dirs) if dirs else None
         if not ctx.registry().scopes:
             raise BuildError("nothing registered: run `loci setup DIR` first")
-        pulls, pull_failed = _pull_again(ctx)
+        pulls, pull_failed = _pull_again(ctx) if pull else ([], {})
         r = run_update(ctx, force=force)
     finally:
         buildlock.release(ctx.layout)
@@ -317,8 +317,10 @@ def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False)
 def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
     """Pull every source a scope of the home came from, the way it was pulled last (maps, or
     ``--all``; with or without ``--no-vectors``; only the scopes named with ``--scope``),
-    calibrating nothing: the update's own steps follow. A source that cannot be read is one
-    entry of the second value (its scopes stay as they are); the others are pulled."""
+    calibrating nothing: the update's own steps follow. A source that cannot be read (or is no
+    longer there) is one entry of the second value (its scopes stay as they are); the others
+    are pulled."""
+    from loci.kernel.remote import RemoteError
     from loci_pipeline.share.bundle import BundleError
     from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole, pulled_without_vectors
     from loci_pipeline.share.pull import pulled_by_name
@@ -329,7 +331,7 @@ def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
             reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source),
                                         no_vectors=pulled_without_vectors(ctx.layout, source),
                                         scopes=pulled_by_name(ctx.layout, source)))
-        except BundleError as exc:
+        except (BundleError, RemoteError) as exc:   # a folder gone is a failed source, not bad input
             failed[source] = str(exc)
     return reports, failed
 

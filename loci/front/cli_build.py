@@ -202,6 +202,7 @@ def show_update(report, quiet: bool) -> int:
     """Display a loci_pipeline.build.UpdateReport (setup and update); returns the exit code."""
     from loci.front.cli_embed import show_embed
 
+    show_pulls(report, quiet)
     if not quiet and report.graphs.results:
         show_graphs(report.graphs, quiet=True)
     else:
@@ -269,7 +270,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
 
     ctx = build_context(layout, quiet=quiet or as_json, label="setting up", scan=False, graphs=graphs_on,
                         embed=embed_on, calibrate=calibrates(layout, not no_calibrate))
-    report = build.update(ctx)
+    report = build.update(ctx, pull=False)   # a first run goes to no store
     report.scan = scanned   # the scan setup ran before the build (whose own rescan is off)
     quiet = quiet or json_or(as_json, report)
     code = show_update(report, quiet)
@@ -306,16 +307,17 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     if not quiet:
         for name, path in sorted(report.moved.items()):
             typer.echo(f"{name} moved to {path}: the scope follows it (same commit)")
-    show_pulls(report, quiet)
     raise typer.Exit(show_update(report, quiet))
 
 
 def show_pulls(report, quiet: bool) -> None:
-    """The sources an update pulled again (before its build steps, which calibrated what came)."""
+    """The sources an update pulled again (before its build steps, which calibrated what came);
+    one line on stderr for each it could not, naming it and why."""
     from loci.front.cli_share import pull_lines, show_refused
 
     for source, why in sorted(report.pull_failed.items()):
-        err(f"{why} (the scopes pulled from it before are kept)")
+        named = why if source in why else f"{source}: {why}"
+        err(f"could not pull again: {named} (the scopes pulled from it before are kept)")
     for pulled in report.pulls:
         if not quiet:
             typer.echo("\n".join(pull_lines(pulled)))

@@ -1,0 +1,68 @@
+"""What `loci update` and `loci setup` do with the stores a home pulled from: update pulls them
+again before its build steps (and shows a store it could not read), setup never goes to them."""
+from __future__ import annotations
+
+import shutil
+
+import test_pull
+from conftest import setup_home
+from test_bundle import FakeEncoder
+from test_pull import cli
+
+from loci.kernel.config import layout
+
+corpus, published = test_pull.corpus, test_pull.published   # two bundles (gizmo, webby) in a folder store
+
+SOLO = {"README.md": "# solo\n\nA lonely lighthouse keeper's logbook of tides and lanterns.\n",
+        "solo/tides.py": "def lantern_tide(x):\n    return x\n"}
+
+
+def _count_pulls(monkeypatch) -> list[str]:
+    import loci_pipeline.share.pull
+
+    sources, real = [], loci_pipeline.share.pull.pull
+    monkeypatch.setattr(loci_pipeline.share.pull, "pull", lambda lay, source, **kw: sources.append(source)
+                        or real(lay, source, **kw))
+    return sources
+
+
+def test_setup_does_not_pull_again_and_succeeds_when_a_pulled_store_is_gone(published, tmp_path, monkeypatch):
+    cli("pull", str(published), "--all", "--quiet")
+    shutil.rmtree(published)
+    sources = _count_pulls(monkeypatch)
+    setup_home(tmp_path / "mine", {"solo": SOLO})              # exit 0 asserted there
+    assert sources == []
+    assert {"gizmo", "webby", "solo"} <= set(layout_scopes())
+
+
+def test_update_names_a_pulled_store_that_is_gone_on_stderr_and_exits_non_zero(published, tmp_path, monkeypatch):
+    import loci_pipeline.embed
+
+    setup_home(tmp_path / "mine", {"solo": SOLO})
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())  # of the pulled vectors
+    cli("pull", str(published), "--all", "--quiet")
+    shutil.rmtree(published)
+    res = cli("update", "--quiet", "--no-graphs", code=1)
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and published.name in lines[0] and "not a folder" in lines[0], res.stderr
+    assert {"gizmo", "webby", "solo"} <= set(layout_scopes())   # its scopes are kept, the rest was built
+
+
+def test_every_command_that_runs_an_update_shows_a_source_it_could_not_pull_in_one_line(capsys):
+    from loci.front.cli_build import show_update
+    from loci_pipeline.build import GraphsReport, IndexReport, UpdateReport
+    from loci_pipeline.share.pull import PullReport
+
+    report = UpdateReport(scan=None, graphs=GraphsReport(), index=IndexReport(), embed=None, calibrate=None,
+                          pulls=[PullReport("file:///elsewhere")],
+                          pull_failed={"s3://team/bundles": "cannot list the bucket: access denied"})
+    assert show_update(report, quiet=True) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "s3://team/bundles" in err[0] and "access denied" in err[0], err
+
+
+def layout_scopes() -> list[str]:
+    from loci.kernel.registry import load_registry
+
+    return load_registry(layout()).names()
+
