@@ -298,20 +298,33 @@ def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False,
     no store), then what `doit` alone does: rescan the remembered roots (plus ``dirs``), then
     rebuild whatever changed, refreshing the steps the home already has (``home_context``). The
     pulls come first so that the run's embed and calibrate steps see what they brought (a bundle
-    taken whole leaves its vectors to check, its multilingual store to build): one update
-    settles the home. A busy home is refused first (LockHeld), before anything is read."""
+    taken whole leaves its vectors to check, its multilingual store to build; a pull that brought
+    the home's first vectors adds the embed step: ``_take_up_steps``): one update settles the
+    home. A busy home is refused first (LockHeld), before anything is read."""
     buildlock.hold(ctx.layout)
     try:
         scanned = scan(ctx, dirs) if dirs else None
         if not ctx.registry().scopes:
             raise BuildError("nothing registered: run `loci setup DIR` first")
         pulls, pull_failed = _pull_again(ctx) if pull else ([], {})
+        if any(p.imported for p in pulls):
+            _take_up_steps(ctx)
         r = run_update(ctx, force=force)
     finally:
         buildlock.release(ctx.layout)
     report = _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
     report.pulls, report.pull_failed = pulls, pull_failed
     return report
+
+
+def _take_up_steps(ctx: BuildContext) -> None:
+    """The steps the home has once the pulls landed join the run: a pull that brought the home's
+    first vectors (its embed.json) has them checked, and the local scopes embedded, now."""
+    from loci_pipeline.home_steps import steps_had
+
+    for step, had in steps_had(ctx.layout).items():
+        if had:
+            setattr(ctx, step, True)
 
 
 def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:

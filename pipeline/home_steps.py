@@ -63,6 +63,14 @@ def calibration_kept(layout: Layout) -> bool:
     return calibrates(layout) and (layout.calibration.exists() or step_recorded(layout, "calibrate"))
 
 
+def steps_had(layout: Layout) -> dict[str, bool]:
+    """The steps the home already has, which `loci update` refreshes (``home_context``): embed when
+    embed.json exists or the embed step ran here and left its vectors (``lost_embed_model``),
+    calibrate when ``calibration_kept``."""
+    return dict(embed=layout.embed_config.exists() or lost_embed_model(layout) is not None,
+                calibrate=calibration_kept(layout))
+
+
 def thresholds_in_force(layout: Layout, data: dict | None) -> dict:
     """Which thresholds route, as `loci calibrate --show --json` prints it: the fit ``data``
     (calibration.json) marked ``"thresholds": "fitted"``, or ``{"thresholds": "shipped",

@@ -47,7 +47,7 @@ from loci.kernel.config import DEFAULT_PARAMS, Layout, Params, read_embed_config
 from loci.kernel.integrity import home_index_problems, scope_index_problems
 from loci.kernel.state import read_meta
 from loci_pipeline.fingerprint import build_signature
-from loci_pipeline.home_steps import calibration_kept, lost_embed_model
+from loci_pipeline.home_steps import lost_embed_model, steps_had
 
 PER_SCOPE = ("graphs", "index", "vectors", "multilingual")   # the steps with one subtask per scope
 
@@ -771,8 +771,6 @@ def home_context(layout: Layout, **overrides) -> BuildContext:
     written again."""
     from loci_pipeline.graphs import graphify_available
 
-    settings = dict(graphs=graphify_available(),
-                    embed=layout.embed_config.exists() or lost_embed_model(layout) is not None,
-                    calibrate=calibration_kept(layout))
+    settings = dict(graphs=graphify_available(), **steps_had(layout))
     settings.update(overrides)
     return BuildContext(layout, **settings)

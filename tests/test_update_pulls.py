@@ -7,7 +7,7 @@ import shutil
 import test_pull
 from conftest import setup_home
 from test_bundle import FakeEncoder
-from test_pull import cli
+from test_pull import cli, swap
 
 from loci.kernel.config import layout
 
@@ -24,6 +24,12 @@ def _count_pulls(monkeypatch) -> list[str]:
     monkeypatch.setattr(loci_pipeline.share.pull, "pull", lambda lay, source, **kw: sources.append(source)
                         or real(lay, source, **kw))
     return sources
+
+
+def layout_scopes() -> list[str]:
+    from loci.kernel.registry import load_registry
+
+    return load_registry(layout()).names()
 
 
 def test_setup_does_not_pull_again_and_succeeds_when_a_pulled_store_is_gone(published, tmp_path, monkeypatch):
@@ -61,8 +67,25 @@ def test_every_command_that_runs_an_update_shows_a_source_it_could_not_pull_in_o
     assert len(err) == 1 and "s3://team/bundles" in err[0] and "access denied" in err[0], err
 
 
-def layout_scopes() -> list[str]:
-    from loci.kernel.registry import load_registry
 
-    return load_registry(layout()).names()
+def test_an_update_whose_pull_brings_the_first_vectors_embeds_the_home_in_the_same_run(
+        published, corpus, tmp_path, loci_home, monkeypatch):
+    import loci_pipeline.embed
+    from loci.kernel.vectorstore import has_vectors
+    from loci_pipeline import build
+    from loci_pipeline.tasks import home_context
 
+    monkeypatch.setenv("LOCI_HOME", str(corpus.home_a))         # the publisher, once without vectors
+    cli("push", str(tmp_path / "bare"), "--no-vectors", "--quiet")
+    monkeypatch.setenv("LOCI_HOME", str(loci_home))
+    setup_home(tmp_path / "mine", {"solo": SOLO})               # no embeddings here
+    swap(published, tmp_path / "bare")
+    cli("pull", str(published), "--all", "--quiet")
+    assert not layout().embed_config.exists()
+    swap(published, corpus.v1)                                  # now published with vectors
+    monkeypatch.setattr(loci_pipeline.embed, "open_encoder", lambda name, lay: FakeEncoder())
+    report = build.update(home_context(layout(), graphs=False))
+    assert report.code == 0 and [p.imported for p in report.pulls] == [["gizmo", "webby"]]
+    assert layout().embed_config.exists()                      # the pull brought the home's first vectors
+    assert report.embed is not None and "solo" in report.embed.embedded and "embed" in report.tasks
+    assert has_vectors(layout().vectors("fake-model", "solo"))   # the local scope too, in the same run

@@ -291,7 +291,7 @@ def update(dirs: List[Path] = typer.Argument(None, help="More folders to scan (a
     """Rescan the remembered roots (and DIRS), then rebuild whatever changed: what `doit` alone does.
 
     Scopes pulled from a store are pulled again first, the way they were pulled last.
-    Embeddings and calibration are refreshed when the home already has them."""
+    Embeddings and calibration are refreshed when the home has them (a pull may bring its first vectors)."""
     from loci_pipeline import build
 
     overrides = {"scan": not no_scan}
