@@ -335,17 +335,15 @@ def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
     are pulled."""
     from loci.kernel.remote import RemoteError
     from loci_pipeline.share.bundle import BundleError
-    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources, pulled_whole, pulled_without_vectors
-    from loci_pipeline.share.pull import pulled_by_name
+    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources
 
     reports, failed = [], {}
-    for source in pulled_sources(ctx.layout):
+    for was in pulled_sources(ctx.layout):
         try:
-            reports.append(pull_bundles(ctx.layout, source, full=pulled_whole(ctx.layout, source),
-                                        no_vectors=pulled_without_vectors(ctx.layout, source),
-                                        scopes=pulled_by_name(ctx.layout, source)))
+            reports.append(pull_bundles(ctx.layout, was.source, full=was.whole, no_vectors=was.no_vectors,
+                                        scopes=was.scopes))
         except (BundleError, RemoteError) as exc:   # a folder gone is a failed source, not bad input
-            failed[source] = str(exc)
+            failed[was.source] = str(exc)
     return reports, failed
 
 

@@ -60,11 +60,12 @@ def test_update_pulls_again_only_the_scopes_pulled_by_name(published, corpus, mo
 
 
 def test_a_whole_pull_after_a_pull_by_name_is_how_update_pulls_the_source(published):
-    from loci_pipeline.share.pull import pulled_by_name, pulled_sources
+    from loci_pipeline.share.pull import pulled_sources
 
     cli("pull", str(published), "--scope", "gizmo", "--quiet")
     cli("pull", str(published), "--scope", "webby", "--quiet")
     [source] = pulled_sources(layout())
-    assert pulled_by_name(layout(), source) == ["gizmo", "webby"]
+    assert source.scopes == ["gizmo", "webby"]
     cli("pull", str(published), "--quiet")                       # nothing moved, but asked whole
-    assert pulled_by_name(layout(), source) is None
+    [source] = pulled_sources(layout())
+    assert source.scopes is None

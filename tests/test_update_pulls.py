@@ -89,3 +89,31 @@ def test_an_update_whose_pull_brings_the_first_vectors_embeds_the_home_in_the_sa
     assert layout().embed_config.exists()                      # the pull brought the home's first vectors
     assert report.embed is not None and "solo" in report.embed.embedded and "embed" in report.tasks
     assert has_vectors(layout().vectors("fake-model", "solo"))   # the local scope too, in the same run
+
+
+def test_update_reads_pulled_json_once_and_pulls_each_source_again_the_way_it_was_pulled(loci_home, monkeypatch):
+    import loci_pipeline.share.pull as share_pull
+    from loci.kernel.atomic import write_json
+    from loci_pipeline.build import _pull_again
+    from loci_pipeline.tasks import BuildContext
+
+    lay = layout()
+    lay.home.mkdir(parents=True)
+    write_json(share_pull.pulled_path(lay), {"scopes": {
+        "a": {"source": "file:///one", "whole": True, "no_vectors": False},
+        "b": {"source": "file:///one", "whole": False, "no_vectors": False},   # one map: pulled as maps
+        "c": {"source": "file:///two", "mapped": False, "no_vectors": True},   # an older record: what came
+        "d": {"folder": "x"},                                                  # no source: not pulled again
+        "e": {"source": "file:///three", "scope": "gizmo", "named": True},     # by name (--scope)
+        "f": {"source": "file:///three", "scope": "webby", "named": True},
+        "g": {"source": "file:///one", "scope": "solo", "named": True}}})      # one of several: whole
+    reads, pulls, real = [], [], share_pull.read_pulled
+    monkeypatch.setattr(share_pull, "read_pulled", lambda layout: reads.append(1) or real(layout))
+    monkeypatch.setattr(share_pull, "pull", lambda layout, source, **kw: pulls.append((source, kw))
+                        or share_pull.PullReport(source))
+    reports, failed = _pull_again(BuildContext(lay))
+    assert pulls == [("file:///one", {"full": False, "no_vectors": False, "scopes": None}),
+                     ("file:///three", {"full": True, "no_vectors": False, "scopes": ["gizmo", "webby"]}),
+                     ("file:///two", {"full": True, "no_vectors": True, "scopes": None})]
+    assert [r.source for r in reports] == ["file:///one", "file:///three", "file:///two"] and failed == {}
+    assert len(reads) == 1

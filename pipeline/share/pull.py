@@ -62,38 +62,34 @@ def read_pulled(layout: Layout) -> dict[str, dict]:
     return scopes if isinstance(scopes, dict) else {}
 
 
-def pulled_sources(layout: Layout) -> list[str]:
-    """Every source a scope of this home was pulled from (what `loci update` pulls again)."""
-    return sorted({r["source"] for r in read_pulled(layout).values() if isinstance(r.get("source"), str)})
+@dataclass(frozen=True)
+class PulledSource:
+    """A source a scope of this home was pulled from, and how it was pulled last (every record
+    of it agrees, or it counts as not so: a bundle pulled the other way is not unchanged).
+    ``whole``: asking for every store (``--all``), what was asked, not what came ("mapped"): a map
+    pull of a bundle that cannot stay remote (pushed by another loci) comes whole, and is a map
+    again once it can; a record of a loci that noted only what came is read by that.
+    ``no_vectors``: with ``--no-vectors``. ``scopes``: the store's names it was pulled by
+    (``--scope``), which `loci update` pulls again and no other; None when it was pulled whole
+    (a record without the field was)."""
+    source: str
+    whole: bool
+    no_vectors: bool
+    scopes: list[str] | None = None
 
 
-def _pulled_asking(layout: Layout, source: str, asked) -> bool:
-    """Whether every record of ``source`` says ``asked(record)``: how it was pulled last."""
-    return all(asked(r) for r in read_pulled(layout).values() if r.get("source") == source)
-
-
-def pulled_whole(layout: Layout, source: str) -> bool:
-    """Whether ``source`` was last pulled asking for every store (``--all``): `loci update` pulls it
-    again the same way. What was asked ("whole"), not what came ("mapped"): a map pull of a bundle
-    that cannot stay remote (pushed by another loci) comes whole, and is a map again once it can.
-    A record of a loci that noted only what came is read by that."""
-    return _pulled_asking(layout, source, lambda r: r.get("whole", not r.get("mapped")))
-
-
-def pulled_by_name(layout: Layout, source: str) -> list[str] | None:
-    """The scopes (the store's names) ``source`` was last pulled by, when every record of it says
-    it was pulled by name (``--scope``): `loci update` pulls those again, and no other; None when
-    it was pulled whole (a record without the field was)."""
-    records = [r for r in read_pulled(layout).values() if r.get("source") == source]
-    if not records or not all(r.get("named") for r in records):
-        return None
-    return sorted({r["scope"] for r in records if isinstance(r.get("scope"), str)})
-
-
-def pulled_without_vectors(layout: Layout, source: str) -> bool:
-    """Whether ``source`` was last pulled with ``--no-vectors``: `loci update` pulls it again
-    without them (every record notes it: a bundle pulled the other way is not unchanged)."""
-    return _pulled_asking(layout, source, lambda r: bool(r.get("no_vectors")))
+def pulled_sources(layout: Layout) -> list[PulledSource]:
+    """Every source a scope of this home was pulled from, by address, each with how it was pulled
+    last (what `loci update` pulls again, the same way); pulled.json is read once."""
+    by_source: dict[str, list[dict]] = {}
+    for rec in read_pulled(layout).values():
+        if isinstance(rec.get("source"), str):
+            by_source.setdefault(rec["source"], []).append(rec)
+    return [PulledSource(source, whole=all(r.get("whole", not r.get("mapped")) for r in recs),
+                         no_vectors=all(bool(r.get("no_vectors")) for r in recs),
+                         scopes=(sorted({r["scope"] for r in recs if isinstance(r.get("scope"), str)})
+                                 if all(r.get("named") for r in recs) else None))
+            for source, recs in sorted(by_source.items())]
 
 
 @dataclass
