@@ -25,6 +25,7 @@ import traceback
 
 from loci.front import engine_client as client
 from loci.front.oneshot import failure, printed
+from loci.kernel.envnumber import env_number
 
 LOCK_WAIT = 3.0          # seconds a starting engine waits for the lock (an old one may be leaving)
 POLL = 0.5               # seconds between checks of idleness and of the socket file
@@ -62,24 +63,16 @@ class Log:
             pass
 
 
-def _positive_env(name: str) -> float | None:
-    try:
-        value = float(os.environ.get(name, ""))
-    except ValueError:
-        return None
-    return value if value > 0 else None
-
-
 def idle_seconds() -> float:
     """``LOCI_SERVER_IDLE`` seconds, else ``Params.engine_idle_seconds``."""
     from loci.kernel.config import DEFAULT_PARAMS
 
-    return _positive_env("LOCI_SERVER_IDLE") or DEFAULT_PARAMS.engine_idle_seconds
+    return env_number("LOCI_SERVER_IDLE", DEFAULT_PARAMS.engine_idle_seconds)
 
 
 def cache_bytes() -> int | None:
     """``LOCI_SERVER_CACHE_MB`` in bytes, else None (``Params.engine_cache_bytes``)."""
-    mb = _positive_env("LOCI_SERVER_CACHE_MB")
+    mb = env_number("LOCI_SERVER_CACHE_MB", None)
     return int(mb * 2**20) if mb else None
 
 
@@ -139,7 +132,7 @@ class EngineServer:
         self._sock: socket.socket | None = None
         self._inode: int | None = None
         self._conns: set[socket.socket] = set()
-        self.runaway = _positive_env("LOCI_SERVER_RUNAWAY") or RUNAWAY
+        self.runaway = env_number("LOCI_SERVER_RUNAWAY", RUNAWAY)
         self.hung: str | None = None      # why this engine gave up (``_watch``)
         self._version: str | None = None
 

@@ -27,6 +27,7 @@ import threading
 from pathlib import Path
 
 from loci.kernel.config import Layout, safe_name
+from loci.kernel.envnumber import env_number
 
 CACHE_MB = 2048            # default cap on the fetched stores of mapped scopes (LOCI_CACHE_MB)
 CACHE_GRACE_SECONDS = 30   # a scope used this recently is never evicted (another question reads it)
@@ -178,24 +179,15 @@ def cached_bytes(layout: Layout, scope: str) -> int:
 
 
 def cap_bytes() -> int:
-    """The cap on fetched stores: ``LOCI_CACHE_MB`` (megabytes), else ``CACHE_MB``."""
-    raw = os.environ.get("LOCI_CACHE_MB", "")
-    try:
-        mb = float(raw) if raw.strip() else CACHE_MB
-    except ValueError:
-        mb = CACHE_MB
-    return int(max(mb, 0) * (1 << 20))
+    """The cap on fetched stores: ``LOCI_CACHE_MB`` (megabytes; 0 caches nothing), else ``CACHE_MB``."""
+    return int(env_number("LOCI_CACHE_MB", CACHE_MB, zero=True) * (1 << 20))
 
 
 def fetch_seconds() -> float:
     """How long one scope's fetch may take: ``LOCI_FETCH_SECONDS``, else ``FETCH_SECONDS``. A
     question waits that long for a slow link (the warm engine too: a fetch in flight is not a
     hang); past it the scope is answered without its stores, with a note."""
-    try:
-        seconds = float(os.environ.get("LOCI_FETCH_SECONDS", ""))
-    except ValueError:
-        seconds = 0.0
-    return seconds if seconds > 0 else FETCH_SECONDS
+    return env_number("LOCI_FETCH_SECONDS", FETCH_SECONDS)
 
 
 def _lock(scope: str) -> threading.Lock:
