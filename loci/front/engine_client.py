@@ -284,18 +284,30 @@ def _fetching(status: dict) -> bool:
     return isinstance(busy, dict) and isinstance(busy.get("fetching"), dict)
 
 
-def _note(home: str, line: str) -> None:
-    """One line in the home's engine log, as the engine writes them; dropped when it cannot be written."""
+def open_log(home: str) -> int:
+    """The home's engine log opened to append (made, owner only, when missing); OSError when it cannot be."""
+    return os.open(log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+
+
+def log_line(fd: int, line: str) -> None:
+    """Append ``line`` to the engine log open at ``fd``, stamped as every line of it is (local
+    time to the second); a write that fails (a full disk) is dropped, never raised."""
     import time
 
-    try:
-        fd = os.open(log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-    except OSError:
-        return
     try:
         os.write(fd, f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n".encode("utf-8", "replace"))
     except OSError:
         pass
+
+
+def _note(home: str, line: str) -> None:
+    """One line in the home's engine log, as the engine writes them; dropped when it cannot be written."""
+    try:
+        fd = open_log(home)
+    except OSError:
+        return
+    try:
+        log_line(fd, line)
     finally:
         os.close(fd)
 

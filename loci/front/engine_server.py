@@ -47,20 +47,15 @@ class Log:
         self.fd: int | None = None
         try:
             os.makedirs(os.path.dirname(client.log_path(home)), mode=0o700, exist_ok=True)
-            self.fd = os.open(client.log_path(home), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            self.fd = client.open_log(home)
             if own_stderr:
                 os.dup2(self.fd, 2)   # what the interpreter itself reports lands there too
         except OSError:
             self.fd = None
 
     def __call__(self, msg: str) -> None:
-        if self.fd is None:
-            return
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} engine[{os.getpid()}] {msg}\n"
-        try:
-            os.write(self.fd, line.encode("utf-8", "replace"))
-        except OSError:
-            pass
+        if self.fd is not None:
+            client.log_line(self.fd, f"engine[{os.getpid()}] {msg}")
 
 
 def idle_seconds() -> float:
