@@ -367,6 +367,22 @@ def test_setup_without_a_directory_or_a_terminal_asks_for_one(tmp_path, loci_hom
     assert "loci setup DIR" in res.output and not (loci_home / "scopes.json").exists()
 
 
+def test_setup_of_a_folder_that_does_not_exist_is_refused_even_in_a_home_with_scopes(tmp_path, loci_home):
+    make_repo(tmp_path / "code" / "here", {"README.md": "# here\n"})
+    assert runner.invoke(app, ["setup", "-y", "--no-graphs", "--no-embed", str(tmp_path / "code")]).exit_code == 0
+    built = (loci_home / "manifest.json").stat().st_mtime_ns
+    res = runner.invoke(app, ["setup", "-y", "--no-graphs", "--no-embed", str(tmp_path / "cdoe")])
+    assert ok(res) and res.exit_code == 2, res.output
+    assert "cdoe" in res.output and (loci_home / "manifest.json").stat().st_mtime_ns == built
+
+
+def test_a_failure_that_names_its_scope_is_not_prefixed_with_it_again():
+    from loci.front.cli_common import scoped
+
+    assert scoped("webby", "webby: cannot load the model") == "webby: cannot load the model"
+    assert scoped("webby", "cannot load the model") == "webby: cannot load the model"
+
+
 def test_an_abstention_gives_one_cause_and_one_fix(home):
     from loci.front.render import FIXES, REASONS
 

@@ -12,7 +12,7 @@ import typer
 
 from loci.front.cli_common import (
     Commands, build_context, chosen_scopes, complete_scope, err, handled, index_lines, interactive, interruptible,
-    json_flag, json_or, quiet_flag, scope_flag, scopes_argument, writable_home,
+    json_flag, json_or, quiet_flag, refuse_unscannable, scope_flag, scoped, scopes_argument, writable_home,
 )
 from loci.kernel.config import layout as make_layout
 
@@ -51,10 +51,7 @@ def scan(dirs: List[Path] = typer.Argument(..., help="Folders to search for git 
     from loci_pipeline import build
 
     report = build.scan(build_context(writable_home(), quiet=True), dirs, split=split)
-    if not any(Path(d).expanduser().is_dir() for d in dirs):   # nothing to scan: bad input
-        from loci.kernel.errors import UsageError
-
-        raise UsageError(", ".join(report.problems) or "no folder to scan")
+    refuse_unscannable(report, dirs)
     show_scan(report, dirs, quiet or json_or(as_json, report))
 
 
@@ -119,7 +116,7 @@ def add(path: Path = typer.Argument(..., help="The directory to register."),
 
 def show_graphs(report, quiet: bool) -> int:
     for name, msg in report.failed.items():
-        err(msg if msg.startswith(f"{name}:") else f"{name}: {msg}")
+        err(scoped(name, msg))
     if not quiet:
         for values in report.results.values():
             if values.get("status") in ("built", "unsupported", "user_graph"):
@@ -207,7 +204,7 @@ def show_update(report, quiet: bool) -> int:
         show_graphs(report.graphs, quiet=True)
     else:
         for name, msg in report.graphs.failed.items():
-            err(msg if msg.startswith(f"{name}:") else f"{name}: {msg}")
+            err(scoped(name, msg))
     show_index(report.index, quiet)
     if report.embed is not None:
         show_embed(report.embed, quiet)
@@ -255,6 +252,7 @@ def setup(dirs: List[Path] = typer.Argument(None, help="Folders holding your rep
         dirs = [Path(typer.prompt("Which folder holds your projects?", default=default) if ask else default)]
     layout = writable_home()
     scanned = build.scan(build_context(layout, quiet=True), dirs, split=split)
+    refuse_unscannable(scanned, dirs)
     show_scan(scanned, dirs, quiet or as_json)
     if not scanned.scopes:
         from loci.kernel.errors import BuildError

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from pathlib import Path
 from typing import Callable
 
 import typer
@@ -88,6 +89,20 @@ def complete_scope(incomplete: str) -> list[str]:
 
 def err(msg: str) -> None:
     typer.echo(f"loci: {msg}", err=True)
+
+
+def scoped(name: str, msg: str) -> str:
+    """``msg`` as a line about scope ``name``: prefixed with it unless it already begins so."""
+    return msg if msg.startswith(f"{name}:") else f"{name}: {msg}"
+
+
+def refuse_unscannable(report, dirs) -> None:
+    """A scan given no folder that exists is bad input (UsageError, exit 2), whatever the home
+    holds already: `loci scan` and `loci setup` both refuse it before building anything."""
+    if not any(Path(d).expanduser().is_dir() for d in dirs):
+        from loci.kernel.errors import UsageError
+
+        raise UsageError(", ".join(report.problems) or "no folder to scan")
 
 
 def handled(fn):

@@ -6,7 +6,7 @@ from typing import Optional
 import typer
 
 from loci.front.cli_common import (
-    Commands, build_context, err, handled, interruptible, json_flag, json_or, quiet_flag, writable_home,
+    Commands, build_context, err, handled, interruptible, json_flag, json_or, quiet_flag, scoped, writable_home,
 )
 
 commands = Commands()
@@ -35,7 +35,7 @@ def embed_line(report) -> str:
 def show_embed(report, quiet: bool) -> int:
     """Display a loci_pipeline.build.EmbedReport; returns the exit code."""
     for name, msg in report.failed.items():
-        err(f"{name}: {msg}")
+        err(scoped(name, msg))
     if not quiet:
         typer.echo(embed_line(report))
     return report.code
