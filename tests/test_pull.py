@@ -552,6 +552,13 @@ def test_a_refused_bundle_is_taken_once_it_is_repaired(published, corpus, loci_h
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
 
 
+def test_a_pull_whose_changed_bundles_are_all_refused_still_records_how_the_others_were_asked_for(pulled, loci_home):
+    _flip_byte(pulled / "webby")          # the one changed bundle, refused once staged
+    cli("pull", str(pulled), "--all", "--scope", "gizmo", "--scope", "webby", code=1)
+    records = json.loads((loci_home / "pulled.json").read_text())["scopes"]
+    assert records["gizmo"]["named"] is True    # asked by name this time: `loci update` pulls it so again
+
+
 @pytest.mark.parametrize("kind", ["string line column", "meta a list", "nan vectors", "linked file",
                                   "alias shadows a scope"])
 def test_a_bad_bundle_pulled_into_an_empty_home_leaves_no_file_of_it_behind(published, loci_home, kind):

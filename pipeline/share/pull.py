@@ -132,6 +132,13 @@ def _named(names: list[str], records: dict[str, dict], url: str, listed: set[str
     return set(wanted.values()), [name for name, folder in wanted.items() if folder not in known]
 
 
+def _keep_settled(layout: Layout, records: dict[str, dict], names: list[str], entries: list[Entry],
+                  full: bool, named: bool) -> None:
+    """``_settle`` the unchanged bundles, and write pulled.json when that moved a record."""
+    if _settle(records, names, entries, time.time(), full, named):
+        write_json(pulled_path(layout), {"scopes": records}, compact=True)
+
+
 def _checkpoint(stage: str) -> None:
     """A test kills the pull here (``LOCI_TEST_KILL_AT=<stage>``) as ``kill -9`` would."""
     if os.environ.get("LOCI_TEST_KILL_AT") == stage:
@@ -422,8 +429,7 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         report.gone = sorted(n for n, r in records.items() if r.get("source") == store.url
                              and r.get("folder") not in listed and (not named or r.get("folder") in asked))
         if not incoming:
-            if _settle(records, report.unchanged, entries, time.time(), full, named):
-                write_json(pulled_path(layout), {"scopes": records}, compact=True)
+            _keep_settled(layout, records, report.unchanged, entries, full, named)
             return report
         model = _home_model(layout, incoming, no_vectors)
         incoming = other_models(incoming, model, no_vectors, store, report.refused)
@@ -434,7 +440,8 @@ def pull(layout: Layout, source: str, *, no_vectors: bool = False, params: Param
         try:
             staged = stage_all(stage, store, incoming, no_vectors, params)
             incoming = kept_bundles(incoming, staged, report.refused)
-            if not incoming:
+            if not incoming:   # every changed one refused: the unchanged ones are still recorded as asked
+                _keep_settled(layout, records, report.unchanged, entries, full, named)
                 return report
             _checkpoint("staged")
             moved = set()
