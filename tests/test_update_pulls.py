@@ -65,6 +65,7 @@ def test_every_command_that_runs_an_update_shows_a_source_it_could_not_pull_in_o
     assert show_update(report, quiet=True) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "s3://team/bundles" in err[0] and "access denied" in err[0], err
+    assert "loci forget" in err[0]      # how to stop pulling a source that is gone for good
 
 
 

@@ -315,7 +315,8 @@ def show_pulls(report, quiet: bool) -> None:
 
     for source, why in sorted(report.pull_failed.items()):
         named = why if source in why else f"{source}: {why}"
-        err(f"could not pull again: {named} (the scopes pulled from it before are kept)")
+        err(f"could not pull again: {named} (the scopes pulled from it before are kept; "
+            f"`loci forget` them to stop pulling it)")
     for pulled in report.pulls:
         if not quiet:
             typer.echo("\n".join(pull_lines(pulled)))
