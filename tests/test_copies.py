@@ -140,3 +140,12 @@ def test_a_name_every_copy_goes_by_routes_to_one_of_them_that_answers_for_the_ot
     assert out["outcome"] == "routed" and out["scopes"] == ["gizmo"], out["scopes"]
     assert out["same_content"] == {"gizmo": ["gizmo-clone"]}
     assert _route("how does gizmo-clone calibrate a sprocket?")["scopes"][0] == "gizmo-clone"   # named alone
+
+
+def test_many_copies_are_named_a_few_and_counted_in_the_text_answer():
+    from loci.front.render import copies_line
+
+    assert copies_line("gizmo", ["gizmo-clone"]) == "  gizmo also answers for gizmo-clone (the same content)"
+    many = [f"attrs-{i:03d}" for i in range(1, 46)]
+    line = copies_line("attrs", many)
+    assert line == "  attrs also answers for attrs-001, attrs-002, attrs-003 and 42 other copies (the same content)"

@@ -122,6 +122,16 @@ def _by_meaning(result) -> str:
     return ""
 
 
+COPIES_NAMED = 3   # a text answer names this many identical copies of a scope, then counts the rest
+
+
+def copies_line(scope: str, copies: list[str]) -> str:
+    """The line saying which identical copies ``scope`` answers for (``route --json`` lists them all)."""
+    shown = copies if len(copies) <= COPIES_NAMED + 1 else copies[:COPIES_NAMED]   # "and 1 other" names it
+    named = ", ".join(shown) + (f" and {len(copies) - len(shown)} other copies" if len(shown) < len(copies) else "")
+    return f"  {scope} also answers for {named} (the same content)"
+
+
 def route_lines(result, explain: bool = False) -> list[str]:
     lines: list[str] = []
     if result.outcome == "abstained":
@@ -137,7 +147,7 @@ def route_lines(result, explain: bool = False) -> list[str]:
         word = "ENUMERATED" if result.outcome == "enumerated" else "ROUTED"
         lines.append(f"{word} -> {', '.join(result.scopes)}{_why(result)}{_by_meaning(result)}")
         for scope, copies in (getattr(result, "copies", None) or {}).items():
-            lines.append(f"  {scope} also answers for {', '.join(copies)} (the same content)")
+            lines.append(copies_line(scope, copies))
     if explain:
         lines.append(f"  decided by: {result.gate}")
         sem = result.semantic
