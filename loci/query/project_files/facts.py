@@ -11,18 +11,17 @@ from loci.query.project_files.topics import asked_sections, raised
 
 def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> tuple[set[int], set[int]]:
     """The rows of ``prose`` (row -> path) that hold the fact the question asks for: the rows of
-    the files named for it (``is_fact_file``; a keyed topic's: their passages saying its key
-    words), and of a README the sections its topic names
-    (``TOPICS``; ``read``: rows -> their chunks, for their headings and text); a README without
-    such a section counts whole when it is one of the topic's files ("how do I install it?"), not
-    otherwise ("how do I contribute?"). Only the project's own README counts (not one of a
-    subfolder: an example's, an algorithm's "Primality Test"), or one the topic names by its
-    path (the docs folder's, on building the docs). A manifest's or runner's passage counts
-    only when it says one of the topic's key words; a passage that only includes another file
-    (``only_includes``) never: it says nothing of its own. Also which of them are such
-    sections when no file is given to the topic (a CONTRIBUTING, an INSTALL; a manifest or a runner
-    is no such file): then the README's own heading says where the answer is (``search.rank``
-    opens with the best of them)."""
+    the files named for it (``is_fact_file``), and of a README the sections its topic names (of
+    both, for a keyed topic, only the passages saying its key words; ``TOPICS``; ``read``: rows ->
+    their chunks, for their headings and text); a README without such a section counts whole when
+    it is one of the topic's files ("how do I install it?"), not otherwise ("how do I
+    contribute?"). Only the project's own README counts (not one of a subfolder: an example's, an
+    algorithm's "Primality Test"), or one the topic names by its path (the docs folder's, on
+    building the docs). A manifest's or runner's passage counts only when it says one of the
+    topic's key words; a passage that only includes another file (``only_includes``) never: it
+    says nothing of its own. Also which of them are such sections when no file is given to the
+    topic (a CONTRIBUTING, an INSTALL; a manifest or a runner is no such file): then the README's
+    own heading says where the answer is (``search.rank`` opens with the best of them)."""
     out: set[int] = set()
     headed: set[int] = set()
     asked = asked_sections(question)
@@ -40,6 +39,8 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
                 headed.update(sections_saying(asked, read(rows)))
         for rows in _by_file(readmes, prose).values():
             said = sections_saying(sections, read(rows))
+            if topic.keyed:
+                said = sorted(set(said) - _saying_nothing(set(said), prose, read, topic.keys, keyed=True))
             headed.update(() if own else said)
             out.update(said or [i for i in rows if i in held])
     return out, headed
