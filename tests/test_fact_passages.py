@@ -87,8 +87,9 @@ def test_a_top_level_changelog_with_entries_still_comes_first():
     assert _about("changes", rows) == [0]
 
 
-def test_checking_the_tracker_is_no_check_of_the_code_and_a_check_script_is():
+def test_checking_the_tracker_or_a_ci_folder_says_nothing_on_the_tests_and_a_check_script_does():
     rows = (chunk_rows("CONTRIBUTING.md", ["## Good bug reports\n\nCheck the issue tracker first; builds: travis-ci.org/widgets."])
             | chunk_rows("package.json", ['{\n  "scripts": {\n    "check": "xo && tsd"\n  }\n}'], first=1)
-            | chunk_rows("Makefile", ["all: build\n\tmake check"], first=2))
+            | chunk_rows("Makefile", ["all: build\n\tmake check"], first=2)
+            | chunk_rows("Cargo.toml", ['[package]\nname = "widgets"\nexclude = ["/ci/*"]'], first=3))
     assert fact_rows_of("How do I run the tests?", rows)[0] == {1, 2}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from loci.query.project_files.file_kinds import README, TOOLING
+from loci.query.project_files.file_kinds import README, is_tooling
 from loci.query.project_files.headings import only_includes, sections_saying
 from loci.query.project_files.topics import asked_sections, raised
 
@@ -33,7 +33,7 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
         held -= _saying_nothing(held, prose, read, topic.keys, keyed=topic.keyed)
         readmes = {i for i, path in prose.items() if sections is not None and README.match(path)}
         out.update(held - readmes)
-        own = {i for i in held - readmes if not TOOLING.match(prose[i].rsplit("/", 1)[-1])}
+        own = {i for i in held - readmes if not is_tooling(prose[i])}
         if asked is not None:   # in the files given to the topic, the section headed for what is asked
             for rows in _by_file(own, prose).values():
                 headed.update(sections_saying(asked, read(rows)))
@@ -71,7 +71,7 @@ def _saying_nothing(rows: set[int], prose: Mapping[int, str], read, keys: re.Pat
     for i in rows:
         row = chunks.get(i) or {}
         text = str(row.get("heading") or "") + "\n" + str(row.get("text") or "")
-        tooling = TOOLING.match(prose[i].rsplit("/", 1)[-1])
+        tooling = is_tooling(prose[i])
         if only_includes(str(row.get("text") or "")) or ((tooling or keyed) and not (keys and keys.search(text))):
             out.add(i)
     return out

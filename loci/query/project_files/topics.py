@@ -9,6 +9,7 @@ import re
 from typing import NamedTuple
 
 from loci.kernel.lazyre import LazyPattern
+from loci.kernel.tooling_files import DOCS_TOOLING_PATHS
 from loci.query.grammar import unquoted
 from loci.query.project_files.file_kinds import LICENCE_NAMES, MANIFEST_NAMES, RUNNER_NAMES
 
@@ -54,9 +55,10 @@ _CONTRIB_SECTIONS = (r"\bcontribut(?!ors?\b)\w*|\bdevelop(?:ment|ing|ers?)\b|\bh
 # of a name ("[mako_testing]"); the tools by their names ("[tool.pytest.ini_options]", "flake8-bugbear"); a
 # code style; verifying changes, CI; a check target or script, not "check" in prose ("check the tracker");
 # not "format" alone ("entries follow this format")
-_CHECKS_KEYS = (r"(?<![\w/.])(?:tests?|testing)(?![\w/])|(?<![a-z])(?:testenv|pytest|unittest|tox|nox|lint(?:ers?|ing)?|"
-                r"flake8|ruff|black|pylint|mypy|isort|eslint|prettier|pre-commit|coverage|formatt(?:ers?|ing))(?![a-z])"
-                r"|\bcode\s+style\b|\bverif(?:y|ies|ying|ication)\b|\bcontinuous\s+integration\b|(?<![\w-])CI\b"
+_CHECKS_KEYS = (r"(?<![\w/.])(?:tests?|testing)(?![\w/])"
+                r"|(?<![a-z])(?:testenv|pytest|unittest|tox|nox|lint(?:ers?|ing)?|flake8|ruff|black|pylint|mypy|isort"
+                r"|eslint|prettier|pre-commit|coverage|formatt(?:ers?|ing))(?![a-z])"
+                r"|\bcode\s+style\b|\bverif(?:y|ies|ying|ication)\b|\bcontinuous\s+integration\b|(?<![\w/.-])CI(?![\w/-])"
                 r"|^\s*[\"']?check[\"']?\s*:|\b(?:make|run|just)\s+check\b")
 # a tooling passage on developing: also "contribute" and "dev" (an extra, a target), not "Development
 # Status" (a classifier)
@@ -71,7 +73,8 @@ _CHECKS_QUESTION = (r"\btests?\b|\btest\s+suite\b|\blint(?:er|ing)?\b|\bformatte
                     r"|\bmake\s+(?:test|tests|check|lint)\b|\bformat(?:ting)?\s+(?:the\s+|my\s+)?code\b")
 # a guide's section on running them: not "Tests" or "Testing" alone, which often says how to write them
 _RUN_TESTS_SECTIONS = (r"\brun(?:ning)?\s+(?:the\s+|a\s+|an\s+|all\s+)?(?:unit\s+|single\s+)?tests?\b"
-                       r"|\btest(?:s|ing)?\s+and\s+lint\w*|\blint\w*\s+and\s+test\w*|\bunit\s+tests\b|\btest\s+(?:suite|environments?)\b")
+                       r"|\btest(?:s|ing)?\s+and\s+lint\w*|\blint\w*\s+and\s+test\w*|\bunit\s+tests\b"
+                       r"|\btest\s+(?:suite|environments?)\b")
 _BUG_QUESTION = (r"\breport(?:ing)?\s+(?:a\s+|an\s+|the\s+)?(?:bugs?|issues?|problems?|defects?)\b|\bbug\s+reports?\b"
                  r"|\bissue\s+tracker\b|\b(?:file|open|raise|submit)\s+(?:a\s+|an\s+)?(?:bug|issue)s?\b|\bfound\s+a\s+bug\b")
 # not "support": a README's "Browser support" says where it runs, not where to report a bug
@@ -116,7 +119,7 @@ TOPICS: tuple[Topic, ...] = tuple(_topic(*row) for row in (
          r"readme[\w.-]*|install[\w.-]*|getting[-_]started[\w.-]*|quickstart[\w.-]*|" + MANIFEST_NAMES, True,
          r"install\w*|(?<![a-z])(?:depend|require)\w*|entry_points|console_scripts|\bscripts\b|\bbin\b|\bpip\b",
          _INSTALL_SECTIONS),
-        (_DOCS_QUESTION, _DEV_FILES + r"|(?:docs?|documentation)/readme[\w.-]*",
+        (_DOCS_QUESTION, _DEV_FILES + r"|(?:docs?|documentation)/readme[\w.-]*|" + DOCS_TOOLING_PATHS,
          False, _DOCS_KEYS, _DOCS_SECTIONS, True),
         (r"\bcode\s+of\s+conduct\b|\bconduct\b", r"code[-_]of[-_]conduct[\w.-]*", False, None),
         (r"\bmaintainers?\b|\bauthors?\b|\bcontact\b|\bwho\s+(?:wrote|maintains|owns)\b",
