@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Sequence
 
 from loci.kernel.config import DEFAULT_PARAMS, Params
+from loci.kernel.tooling_files import TOOLING_NOTES
 from loci_pipeline import comments, references
 from loci_pipeline.chunks import Chunk, make_chunk
 from loci_pipeline.definitions import language
@@ -34,9 +35,9 @@ from loci_pipeline.prose import sections
 from loci_pipeline.redact import is_secret_file, redact
 
 
-COLLECTOR_VERSION = 4   # bump when what is collected changes, so fingerprints move (2: guides read whole;
+COLLECTOR_VERSION = 5   # bump when what is collected changes, so fingerprints move (2: guides read whole;
                         # 3: legacy and wide encodings, CRLF, LFS pointers; 4: a top-level VERSION file,
-                        # docs sources in doc/build/)
+                        # docs sources in doc/build/; 5: noxfile, mkdocs, Read the Docs, Sphinx files as notes)
 
 PRUNED_DIRS = frozenset({"node_modules", "bower_components", "Pods", "site-packages", "vendor",
                          "dist", "build", "target", "_build", "_site", "out", "__pycache__",
@@ -284,7 +285,8 @@ def prose_role(rel: str) -> tuple[str, str] | None:
         return ("note", fmt) if top and _is_note_name(name) else None
     if low.startswith("readme") and fmt != "plain":
         return "readme", fmt
-    if top and (low in MANIFESTS or _is_note_name(name) or _VERSION_FILE.fullmatch(name)):
+    if TOOLING_NOTES.match(rel) or (top and (low in MANIFESTS or _is_note_name(name)
+                                             or _VERSION_FILE.fullmatch(name))):
         return "note", fmt if ext in PROSE_EXTS else "plain"
     if _CHANGELOG.fullmatch(name) and fmt != "plain":
         return "doc", fmt

@@ -117,7 +117,7 @@ _BUILD_MODULES = ("collect", "comments", "help_text", "gitread", "gitenv", "pros
 
 
 # kernel modules whose rules shape what the build writes (tokens has its own signature)
-_KERNEL_MODULES = ("language",)
+_KERNEL_MODULES = ("language", "tooling_files")
 
 
 def build_sources() -> list[Path]:

@@ -363,6 +363,23 @@ def test_a_contributing_guide_is_read_whole_and_a_licence_is_capped(repo):
     assert "python -Im pytest" in texts(got) and "Mail the maintainers" in texts(got)
     assert sum(c.path == "LICENSE" for c in got.chunks) == collect_mod.NOTE_MAX_PIECES
 
+def test_the_files_a_project_builds_its_docs_or_runs_its_tests_with_are_notes(repo):
+    """How to build the docs or run the tests is often said only by nox's sessions, MkDocs' or Sphinx's
+    configuration or Read the Docs' build steps; the docs and tests topics cite them."""
+    files = {"noxfile.py": "import nox\n\n\n@nox.session\ndef tests(session):\n    session.run('pytest')\n",
+             "mkdocs.yml": "site_name: widgets\nnav:\n  - index.md\n",
+             ".readthedocs.yaml": "version: 2\nsphinx:\n  configuration: docs/conf.py\n",
+             "docs/conf.py": "project = 'widgets'\nextensions = ['sphinx.ext.autodoc']\n",
+             "docs/Makefile": "SPHINXBUILD ?= sphinx-build\n",
+             "widgets/conf.py": "LEVEL = 1\n", "examples/mkdocs.yml": "site_name: example\n"}
+    for rel, text in files.items():
+        write(repo, rel, text)
+    got = collect_scope("s", repo)
+    notes = {c.path for c in got.chunks if c.kind == "note"}
+    assert notes == {"noxfile.py", "mkdocs.yml", ".readthedocs.yaml", "docs/conf.py", "docs/Makefile"}
+    assert ("tests", "function", "noxfile.py", 5) in got.definitions   # still read for what it defines
+
+
 # --- source: docstrings, comments, definitions -----------------------------------------
 
 PYTHON = '''\

@@ -23,8 +23,8 @@ def test_in_a_contributing_guide_only_the_passages_on_the_docs_hold_it_and_the_d
         "## Running the tests\n\nRun `tox` to build and test every environment.",
         "## Documentation\n\nThe docs are written in reStructuredText: `tox -e docs` renders them.",
         "## Code style\n\nWe format with ruff."])
-    assert fact_rows_of("How do I build the docs?", guide) == ({2}, {2})   # not the whole guide, as for its tests
-    assert fact_rows_of("How do I run the tests?", guide)[0] == {0, 1, 2, 3}
+    assert fact_rows_of("How do I build the docs?", guide) == ({2}, {2})   # its section on the docs alone
+    assert fact_rows_of("How do I run the tests?", guide)[0] == {1, 2, 3}   # tox; ruff; not the welcome
 
 
 def test_a_runners_or_manifests_passage_holds_it_only_when_it_names_the_docs_tooling():
@@ -72,3 +72,32 @@ def test_how_do_i_build_the_docs_opens_with_the_contributing_guides_section_on_t
         got = ask(session, question, cwd=cwd, fast=True).blocks[0].episodes
         assert (got[0].source, got[0].heading) == ("CONTRIBUTING.md", "Documentation"), \
             (question, [(e.source, e.heading) for e in got])
+
+
+def test_a_docs_builds_own_files_hold_how_to_build_the_docs():
+    files = [("mkdocs.yml", "site_name: widgets\ntheme: material"),
+             (".readthedocs.yaml", "version: 2\nbuild:\n  commands:\n    - sphinx-build docs out"),
+             ("docs/conf.py", "project = 'widgets'\nextensions = ['sphinx.ext.autodoc']"),
+             ("widgets/conf.py", "LEVEL = 1  # the docs level"),
+             ("docs/Makefile", "SPHINXBUILD ?= sphinx-build\n%:\n\t$(SPHINXBUILD) -M $@ . _build")]
+    rows = {}
+    for i, (path, text) in enumerate(files):
+        rows |= chunk_rows(path, [text], first=i)
+        rows[i]["heading"] = path.rsplit("/", 1)[-1]   # a note's heading is its file's name
+    assert fact_rows_of("How do I build the docs?", rows) == ({0, 1, 2, 4}, set())
+
+
+def test_a_projects_nox_sessions_and_mkdocs_config_are_cited_on_running_the_tests_and_building_the_docs(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    readme = ("# widgets\n\nWidgets renders sprocket dashboards; the docs show the gallery and the tests cover "
+              "every sprocket.\n\n## Usage\n\nRun `widgets build sheet.csv` to build a dashboard.\n")
+    widgets = project_beside_another(tmp_path, {
+        "README.md": readme, "widgets/core.py": "def build(sheet):\n    return sheet\n",
+        "noxfile.py": "import nox\n\n\n@nox.session\ndef tests(session):\n    session.install('pytest')\n"
+                      "    session.run('pytest')\n",
+        "mkdocs.yml": "site_name: widgets\ntheme:\n  name: material\nnav:\n  - index.md\n"})
+    session = open_session()
+    for question, source in (("How do I run the tests?", "noxfile.py"), ("How do I build the docs?", "mkdocs.yml")):
+        got = [e.source for e in ask(session, question, cwd=widgets, fast=True).blocks[0].episodes]
+        assert source in got[:3], (question, got)

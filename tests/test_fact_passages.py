@@ -85,3 +85,11 @@ def test_a_top_level_changelog_with_entries_still_comes_first():
     rows = _pointer_and_docs_changelog()
     rows[0] = {**rows[0], "heading": "2.0.0", "text": "2.0.0\n=====\n\nDropped Python 2 and the old loader entirely, at last."}
     assert _about("changes", rows) == [0]
+
+
+def test_checking_the_tracker_or_a_ci_folder_says_nothing_on_the_tests_and_a_check_script_does():
+    rows = (chunk_rows("CONTRIBUTING.md", ["## Good bug reports\n\nCheck the issue tracker first; builds: travis-ci.org/widgets."])
+            | chunk_rows("package.json", ['{\n  "scripts": {\n    "check": "xo && tsd"\n  }\n}'], first=1)
+            | chunk_rows("Makefile", ["all: build\n\tmake check"], first=2)
+            | chunk_rows("Cargo.toml", ['[package]\nname = "widgets"\nexclude = ["/ci/*"]'], first=3))
+    assert fact_rows_of("How do I run the tests?", rows)[0] == {1, 2}

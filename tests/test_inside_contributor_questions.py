@@ -71,3 +71,54 @@ def test_how_to_set_up_a_development_environment_opens_with_the_contributing_gui
                               ("Where do I report a bug?", "Report Bugs")):
         got = ask(session, question, cwd=widgets, fast=True).blocks[0].episodes
         assert got[0].heading == heading, (question, [(e.source, e.heading) for e in got])
+
+
+def test_in_a_contributing_guide_only_the_passages_on_the_tests_hold_how_to_run_them():
+    guide = chunk_rows("CONTRIBUTING.md", [
+        "# Contributing\n\nContributions are welcome! You can contribute in many ways.",
+        "## Report Bugs\n\nReport bugs at example.org/issues with a minimal example.",
+        "## Get Started!\n\nFork, clone, `pip install -e .`, then run `tox` before you push.",
+        "## Code style\n\nFollow the existing code; keep lines short."])
+    assert fact_rows_of("How do I run the tests?", guide)[0] == {2, 3}   # tox; the code style section
+    assert fact_rows_of("How do I contribute?", guide)[0] == {0, 1, 2, 3}   # how to contribute is the guide's subject
+
+
+def test_a_guides_section_on_running_the_tests_leads_and_one_on_writing_them_does_not():
+    guide = chunk_rows("CONTRIBUTING.md", [
+        "# Contributing\n\nThanks for testing widgets and for every test you add.",
+        "## Testing\n\nEvery test case sits in `tests/cases/`: an input, then the output it should give.",
+        "## Running the tests\n\nRun `nox -s tests`; `nox -s tests -- -k name` runs one test."])
+    assert fact_rows_of("How do I run the tests?", guide) == ({0, 1, 2}, {2})
+    assert fact_rows_of("How do I run a single test?", guide)[1] == {2}
+
+
+def test_a_question_on_the_tests_and_one_on_contributing_are_two_topics():
+    from loci.query.project_files.topics import raised
+
+    tests, contribute = raised("How do I run the tests?", False), raised("How do I contribute?", False)
+    assert len(tests) == len(contribute) == 1 and tests != contribute
+    assert tests[0].keyed and not contribute[0].keyed
+    both = raised("What should I run to verify my changes before opening a PR?", False)
+    assert tests[0] in both and contribute[0] in both
+
+
+def test_how_do_i_run_the_tests_opens_with_the_guides_section_on_running_them(tmp_path, loci_home):
+    from loci.query.ask import ask, open_session
+
+    guide = ("# Contributing\n\nThank you for contributing! Tests, docs and bug reports all help; "
+             "we review every contribution and every new test.\n\n"
+             "## Writing a test\n\nEach test module mirrors a module of the package; run it beside the code it tests.\n\n"
+             "## Running the tests\n\nInstall the development requirements, then `nox -s tests`.\n")
+    widgets = project_beside_another(tmp_path, {
+        "README.md": "# widgets\n\nWidgets renders sprockets as dashboards.\n", "CONTRIBUTING.md": guide,
+        "widgets/core.py": "def render(sheet):\n    return sheet\n"})
+    got = ask(open_session(), "How do I run the tests?", cwd=widgets, fast=True).blocks[0].episodes
+    assert (got[0].source, got[0].heading) == ("CONTRIBUTING.md", "Running the tests"), \
+        [(e.source, e.heading) for e in got]
+
+
+def test_a_developers_readme_is_a_guide_for_contributors():
+    rows = chunk_rows("DEV-README.rst", ["developers\n==========\n\nsee AUTHORS", "tests\n=====\n\nUse py.test.",
+                                         "documentation\n=============\n\n``doc$ make html``"])
+    assert fact_rows_of("How do I run the tests?", rows)[0] == {1}
+    assert fact_rows_of("How do I build the docs?", rows) == ({2}, {2})

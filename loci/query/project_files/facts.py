@@ -4,25 +4,24 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from loci.query.project_files.file_kinds import README, TOOLING
+from loci.query.project_files.file_kinds import README, is_tooling
 from loci.query.project_files.headings import only_includes, sections_saying
 from loci.query.project_files.topics import asked_sections, raised
 
 
 def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = False) -> tuple[set[int], set[int]]:
     """The rows of ``prose`` (row -> path) that hold the fact the question asks for: the rows of
-    the files named for it (``is_fact_file``; a keyed topic's: their passages saying its key
-    words), and of a README the sections its topic names
-    (``TOPICS``; ``read``: rows -> their chunks, for their headings and text); a README without
-    such a section counts whole when it is one of the topic's files ("how do I install it?"), not
-    otherwise ("how do I contribute?"). Only the project's own README counts (not one of a
-    subfolder: an example's, an algorithm's "Primality Test"), or one the topic names by its
-    path (the docs folder's, on building the docs). A manifest's or runner's passage counts
-    only when it says one of the topic's key words; a passage that only includes another file
-    (``only_includes``) never: it says nothing of its own. Also which of them are such
-    sections when no file is given to the topic (a CONTRIBUTING, an INSTALL; a manifest or a runner
-    is no such file): then the README's own heading says where the answer is (``search.rank``
-    opens with the best of them)."""
+    the files named for it (``is_fact_file``), and of a README the sections its topic names (of
+    both, for a keyed topic, only the passages saying its key words; ``TOPICS``; ``read``: rows ->
+    their chunks, for their headings and text); a README without such a section counts whole when
+    it is one of the topic's files ("how do I install it?"), not otherwise ("how do I
+    contribute?"). Only the project's own README counts (not one of a subfolder: an example's, an
+    algorithm's "Primality Test"), or one the topic names by its path (the docs folder's, on
+    building the docs). A manifest's or runner's passage counts only when it says one of the
+    topic's key words; a passage that only includes another file (``only_includes``) never: it
+    says nothing of its own. Also which of them are such sections when no file is given to the
+    topic (a CONTRIBUTING, an INSTALL; a manifest or a runner is no such file): then the README's
+    own heading says where the answer is (``search.rank`` opens with the best of them)."""
     out: set[int] = set()
     headed: set[int] = set()
     asked = asked_sections(question)
@@ -34,12 +33,14 @@ def fact_rows(question: str, prose: Mapping[int, str], read, *, named: bool = Fa
         held -= _saying_nothing(held, prose, read, topic.keys, keyed=topic.keyed)
         readmes = {i for i, path in prose.items() if sections is not None and README.match(path)}
         out.update(held - readmes)
-        own = {i for i in held - readmes if not TOOLING.match(prose[i].rsplit("/", 1)[-1])}
+        own = {i for i in held - readmes if not is_tooling(prose[i])}
         if asked is not None:   # in the files given to the topic, the section headed for what is asked
             for rows in _by_file(own, prose).values():
                 headed.update(sections_saying(asked, read(rows)))
         for rows in _by_file(readmes, prose).values():
             said = sections_saying(sections, read(rows))
+            if topic.keyed:
+                said = sorted(set(said) - _saying_nothing(set(said), prose, read, topic.keys, keyed=True))
             headed.update(() if own else said)
             out.update(said or [i for i in rows if i in held])
     return out, headed
@@ -70,7 +71,7 @@ def _saying_nothing(rows: set[int], prose: Mapping[int, str], read, keys: re.Pat
     for i in rows:
         row = chunks.get(i) or {}
         text = str(row.get("heading") or "") + "\n" + str(row.get("text") or "")
-        tooling = TOOLING.match(prose[i].rsplit("/", 1)[-1])
+        tooling = is_tooling(prose[i])
         if only_includes(str(row.get("text") or "")) or ((tooling or keyed) and not (keys and keys.search(text))):
             out.add(i)
     return out
