@@ -89,7 +89,9 @@ def piece_signature() -> str:
     (kept in the home or carried by a bundle) is valid for this digest only. Narrower than
     ``method_signature`` on purpose: a loci that fits the words another way still lands a
     bundle's piece, or a map-pulled scope, whose vectors are remote, would have no background and
-    its raw closeness would outrank every local scope's lift above its own."""
+    its raw closeness would outrank every local scope's lift above its own. Every byte of the modules
+    it reads counts: code that does not compute a piece goes elsewhere (``scope_state``), or every
+    published piece is refused by the next loci."""
     import hashlib
     import inspect
     from pathlib import Path
@@ -676,13 +678,26 @@ def corpus_state(layout: Layout, scopes: Mapping[str, str], method: str, multili
     files its pieces come from (``calibration_pieces.scope_state``)."""
     import hashlib
 
-    from loci_pipeline.calibration_pieces import multilingual_tag, scope_state, semantic_tag
+    from loci_pipeline.calibration_pieces import multilingual_tag, semantic_tag
 
     models = stored_models(layout)
     return {"method": method, "pieces": piece_signature(),
             "tags": {**{m: semantic_tag(m) for m in models}, "": multilingual_tag(multilingual_encoder)},
             "scopes": {s: hashlib.sha256(f"{d}|{scope_state(layout, s, models)}".encode()).hexdigest()[:16]
                        for s, d in scopes.items()}}
+
+
+def scope_state(layout: Layout, scope: str, models: Sequence[str]) -> str:
+    """Everything a scope's pieces can be computed or landed from, as file stats: its meta (a pull
+    writes it last), its query file, its multilingual store and its vectors of each of ``models``.
+    A scope whose state is unchanged has the pieces it had. (Here, not in ``calibration_pieces``,
+    whose every byte is in the pieces' signature.)"""
+    from loci.kernel.stamps import files_state
+    from loci.kernel.vectorstore import meta_path, multilingual_vectors
+
+    return files_state((("meta", layout.meta(scope)), ("query", layout.query_db(scope)),
+                        ("multilingual", meta_path(multilingual_vectors(layout, scope))),
+                        *((f"vectors:{m}", meta_path(layout.vectors(m, scope))) for m in models)))
 
 
 def strip_moved(fit: Mapping) -> dict:

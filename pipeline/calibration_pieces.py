@@ -113,17 +113,6 @@ def semantic_inputs(layout: Layout, model: str, scope: str) -> str:
     return files_state((("vectors", meta_path(layout.vectors(model, scope))), ("query", layout.query_db(scope))))
 
 
-def scope_state(layout: Layout, scope: str, models: Sequence[str]) -> str:
-    """Everything a scope's pieces can be computed or landed from, as file stats: its meta (a pull
-    writes it last), its query file, its multilingual store and its vectors of each of ``models``.
-    A scope whose state is unchanged has the pieces it had."""
-    from loci.kernel.vectorstore import meta_path, multilingual_vectors
-
-    return files_state((("meta", layout.meta(scope)), ("query", layout.query_db(scope)),
-                        ("multilingual", meta_path(multilingual_vectors(layout, scope))),
-                        *((f"vectors:{m}", meta_path(layout.vectors(m, scope))) for m in models)))
-
-
 def multilingual_inputs(layout: Layout, scope: str) -> str:
     from loci.kernel.vectorstore import meta_path, multilingual_vectors
 
