@@ -457,6 +457,8 @@ def ask(home: str, op: str, args: dict, as_json: bool) -> dict:
                            "args": args, "json": as_json})
     if isinstance(reply.get("out"), str) and isinstance(reply.get("err"), str) and isinstance(reply.get("code"), int):
         return reply
+    if reply.get("warming"):   # this engine answers once it is warm: none other is started
+        raise NoServer("the engine is warming up", start=False)
     if "mismatch" in reply:
         what = "was started with other settings" if reply.get("environment") else "runs other code"
         raise NoServer(f"the engine {what}; it is being replaced", replacing=True)

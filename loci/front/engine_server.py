@@ -33,7 +33,7 @@ READ_TIMEOUT = 10.0      # seconds a client may take to send its question
 MAX_REQUEST = 4 << 20
 DRAIN = 5.0              # seconds given to questions in flight at exit
 START_DELAY = 0.2        # seconds before loading anything: the client that started it is still exiting
-WARM_DELAY = 0.3         # seconds more before warming up (a question that comes first warms it)
+WARM_DELAY = 0.3         # seconds more before warming up (a question meanwhile is answered by its client)
 WATCH = 0.5              # seconds between the watchdog's looks at what holds the engine
 STALL = 3.0              # seconds without progress after which the engine is hung (and exits)
 TICK_CPU = 0.01          # CPU seconds in one WATCH that count as progress (the idle threads take ~0.2 ms)
@@ -130,6 +130,7 @@ class EngineServer:
         self.runaway = env_number("LOCI_SERVER_RUNAWAY", RUNAWAY)
         self.hung: str | None = None      # why this engine gave up (``_watch``)
         self._version: str | None = None
+        self._warming: threading.Thread | None = None
 
     # ------------------------------------------------------------ lifecycle
     def bind(self, lock_wait: float = LOCK_WAIT, lock_fd: int | None = None) -> None:
@@ -163,7 +164,7 @@ class EngineServer:
         """Accept until stopped, idle, or the socket file is no longer ours; then clean up."""
         self.log(f"serving {self.home} (idle exit after {self.idle:g} s, code {self.digest}, "
                  f"settings {self.environment})")
-        threading.Thread(target=self._warm_later, name="engine-warm", daemon=True).start()
+        self._warm_in_background(WARM_DELAY)
         threading.Thread(target=self._watch, name="engine-watch", daemon=True).start()
         try:
             while not self._stop.is_set():
@@ -187,11 +188,20 @@ class EngineServer:
         finally:
             self.close()
 
-    def _warm_later(self) -> None:
-        """Warm the session once the client that started this engine has had time to exit (its
-        question, answered in-process, must not share the cores with the warm-up); a question
-        that arrives first warms it itself."""
-        if not self._stop.wait(WARM_DELAY):
+    def _warm_in_background(self, delay: float = 0.0) -> None:
+        """Warm the session in a thread of its own, unless one is at it. The first waits ``delay``
+        (the client that started this engine answers its question in-process meanwhile, and must not
+        share the cores with the warm-up); a question that finds the engine not ready after a failed
+        warm-up (an index read mid-rebuild) starts another. Questions meanwhile are answered by
+        their clients (``_reply``)."""
+        with self._state:
+            if self._warming is not None and self._warming.is_alive():
+                return
+            self._warming = threading.Thread(target=self._warm_later, args=(delay,), name="engine-warm", daemon=True)
+            self._warming.start()
+
+    def _warm_later(self, delay: float) -> None:
+        if not self._stop.wait(delay):
             self.engine.warm_quietly()
 
     def _watch(self) -> None:
@@ -326,6 +336,9 @@ class EngineServer:
             self._give_up_socket()
             self._stop.set()
             return {"mismatch": self.digest, "environment": self.environment}
+        if not self.engine.ready:   # warming (or replacing its session): held, a question would wait for
+            self._warm_in_background()   # all of it (seconds beside 1,000 scopes); its client answers it now
+            return {"warming": True}
         return self._answer(op, message.get("args") or {}, bool(message.get("json")))
 
     def _answer(self, op: str, args: dict, as_json: bool) -> dict:
