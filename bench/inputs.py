@@ -143,3 +143,26 @@ def build_home(home: Path, corpus: Path, extra: list[str] | None = None) -> None
     if not (home / "manifest.json").is_file():
         subprocess.run([sys.executable, "-m", "loci", "doctor"], env=child_env(home), cwd=ROOT)
         fail(f"loci setup left no manifest in {shown(home)}", "see the doctor's report above")
+
+
+def compared_tree(rev: str, work: Path) -> tuple[Path, Path]:
+    """(the sources of git revision ``rev`` of this clone, ``.``: this clone as it is; a shim folder
+    beside them whose ``loci_pipeline`` is their ``pipeline``), for a bench that runs a baseline
+    beside this tree: ``PYTHONPATH=shim:tree`` runs that tree's code even where an editable install
+    maps ``loci_pipeline`` to this clone. A revision's sources come from ``git archive`` into
+    ``work/tree-REV`` (kept; no checkout touched)."""
+    import subprocess
+
+    tree = ROOT if rev == "." else work / f"tree-{rev}"
+    if not tree.is_dir():
+        tree.mkdir(parents=True)
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=False)
+        if archive.returncode != 0:
+            tree.rmdir()
+            fail(f"no revision {rev!r} in this clone", "give --baseline a commit or branch")
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    shim = work / f"shim-{'this' if rev == '.' else rev}"
+    shim.mkdir(parents=True, exist_ok=True)
+    if not (shim / "loci_pipeline").is_symlink():
+        (shim / "loci_pipeline").symlink_to(tree / "pipeline")
+    return tree, shim

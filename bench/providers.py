@@ -76,19 +76,13 @@ def child(home: Path, store: Path) -> dict:
     from loci.kernel.config import layout
     from loci_pipeline.share.pull import pull
 
+    # bench.measure of this bench, beside this script (the child's sys.path[0]): the bench package
+    # on its PYTHONPATH is the compared tree's, which may predate summed_time
+    from measure import summed_time
+
     spent = {"uses": 0.0, "routing": 0.0}
-
-    def timed(key, fn):   # bench.measure.summed_time, kept here: the child imports the compared tree's bench
-        def run(*args, **kw):
-            start = time.perf_counter()
-            try:
-                return fn(*args, **kw)
-            finally:
-                spent[key] += time.perf_counter() - start
-        return run
-
-    loci_pipeline.uses.merge_uses = timed("uses", loci_pipeline.uses.merge_uses)
-    loci_pipeline.routing.merge_routing = timed("routing", loci_pipeline.routing.merge_routing)
+    loci_pipeline.uses.merge_uses = summed_time(loci_pipeline.uses.merge_uses, spent, "uses")
+    loci_pipeline.routing.merge_routing = summed_time(loci_pipeline.routing.merge_routing, spent, "routing")
     import inspect
 
     # --map: the pull of this tree brings the maps alone (a tree without maps pulls everything)
@@ -98,27 +92,17 @@ def child(home: Path, store: Path) -> dict:
     wall = time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"pull_s": wall, "uses_s": spent["uses"], "routing_s": spent["routing"], "peak_mb": peak,
-            "imported": len(report.imported), "sources": str(Path(loci_pipeline.uses.__file__).parents[1])}
+            "imported": len(report.imported), "sources": str(Path(loci_pipeline.uses.__file__).resolve().parents[1])}
 
 
-def run_child(tree: Path, home: Path, store: Path) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree), "HF_HUB_OFFLINE": "1", "LOCI_HOME": str(home)}
+def run_child(tree: Path, shim: Path, home: Path, store: Path) -> dict:
+    env = {**os.environ, "PYTHONPATH": f"{shim}:{tree}", "HF_HUB_OFFLINE": "1", "LOCI_HOME": str(home)}
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--child", str(home), str(store)],
                           env=env, capture_output=True, text=True, cwd=tree, timeout=3600)
     if proc.returncode != 0:
         inputs.fail(f"the pull with the sources at {tree.name} failed: {proc.stderr.strip()[-400:]}",
                     "run it by hand to see why")
     return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
-def extract(rev: str, dest: Path) -> Path:
-    """The sources of ``rev`` in ``dest`` (a plain tree, no checkout of this clone touched)."""
-    dest.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=False)
-    if archive.returncode != 0:
-        inputs.fail(f"no revision {rev!r} in this clone", "give --baseline a commit or branch")
-    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-    return dest
 
 
 def main(argv=None) -> int:
@@ -145,14 +129,14 @@ def main(argv=None) -> int:
         stores = {"baseline": work / "store-old", "this": work / "store"}
         for name, store in stores.items():
             publish(home, args.scope, args.copies, store, old=name == "baseline")
-        trees = {"baseline": extract(args.baseline, work / "baseline"), "this": ROOT}
+        trees = {name: inputs.compared_tree(rev, work) for name, rev in (("baseline", args.baseline), ("this", "."))}
         homes = {name: work / f"home-{name}" for name in trees}
-        cold = {name: run_child(tree, homes[name], stores[name]) for name, tree in trees.items()}
+        cold = {name: run_child(*trees[name], homes[name], stores[name]) for name in trees}
         runs: dict[str, list[dict]] = {name: [] for name in trees}
         for n in range(args.rounds):
-            for name, tree in trees.items():
+            for name, (tree, shim) in trees.items():
                 touch_one(stores[name], args.scope, len(runs["baseline"]) + len(runs["this"]) + 1)
-                got = run_child(tree, homes[name], stores[name])
+                got = run_child(tree, shim, homes[name], stores[name])
                 assert got["imported"] == 1 and got["sources"] == str(tree), got
                 runs[name].append(got)
     out = {"stamp": stamp(), "copies": args.copies, "scope": args.scope, "baseline": args.baseline,

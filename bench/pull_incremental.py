@@ -81,25 +81,6 @@ def run_child(tree: Path, shim: Path, home: Path, store: Path, cli: bool = False
     return out
 
 
-def tree_of(rev: str, work: Path) -> Path:
-    """The sources of ``rev`` (``.``: this clone as it is) in ``work``, and a shim beside them naming
-    their ``pipeline`` as ``loci_pipeline`` (the name the installed package gives it)."""
-    if rev == ".":
-        tree = ROOT
-    else:
-        tree = work / f"tree-{rev}"
-        if not tree.is_dir():
-            tree.mkdir(parents=True)
-            archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True)
-            subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
-    shim = work / f"shim-{'this' if rev == '.' else rev}"
-    shim.mkdir(parents=True, exist_ok=True)
-    link = shim / "loci_pipeline"
-    if not link.is_symlink():
-        link.symlink_to(tree / "pipeline")
-    return tree
-
-
 def date_back(store: Path) -> None:
     past = time.time() - 3600
     for manifest in store.glob("*/manifest.json"):
@@ -122,13 +103,13 @@ def main(argv=None) -> int:
     if args.bed is None:
         ap.error("--bed is required")
     sys.path.insert(0, str(ROOT))
+    from bench import inputs
     from bench.bundles import touch_manifest
     from bench.stamp import stamp
 
     store = args.bed / "store"
     trees = {"baseline": args.baseline, "this": "."}
-    paths = {name: (tree_of(rev, args.bed), args.bed / f"shim-{'this' if rev == '.' else rev}")
-             for name, rev in trees.items()}
+    paths = {name: inputs.compared_tree(rev, args.bed) for name, rev in trees.items()}
     homes = {name: args.bed / f"home-{name}" for name in trees}
     for name, home in homes.items():
         if not home.is_dir():
