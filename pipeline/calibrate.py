@@ -675,7 +675,7 @@ def stored_models(layout: Layout) -> list[str]:
 def corpus_state(layout: Layout, scopes: Mapping[str, str], method: str, multilingual_encoder=None) -> dict:
     """What the corpus-level semantic values are fitted from: how loci fits (``method``, the pieces'
     signature, the encoders' tags) and, per scope, a digest of what it was built from and of the
-    files its pieces come from (``calibration_pieces.scope_state``)."""
+    files its pieces come from (``scope_state``)."""
     import hashlib
 
     from loci_pipeline.calibration_pieces import multilingual_tag, semantic_tag
@@ -701,6 +701,7 @@ def scope_state(layout: Layout, scope: str, models: Sequence[str]) -> str:
 
 
 def strip_moved(fit: Mapping) -> dict:
+    """A fit's record (words' or corpus') without its count of scopes moved since."""
     return {k: v for k, v in fit.items() if k != "moved"}
 
 
@@ -754,7 +755,7 @@ def patched_model(entry: Mapping, per: Mapping[str, Mapping], moved: Sequence[st
     out = dict(entry)
     for key, new in fresh.items():
         old = entry.get(key) or {}
-        merged = {s: (new if s in moved else old)[s] for s in names if s in (new if s in moved else old)}
+        merged = {s: held[s] for s in names if s in (held := new if s in moved else old)}
         if merged or key in entry:
             out[key] = merged
     return out
@@ -893,7 +894,7 @@ def kept_words(previous: Mapping, scopes: Mapping[str, str], manifest: Mapping, 
         return None
     return {"params": {k: v for k, v in previous["params"].items() if k in APPLIED},
             "fits": previous["fits"], "gate_accuracy": previous["gate_accuracy"],
-            "lexical": {k: v for k, v in words.items() if k != "moved"}}
+            "lexical": strip_moved(words)}
 
 
 def fit_words(session, scopes: Mapping[str, str], manifest: Mapping, seed: int, method: str) -> dict:

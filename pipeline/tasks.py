@@ -114,6 +114,14 @@ class BuildContext:
             for key in ("status", "git", "code", "registry", "model"):
                 self._cache.pop(key, None)
 
+    def _once(self, key: str, compute, lock: threading.Lock | None = None):
+        """``compute()`` kept under ``key``, computed once under ``lock`` (default: the context's):
+        until ``fresh`` for what a run observes, for the process for the encoder."""
+        with lock or self._lock:
+            if key not in self._cache:
+                self._cache[key] = compute()
+            return self._cache[key]
+
     # ------------------------------------------------------------------ observations
     def registry(self):
         """The registry as scopes.json holds it now (read again only when the file changed)."""
@@ -137,25 +145,25 @@ class BuildContext:
         """Every scope's `git status`, read once per run, in parallel: both fingerprints use it."""
         from loci_pipeline.gitread import read_status
 
-        with self._lock:
-            if "status" not in self._cache:
-                scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
-                with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
-                    found = list(pool.map(lambda s: read_status(Path(s.path)), scopes))
-                self._cache["status"] = {s.name: st for s, st in zip(scopes, found)}
-            return self._cache["status"]
+        def read_all() -> dict:
+            scopes = [s for s in self.registry().scopes if Path(s.path).is_dir()]
+            with ThreadPoolExecutor(max_workers=8) as pool:  # waiting on git, not computing
+                found = list(pool.map(lambda s: read_status(Path(s.path)), scopes))
+            return {s.name: st for s, st in zip(scopes, found)}
+
+        return self._once("status", read_all)
 
     def git_states(self) -> dict[str, str]:
         """Every scope's git state (HEAD and the changed files), observed once per run."""
         from loci_pipeline.fingerprint import git_state
 
         statuses = self.statuses()
-        with self._lock:
-            if "git" not in self._cache:
-                registry = self.registry()
-                self._cache["git"] = {name: git_state(Path(registry.get(name).path), status)
-                                      for name, status in statuses.items()}
-            return self._cache["git"]
+
+        def observed() -> dict:
+            registry = self.registry()
+            return {name: git_state(Path(registry.get(name).path), status) for name, status in statuses.items()}
+
+        return self._once("git", observed)
 
     def code_fingerprint(self, name: str) -> str | None:
         """One scope's code fingerprint (what graphs:S compares), observed once per run."""
@@ -211,10 +219,7 @@ class BuildContext:
         run: every scope's tasks ask), else the default (None)."""
         if self.model is not None:
             return None if self.model == "default" else self.model
-        with self._lock:
-            if "model" not in self._cache:
-                self._cache["model"] = self._home_model()
-            return self._cache["model"]
+        return self._once("model", self._home_model)
 
     def _home_model(self) -> str | None:
         from loci.kernel.config import read_embed_config
@@ -234,14 +239,14 @@ class BuildContext:
 
     def encoder(self):
         """The build-side encoder, opened once per process (worker threads wait for the first)."""
-        with self._encoder_lock:
-            if "encoder" not in self._cache:
-                if self.open_encoder is not None:
-                    opener = self.open_encoder
-                else:
-                    from loci_pipeline.embed import open_encoder as opener
-                self._cache["encoder"] = opener(self.model_name(), self.layout)
-            return self._cache["encoder"]
+        def opened():
+            if self.open_encoder is not None:
+                return self.open_encoder(self.model_name(), self.layout)
+            from loci_pipeline.embed import open_encoder
+
+            return open_encoder(self.model_name(), self.layout)
+
+        return self._once("encoder", opened, self._encoder_lock)
 
     def multilingual(self) -> bool:
         """The multilingual store is built (beside the vectors) when its encoder can be had."""

@@ -4,11 +4,9 @@ positive number (or zero, where zero means something): the default too, and one 
 naming the variable, its value and the default taken, once per process."""
 from __future__ import annotations
 
-import logging
 import math
 import os
 
-log = logging.getLogger("loci")
 _warned: set[tuple[str, str]] = set()
 
 
@@ -27,6 +25,8 @@ def env_number(name: str, default: float | None, *, zero: bool = False) -> float
     if (name, raw) not in _warned:
         _warned.add((name, raw))
         taken = "its default" if default is None else f"the default {default:g}"
-        log.warning("loci: %s=%r is not a %s number; %s is taken", name, raw,
-                    "non-negative" if zero else "positive", taken)
+        import logging   # here: reading a good setting, as every question does, imports nothing more
+
+        logging.getLogger("loci").warning("loci: %s=%r is not a %s number; %s is taken", name, raw,
+                                          "non-negative" if zero else "positive", taken)
     return default
