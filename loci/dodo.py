@@ -25,12 +25,14 @@ UPDATE_TARGETS = ([], ["update"])
 
 def _namespace() -> dict:
     """For plain `doit -f`: the command doit was given decides whether the per-scope steps wait
-    for the scan (``run``) or are made at once (``list``, ``info T``, ``forget T``)."""
+    for the scan (``run``) or are made at once (``list``, ``info T``, ``forget T``). The default
+    run (``update``) pulls again every source the home pulled from first, as `loci update` does;
+    a hook's ``index:S`` does not."""
     from loci_pipeline.runner import DOIT_COMMANDS, namespace
     from loci_pipeline.tasks import home_context
 
     command = next((a for a in sys.argv[1:] if a in DOIT_COMMANDS), "run")
-    return namespace(home_context(_layout()), command=command)
+    return namespace(home_context(_layout(), pull=True), command=command)
 
 
 def _context(quiet: bool):

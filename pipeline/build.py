@@ -294,57 +294,36 @@ def _after_index(ctx: BuildContext, r: RunReport, *, embed_step: bool, calibrate
 
 
 def update(ctx: BuildContext, dirs: Sequence[Path] = (), *, force: bool = False, pull: bool = True) -> UpdateReport:
-    """Pull again every source the home pulled from (unless not ``pull``: `loci setup` goes to
-    no store), then what `doit` alone does: rescan the remembered roots (plus ``dirs``), then
-    rebuild whatever changed, refreshing the steps the home already has (``home_context``). The
-    pulls come first so that the run's embed and calibrate steps see what they brought (a bundle
-    taken whole leaves its vectors to check, its multilingual store to build; a pull that brought
-    the home's first vectors adds the embed step: ``_take_up_steps``): one update settles the
-    home. A busy home is refused first (LockHeld), before anything is read."""
+    """What `doit` alone does: pull again every source the home pulled from (unless not ``pull``:
+    `loci setup` goes to no store), rescan the remembered roots (plus ``dirs``), then rebuild
+    whatever changed, refreshing the steps the home already has (``home_context``), in one doit
+    run. The pulls come first so that the run's embed and calibrate steps see what they brought
+    (a bundle taken whole leaves its vectors to check, its multilingual store to build; a pull
+    that brought the home's first vectors adds the embed step: loci_pipeline.tasks,
+    ``take_up_steps``): one update settles the home. A busy home is refused first (LockHeld),
+    before anything is read."""
     buildlock.hold(ctx.layout)
     try:
         scanned = scan(ctx, dirs) if dirs else None
         if not ctx.registry().scopes:
             raise BuildError("nothing registered: run `loci setup DIR` first")
-        pulls, pull_failed = _pull_again(ctx) if pull else ([], {})
-        if any(p.imported for p in pulls):
-            _take_up_steps(ctx)
+        ctx.pull = pull
         r = run_update(ctx, force=force)
     finally:
         buildlock.release(ctx.layout)
     report = _after_index(ctx, r, embed_step=ctx.embed, calibrate_step=ctx.calibrate, scan_report=scanned)
-    report.pulls, report.pull_failed = pulls, pull_failed
+    report.pulls, report.pull_failed = pull_reports(r)
     return report
 
 
-def _take_up_steps(ctx: BuildContext) -> None:
-    """The steps the home has once the pulls landed join the run: a pull that brought the home's
-    first vectors (its embed.json) has them checked, and the local scopes embedded, now."""
-    from loci_pipeline.home_steps import steps_had
+def pull_reports(r: RunReport) -> tuple[list, dict[str, str]]:
+    """The ``pull:SOURCE`` tasks of a run: a PullReport (share.pull) per source pulled again, in
+    the order of their addresses, and each source that could not be pulled with why."""
+    from loci_pipeline.share.pull import PullReport
 
-    for step, had in steps_had(ctx.layout).items():
-        if had:
-            setattr(ctx, step, True)
-
-
-def _pull_again(ctx: BuildContext) -> tuple[list, dict[str, str]]:
-    """Pull every source a scope of the home came from, the way it was pulled last (maps, or
-    ``--all``; with or without ``--no-vectors``; only the scopes named with ``--scope``),
-    calibrating nothing: the update's own steps follow. A source that cannot be read (or is no
-    longer there) is one entry of the second value (its scopes stay as they are); the others
-    are pulled."""
-    from loci.kernel.remote import RemoteError
-    from loci_pipeline.share.bundle import BundleError
-    from loci_pipeline.share.pull import pull as pull_bundles, pulled_sources
-
-    reports, failed = [], {}
-    for was in pulled_sources(ctx.layout):
-        try:
-            reports.append(pull_bundles(ctx.layout, was.source, full=was.whole, no_vectors=was.no_vectors,
-                                        scopes=was.scopes))
-        except (BundleError, RemoteError) as exc:   # a folder gone is a failed source, not bad input
-            failed[was.source] = str(exc)
-    return reports, failed
+    pulled = sorted(t for t in r.executed if t.startswith("pull:"))
+    return ([PullReport(**r.values[t]) for t in pulled if t in r.values],
+            {t.split(":", 1)[1]: r.failure(t) for t in sorted(r.failed) if t.startswith("pull:")})
 
 
 def setup(ctx: BuildContext, dirs: Sequence[Path], *, split: bool = False) -> UpdateReport:

@@ -67,7 +67,18 @@ def _reached(tasks: dict, selected) -> set[str]:
         seen.add(name)
         task = tasks[name]
         todo += list(getattr(task, "task_dep", ()) or ()) + list(getattr(task, "setup_tasks", ()) or ())
+        todo += _made_later(task)
     return seen
+
+
+def _made_later(task) -> list[str]:
+    """What a step doit makes later (``create_after``: ``update`` once an update's pulls landed)
+    would depend on if it were made now; the per-scope steps are counted by scope instead."""
+    loader = getattr(task, "loader", None)
+    if not loader or task.name in PER_SCOPE or ":" in task.name:
+        return []
+    made = loader.creator()
+    return list(made.get("task_dep", ())) if isinstance(made, dict) else []
 
 
 def planned_count(tasks: dict, selected, scopes: int) -> int:
@@ -288,8 +299,9 @@ def run_scopes(ctx: BuildContext, names: Sequence[str], *, force: bool = False, 
 
 
 def run_update(ctx: BuildContext, *, force: bool = False, jobs: int | None = None, quiet: bool = True) -> RunReport:
-    """The ``update`` task, in one doit run: scan, then the per-scope steps doit makes from the
-    registry the scan left (``create_after``), routing, and the home's embed and calibrate steps."""
+    """The ``update`` task, in one doit run: the pulls first when ``ctx.pull`` (``pull:SOURCE``),
+    then scan, the per-scope steps doit makes from the registry the scan left (``create_after``),
+    routing, and the home's embed and calibrate steps."""
     return run(ctx, ["update"], force=force, jobs=jobs, quiet=quiet)
 
 

@@ -1,7 +1,13 @@
 """The build as doit's DAG: one task factory, ``make_tasks(ctx)``, for every entry point.
 
-    scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
+    [pull:SOURCE -> pulled] -> scan -> graphs:S -> index:S -> routing -> vectors:S -> embed -> calibrate
                                                  update (the default) = all of it
+
+With ``BuildContext.pull`` (`loci update`, plain ``doit``) the update first pulls again every
+source the home pulled from (``pull:SOURCE``, one at a time); ``update``, ``embed`` and
+``calibrate`` are made once the pulls landed, so a pull that brought the home's first vectors
+has them checked and the local scopes embedded in the same run. ``doit index:S`` (a commit
+hook) reaches no pull: only ``update`` waits for ``pulled``.
 
 ``scan`` rescans the remembered roots; the per-scope tasks are made from the
 registry once ``scan`` ran (doit's ``create_after``, one creator for the three
@@ -28,6 +34,7 @@ build. The layout, parameters, model and progress reporter come in one
 """
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 import threading
@@ -83,6 +90,8 @@ class BuildContext:
     embed: bool = False           # `update` includes vectors + embed
     calibrate: bool = False       # `update` includes calibrate
     calibrate_full: bool = False  # the words' fit done again even while it stands (`loci calibrate --full`)
+    pull: bool = False            # `update` pulls again every source the home pulled from, first
+                                  # (`loci update` and plain `doit`; not `loci setup`, nor a hook)
     model: str | None = None      # embedding model asked for; None: the one embed.json names, else the
                                   # one the home's vectors name (a lost embed.json), else the default
     merge_first: bool = True      # the encoding steps wait for the routing merge; a commit hook's run
@@ -531,6 +540,35 @@ def calibrate_action(ctx: BuildContext) -> dict:
     return {"evidence_floor": data.get("params", {}).get("evidence_floor")}
 
 
+def pull_action(ctx: BuildContext, was) -> dict | TaskFailed:
+    """pull:SOURCE: pull ``was`` (a share.pull.PulledSource) again the way it was pulled last
+    (maps or ``--all``, with or without vectors, only the scopes named with ``--scope``),
+    calibrating nothing: the update's own steps follow. A source that cannot be read (or is no
+    longer there) fails this task alone; its scopes stay as they are. Returns the PullReport's
+    fields. A pull that brought something has the steps the home now has join the run
+    (``take_up_steps``)."""
+    from loci.kernel.remote import RemoteError
+    from loci_pipeline.share.bundle import BundleError
+    from loci_pipeline.share.pull import pull
+
+    try:
+        report = pull(ctx.layout, was.source, full=was.whole, no_vectors=was.no_vectors, scopes=was.scopes)
+    except (BundleError, RemoteError) as exc:   # a folder gone is a failed source, not bad input
+        return TaskFailed(str(exc))
+    if report.imported:
+        ctx.fresh()   # new scopes, maybe the home's first embed.json: observe again
+        take_up_steps(ctx)
+    return asdict(report)
+
+
+def take_up_steps(ctx: BuildContext) -> None:
+    """The steps the home has once a pull landed join the update: a pull that brought the home's
+    first vectors (its embed.json) has them checked, and the local scopes embedded, now."""
+    for step, had in steps_had(ctx.layout).items():
+        if had:
+            setattr(ctx, step, True)
+
+
 # ---------------------------------------------------------------------------- task creators
 
 def bundle_action(ctx: BuildContext, name: str) -> dict:
@@ -578,6 +616,13 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
     per-scope steps are made once ``scan`` ran; without it (doit's ``list``, ``info``,
     ``forget``, which run nothing) they are made at once, so doit can name each one."""
     layout = ctx.layout
+
+    @functools.cache
+    def sources() -> list:
+        """Every source the home pulled from, and how (share.pull.PulledSource): pulled.json read once."""
+        from loci_pipeline.share.pull import pulled_sources
+
+        return pulled_sources(layout)
 
     def live_scopes():
         return [s for s in ctx.registry().scopes if Path(s.path).is_dir()]
@@ -755,16 +800,38 @@ def make_tasks(ctx: BuildContext, *, delayed: bool = True) -> dict[str, Callable
                    "uptodate": [_saved("state", lambda name=name: bundle_state(layout, name))],
                    "targets": [str(layout.bundle(name) / MANIFEST)], **QUIET}
 
+    def task_pull():
+        """Pull again every source the home pulled from, the way it was pulled last, one subtask a
+        source (``pull_action``). Never up to date: the pull compares the store's listing and
+        manifests with what the home recorded and moves only what changed (one listing when
+        nothing did), a check doit could only repeat. One at a time, in the order of their
+        addresses (each reads and rewrites pulled.json and the registry): each has the one
+        before as its ``setup``, which runs first and, failed, holds nothing back."""
+        names = [f"pull:{was.source}" for was in sources()]
+        yield {"name": None, "doc": "pull every source the home pulled from again, one subtask per source"}
+        for i, was in enumerate(sources()):
+            yield {"name": was.source, "doc": was.source, "actions": [(pull_action, [ctx, was])],
+                   "setup": names[i - 1:i], **QUIET}
+
+    def task_pulled():
+        """Every source's pull has run, whether it succeeded or failed (an update that pulls waits here)."""
+        return {"actions": None, "setup": [f"pull:{was.source}" for was in sources()]}
+
     def task_update():
-        """What `loci update` does: rescan, graphs, index, routing, and the home's embed/calibrate steps."""
+        """What `loci update` does: pull again, rescan, graphs, index, routing, and the home's
+        embed/calibrate steps (made once the pulls landed, when ``BuildContext.pull``)."""
         steps = ["scan"] + (["graphs"] if ctx.graphs else []) + ["routing"]
         steps += (["embed"] if ctx.embed else []) + (["calibrate"] if ctx.calibrate else [])
         return {"actions": None, "task_dep": steps}
 
     if delayed:
         task_scopes = create_after(executed="scan", creates=list(PER_SCOPE))(task_scopes)
+        if ctx.pull:   # the steps a pull may bring are decided once the pulls landed (``take_up_steps``)
+            task_update = create_after(executed="pulled")(task_update)
+            task_embed = create_after(executed="scan")(task_embed)     # the scan runs after the pulls
+            task_calibrate = create_after(executed="scan")(task_calibrate)
     return {f.__name__: f for f in (task_scan, task_scopes, task_indexed, task_routing, task_multilingual_model,
-                                    task_embed, task_calibrate, task_bundle, task_update)}
+                                    task_embed, task_calibrate, task_bundle, task_pull, task_pulled, task_update)}
 
 
 def home_context(layout: Layout, **overrides) -> BuildContext:

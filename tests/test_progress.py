@@ -166,3 +166,21 @@ def test_a_finished_encoding_leaves_the_line_while_the_next_one_runs():
     clock.now += 10
     progress.encoding("jinja (multilingual)", 100, 200)
     assert "black" not in lines(out)[-1] and "embedding jinja (multilingual): 100/200" in lines(out)[-1]
+
+
+def test_an_update_that_pulls_first_counts_the_steps_made_once_the_pulls_landed(tmp_path, loci_home, monkeypatch):
+    from typer.testing import CliRunner
+
+    from loci.front import progress
+    from loci.front.cli import app
+    from tests.conftest import GIZMO, make_repo
+
+    make_repo(tmp_path / "code" / "gizmo", GIZMO)
+    res = CliRunner().invoke(app, ["setup", str(tmp_path / "code"), "-y", "--no-graphs", "--no-embed",
+                                   "--no-calibrate", "--quiet"])
+    assert res.exit_code == 0, res.output
+    (tmp_path / "code" / "gizmo" / "README.md").write_text("# gizmo\n\nNow with flywheels.\n")
+    monkeypatch.setattr(progress, "LOG_INTERVAL", 0.0)
+    res = CliRunner().invoke(app, ["update", "--no-graphs"])   # `update` is made after the pull step
+    assert res.exit_code == 0, res.output
+    assert "loci updating: 0/1 tasks" in res.output and "loci updating: 1/1 tasks" in res.output
