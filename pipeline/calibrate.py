@@ -609,9 +609,11 @@ def calibrate(layout: Layout, *, seed: int = 0, load_encoder: Callable | None = 
     # the whole routing index is loaded only to fit the words (``fit_words``): while their fit stands,
     # the off-topic questions are routed reading their own words' rows, as a one-shot question is
     # (loading 3 million postings at 1,000 scopes was most of a calibrated pull of one bundle)
+    from loci.query.store import indexed_metas
+
     session = open_session(layout.home, keep_full_index=False, params=DEFAULT_PARAMS)
     manifest = session.manifest
-    scopes = scope_digests(manifest)
+    scopes = scope_digests(indexed_metas(layout, session.merged))
     method = method_signature()
     previous = {} if full else previous_calibration(layout)
     words = (None if full else kept_words(previous, scopes, manifest, method)) \
@@ -838,15 +840,18 @@ def standing(layout: Layout, data: Mapping) -> dict:
     """How the calibration in place stands against the home now (what ``render`` shows of it):
     how many scopes moved since its words' fit, and why it is stale (None: it is not)."""
     from loci.kernel.errors import StoreError
-    from loci.query.store import read_manifest
+    from loci.query.store import indexed_metas, read_manifest
 
     try:
         manifest = read_manifest(layout)
     except StoreError:
         manifest = {}
     words = data.get("lexical") or {}
-    moved = (moved_scopes(words["scopes"], scope_digests(manifest)) if isinstance(words.get("scopes"), dict)
-             else None)
+    try:
+        digests = scope_digests(indexed_metas(layout)) if manifest else {}
+    except StoreError:
+        digests = {}
+    moved = moved_scopes(words["scopes"], digests) if isinstance(words.get("scopes"), dict) else None
     return {"moved": moved, "stale": calibration_stale(layout, data, manifest or None)}
 
 
@@ -861,10 +866,10 @@ def opinion_inputs(session, names: Sequence[str], questions: Sequence[str], appl
     return judged, [s for s in names if s not in hidden]
 
 
-def scope_digests(manifest: Mapping) -> dict[str, str]:
-    """Each scope of the index and what it was built from (its content fingerprint)."""
-    return {name: str(entry.get("fingerprint") or entry.get("built_at"))
-            for name, entry in (manifest.get("scopes") or {}).items()}
+def scope_digests(metas: Mapping[str, Mapping]) -> dict[str, str]:
+    """Each scope of the index and what it was built from (its content fingerprint), of its meta as
+    the merge recorded it (``loci.query.store.indexed_metas``)."""
+    return {name: str(entry.get("fingerprint") or entry.get("built_at")) for name, entry in metas.items()}
 
 
 def moved_scopes(fitted: Mapping[str, str], current: Mapping[str, str]) -> int:

@@ -8,6 +8,7 @@ pyarrow.parquet costs ~0.2 s here, more than the whole query.
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
@@ -209,6 +210,36 @@ def update_routing_db(path: Path, scope_dbs: dict[str, Path], metas: dict[str, d
     finally:
         con.close()
     return True
+
+
+def merged_records(path: Path) -> dict[str, dict]:
+    """Of each scope routing.sqlite lists, what a merge writes its rows from: its metas row
+    (``merged_metas.QUERY_FIELDS``, ``vocab_weight`` among them) and its recency (``updated``), so an
+    incremental merge keeps a scope whose meta did not move without reading it. {} for a file
+    whose rows this loci would write otherwise (another schema or other fields: read every meta)."""
+    from loci.kernel import merged_metas
+    from loci.kernel.integrity import connect
+
+    try:
+        con = connect(path)
+        try:
+            if not merged_metas.written_here(merged_metas.read_stamp(con)):
+                return {}
+            updated = dict(con.execute("SELECT name, updated FROM scopes"))
+            rows = con.execute(f"SELECT name, meta FROM {merged_metas.METAS_TABLE}").fetchall()
+        finally:
+            con.close()
+    except sqlite3.DatabaseError:
+        return {}
+    out = {}
+    for name, raw in rows:
+        try:
+            meta = json.loads(raw)
+        except (TypeError, ValueError):
+            continue
+        if isinstance(meta, dict) and name in updated:
+            out[name] = {**meta, "updated": updated[name]}
+    return out
 
 
 def _vocab_rows(scope_db: Path) -> list[tuple[str, float]]:

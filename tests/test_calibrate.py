@@ -9,6 +9,7 @@ from conftest import GIZMO, WEBBY, routing_index, setup_home
 from loci.kernel.tokens import tokenize
 from loci.query import evalgen
 from loci.query.ask import open_session
+from loci.query.store import indexed_metas
 from loci.query.calibration import calibrated_params, read_calibration, semantic_floors
 from loci.front.cli import app
 from loci.kernel.config import DEFAULT_PARAMS, Params, layout
@@ -683,7 +684,7 @@ def test_vectors_that_change_under_an_unchanged_index_count_as_a_moved_scope(cor
     for path in vector_files(layout().vectors("fake-model", "webby")):
         path.unlink()
     embed_scope("webby", layout(), enc)
-    now = cal.corpus_state(layout(), cal.scope_digests(open_session(layout().home).manifest), cal.method_signature())
+    now = cal.corpus_state(layout(), cal.scope_digests(indexed_metas(layout())), cal.method_signature())
     assert cal.corpus_moved(before, now, 0.5) == ["webby"]
 
 

@@ -293,16 +293,16 @@ def test_version_prints_the_package_version():
 
 
 def test_the_setup_prompt_estimates_the_embedding_time_from_the_chunk_count(loci_home):
-    import json
-
     from loci.front.cli_build import EMBED_RATE, _embed_estimate
-    from loci.kernel.config import SCHEMA_VERSION
+    from loci.kernel.config import layout
+    from loci_pipeline.routing import merge_routing
+    from test_manifest_header import _scope
 
-    loci_home.mkdir(parents=True)
-    (loci_home / "manifest.json").write_text(json.dumps({
-        "schema_version": SCHEMA_VERSION, "scopes": {"a": {"chunks": EMBED_RATE * 60 * 3}, "b": {"chunks": 0}}}))
+    _scope(layout(), "a", chunks=EMBED_RATE * 60 * 3)
+    _scope(layout(), "b", chunks=0)
+    merge_routing(layout(), ["a", "b"])
     assert "about 3 minutes for 8,100 chunks" in _embed_estimate()
-    (loci_home / "manifest.json").unlink()
+    layout().routing_db.unlink()
     assert _embed_estimate() == "no download"
 
 

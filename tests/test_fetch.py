@@ -218,6 +218,7 @@ def test_an_incremental_map_pull_imports_no_module_only_a_whole_copy_or_a_big_pu
 
 
 def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, corpus, tmp_path):
+    from loci.query.store import indexed_metas
     from loci_pipeline.routing import merge_routing
 
     cli("pull", str(published), "--quiet", "--no-calibrate")
@@ -225,11 +226,11 @@ def test_routing_updated_in_place_holds_what_a_whole_merge_writes(published, cor
     cli("pull", str(published), "--quiet", "--no-calibrate")   # webby's words moved
     lay = layout()
     incremental = _routing_rows(lay.routing_db)
-    metas = json.loads(lay.manifest.read_text())["scopes"]     # webby's read again, gizmo's kept
+    metas = indexed_metas(lay)                                 # webby's read again, gizmo's kept
     lay.routing_db.unlink()
     merge_routing(lay, ["gizmo", "webby"])                     # written whole, every meta read
     assert _routing_rows(lay.routing_db) == incremental
-    assert json.loads(lay.manifest.read_text())["scopes"] == metas
+    assert indexed_metas(lay) == metas
     assert any(t == "certificate" and s == "webby" for t, s, _ in incremental)
 
 

@@ -29,7 +29,9 @@ def _routed(question: str) -> dict:
 
 
 def _routing_names(lay) -> set[str]:
-    return set(json.loads(lay.manifest.read_text())["scopes"])
+    from loci.query.store import indexed_metas
+
+    return set(indexed_metas(lay))
 
 
 def test_forget_removes_a_scope_from_routing_and_the_registry(tmp_path, loci_home):

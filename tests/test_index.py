@@ -48,12 +48,13 @@ def built(report):
     return sorted(n.split(":", 1)[1] for n in report.executed if n.startswith("index:"))
 
 
-def test_index_writes_chunks_routing_and_a_manifest_listing_every_scope(tmp_path, loci_home):
+def test_index_writes_chunks_routing_and_a_merge_listing_every_scope(tmp_path, loci_home):
     lay = setup_corpus(tmp_path)
     report = run(BuildContext(lay), ["index", "routing"])
     assert report.code == 0 and built(report) == ["gizmo", "webby"]
-    manifest = json.loads(lay.manifest.read_text())
-    assert set(manifest["scopes"]) == {"gizmo", "webby"}
+    from loci.query.store import indexed_metas
+
+    assert set(indexed_metas(lay)) == {"gizmo", "webby"} and "scopes" not in json.loads(lay.manifest.read_text())
     chunks = pq.read_table(lay.chunks("gizmo")).to_pylist()
     assert any(c["kind"] == "readme" and c["path"] == "README.md" for c in chunks)
     assert {c["path_kind"] for c in chunks if c["path"].startswith("tests/")} <= {"test"}
@@ -122,7 +123,9 @@ def test_a_repository_with_no_commits_is_indexed(tmp_path, loci_home):
     save_registry(lay, scan([tmp_path / "code"]).registry)
     report = run(BuildContext(lay), ["index", "routing"])
     assert built(report) == ["empty"]
-    assert "empty" in json.loads(lay.manifest.read_text())["scopes"]
+    from loci.query.store import indexed_metas
+
+    assert "empty" in indexed_metas(lay)
 
 
 def test_a_live_lock_makes_a_second_build_refuse(tmp_path):

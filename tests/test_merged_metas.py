@@ -27,9 +27,16 @@ def _table_metas(path) -> dict:
 
 
 def _manifest_metas(lay=None) -> dict:
-    """What the table should hold: the manifest's metas, the fields a question reads."""
-    metas = json.loads((lay or layout()).manifest.read_text())["scopes"]
-    return {n: merged_metas.project(m) for n, m in metas.items()}
+    """What the table should hold: each merged scope's meta file, the fields a question reads."""
+    from loci.kernel.state import read_meta
+
+    lay = lay or layout()
+    con = sqlite3.connect(lay.routing_db)
+    try:
+        names = [n for (n,) in con.execute("SELECT name FROM scopes")]   # the routing rows' scopes
+    finally:
+        con.close()
+    return {n: merged_metas.project(read_meta(lay, n)) for n in names}
 
 
 def _no_manifest_reads(monkeypatch):
@@ -80,8 +87,13 @@ def test_a_scope_gone_from_the_store_leaves_the_metas_with_its_routing(published
 
 def test_a_routing_file_from_before_the_metas_is_read_through_the_manifest_until_the_next_merge(
         published, corpus):
+    from loci.kernel.state import read_meta
+
     cli("pull", str(published), "--quiet", "--no-calibrate")
     want = ask_json(GIZMO_Q)
+    lay = layout()
+    manifest = json.loads(lay.manifest.read_text())   # as the loci before the metas rows wrote it
+    lay.manifest.write_text(json.dumps({**manifest, "scopes": {n: read_meta(lay, n) for n in ("gizmo", "webby")}}))
     con = sqlite3.connect(layout().routing_db)
     con.execute(f"DROP TABLE {merged_metas.METAS_TABLE}")
     con.execute(f"DROP TABLE {merged_metas.STAMP_TABLE}")
@@ -91,6 +103,7 @@ def test_a_routing_file_from_before_the_metas_is_read_through_the_manifest_until
     swap(published, corpus.v2)
     assert json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)["imported"] == ["webby"]
     assert _table_metas(layout().routing_db) == _manifest_metas()   # written whole once
+    assert "scopes" not in json.loads(lay.manifest.read_text())     # and the manifest as a header
 
 
 def test_a_routing_file_of_another_schema_is_one_line_naming_the_fix(published):

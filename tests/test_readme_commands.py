@@ -293,7 +293,10 @@ def test_forget_drops_a_scope_from_routing_the_vectors_summary_and_the_calibrati
     res = cli("forget", "webby")
     assert "forgot webby" in res.stdout
     assert set(scopes_json(home)) == {"gizmo"}
-    assert set(json.loads((home / "manifest.json").read_text())["scopes"]) == {"gizmo"}
+    from loci.kernel.config import layout
+    from loci.query.store import indexed_metas
+
+    assert set(indexed_metas(layout())) == {"gizmo"}
     assert not [p for p in home.rglob("*webby*") if p.is_file()]
     summaries = [json.loads(p.read_text()) for p in home.rglob("summary/*.json")]
     assert summaries and all([s[0] for s in m["scopes"]] == ["gizmo"] for m in summaries)

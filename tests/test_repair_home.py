@@ -194,13 +194,14 @@ def _routed_while_encoding(encoder, names) -> list[bool]:
     """Filled while the encoder runs: whether the routing merged each of ``names`` as indexed
     now (what a question would route with while the vectors are encoded)."""
     from loci.kernel.state import read_meta
+    from loci.query.store import indexed_metas
 
     seen = []
     real = encoder.encode
 
     def encode(texts):
-        manifest = json.loads(layout().manifest.read_text())["scopes"]
-        seen.append(all(manifest[n]["fingerprint"] == read_meta(layout(), n)["fingerprint"] for n in names))
+        merged = indexed_metas(layout())
+        seen.append(all(merged[n]["fingerprint"] == read_meta(layout(), n)["fingerprint"] for n in names))
         return real(texts)
 
     encoder.encode = encode

@@ -17,15 +17,17 @@ def by_problem(findings, problem):
 
 
 def _as_an_older_loci_wrote_it(lay, name: str, **fields) -> None:
-    """The scope's meta (its file and its manifest entry) as a loci of early December 2026 wrote
-    it: no record of the build rules, a fingerprint made by other rules."""
+    """The scope's meta (its file, and the manifest listing every scope's) as a loci of early December
+    2026 wrote it: no record of the build rules, a fingerprint made by other rules."""
+    from loci.query.store import indexed_metas
+
     meta = json.loads(lay.meta(name).read_text())
     meta.pop("build", None)
     meta["fingerprint"] = "0" * 40
     meta.update(fields)
     lay.meta(name).write_text(json.dumps(meta))
     manifest = json.loads(lay.manifest.read_text())
-    manifest["scopes"][name] = meta
+    manifest["scopes"] = {n: json.loads(lay.meta(n).read_text()) for n in indexed_metas(lay)}
     lay.manifest.write_text(json.dumps(manifest))
 
 

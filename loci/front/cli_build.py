@@ -183,11 +183,11 @@ EMBED_RATE = 45   # chunks a second for the packaged transformer on 2 cores (ben
 
 
 def _embed_estimate() -> str:
-    """"about 3 minutes for 8,441 chunks", from the manifest's chunk counts."""
-    from loci.query.store import StoreError, read_manifest
+    """"about 3 minutes for 8,441 chunks", from the indexed scopes' chunk counts."""
+    from loci.query.store import StoreError, indexed_metas
 
     try:
-        chunks = sum(int(m.get("chunks", 0)) for m in read_manifest(make_layout()).get("scopes", {}).values())
+        chunks = sum(int(m.get("chunks", 0)) for m in indexed_metas(make_layout()).values())
     except (StoreError, OSError, ValueError, TypeError, AttributeError):
         return "no download"
     minutes = chunks / EMBED_RATE / 60

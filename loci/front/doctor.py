@@ -87,9 +87,9 @@ def diagnose(layout: Layout) -> list[Finding]:
     if models:
         out += _multilingual(layout, [s.name for s in registry.scopes if s.kind != "pulled"],
                              [s.name for s in registry.scopes if s.kind == "pulled"])
-    indexed = (manifest or {}).get("scopes", {}) if manifest is not None else None
+    indexed = _indexed(layout) if manifest is not None else None
     with ThreadPoolExecutor(max_workers=4) as pool:  # each scope costs a few git calls
-        per_scope = pool.map(lambda s: _scope(layout, s, _meta_of(layout, s.name, indexed), graphify, models),
+        per_scope = pool.map(lambda s: _scope(layout, s, *_meta_of(layout, s.name, indexed), graphify, models),
                              registry.scopes)
         for findings in per_scope:
             out += findings
@@ -143,11 +143,29 @@ def _manifest_lost(layout: Layout) -> Finding:
                    "fits the calibration to it", "loci update")
 
 
-def _meta_of(layout: Layout, name: str, indexed: dict | None) -> dict | None:
-    """The scope's entry in the manifest; its own meta file when the manifest is unreadable."""
+def _indexed(layout: Layout) -> dict | None:
+    """What the last routing merge recorded of each scope's meta (``indexed_metas``); None when
+    routing.sqlite cannot tell (its own finding says so)."""
+    from loci.kernel.errors import StoreError
+    from loci.query.store import indexed_metas
+
+    try:
+        return indexed_metas(layout)
+    except StoreError:
+        return None
+
+
+def _meta_of(layout: Layout, name: str, indexed: dict | None) -> tuple[dict | None, dict | None]:
+    """(the scope's meta, what the routing merge recorded of it): None for both when the merge did
+    not list it; its own meta file for both when the index is unreadable; the merge's record for
+    both when its file went (the scope's own findings name the file)."""
     from loci.kernel.state import read_meta
 
-    return indexed.get(name) if indexed is not None else read_meta(layout, name)
+    merged = indexed.get(name) if indexed is not None else None
+    if indexed is not None and merged is None:
+        return None, None
+    own = read_meta(layout, name)
+    return (own, merged or own) if own is not None else (merged, merged)
 
 
 def _home_files(layout: Layout) -> list[Finding]:
@@ -373,16 +391,17 @@ def _embed_record_lost(layout: Layout, model: str) -> Finding:
                    "encoding: `loci update` writes it from the vectors)", "loci update")
 
 
-def _scope(layout: Layout, scope, meta: dict | None, graphify: bool, models: list[str] | None) -> list[Finding]:
+def _scope(layout: Layout, scope, meta: dict | None, merged: dict | None, graphify: bool,
+           models: list[str] | None) -> list[Finding]:
     name, root = scope.name, Path(scope.path)
     if scope.kind == "pulled":
-        return _pulled(layout, scope, meta)
+        return _pulled(layout, scope, merged)
     if not root.is_dir():
         return [Finding(name, "missing_dir", f"{root} no longer exists, yet its index still answers "
                         "questions, citing files that are gone: forget the scope, or put the folder back "
                         "and run `loci update` (moved elsewhere under a scanned folder at the same commit, "
                         "`loci update` follows it)", f"loci forget {shlex.quote(name)}")]
-    out = _index(layout, scope, meta)
+    out = _index(layout, scope, meta, merged)
     out += _graph(layout, scope, graphify)
     if meta is not None and models:
         out += _embeddings(layout, name, models) + _summaries(layout, name, models)
@@ -435,7 +454,7 @@ def _sqlite_damage(path: Path) -> tuple[str | None, str]:
     return sqlite_problem(path, thorough=True), "loci index --force"
 
 
-def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
+def _index(layout: Layout, scope, meta: dict | None, merged: dict | None) -> list[Finding]:
     from loci.kernel.integrity import scope_index_problems
     from loci.kernel.state import read_error
 
@@ -457,7 +476,7 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     from loci_pipeline.staleness import stale_cause
 
     cause = stale_cause(layout, scope, meta, DEFAULT_PARAMS)
-    if cause and _unmerged(layout, scope, meta):
+    if not cause and (merged or {}).get("fingerprint") != meta.get("fingerprint"):
         return [Finding(name, "routing_unmerged", "indexed again since the last routing merge (a build "
                         "stopped before it): its answers are current, but questions still route here by "
                         "its old vocabulary and metadata", "loci index")]
@@ -467,16 +486,6 @@ def _index(layout: Layout, scope, meta: dict | None) -> list[Finding]:
     if cause:
         return [Finding(name, "index_stale", "the repository changed since it was indexed", "loci index")]
     return []
-
-
-def _unmerged(layout: Layout, scope, merged: dict) -> bool:
-    """The scope's own meta is another (current) one than the routing merge listed: indexed since."""
-    from loci.kernel.state import read_meta
-    from loci_pipeline.staleness import stale_cause
-
-    own = read_meta(layout, scope.name)
-    return (own is not None and own.get("fingerprint") != merged.get("fingerprint")
-            and not stale_cause(layout, scope, own, DEFAULT_PARAMS))
 
 
 def _graph(layout: Layout, scope, graphify: bool) -> list[Finding]:

@@ -1,8 +1,9 @@
 """What a question reads of each indexed scope's meta, and the merge's stamp, kept in
 routing.sqlite beside the routing rows.
 
-``manifest.json`` lists every scope's meta (4.6 MB at 1,000 pulled scopes); a one-shot question
-that read and checked it whole paid for the corpus, not for the scopes it reached. The merge
+``manifest.json`` listed every scope's meta (4.6 MB at 1,000 pulled scopes; it is now a header of
+the merge, ``loci_pipeline.routing.header``); a one-shot question that read and checked it whole
+paid for the corpus, not for the scopes it reached. The merge
 (``loci_pipeline.routing``) therefore also writes, into the routing file it already writes:
 
 - ``merge(key, value)``: the schema version and tokenizer the routing rows were made with
@@ -17,8 +18,10 @@ that read and checked it whole paid for the corpus, not for the scopes it reache
   nor the facts: the routing file stays the same bytes whoever merged the same scopes.
 
 One file, one transaction: the rows a question reads agree with the routing rows it routed by.
-A routing file without these tables (written before them) is read through ``manifest.json``,
-as before; the next merge writes it whole. Imported by both sides; imports neither.
+Every reader of all the scopes' metas goes through these rows (``loci.query.store.indexed_metas``),
+and an incremental merge keeps a scope's row without reading its meta file. A routing file without
+these tables (written before them, beside a manifest listing every meta) is read through
+``manifest.json``, as before; the next merge writes it whole. Imported by both sides; imports neither.
 """
 from __future__ import annotations
 
@@ -41,6 +44,11 @@ def stamp() -> dict[str, str]:
     from loci.kernel import tokens
 
     return {"schema_version": str(SCHEMA_VERSION), "tokenizer": tokens.signature(), "fields": ",".join(QUERY_FIELDS)}
+
+
+def written_here(recorded: dict[str, str] | None) -> bool:
+    """The ``merge`` table (``read_stamp``) says the rows were written as this loci writes them."""
+    return recorded is not None and all(recorded.get(k) == v for k, v in stamp().items())
 
 
 def project(meta: dict) -> dict:

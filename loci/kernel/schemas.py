@@ -111,9 +111,10 @@ META = Obj({"name": TEXT, "fingerprint": TEXT, "chunks": int, "vocab_tokens": in
             "vocab_weight": NUMBER, "updated": OPT_TEXT, "has_graph": bool,
             "redactions": MapOf(int), "stats": dict, "built_at": NUMBER, "build": OPT_TEXT},
            required=("fingerprint", "chunks"))
-MANIFEST = Obj({"schema_version": int, "tokenizer": TEXT, "scopes": MapOf(Obj(META.fields)),
-                "written_at": NUMBER},
-               required=("schema_version", "scopes"))
+# the routing merge's header; "scopes" (every scope's meta) only in one an older loci wrote whole
+MANIFEST = Obj({"schema_version": int, "tokenizer": TEXT, "merged_from": TEXT, "written_at": NUMBER,
+                "scopes": MapOf(Obj(META.fields))},
+               required=("schema_version",))
 ERROR = Obj({"scope": TEXT, "error": TEXT, "trace": TEXT, "at": NUMBER}, required=("error",))
 
 _FLOORS = Obj({"floors": dict, "route": dict})  # a bad value inside is skipped by its reader

@@ -131,7 +131,8 @@ class Session:
 
     @property
     def manifest(self) -> dict:
-        """manifest.json whole (the build side's calibration reads it; a question does not)."""
+        """manifest.json, the last merge's header (the calibration records its ``written_at`` and
+        tokenizer; a question does not read it)."""
         if self._manifest is None:
             self._manifest = read_manifest(self.layout)
         return self._manifest

@@ -136,7 +136,9 @@ def _median(values: list[float]) -> float:
 
 
 def read_manifest(layout: Layout) -> dict:
-    """manifest.json checked against its schema; StoreError naming the file and `loci index`."""
+    """manifest.json checked against its schema; StoreError naming the file and `loci index`. The
+    header of the last merge (when, from what, with which tokenizer); the scopes' metas are read
+    with ``indexed_metas``."""
     from loci.kernel.jsonfile import read_state
     from loci.kernel.schemas import MANIFEST_FILE
 
@@ -209,6 +211,15 @@ def scope_metas(layout: Layout, merged: Merged, names: Iterable[str]) -> dict[st
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{layout.routing_db} is unreadable ({exc}); run `loci index` to rebuild it") from None
     return out
+
+
+def indexed_metas(layout: Layout, merged: Merged | None = None) -> dict[str, dict]:
+    """Every indexed scope's meta as the last merge recorded it (``merged_metas.QUERY_FIELDS``), by
+    name: the one reader for those that want every scope's (the calibration, doctor, the embedding
+    estimate). manifest.json is a header; one an older loci wrote with every scope's meta in it is
+    read only beside a routing file from before the metas rows (``read_merged``)."""
+    merged = merged if merged is not None else read_merged(layout)
+    return scope_metas(layout, merged, merged.scopes)
 
 
 def open_scope(layout: Layout, scope: str, notes: list[str]):
