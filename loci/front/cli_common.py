@@ -211,6 +211,8 @@ def bar_progress(label: str):
 
 def index_lines(report) -> tuple[list[str], list[str]]:
     """What `loci index` prints for a loci_pipeline.build.IndexReport: (stdout lines, stderr lines)."""
+    if not (report.rebuilt or report.unchanged or report.failed):   # a home of pulled scopes only
+        return ["no local scope to index (a pulled scope is brought up to date by pulling it again)"], []
     out = [f"indexed {len(report.rebuilt)} scope(s), {len(report.unchanged)} unchanged"]
     for name in report.rebuilt:
         meta = report.metas.get(name)
