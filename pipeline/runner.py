@@ -19,6 +19,7 @@ from typing import Sequence
 from doit.reporter import ConsoleReporter
 
 from loci_pipeline import buildlock
+from loci_pipeline.workers import default_jobs
 from loci_pipeline.tasks import PER_SCOPE, BuildContext, make_tasks
 
 
@@ -193,12 +194,6 @@ def doit_main(ctx: BuildContext, report: RunReport | None = None, *, quiet: bool
 
     return DoitMain(ModuleTaskLoader(namespace(ctx, report, quiet=quiet, command=command)),
                     config_filenames=())
-
-
-def default_jobs() -> int:
-    import os
-
-    return max(1, min(4, os.cpu_count() or 1))
 
 
 def run(ctx: BuildContext, targets: Sequence[str], *, force: bool = False, jobs: int | None = None,

@@ -107,11 +107,11 @@ def test_a_pulled_home_answers_with_the_repository_and_commit(published, corpus)
 
 
 def test_a_big_pull_builds_the_query_files_in_worker_processes_alike(published, monkeypatch):
-    import loci_pipeline.runner
+    import loci_pipeline.workers
     import loci_pipeline.share.stage
 
     monkeypatch.setattr(loci_pipeline.share.stage, "PARALLEL_FROM", 1)
-    monkeypatch.setattr(loci_pipeline.runner, "default_jobs", lambda: 2)
+    monkeypatch.setattr(loci_pipeline.workers, "default_jobs", lambda: 2)
     cli("pull", str(published), "--all", "--quiet")
     assert ask_json("--fast", GIZMO_Q)["blocks"][0]["episodes"]
     assert ask_json("--fast", WEBBY_Q)["scopes"] == ["webby"]
@@ -747,9 +747,9 @@ def test_a_pull_killed_after_registering_then_pulled_again_registers_each_scope_
 
 _SLOW_PULL = """
 import sys, time
-import loci_pipeline.runner, loci_pipeline.share.stage as stage
+import loci_pipeline.workers, loci_pipeline.share.stage as stage
 stage.PARALLEL_FROM = 1
-loci_pipeline.runner.default_jobs = lambda: 2
+loci_pipeline.workers.default_jobs = lambda: 2
 build = stage._build
 def slow(*args):
     time.sleep(120)

@@ -27,7 +27,7 @@ def test_the_problem_names_the_first_place_by_its_path():
 
 def test_a_missing_required_key_is_named():
     assert problem({"scopes": [{"name": "a"}]}, SCOPES) == "`scopes[0]` has no `path`"
-    assert problem({"schema_version": 1}, MANIFEST) == "the file has no `scopes`"
+    assert problem({"tokenizer": "t"}, MANIFEST) == "the file has no `schema_version`"
 
 
 def test_the_wrong_container_is_named_at_the_top():

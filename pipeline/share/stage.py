@@ -156,10 +156,10 @@ def stage_all(stage: Path, store: Store, incoming: list[Incoming], no_vectors: b
             [f"{store.url}/{inc.entry.folder}" for inc in incoming], [params] * len(incoming),
             [inc.mapped for inc in incoming])
     jobs = 1
-    if len(incoming) >= PARALLEL_FROM:   # the runner imports doit: not for a few bundles
-        from loci_pipeline.runner import default_jobs
+    if len(incoming) >= PARALLEL_FROM:
+        from loci_pipeline import workers
 
-        jobs = default_jobs()
+        jobs = workers.default_jobs()
     if jobs < 2:
         built = list(map(_build_kept, *args))
     else:
