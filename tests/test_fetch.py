@@ -504,3 +504,13 @@ def test_doctor_counts_the_vectors_the_opinion_fetched_of_a_mapped_scope(publish
     assert found["gizmo"]["problem"] == found["webby"]["problem"] == "pulled_mapped"
     assert "of its vectors are cached here" in found["gizmo"]["message"]
     assert "cached" not in found["webby"]["message"]
+
+
+def test_pull_json_is_the_pull_report_whole_with_whether_it_calibrated(published):
+    from dataclasses import fields
+
+    from loci_pipeline.share.pull import PullReport
+
+    out = json.loads(cli("pull", str(published), "--json", "--no-calibrate").stdout)
+    assert set(out) == {f.name for f in fields(PullReport)} | {"calibrated"}
+    assert out["calibrated"] is False and sorted(out["imported"]) == ["gizmo", "webby"]

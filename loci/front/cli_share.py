@@ -96,15 +96,13 @@ def pull(source: str = typer.Argument(..., help="A folder, file://PATH or s3://b
       loci pull s3://bucket/prefix
       loci pull ./bundles --scope flask --scope click --all
     """
-    from loci.front.render import dump_json
+    from loci.front.render import dump_json, report_json
 
     pulled = pull_calibrated(_writable_home(), source, no_vectors=no_vectors, calibrate=not no_calibrate,
                              full=everything, scopes=chosen_scopes(scopes, None) or None)
     report = pulled.bundles
     if as_json:
-        dump_json({"source": report.source, "imported": report.imported, "unchanged": report.unchanged,
-                   "renamed": report.renamed, "gone": report.gone, "refused": report.refused,
-                   "missing": report.missing, "calibrated": bool(pulled.calibrate and pulled.calibrate.fitted)})
+        dump_json({**report_json(report), "calibrated": bool(pulled.calibrate and pulled.calibrate.fitted)})
     elif not quiet:
         typer.echo("\n".join(pull_lines(report) + calibrate_lines(pulled)))
     raise typer.Exit(max(show_refused(report), show_missing(report), show_uncalibrated(pulled)))
