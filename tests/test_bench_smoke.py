@@ -486,3 +486,15 @@ def test_scope_read_refuses_no_pass_and_a_home_without_vectors_in_one_line(tmp_p
             scope_read.main(["--home", str(loci_home), *argv])
         err = capsys.readouterr().err.strip()
         assert caught.value.code == 2 and len(err.splitlines()) == 1 and said in err
+
+
+def test_first_pass_buckets_count_the_router_and_meaning_right_by_word_strength_and_meaning_lead():
+    from bench.first_pass import WORD_EDGES, buckets
+
+    rows = [(0.5, 0.05, True, False), (0.5, 0.01, False, True), (1.0, 0.05, True, True), (2.0, 0.0, True, False)]
+    got = buckets(rows)
+    assert WORD_EDGES == (0.8, 1.5)
+    assert got[("T < 0.8", "lead >= 0.03")] == [1, 1, 0]
+    assert got[("T < 0.8", "lead < 0.03")] == [1, 0, 1]
+    assert got[("0.8 <= T < 1.5", "lead >= 0.03")] == [1, 1, 1]
+    assert got[("T >= 1.5", "lead < 0.03")] == [1, 1, 0]
