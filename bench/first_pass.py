@@ -86,6 +86,12 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if any(d < 1 for d in args.depths):
         ap.error("every --depths value must be at least 1")
+    results = None
+    if args.against:
+        try:
+            results = json.loads(Path(args.against).read_text())["results"]
+        except (OSError, ValueError, KeyError, TypeError):
+            inputs.fail(f"{args.against} is no bench/eval_folds.py --json output", "run bench/eval_folds.py --json FILE on this home")
     questions = scoring.load_questions(inputs.questions_file(args.questions, args.shared))
     inputs.use_home(inputs.home_dir(args.home))
 
@@ -100,12 +106,6 @@ def main(argv=None) -> int:
     scopes = [s for s in session.indexed() if not COPY.search(s)]
     qs = [q for q in questions if q["mode"] == "one" and not q.get("cwd") and len(q["gold_scopes"]) == 1
           and q["gold_scopes"][0] in scopes]
-    results = None
-    if args.against:
-        try:
-            results = json.loads(Path(args.against).read_text())["results"]
-        except (OSError, ValueError, KeyError, TypeError):
-            inputs.fail(f"{args.against} is no bench/eval_folds.py --json output", "run bench/eval_folds.py --json FILE on this home")
     found = {(name, fold): [0] * len(args.depths) for name in ("first pass", "affinity") for fold in ("A", "B")}
     affinities = {}
     for q in qs:

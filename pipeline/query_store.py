@@ -8,7 +8,6 @@ pyarrow.parquet costs ~0.2 s here, more than the whole query.
 """
 from __future__ import annotations
 
-import json
 import sqlite3
 import zlib
 from collections.abc import Iterable, Sequence
@@ -226,20 +225,12 @@ def merged_records(path: Path) -> dict[str, dict]:
             if not merged_metas.written_here(merged_metas.read_stamp(con)):
                 return {}
             updated = dict(con.execute("SELECT name, updated FROM scopes"))
-            rows = con.execute(f"SELECT name, meta FROM {merged_metas.METAS_TABLE}").fetchall()
+            metas = merged_metas.read_metas(con)
         finally:
             con.close()
     except sqlite3.DatabaseError:
         return {}
-    out = {}
-    for name, raw in rows:
-        try:
-            meta = json.loads(raw)
-        except (TypeError, ValueError):
-            continue
-        if isinstance(meta, dict) and name in updated:
-            out[name] = {**meta, "updated": updated[name]}
-    return out
+    return {name: {**meta, "updated": updated[name]} for name, meta in metas.items() if name in updated}
 
 
 def _vocab_rows(scope_db: Path) -> list[tuple[str, float]]:

@@ -430,6 +430,17 @@ def test_first_pass_refuses_a_depth_below_one_in_one_line(tmp_path, capsys):
     assert caught.value.code == 2 and "--depths" in err and "at least 1" in err
 
 
+def test_first_pass_refuses_an_against_file_that_is_no_eval_output_in_one_line(tmp_path, capsys):
+    from bench import first_pass
+
+    bad = tmp_path / "eval.json"
+    bad.write_text('{"reports": {}}')
+    with pytest.raises(SystemExit) as caught:
+        first_pass.main(["--against", str(bad), "--home", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert caught.value.code == 2 and len(err.splitlines()) == 1 and "eval_folds.py --json" in err
+
+
 def test_first_pass_on_a_home_without_vectors_names_the_command_that_makes_them(tmp_path, loci_home, capsys):
     from conftest import GIZMO, WEBBY, setup_home
 

@@ -94,10 +94,22 @@ def read_meta(con: sqlite3.Connection, name: str) -> dict | None:
     """What the merge recorded of one scope's meta (``project``); None when it has none (or its
     row is damaged)."""
     row = con.execute(f"SELECT meta FROM {METAS_TABLE} WHERE name = ?", (name,)).fetchone()
-    if row is None:
-        return None
+    return None if row is None else _parsed(row[0])
+
+
+def read_metas(con: sqlite3.Connection) -> dict[str, dict]:
+    """``read_meta`` of every scope the merge recorded, in one read; damaged rows left out."""
+    out = {}
+    for name, raw in con.execute(f"SELECT name, meta FROM {METAS_TABLE}"):
+        meta = _parsed(raw)
+        if meta is not None:
+            out[name] = meta
+    return out
+
+
+def _parsed(raw) -> dict | None:
     try:
-        meta = json.loads(row[0])
+        meta = json.loads(raw)
     except (TypeError, ValueError):
         return None
     return meta if isinstance(meta, dict) else None
@@ -124,12 +136,8 @@ def twins_in(stamp: dict[str, str]) -> list[tuple[str, ...]]:
 def _grouped(con: sqlite3.Connection) -> list[list[str]]:
     """The copies among the metas rows, as ``twin_groups`` reads them back."""
     groups: dict[tuple, list[str]] = {}
-    for name, raw in con.execute(f"SELECT name, meta FROM {METAS_TABLE}"):
-        try:
-            meta = json.loads(raw)
-        except (TypeError, ValueError):
-            continue
-        key = twin_key(meta) if isinstance(meta, dict) else None
+    for name, meta in read_metas(con).items():
+        key = twin_key(meta)
         if key is not None:
             groups.setdefault(key, []).append(name)
     return sorted(sorted(g) for g in groups.values() if len(g) > 1)

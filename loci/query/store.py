@@ -198,19 +198,20 @@ def scope_metas(layout: Layout, merged: Merged, names: Iterable[str]) -> dict[st
     if merged.manifest is not None:
         scopes = merged.manifest.get("scopes", {})
         return {n: merged_metas.project(scopes[n]) for n in names if n in scopes}
-    out = {}
+    return _merged_rows(layout, lambda con: {n: m for n in names
+                                             if (m := merged_metas.read_meta(con, n)) is not None})
+
+
+def _merged_rows(layout: Layout, read):
+    """``read(con)`` on routing.sqlite; StoreError naming the file and `loci index` when it is unreadable."""
     try:
         con = connect(layout.routing_db)
         try:
-            for name in names:
-                meta = merged_metas.read_meta(con, name)
-                if meta is not None:
-                    out[name] = meta
+            return read(con)
         finally:
             con.close()
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{layout.routing_db} is unreadable ({exc}); run `loci index` to rebuild it") from None
-    return out
 
 
 def indexed_metas(layout: Layout, merged: Merged | None = None) -> dict[str, dict]:
@@ -218,8 +219,13 @@ def indexed_metas(layout: Layout, merged: Merged | None = None) -> dict[str, dic
     name: the one reader for those that want every scope's (the calibration, doctor, the embedding
     estimate). manifest.json is a header; one an older loci wrote with every scope's meta in it is
     read only beside a routing file from before the metas rows (``read_merged``)."""
+    from loci.kernel import merged_metas
+
     merged = merged if merged is not None else read_merged(layout)
-    return scope_metas(layout, merged, merged.scopes)
+    if merged.manifest is not None:
+        return scope_metas(layout, merged, merged.scopes)
+    listed = set(merged.scopes)
+    return {n: m for n, m in _merged_rows(layout, merged_metas.read_metas).items() if n in listed}
 
 
 def open_scope(layout: Layout, scope: str, notes: list[str]):
